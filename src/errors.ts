@@ -1,0 +1,57 @@
+/**
+ * Typed errors with a stable `code` and an HTTP status. Modules throw these; only the HTTP layer turns
+ * them into responses (see `toErrorBody`). Every code is listed in docs/errors.md; a test keeps the two
+ * in step.
+ */
+export const ERROR_CODES = {
+  unsupported_media_type: { status: 415, summary: 'The request body is not JSON (Content-Type must be application/json or */*+json).' },
+  payload_too_large: { status: 413, summary: 'The request body is larger than the configured limit.' },
+  missing_signature: { status: 401, summary: 'The signature header(s) the source requires are absent or empty.' },
+  invalid_signature: { status: 401, summary: 'No configured secret produces the given signature, or the timestamp is outside the tolerance.' },
+  invalid_json: { status: 400, summary: 'The body is not well-formed JSON (or not valid UTF-8).' },
+  invalid_payload: { status: 422, summary: 'The JSON does not match the event schema; details lists each issue with its path.' },
+  unknown_source: { status: 404, summary: 'No source with that name is configured.' },
+  not_found: { status: 404, summary: 'No such route or resource.' },
+  method_not_allowed: { status: 405, summary: 'The route exists but not for this HTTP method.' },
+  bad_request: { status: 400, summary: 'The request is malformed (query or path parameters).' },
+  validation_failed: { status: 422, summary: 'A request to the admin or mock API failed validation; details lists each issue with its path.' },
+  unauthorized: { status: 401, summary: 'Missing or wrong bearer token.' },
+  gone: { status: 410, summary: 'The resource existed but can no longer be used (a one-time checkout link already bought).' },
+  store_unavailable: { status: 503, summary: 'The event store could not commit (read-only, disk full, locked); nothing was stored, retry later.' },
+  shutting_down: { status: 503, summary: 'The server is shutting down and takes no new work.' },
+  request_timeout: { status: 408, summary: 'The client did not send the whole request in time.' },
+  internal_error: { status: 500, summary: 'An unexpected failure; the log line with the request id has the cause.' },
+  invalid_config: { status: 500, summary: 'A setting is invalid; start-up stops and names the setting.' },
+  invalid_rules: { status: 500, summary: 'A rule file is invalid; reported as file:line path: message.' },
+  destination_refused: { status: 400, summary: 'A destination URL resolves to an address the SSRF guard refuses.' },
+} as const satisfies Record<string, { status: number; summary: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export class HookrelayError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details: unknown;
+
+  constructor(code: ErrorCode, message: string, details?: unknown, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'HookrelayError';
+    this.code = code;
+    this.status = ERROR_CODES[code].status;
+    this.details = details ?? null;
+  }
+}
+
+export interface ErrorBody {
+  error: { code: ErrorCode; message: string; details: unknown };
+}
+
+export function toErrorBody(err: HookrelayError): ErrorBody {
+  return { error: { code: err.code, message: err.message, details: err.details } };
+}
+
+/** Any thrown value becomes a HookrelayError; unknown failures are internal errors without leaking internals. */
+export function asHookrelayError(err: unknown): HookrelayError {
+  if (err instanceof HookrelayError) return err;
+  return new HookrelayError('internal_error', 'Internal error', null, { cause: err });
+}

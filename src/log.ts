@@ -1,0 +1,32 @@
+import { pino, type Logger, type DestinationStream, type Level } from 'pino';
+
+export type { Logger };
+
+/** Header and field paths that may carry secrets or signatures: never written to a log line. */
+export const REDACT_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'req.headers["x-service-signature"]',
+  'req.headers["webhook-signature"]',
+  'headers.authorization',
+  'headers["x-service-signature"]',
+  'headers["webhook-signature"]',
+  'secret',
+  'secrets',
+  '*.secret',
+  '*.secrets',
+  'token',
+  '*.token',
+];
+
+export function createLogger(level: Level | 'silent', destination?: DestinationStream): Logger {
+  return pino(
+    {
+      level,
+      base: { service: 'hookrelay' },
+      redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+      timestamp: pino.stdTimeFunctions.isoTime,
+    },
+    destination,
+  );
+}
