@@ -1,0 +1,69 @@
+import type { Command } from 'commander';
+import { loadConfig, type Config } from '../config.js';
+import { startHookrelay } from '../hookrelay.js';
+import { createLogger } from '../log.js';
+
+interface ServeFlags {
+  port?: string;
+  host?: string;
+  dataDir?: string;
+  rulesDir?: string;
+}
+
+function flagOverrides(flags: ServeFlags): Partial<Record<keyof Config, unknown>> {
+  const overrides: Partial<Record<keyof Config, unknown>> = {};
+  if (flags.port !== undefined) overrides.port = flags.port;
+  if (flags.host !== undefined) overrides.host = flags.host;
+  if (flags.dataDir !== undefined) overrides.dataDir = flags.dataDir;
+  if (flags.rulesDir !== undefined) overrides.rulesDir = flags.rulesDir;
+  return overrides;
+}
+
+async function serve(flags: ServeFlags): Promise<void> {
+  const config = loadConfig(process.env, flagOverrides(flags));
+  const logger = createLogger(config.logLevel);
+  const app = await startHookrelay(config, logger);
+  const base = config.publicUrl ?? app.url;
+
+  for (const generated of app.generatedSecrets) {
+    // Shown once, on stderr so it stays out of the JSON log stream; kept in the data dir for later starts.
+    process.stderr.write(
+      `\nhookrelay generated a signing secret for source "${generated.source}" (saved to ${generated.file}, shown only now):\n\n    ${generated.secret}\n\n` +
+        `Give it to the sender and point its webhook URL at ${base}/webhooks/${generated.source}\n\n`,
+    );
+  }
+  logger.info({ url: app.url, webhooks: app.sources.map((s) => `${base}/webhooks/${s.name}`), dataDir: config.dataDir, durability: config.durability }, 'hookrelay listening');
+
+  let signals = 0;
+  const stop = (signal: NodeJS.Signals): void => {
+    signals += 1;
+    if (signals > 1) {
+      logger.warn({ signal }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    logger.info({ signal }, 'shutting down: finishing in-flight requests');
+    app.close().then(
+      () => {
+        logger.info('stopped');
+        process.exit(0);
+      },
+      (err: unknown) => {
+        logger.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
+export function registerServeCommand(program: Command): void {
+  program
+    .command('serve')
+    .description('Run the webhook receiver (settings from HOOKRELAY_* environment variables and HOOKRELAY_CONFIG)')
+    .option('-p, --port <port>', 'port to listen on (HOOKRELAY_PORT, default 8080)')
+    .option('--host <host>', 'address to bind (HOOKRELAY_HOST, default 0.0.0.0)')
+    .option('--data-dir <dir>', 'where the SQLite database and generated secrets live (HOOKRELAY_DATA_DIR, default ./data)')
+    .option('--rules-dir <dir>', 'folder of rule files (HOOKRELAY_RULES_DIR, default ./rules)')
+    .action(serve);
+}

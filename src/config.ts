@@ -1,0 +1,176 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import bytes from 'bytes';
+import { parseDocument } from 'yaml';
+import { z } from 'zod';
+import { HookrelayError } from './errors.js';
+
+/**
+ * One zod schema for every setting. Sources of values, lowest precedence first: defaults, environment
+ * variables, the optional YAML file named by HOOKRELAY_CONFIG. Read once at start, validated, frozen,
+ * and passed to the modules that need it (no module reads process.env itself).
+ */
+
+export const SIGNATURE_SCHEMES = ['hmac-sha256-hex', 'standard-webhooks', 'none'] as const;
+export type SignatureScheme = (typeof SIGNATURE_SCHEMES)[number];
+
+const byteSize = z.union([z.number(), z.string()]).transform((value, ctx) => {
+  const parsed = typeof value === 'number' ? value : bytes.parse(value.trim());
+  if (parsed === null || !Number.isInteger(parsed) || parsed <= 0) {
+    ctx.addIssue({ code: 'custom', message: `expected a positive size such as 1048576, 512kb or 1mb, got ${JSON.stringify(value)}` });
+    return z.NEVER;
+  }
+  return parsed;
+});
+
+const secretList = z
+  .union([z.string(), z.array(z.string())])
+  .transform((value) => (Array.isArray(value) ? value : value.split(',')).map((s) => s.trim()).filter((s) => s.length > 0));
+
+export const SourceConfigSchema = z
+  .object({
+    name: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'use lower-case letters, digits, "-" and "_"'),
+    scheme: z.enum(SIGNATURE_SCHEMES).default('hmac-sha256-hex'),
+    secrets: secretList.default([]),
+    /** Header that carries the hex signature for hmac-sha256-hex. */
+    signatureHeader: z.string().min(1).default('x-service-signature').transform((h) => h.toLowerCase()),
+    /** standard-webhooks only: how far webhook-timestamp may be from now. */
+    toleranceSeconds: z.coerce.number().int().positive().default(300),
+  })
+  .strict();
+export type SourceConfig = z.infer<typeof SourceConfigSchema>;
+
+export const ConfigSchema = z
+  .object({
+    port: z.coerce.number().int().min(0).max(65535).default(8080),
+    host: z.string().min(1).default('0.0.0.0'),
+    publicUrl: z.url().optional(),
+    dataDir: z.string().min(1).default('./data'),
+    rulesDir: z.string().min(1).default('./rules'),
+    logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    durability: z.enum(['full', 'normal']).default('full'),
+    maxBody: byteSize.default(1024 * 1024),
+    sources: z
+      .array(SourceConfigSchema)
+      .min(1)
+      .default([{ name: 'checkout', scheme: 'hmac-sha256-hex', secrets: [], signatureHeader: 'x-service-signature', toleranceSeconds: 300 }])
+      .superRefine((sources, ctx) => {
+        const seen = new Set<string>();
+        sources.forEach((s, i) => {
+          if (seen.has(s.name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `duplicate source name "${s.name}"` });
+          seen.add(s.name);
+        });
+      }),
+    server: z
+      .object({
+        headersTimeoutMs: z.coerce.number().int().positive().default(10_000),
+        requestTimeoutMs: z.coerce.number().int().positive().default(30_000),
+        keepAliveTimeoutMs: z.coerce.number().int().positive().default(5_000),
+        shutdownGraceMs: z.coerce.number().int().positive().default(10_000),
+      })
+      .strict()
+      .default({ headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, shutdownGraceMs: 10_000 }),
+  })
+  .strict();
+
+export type Config = z.infer<typeof ConfigSchema>;
+
+/** Environment variable → config key (and, for the secret, the default source it applies to). */
+export const ENV_SETTINGS = {
+  HOOKRELAY_PORT: 'port',
+  HOOKRELAY_HOST: 'host',
+  HOOKRELAY_PUBLIC_URL: 'publicUrl',
+  HOOKRELAY_DATA_DIR: 'dataDir',
+  HOOKRELAY_RULES_DIR: 'rulesDir',
+  HOOKRELAY_LOG_LEVEL: 'logLevel',
+  HOOKRELAY_DURABILITY: 'durability',
+  HOOKRELAY_MAX_BODY: 'maxBody',
+} as const;
+
+type Env = Record<string, string | undefined>;
+
+interface RawLayer {
+  values: Record<string, unknown>;
+  /** Human name of where each top-level key came from, for error messages. */
+  origins: Map<string, string>;
+}
+
+function readEnvLayer(env: Env): RawLayer {
+  const values: Record<string, unknown> = {};
+  const origins = new Map<string, string>();
+  for (const [name, key] of Object.entries(ENV_SETTINGS)) {
+    const value = env[name];
+    if (value !== undefined && value !== '') {
+      values[key] = value;
+      origins.set(key, name);
+    }
+  }
+  const secret = env.HOOKRELAY_SECRET;
+  if (secret !== undefined && secret !== '') {
+    values.sources = [{ name: 'checkout', secrets: secret }];
+    origins.set('sources', 'HOOKRELAY_SECRET');
+  }
+  return { values, origins };
+}
+
+function readFileLayer(path: string): RawLayer {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new HookrelayError('invalid_config', `HOOKRELAY_CONFIG: cannot read ${path}: ${(err as Error).message}`);
+  }
+  const doc = parseDocument(text);
+  if (doc.errors.length > 0) {
+    throw new HookrelayError('invalid_config', `${path}: ${doc.errors[0]!.message}`);
+  }
+  const values = (doc.toJS() ?? {}) as unknown;
+  if (typeof values !== 'object' || values === null || Array.isArray(values)) {
+    throw new HookrelayError('invalid_config', `${path}: the config file must be a YAML mapping of settings`);
+  }
+  const origins = new Map(Object.keys(values).map((key) => [key, `${path}: ${key}`]));
+  return { values: values as Record<string, unknown>, origins };
+}
+
+function describeIssuePath(path: PropertyKey[], origins: Map<string, string>): string {
+  const [top, ...rest] = path.map(String);
+  const origin = top === undefined ? 'config' : (origins.get(top) ?? top);
+  return rest.length > 0 ? `${origin} (${[top, ...rest].join('.')})` : origin;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object') {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+/**
+ * Builds the validated, frozen configuration. Throws `invalid_config` naming the setting (environment
+ * variable or file key) and what is wrong with it.
+ */
+export function loadConfig(env: Env, overrides: Partial<Record<keyof Config, unknown>> = {}): Readonly<Config> {
+  const envLayer = readEnvLayer(env);
+  const fileLayer = env.HOOKRELAY_CONFIG ? readFileLayer(env.HOOKRELAY_CONFIG) : { values: {}, origins: new Map<string, string>() };
+  const merged = { ...envLayer.values, ...fileLayer.values, ...overrides };
+  // HOOKRELAY_SECRET still applies to the file's "checkout" source when the file gives that source no secret.
+  const envSecret = env.HOOKRELAY_SECRET;
+  if (envSecret && Array.isArray(fileLayer.values.sources)) {
+    merged.sources = (fileLayer.values.sources as Record<string, unknown>[]).map((s) =>
+      s && s.name === 'checkout' && s.secrets === undefined ? { ...s, secrets: envSecret } : s,
+    );
+  }
+  const origins = new Map([...envLayer.origins, ...fileLayer.origins]);
+  for (const key of Object.keys(overrides)) origins.set(key, key);
+
+  const parsed = ConfigSchema.safeParse(merged);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${describeIssuePath(issue.path, origins)}: ${issue.message}`);
+    throw new HookrelayError('invalid_config', `Invalid configuration:\n  ${problems.join('\n  ')}`, problems);
+  }
+  const config = parsed.data;
+  config.dataDir = resolve(config.dataDir);
+  config.rulesDir = resolve(config.rulesDir);
+  return deepFreeze(config);
+}

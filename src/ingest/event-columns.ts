@@ -1,0 +1,17 @@
+import type { NewEvent, Validation } from '../store/store.js';
+import type { EventEnvelope } from './event-schemas.js';
+
+const stringOrNull = (value: unknown): string | null => (typeof value === 'string' && value.length > 0 ? value : null);
+
+/** The lookup columns stored beside the raw bytes: what operators filter on. */
+export function eventColumns(envelope: EventEnvelope, validation: Validation): Pick<NewEvent, 'event' | 'resultId' | 'checkoutId' | 'email' | 'walletAddress' | 'validation'> {
+  const result = envelope.result as Record<string, unknown>;
+  return {
+    event: envelope.event,
+    resultId: envelope.result.id,
+    checkoutId: stringOrNull(result.checkoutId),
+    email: stringOrNull(result.email),
+    walletAddress: stringOrNull(result.walletAddress),
+    validation,
+  };
+}

@@ -1,0 +1,93 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import type { SourceConfig } from '../config.js';
+import { HookrelayError, asHookrelayError } from '../errors.js';
+import { sendError, sendJson } from '../http/send-json.js';
+import type { NewEvent, SaveEventResult, Store } from '../store/store.js';
+import { isIdentityEncoding, isJsonContentType } from './content-type.js';
+import { eventColumns } from './event-columns.js';
+import { parseJsonBody } from './parse-json.js';
+import { readRawBody } from './read-body.js';
+import { headersToStore } from './stored-headers.js';
+import { validateEvent } from './validate-event.js';
+import { verifySignature } from './verify-signature.js';
+
+export interface IngestOutcome {
+  source: string;
+  event: string | null;
+  status: number;
+  code: string;
+  durationMs: number;
+}
+
+export interface IngestDeps {
+  sources: ReadonlyMap<string, SourceConfig>;
+  store: Store;
+  maxBody: number;
+  logger: Logger;
+  now?: () => number;
+  /** Called once per request after the response is written (metrics). */
+  onOutcome?: (outcome: IngestOutcome) => void;
+}
+
+export type IngestHandler = (req: IncomingMessage, res: ServerResponse, sourceName: string, requestId: string) => void;
+
+/**
+ * POST /webhooks/:source. The order of checks is the contract: source, content type, size, signature over
+ * the exact bytes, JSON, schema, then one group-committed write; 200 only after the commit.
+ */
+export function createIngestHandler(deps: IngestDeps): IngestHandler {
+  const now = deps.now ?? Date.now;
+
+  async function accept(req: IncomingMessage, source: SourceConfig): Promise<{ saved: SaveEventResult; event: string }> {
+    if (!isJsonContentType(req.headers['content-type'])) {
+      throw new HookrelayError('unsupported_media_type', 'Content-Type must be application/json.', { contentType: req.headers['content-type'] ?? null });
+    }
+    if (!isIdentityEncoding(req.headers['content-encoding'])) {
+      throw new HookrelayError('unsupported_media_type', 'Content-Encoding is not supported: the signature covers the bytes as sent.', { contentEncoding: req.headers['content-encoding'] });
+    }
+    const body = await readRawBody(req, deps.maxBody);
+    verifySignature(source, req.headers, body, now());
+    const { envelope, validation } = validateEvent(parseJsonBody(body));
+    const event: NewEvent = {
+      source: source.name,
+      ...eventColumns(envelope, validation),
+      receivedAt: now(),
+      headers: headersToStore(req.headers),
+      body,
+    };
+    return { saved: await deps.store.saveEvent(event), event: envelope.event };
+  }
+
+  return (req, res, sourceName, requestId) => {
+    const started = performance.now();
+    const source = deps.sources.get(sourceName);
+    let eventName: string | null = null;
+
+    const finish = (status: number, code: string, extra: Record<string, unknown> = {}): void => {
+      const durationMs = Math.round((performance.now() - started) * 100) / 100;
+      deps.logger.info({ reqId: requestId, source: sourceName, event: eventName, status, code, durationMs, ...extra }, 'ingest');
+      deps.onOutcome?.({ source: sourceName, event: eventName, status, code, durationMs });
+    };
+
+    const fail = (err: unknown): void => {
+      const error = asHookrelayError(err);
+      if (error.status >= 500) deps.logger.error({ reqId: requestId, err: error.cause ?? error }, 'ingest failed');
+      // The body may be unread (early refusal): closing the connection stops the client sending the rest.
+      const headers: Record<string, string> = { 'x-request-id': requestId };
+      if (!req.complete) headers.connection = 'close';
+      if (!res.headersSent) sendError(res, error, headers);
+      finish(error.status, error.code);
+    };
+
+    if (!source) {
+      fail(new HookrelayError('unknown_source', `No source named "${sourceName}" is configured.`, { source: sourceName }));
+      return;
+    }
+    accept(req, source).then(({ saved, event }) => {
+      eventName = event;
+      sendJson(res, 200, { id: saved.id, duplicate: saved.duplicate, receivedCount: saved.receivedCount }, { 'x-request-id': requestId });
+      finish(200, saved.duplicate ? 'duplicate' : 'stored', { eventId: saved.id });
+    }, fail);
+  };
+}

@@ -1,0 +1,64 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { Webhook, WebhookVerificationError } from 'standardwebhooks';
+import type { SourceConfig } from '../config.js';
+import { HookrelayError } from '../errors.js';
+import { verifyHmacSha256Hex } from '../signing/hmac-sha256-hex.js';
+
+/** A header sent twice arrives as an array (or comma-joined); either way it is not one signature. */
+function singleHeader(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+function verifyHmacSource(source: SourceConfig, headers: IncomingHttpHeaders, body: Buffer): void {
+  const header = singleHeader(headers, source.signatureHeader);
+  if (header === undefined || header.trim() === '') {
+    throw new HookrelayError('missing_signature', `Missing ${source.signatureHeader} header.`, { header: source.signatureHeader });
+  }
+  if (!verifyHmacSha256Hex(source.secrets, body, header)) {
+    throw new HookrelayError('invalid_signature', `The ${source.signatureHeader} header does not match the body.`, { header: source.signatureHeader });
+  }
+}
+
+const STANDARD_WEBHOOK_HEADERS = ['webhook-id', 'webhook-timestamp', 'webhook-signature'] as const;
+
+function verifyStandardWebhooksSource(source: SourceConfig, headers: IncomingHttpHeaders, body: Buffer, nowMs: number): void {
+  const missing = STANDARD_WEBHOOK_HEADERS.filter((name) => !singleHeader(headers, name)?.trim());
+  if (missing.length > 0) {
+    throw new HookrelayError('missing_signature', `Missing ${missing.join(', ')} header(s).`, { headers: missing });
+  }
+  const timestamp = Number(singleHeader(headers, 'webhook-timestamp'));
+  if (!Number.isInteger(timestamp) || Math.abs(nowMs / 1000 - timestamp) > source.toleranceSeconds) {
+    throw new HookrelayError('invalid_signature', `webhook-timestamp is not within ${source.toleranceSeconds}s of now.`, { header: 'webhook-timestamp' });
+  }
+  const signed = {
+    'webhook-id': singleHeader(headers, 'webhook-id')!,
+    'webhook-timestamp': singleHeader(headers, 'webhook-timestamp')!,
+    'webhook-signature': singleHeader(headers, 'webhook-signature')!,
+  };
+  // Every secret is tried (rotation); the package checks each space-separated v1 signature in constant time.
+  let matched = false;
+  for (const secret of source.secrets) {
+    try {
+      new Webhook(secret).verify(body, signed, { jsonParse: false });
+      matched = true;
+    } catch (err) {
+      if (!(err instanceof WebhookVerificationError)) throw err;
+    }
+  }
+  if (!matched) {
+    throw new HookrelayError('invalid_signature', 'No webhook-signature entry matches the body.', { header: 'webhook-signature' });
+  }
+}
+
+/** Throws missing_signature or invalid_signature unless the raw body is signed for this source. */
+export function verifySignature(source: SourceConfig, headers: IncomingHttpHeaders, body: Buffer, nowMs = Date.now()): void {
+  switch (source.scheme) {
+    case 'hmac-sha256-hex':
+      return verifyHmacSource(source, headers, body);
+    case 'standard-webhooks':
+      return verifyStandardWebhooksSource(source, headers, body, nowMs);
+    case 'none':
+      return;
+  }
+}

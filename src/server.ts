@@ -1,0 +1,130 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express, { type Express } from 'express';
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import { HookrelayError } from './errors.js';
+import { errorHandler, notFoundHandler } from './http/express-errors.js';
+import { sendError } from './http/send-json.js';
+import type { IngestHandler } from './ingest/ingest-handler.js';
+
+export interface ReadinessReport {
+  ready: boolean;
+  checks: Record<string, unknown>;
+}
+
+export interface ServerParts {
+  config: Readonly<Config>;
+  logger: Logger;
+  ingest: IngestHandler;
+  readiness: () => Promise<ReadinessReport>;
+  /** Mounts further express routes (admin API, console, metrics) before the 404 handler. */
+  mount?: (app: Express) => void;
+}
+
+export interface RunningServer {
+  server: Server;
+  url: string;
+  port: number;
+  /** Stops accepting, lets in-flight requests finish (bounded by the grace period), then resolves. */
+  close(): Promise<void>;
+}
+
+const WEBHOOK_PATH = /^\/webhooks\/([^/?#]+)\/?(?:\?.*)?$/;
+const VALID_REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+function requestIdOf(req: IncomingMessage): string {
+  const given = req.headers['x-request-id'];
+  return typeof given === 'string' && VALID_REQUEST_ID.test(given) ? given : randomUUID();
+}
+
+function buildExpressApp(parts: ServerParts): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', false);
+  app.use((req, res, next) => {
+    const started = performance.now();
+    const reqId = requestIdOf(req);
+    res.setHeader('x-request-id', reqId);
+    res.on('finish', () => {
+      parts.logger.info({ reqId, method: req.method, path: req.path, status: res.statusCode, durationMs: Math.round((performance.now() - started) * 100) / 100 }, 'request');
+    });
+    next();
+  });
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    const report = await parts.readiness();
+    res.status(report.ready ? 200 : 503).json({ status: report.ready ? 'ready' : 'not_ready', checks: report.checks });
+  });
+  app.all(/^\/webhooks(\/.*)?$/, (req) => {
+    throw new HookrelayError('method_not_allowed', `Webhooks are received with POST /webhooks/:source, not ${req.method} ${req.path}.`);
+  });
+  parts.mount?.(app);
+  app.use(notFoundHandler);
+  app.use(errorHandler(parts.logger));
+  return app;
+}
+
+/**
+ * One http.Server: POST /webhooks/:source goes straight to the lean ingest handler (the hot path, no
+ * framework per request); everything else is served by express.
+ */
+export async function startServer(parts: ServerParts): Promise<RunningServer> {
+  const { config } = parts;
+  const app = buildExpressApp(parts);
+  let shuttingDown = false;
+
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    if (shuttingDown) res.setHeader('connection', 'close');
+    const url = req.url ?? '/';
+    if (req.method === 'POST' && url.startsWith('/webhooks/')) {
+      const match = WEBHOOK_PATH.exec(url);
+      if (match) {
+        let source: string;
+        try {
+          source = decodeURIComponent(match[1]!);
+        } catch {
+          sendError(res, new HookrelayError('bad_request', 'The source name in the path is not valid percent-encoding.'), { connection: 'close' });
+          return;
+        }
+        parts.ingest(req, res, source, requestIdOf(req));
+        return;
+      }
+    }
+    app(req, res);
+  });
+  // Slow or stalled clients are cut off instead of holding sockets and memory.
+  server.headersTimeout = config.server.headersTimeoutMs;
+  server.requestTimeout = config.server.requestTimeoutMs;
+  server.keepAliveTimeout = config.server.keepAliveTimeoutMs;
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  const displayHost = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host.includes(':') ? `[${config.host}]` : config.host;
+
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= new Promise<void>((resolve) => {
+      shuttingDown = true;
+      const forceTimer = setTimeout(() => server.closeAllConnections(), config.server.shutdownGraceMs);
+      forceTimer.unref();
+      server.close(() => {
+        clearTimeout(forceTimer);
+        resolve();
+      });
+      server.closeIdleConnections();
+    });
+    return closing;
+  };
+
+  return { server, port, url: `http://${displayHost}:${port}`, close };
+}

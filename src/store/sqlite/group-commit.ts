@@ -1,0 +1,60 @@
+/**
+ * Collects work submitted during one turn of the event loop and commits it in a single transaction, so
+ * that N concurrent requests pay for one fsync instead of N. Each submitter's promise settles only after
+ * the transaction holding its item has committed (or failed).
+ */
+export class GroupCommit<Item, Result> {
+  private queue: { item: Item; resolve: (r: Result) => void; reject: (e: unknown) => void }[] = [];
+  private scheduled = false;
+
+  /**
+   * @param commitBatch runs ONE transaction over all items and returns their results in order; must be
+   *   synchronous so nothing else interleaves with the transaction.
+   * @param maxBatch upper bound per transaction, so one huge burst does not hold the write lock for long.
+   */
+  constructor(
+    private readonly commitBatch: (items: Item[]) => Result[],
+    private readonly maxBatch = 256,
+  ) {}
+
+  submit(item: Item): Promise<Result> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ item, resolve, reject });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  get pending(): number {
+    return this.queue.length;
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    const batch = this.queue.splice(0, this.maxBatch);
+    if (this.queue.length > 0) {
+      this.scheduled = true;
+      setImmediate(() => this.flush());
+    }
+    if (batch.length === 0) return;
+    try {
+      const results = this.commitBatch(batch.map((entry) => entry.item));
+      batch.forEach((entry, i) => entry.resolve(results[i]!));
+    } catch (batchError) {
+      if (batch.length === 1) {
+        batch[0]!.reject(batchError);
+        return;
+      }
+      // One bad item must not fail its neighbours: fall back to one transaction each.
+      for (const entry of batch) {
+        try {
+          entry.resolve(this.commitBatch([entry.item])[0]!);
+        } catch (itemError) {
+          entry.reject(itemError);
+        }
+      }
+    }
+  }
+}

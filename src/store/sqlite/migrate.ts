@@ -1,0 +1,56 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import type BetterSqlite3 from 'better-sqlite3';
+import { HookrelayError } from '../../errors.js';
+
+const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
+const MIGRATION_FILE = /^(\d{3})_([a-z0-9_]+)\.sql$/;
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+/** The numbered, append-only SQL files shipped with this build, in order. */
+export function listMigrations(): Migration[] {
+  return readdirSync(MIGRATIONS_DIR)
+    .map((file) => ({ file, match: MIGRATION_FILE.exec(file) }))
+    .filter((entry): entry is { file: string; match: RegExpExecArray } => entry.match !== null)
+    .map(({ file, match }) => ({
+      version: Number(match[1]),
+      name: match[2]!,
+      sql: readFileSync(new URL(file, MIGRATIONS_DIR), 'utf8'),
+    }))
+    .sort((a, b) => a.version - b.version);
+}
+
+/**
+ * Applies every migration newer than the database, each in its own transaction, and records it.
+ * Refuses to run against a database written by a newer hookrelay (its schema is unknown to this code).
+ */
+export function migrate(db: BetterSqlite3.Database, migrations: Migration[] = listMigrations()): number[] {
+  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`);
+  const applied = new Set(
+    (db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => r.version),
+  );
+  const newest = migrations.at(-1)?.version ?? 0;
+  const unknown = [...applied].filter((v) => v > newest);
+  if (unknown.length > 0) {
+    throw new HookrelayError(
+      'invalid_config',
+      `The database has schema version ${Math.max(...unknown)}, newer than this hookrelay knows (${newest}). Upgrade hookrelay or use another data dir.`,
+    );
+  }
+  const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
+  const ran: number[] = [];
+  for (const migration of migrations) {
+    if (applied.has(migration.version)) continue;
+    db.transaction(() => {
+      db.exec(migration.sql);
+      record.run(migration.version, migration.name, new Date().toISOString());
+    }).immediate();
+    ran.push(migration.version);
+  }
+  return ran;
+}

@@ -1,0 +1,161 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
+import { HookrelayError } from '../../errors.js';
+import type { EventFilter, EventSummary, NewEvent, Page, SaveEventResult, Store, StoredEvent } from '../store.js';
+import { GroupCommit } from './group-commit.js';
+import { migrate } from './migrate.js';
+
+export interface SqliteStoreOptions {
+  dataDir: string;
+  /** full: fsync every commit (nothing acknowledged is lost on power failure); normal: WAL default. */
+  durability: 'full' | 'normal';
+  /** How long a write waits for another process's lock before the store reports itself unavailable. */
+  busyTimeoutMs?: number;
+}
+
+export const DATABASE_FILE = 'hookrelay.db';
+
+interface EventRow {
+  id: number;
+  source: string;
+  event: string;
+  result_id: string;
+  checkout_id: string | null;
+  email: string | null;
+  wallet_address: string | null;
+  validation: 'valid' | 'unrecognised';
+  received_at: number;
+  last_received_at: number;
+  received_count: number;
+  headers?: string;
+  body?: Buffer;
+  body_bytes?: number;
+}
+
+function toSummary(row: EventRow): EventSummary {
+  return {
+    id: row.id,
+    source: row.source,
+    event: row.event,
+    resultId: row.result_id,
+    checkoutId: row.checkout_id,
+    email: row.email,
+    walletAddress: row.wallet_address,
+    validation: row.validation,
+    receivedAt: row.received_at,
+    lastReceivedAt: row.last_received_at,
+    receivedCount: row.received_count,
+    bodyBytes: row.body_bytes ?? row.body?.length ?? 0,
+  };
+}
+
+/** SQLite failures (full disk, read-only file, lock held elsewhere, I/O) mean "try again later", not a bug. */
+function asStoreError(err: unknown): HookrelayError {
+  if (err instanceof HookrelayError) return err;
+  const code = (err as { code?: string }).code ?? 'unknown';
+  return new HookrelayError('store_unavailable', 'The event store could not commit; nothing was stored. Retry later.', { sqlite: code }, { cause: err });
+}
+
+export function openDatabase(options: SqliteStoreOptions): BetterSqlite3.Database {
+  mkdirSync(options.dataDir, { recursive: true });
+  const db = new Database(join(options.dataDir, DATABASE_FILE), { timeout: options.busyTimeoutMs ?? 1000 });
+  // auto_vacuum must be chosen before the first table exists; incremental lets retention give space back.
+  db.pragma('auto_vacuum = INCREMENTAL');
+  db.pragma('journal_mode = WAL');
+  db.pragma(`synchronous = ${options.durability === 'full' ? 'FULL' : 'NORMAL'}`);
+  db.pragma('foreign_keys = ON');
+  return db;
+}
+
+export class SqliteStore implements Store {
+  readonly db: BetterSqlite3.Database;
+  private readonly saveGroup: GroupCommit<NewEvent, SaveEventResult>;
+  private readonly statements;
+  private closed = false;
+
+  constructor(options: SqliteStoreOptions) {
+    this.db = openDatabase(options);
+    migrate(this.db);
+    this.statements = {
+      upsertEvent: this.db.prepare<unknown[], { id: number; received_count: number }>(`
+        INSERT INTO events (source, event, result_id, checkout_id, email, wallet_address, validation,
+                            received_at, last_received_at, headers, body)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT (source, event, result_id)
+          DO UPDATE SET received_count = received_count + 1, last_received_at = excluded.last_received_at
+        RETURNING id, received_count`),
+      getEvent: this.db.prepare<[number], EventRow>('SELECT * FROM events WHERE id = ?'),
+      touchHealth: this.db.prepare('INSERT INTO store_health (id, checked_at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET checked_at = excluded.checked_at'),
+    };
+    const saveBatch = this.db.transaction((events: NewEvent[]) => events.map((e) => this.insertEvent(e)));
+    this.saveGroup = new GroupCommit((events) => saveBatch.immediate(events));
+  }
+
+  /** Runs inside the group transaction: one upsert; a repeat only bumps the received counter. */
+  private insertEvent(e: NewEvent): SaveEventResult {
+    const row = this.statements.upsertEvent.get(
+      e.source, e.event, e.resultId, e.checkoutId, e.email, e.walletAddress, e.validation,
+      e.receivedAt, e.receivedAt, JSON.stringify(e.headers), e.body,
+    )!;
+    return { id: row.id, duplicate: row.received_count > 1, receivedCount: row.received_count };
+  }
+
+  async saveEvent(event: NewEvent): Promise<SaveEventResult> {
+    if (this.closed) throw new HookrelayError('store_unavailable', 'The event store is closed.');
+    try {
+      return await this.saveGroup.submit(event);
+    } catch (err) {
+      throw asStoreError(err);
+    }
+  }
+
+  async getEvent(id: number): Promise<StoredEvent | null> {
+    const row = this.statements.getEvent.get(id);
+    if (!row) return null;
+    const { bodyBytes: _bodyBytes, ...summary } = toSummary(row);
+    return { ...summary, headers: JSON.parse(row.headers!) as Record<string, string>, body: row.body! };
+  }
+
+  async listEvents(filter: EventFilter, page: { limit: number; before?: number }): Promise<Page<EventSummary>> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    const equals: [keyof EventFilter, string][] = [
+      ['event', 'event'], ['source', 'source'], ['checkoutId', 'checkout_id'], ['email', 'email'],
+      ['walletAddress', 'wallet_address'], ['resultId', 'result_id'], ['validation', 'validation'],
+    ];
+    for (const [key, column] of equals) {
+      if (filter[key] !== undefined) {
+        where.push(`${column} = ?`);
+        params.push(filter[key]);
+      }
+    }
+    if (filter.receivedFrom !== undefined) { where.push('received_at >= ?'); params.push(filter.receivedFrom); }
+    if (filter.receivedTo !== undefined) { where.push('received_at < ?'); params.push(filter.receivedTo); }
+    if (page.before !== undefined) { where.push('id < ?'); params.push(page.before); }
+    const sql = `SELECT id, source, event, result_id, checkout_id, email, wallet_address, validation, received_at,
+        last_received_at, received_count, length(body) AS body_bytes
+      FROM events ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ?`;
+    const rows = this.db.prepare<unknown[], EventRow>(sql).all(...params, page.limit + 1);
+    const items = rows.slice(0, page.limit).map(toSummary);
+    return { items, nextCursor: rows.length > page.limit ? items.at(-1)!.id : null };
+  }
+
+  async checkWritable(): Promise<void> {
+    if (this.closed) throw new HookrelayError('store_unavailable', 'The event store is closed.');
+    try {
+      this.db.transaction(() => this.statements.touchHealth.run(Date.now())).immediate();
+    } catch (err) {
+      throw asStoreError(err);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    // Let anything already queued commit before the handle goes away.
+    while (this.saveGroup.pending > 0) await new Promise((resolve) => setImmediate(resolve));
+    this.db.close();
+  }
+}
