@@ -76,9 +76,12 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
   const { config } = parts;
   const app = buildExpressApp(parts);
   let shuttingDown = false;
+  const inFlight = new Set<ServerResponse>();
 
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     if (shuttingDown) res.setHeader('connection', 'close');
+    inFlight.add(res);
+    res.on('close', () => inFlight.delete(res));
     const url = req.url ?? '/';
     if (req.method === 'POST' && url.startsWith('/webhooks/')) {
       const match = WEBHOOK_PATH.exec(url);
@@ -115,10 +118,14 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
   const close = (): Promise<void> => {
     closing ??= new Promise<void>((resolve) => {
       shuttingDown = true;
+      // Requests already running get their answer, then their connection closes instead of idling.
+      for (const res of inFlight) if (!res.headersSent) res.setHeader('connection', 'close');
+      const idleSweep = setInterval(() => server.closeIdleConnections(), 50);
       const forceTimer = setTimeout(() => server.closeAllConnections(), config.server.shutdownGraceMs);
       forceTimer.unref();
       server.close(() => {
         clearTimeout(forceTimer);
+        clearInterval(idleSweep);
         resolve();
       });
       server.closeIdleConnections();

@@ -1,0 +1,144 @@
+import { statSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { request as httpRequest } from 'node:http';
+import { afterAll, describe, expect, it } from 'vitest';
+import { sampleTransferSucceeded } from '../../src/samples/transfer-succeeded.js';
+import { signHmacSha256Hex } from '../../src/signing/hmac-sha256-hex.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { runCli, startServeProcess } from '../helpers/cli-process.js';
+import { postSigned } from '../helpers/http.js';
+import { makeTempDir, removeTempDirs } from '../helpers/temp-dir.js';
+
+afterAll(() => removeTempDirs());
+
+const SECRET = 'e2e-secret';
+
+describe('hookrelay serve as a process', () => {
+  it('keeps every acknowledged event across a kill -9 right after the acknowledgements', async () => {
+    const dataDir = makeTempDir();
+    const env = { HOOKRELAY_DATA_DIR: dataDir, HOOKRELAY_RULES_DIR: makeTempDir(), HOOKRELAY_SECRET: SECRET };
+    const server = await startServeProcess(env);
+    const acknowledged = new Map<string, number>();
+    const posts = Array.from({ length: 300 }, async () => {
+      const body = sampleTransferSucceeded();
+      const reply = await postSigned(`${server.url}/webhooks/checkout`, body, SECRET).catch(() => null);
+      if (reply?.status === 200) acknowledged.set(body.result.id, reply.json.id);
+    });
+    // Kill as soon as the first acknowledgements are in, while others are still in flight.
+    while (acknowledged.size < 100) await new Promise((r) => setTimeout(r, 1));
+    server.child.kill('SIGKILL');
+    await Promise.all(posts);
+    expect((await server.exited).signal).toBe('SIGKILL');
+
+    // The database is opened again by a new process, as after a crash.
+    const restarted = await startServeProcess(env);
+    restarted.child.kill('SIGTERM');
+    await restarted.exited;
+    const store = new SqliteStore({ dataDir, durability: 'full' });
+    try {
+      const lost: string[] = [];
+      for (const [resultId, id] of acknowledged) {
+        const event = await store.getEvent(id);
+        if (event?.resultId !== resultId) lost.push(resultId);
+      }
+      expect(acknowledged.size).toBeGreaterThanOrEqual(100);
+      expect(lost).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('refuses to start with an invalid setting and names it', async () => {
+    const proc = runCli(['serve'], { env: { HOOKRELAY_PORT: 'eighty', HOOKRELAY_DATA_DIR: makeTempDir() } });
+    const { code } = await proc.exited;
+    expect(code).toBe(2);
+    expect(proc.stderr()).toContain('HOOKRELAY_PORT');
+    expect(proc.stderr()).not.toContain('    at ');
+  });
+
+  it('generates a secret on first start, keeps it (0600), prints it once, and accepts events signed with it', async () => {
+    const dataDir = makeTempDir();
+    const env = { HOOKRELAY_DATA_DIR: dataDir, HOOKRELAY_RULES_DIR: makeTempDir() };
+    const first = await startServeProcess(env);
+    const secretFile = join(dataDir, 'checkout.secret');
+    const secret = readFileSync(secretFile, 'utf8').trim();
+    expect(secret).toMatch(/^[0-9a-f]{64}$/);
+    expect(statSync(secretFile).mode & 0o777).toBe(0o600);
+    expect(first.stderr()).toContain(secret);
+    expect(first.stderr()).toContain(`${first.url}/webhooks/checkout`);
+    expect(first.stdout()).not.toContain(secret);
+    expect((await postSigned(`${first.url}/webhooks/checkout`, sampleTransferSucceeded(), secret)).status).toBe(200);
+    first.child.kill('SIGTERM');
+    expect((await first.exited).code).toBe(0);
+
+    const second = await startServeProcess(env);
+    expect(second.stderr()).not.toContain(secret);
+    expect((await postSigned(`${second.url}/webhooks/checkout`, sampleTransferSucceeded(), secret)).status).toBe(200);
+    second.child.kill('SIGTERM');
+    await second.exited;
+  });
+
+  it('finishes an in-flight request on SIGTERM, then exits 0', async () => {
+    const env = { HOOKRELAY_DATA_DIR: makeTempDir(), HOOKRELAY_RULES_DIR: makeTempDir(), HOOKRELAY_SECRET: SECRET };
+    const server = await startServeProcess(env);
+    const raw = Buffer.from(JSON.stringify(sampleTransferSucceeded()));
+    const url = new URL(`${server.url}/webhooks/checkout`);
+    const reply = new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = httpRequest({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { 'content-type': 'application/json', 'content-length': raw.length, 'x-service-signature': signHmacSha256Hex(SECRET, raw) } }, (res) => {
+        let body = '';
+        res.on('data', (c) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode!, body }));
+      });
+      req.on('error', reject);
+      req.write(raw.subarray(0, 10));
+      // Half the body is sent; the shutdown starts; then the rest arrives.
+      setTimeout(() => {
+        server.child.kill('SIGTERM');
+        setTimeout(() => req.end(raw.subarray(10)), 200);
+      }, 100);
+    });
+    const answer = await reply;
+    expect(answer.status).toBe(200);
+    expect(JSON.parse(answer.body)).toMatchObject({ duplicate: false });
+    expect((await server.exited).code).toBe(0);
+    expect(server.stdout()).toContain('"msg":"stopped"');
+  });
+});
+
+describe('hookrelay sign and send-test', () => {
+  it('sign prints the header a sender would send for the file', async () => {
+    const dir = makeTempDir();
+    const file = join(dir, 'body.json');
+    writeFileSync(file, '{"event":"transfer:succeeded"}');
+    const proc = runCli(['sign', '--secret', 'k', file]);
+    expect((await proc.exited).code).toBe(0);
+    expect(proc.stdout().trim()).toBe(`X-Service-Signature: ${signHmacSha256Hex('k', '{"event":"transfer:succeeded"}')}`);
+    const piped = runCli(['sign', '--secret', 'k'], { input: 'abc' });
+    await piped.exited;
+    expect(piped.stdout().trim()).toBe(`X-Service-Signature: ${signHmacSha256Hex('k', 'abc')}`);
+  });
+
+  it('send-test delivers a realistic signed sample that the receiver stores, and fails with exit 1 on 401', async () => {
+    const env = { HOOKRELAY_DATA_DIR: makeTempDir(), HOOKRELAY_RULES_DIR: makeTempDir(), HOOKRELAY_SECRET: SECRET };
+    const server = await startServeProcess(env);
+    try {
+      const ok = runCli(['send-test', '--url', `${server.url}/webhooks/checkout`, '--secret', SECRET]);
+      expect((await ok.exited).code).toBe(0);
+      expect(ok.stdout()).toMatch(/^HTTP 200\n\{"id":1,"duplicate":false/);
+      const bad = runCli(['send-test', '--url', `${server.url}/webhooks/checkout`, '--secret', 'nope']);
+      expect((await bad.exited).code).toBe(1);
+      expect(bad.stdout()).toContain('HTTP 401');
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.exited;
+    }
+  });
+
+  it('every command has --help', async () => {
+    for (const command of ['serve', 'sign', 'send-test']) {
+      const proc = runCli([command, '--help']);
+      expect((await proc.exited).code).toBe(0);
+      expect(proc.stdout()).toContain(`Usage: hookrelay ${command}`);
+    }
+  });
+});

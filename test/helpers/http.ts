@@ -1,0 +1,34 @@
+import { request } from 'undici';
+import type { SignatureScheme } from '../../src/config.js';
+import { signatureHeaders } from '../../src/signing/request-headers.js';
+
+export interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+  json: any;
+}
+
+export async function send(url: string, options: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {}): Promise<Reply> {
+  const response = await request(url, { method: (options.method ?? 'GET') as 'GET', headers: options.headers, body: options.body });
+  const text = await response.body.text();
+  let json: unknown = undefined;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    // not JSON: callers that expect JSON assert on `json` and fail there
+  }
+  return { status: response.statusCode, headers: response.headers, text, json };
+}
+
+/** POSTs `body` (object → JSON) signed for a receiver source with `secret`. */
+export async function postSigned(
+  url: string,
+  body: unknown,
+  secret: string,
+  options: { scheme?: SignatureScheme; headers?: Record<string, string> } = {},
+): Promise<Reply> {
+  const raw = Buffer.isBuffer(body) ? body : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
+  const headers = { 'content-type': 'application/json', ...signatureHeaders(options.scheme ?? 'hmac-sha256-hex', secret, raw), ...options.headers };
+  return send(url, { method: 'POST', headers, body: raw });
+}

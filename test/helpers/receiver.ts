@@ -1,0 +1,40 @@
+import { Writable } from 'node:stream';
+import { loadConfig, type Config } from '../../src/config.js';
+import { startHookrelay, type RunningHookrelay } from '../../src/hookrelay.js';
+import { createLogger } from '../../src/log.js';
+import { makeTempDir } from './temp-dir.js';
+
+export const TEST_SECRET = 'test-secret-0123456789abcdef';
+
+export interface TestReceiver extends RunningHookrelay {
+  dataDir: string;
+  webhookUrl: (source?: string) => string;
+  /** Every log line written so far, parsed. */
+  logLines: () => Record<string, unknown>[];
+  /** The raw text of every log line, to grep for leaks. */
+  logText: () => string;
+}
+
+/** Starts a real receiver on an ephemeral loopback port with a fresh data dir and captured logs. */
+export async function startTestReceiver(overrides: Partial<Record<keyof Config, unknown>> = {}): Promise<TestReceiver> {
+  const dataDir = (overrides.dataDir as string | undefined) ?? makeTempDir();
+  const config = loadConfig(
+    { HOOKRELAY_SECRET: TEST_SECRET },
+    { port: 0, host: '127.0.0.1', dataDir, rulesDir: makeTempDir(), logLevel: 'info', ...overrides },
+  );
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, done) {
+      lines.push(...String(chunk).split('\n').filter(Boolean));
+      done();
+    },
+  });
+  const app = await startHookrelay(config, createLogger(config.logLevel, sink));
+  return {
+    ...app,
+    dataDir,
+    webhookUrl: (source = 'checkout') => `${app.url}/webhooks/${source}`,
+    logLines: () => lines.map((line) => JSON.parse(line) as Record<string, unknown>),
+    logText: () => lines.join('\n'),
+  };
+}

@@ -1,0 +1,83 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { HookrelayError } from '../../src/errors.js';
+import { makeTempDir, removeTempDirs } from '../helpers/temp-dir.js';
+
+afterAll(() => removeTempDirs());
+
+function configError(fn: () => unknown): HookrelayError {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(HookrelayError);
+    return err as HookrelayError;
+  }
+  throw new Error('expected loadConfig to throw');
+}
+
+describe('loadConfig', () => {
+  it('has working defaults: port 8080, ./data, ./rules, full durability, 1 MiB, one checkout source', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({ port: 8080, host: '0.0.0.0', durability: 'full', maxBody: 1024 * 1024, logLevel: 'info' });
+    expect(config.dataDir).toBe(join(process.cwd(), 'data'));
+    expect(config.rulesDir).toBe(join(process.cwd(), 'rules'));
+    expect(config.sources).toEqual([expect.objectContaining({ name: 'checkout', scheme: 'hmac-sha256-hex', secrets: [], signatureHeader: 'x-service-signature' })]);
+  });
+
+  it('reads environment variables, with comma-separated secrets for rotation and human sizes', () => {
+    const config = loadConfig({ HOOKRELAY_PORT: '9000', HOOKRELAY_SECRET: 'a, b ,c', HOOKRELAY_MAX_BODY: '2mb', HOOKRELAY_DURABILITY: 'normal', HOOKRELAY_LOG_LEVEL: 'warn' });
+    expect(config).toMatchObject({ port: 9000, maxBody: 2 * 1024 * 1024, durability: 'normal', logLevel: 'warn' });
+    expect(config.sources[0]!.secrets).toEqual(['a', 'b', 'c']);
+  });
+
+  it('lets the YAML file override environment variables and declare several sources', () => {
+    const dir = makeTempDir();
+    const file = join(dir, 'hookrelay.yaml');
+    writeFileSync(file, 'port: 7000\nsources:\n  - name: checkout\n  - name: partner\n    scheme: standard-webhooks\n    secrets: [whsec_abc]\n');
+    const config = loadConfig({ HOOKRELAY_CONFIG: file, HOOKRELAY_PORT: '9000', HOOKRELAY_SECRET: 'from-env' });
+    expect(config.port).toBe(7000);
+    expect(config.sources.map((s) => [s.name, s.scheme, s.secrets])).toEqual([
+      ['checkout', 'hmac-sha256-hex', ['from-env']],
+      ['partner', 'standard-webhooks', ['whsec_abc']],
+    ]);
+  });
+
+  it('is frozen all the way down', () => {
+    const config = loadConfig({});
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(Object.isFrozen(config.sources[0])).toBe(true);
+  });
+
+  it.each([
+    [{ HOOKRELAY_PORT: 'abc' }, 'HOOKRELAY_PORT'],
+    [{ HOOKRELAY_PORT: '70000' }, 'HOOKRELAY_PORT'],
+    [{ HOOKRELAY_DURABILITY: 'sometimes' }, 'HOOKRELAY_DURABILITY'],
+    [{ HOOKRELAY_MAX_BODY: 'lots' }, 'HOOKRELAY_MAX_BODY'],
+    [{ HOOKRELAY_LOG_LEVEL: 'loud' }, 'HOOKRELAY_LOG_LEVEL'],
+  ])('names the setting that is invalid: %o', (env, name) => {
+    const err = configError(() => loadConfig(env));
+    expect(err.code).toBe('invalid_config');
+    expect(err.message).toContain(name);
+  });
+
+  it('names file keys, unknown keys and duplicate sources', () => {
+    const dir = makeTempDir();
+    const file = join(dir, 'bad.yaml');
+    writeFileSync(file, 'prot: 1\nsources:\n  - name: a\n  - name: b\n    scheme: rot13\n');
+    const err = configError(() => loadConfig({ HOOKRELAY_CONFIG: file }));
+    expect(err.message).toContain('prot');
+    expect(err.message).toMatch(/sources\.1\.scheme/);
+    writeFileSync(file, 'sources:\n  - name: a\n  - name: a\n');
+    expect(configError(() => loadConfig({ HOOKRELAY_CONFIG: file })).message).toMatch(/duplicate source name "a"/);
+  });
+
+  it('reports an unreadable or malformed config file', () => {
+    expect(configError(() => loadConfig({ HOOKRELAY_CONFIG: '/nonexistent/hookrelay.yaml' })).message).toContain('HOOKRELAY_CONFIG');
+    const dir = makeTempDir();
+    const file = join(dir, 'broken.yaml');
+    writeFileSync(file, 'port: [1,\n');
+    expect(configError(() => loadConfig({ HOOKRELAY_CONFIG: file })).message).toContain(file);
+  });
+});

@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import { HookrelayError } from '../../../src/errors.js';
+import { validateEvent } from '../../../src/ingest/validate-event.js';
+import { sampleTransferSucceeded } from '../../../src/samples/transfer-succeeded.js';
+
+function issuesOf(body: unknown): string[] {
+  try {
+    validateEvent(body);
+  } catch (err) {
+    expect((err as HookrelayError).code).toBe('invalid_payload');
+    return ((err as HookrelayError).details as { issues: { path: string }[] }).issues.map((i) => i.path);
+  }
+  throw new Error('expected a validation error');
+}
+
+describe('validateEvent', () => {
+  it('accepts the spec shape and keeps unknown extra fields', () => {
+    const body = { ...sampleTransferSucceeded(), extra: 1 };
+    (body.result as Record<string, unknown>).newField = { nested: true };
+    const { envelope, validation } = validateEvent(body);
+    expect(validation).toBe('valid');
+    expect((envelope.result as Record<string, unknown>).newField).toEqual({ nested: true });
+  });
+
+  it('accepts the newer claimedTokens.tokens list shape', () => {
+    const body = sampleTransferSucceeded();
+    body.result.claimedTokens = { tokens: [{ tokenId: '7', transactionHash: `0x${'ab'.repeat(32)}` }] };
+    expect(validateEvent(body).validation).toBe('valid');
+  });
+
+  it('accepts timestamps with any UTC offset and refuses ones without', () => {
+    const body = sampleTransferSucceeded();
+    body.result.createdAt = '2026-11-22T15:19:22.123+01:00';
+    expect(validateEvent(body).validation).toBe('valid');
+    body.result.createdAt = '2026-11-22T14:19:22.123';
+    expect(issuesOf(body)).toEqual(['result.createdAt']);
+  });
+
+  it.each([
+    ['id', 'not-a-uuid'],
+    ['checkoutId', 42],
+    ['walletAddress', 'ABCDEF'],
+    ['email', 'nobody'],
+    ['quantity', 0],
+    ['quantity', '2'],
+    ['paymentMethod', 'buy with card'],
+    ['networkFeeUsd', -1],
+    ['totalPriceUsd', 'free'],
+    ['transferCompletedAt', 'yesterday'],
+  ])('refuses result.%s = %o with its path', (field, value) => {
+    const body = sampleTransferSucceeded();
+    body.result[field] = value;
+    expect(issuesOf(body)).toEqual([`result.${field}`]);
+  });
+
+  it('refuses a transaction hash key that is not 0x hex', () => {
+    const body = sampleTransferSucceeded();
+    body.result.claimedTokens = { tokenIds: ['1'], transactionHashes: { nothex: ['1'] } };
+    expect(issuesOf(body)[0]).toMatch(/^result\.claimedTokens/);
+  });
+
+  it('stores other event names with an envelope as unrecognised', () => {
+    expect(validateEvent({ event: 'checkout:deleted', result: { id: 'abc' } }).validation).toBe('unrecognised');
+  });
+
+  it.each([[null], [[]], ['text'], [{ event: 'x' }], [{ event: 'x', result: {} }], [{ event: '', result: { id: '1' } }]])('refuses %o without a valid envelope', (body) => {
+    expect(issuesOf(body).length).toBeGreaterThan(0);
+  });
+});
