@@ -19,7 +19,11 @@ export const REDACT_PATHS = [
   '*.token',
 ];
 
-export function createLogger(level: Level | 'silent', destination?: DestinationStream): Logger {
+/**
+ * JSON logs to stdout, written asynchronously (lines that arrive while a write is in flight are coalesced;
+ * a synchronous write per request line would cost the ingest path a syscall each); flushed on exit by pino.
+ */
+export function createLogger(level: Level | 'silent', destination: DestinationStream = pino.destination({ dest: 1, sync: false })): Logger {
   return pino(
     {
       level,

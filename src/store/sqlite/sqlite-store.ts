@@ -83,7 +83,7 @@ export class SqliteStore implements Store {
         INSERT INTO events (source, event, result_id, checkout_id, email, wallet_address, validation,
                             received_at, last_received_at, headers, body)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-        ON CONFLICT (source, event, result_id)
+        ON CONFLICT (result_id, source, event)
           DO UPDATE SET received_count = received_count + 1, last_received_at = excluded.last_received_at
         RETURNING id, received_count`),
       getEvent: this.db.prepare<[number], EventRow>('SELECT * FROM events WHERE id = ?'),
