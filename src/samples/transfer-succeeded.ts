@@ -21,7 +21,12 @@ export interface SampleTransferOptions {
  * A realistic `transfer:succeeded` body in the exact shape and key order of the spec's table, with fresh
  * ids each call. Used by `send-test`, the tests and the benchmarks.
  */
-export function sampleTransferSucceeded(options: SampleTransferOptions = {}): { event: 'transfer:succeeded'; result: Record<string, unknown> } {
+export interface SampleTransferBody {
+  event: 'transfer:succeeded';
+  result: { id: string; [field: string]: unknown };
+}
+
+export function sampleTransferSucceeded(options: SampleTransferOptions = {}): SampleTransferBody {
   const quantity = options.quantity ?? 2;
   const created = options.at ?? new Date();
   const paid = new Date(created.getTime() + 2_150);

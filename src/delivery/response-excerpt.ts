@@ -1,0 +1,44 @@
+/**
+ * Collects at most `maxBytes` of a response body. The decoder holds back a multi-byte character cut
+ * in half by the cap instead of emitting a replacement character.
+ */
+export class ResponseExcerpt {
+  private readonly chunks: Buffer[] = [];
+  private size = 0;
+
+  constructor(private readonly maxBytes: number) {}
+
+  get full(): boolean {
+    return this.size >= this.maxBytes;
+  }
+
+  /** Keeps what fits; returns true once the cap is reached (stop reading then). */
+  add(chunk: Buffer): boolean {
+    const room = this.maxBytes - this.size;
+    if (room > 0) {
+      const kept = chunk.length > room ? chunk.subarray(0, room) : chunk;
+      this.chunks.push(kept);
+      this.size += kept.length;
+    }
+    return this.full;
+  }
+
+  text(): string {
+    return new TextDecoder('utf-8').decode(Buffer.concat(this.chunks, this.size), { stream: true });
+  }
+}
+
+/**
+ * Reads `body` into `excerpt` until the body ends or the cap is reached, then destroys the rest, so a
+ * huge response costs at most the cap in memory and never keeps the connection busy.
+ */
+export async function readExcerpt(body: AsyncIterable<Buffer> & { destroy(): unknown }, excerpt: ResponseExcerpt): Promise<void> {
+  if (excerpt.full) {
+    body.destroy();
+    return;
+  }
+  // Leaving the loop early closes the iterator, which destroys the stream and its socket.
+  for await (const chunk of body) {
+    if (excerpt.add(chunk)) break;
+  }
+}

@@ -1,0 +1,45 @@
+import { parseDuration } from '../duration.js';
+import { MAX_RETRY_AFTER_MS } from './retry-after.js';
+
+/**
+ * Delay before each attempt, counted from the previous one: the first is immediate, then 5 s, 5 min, ...
+ * Eight attempts over about 28 hours.
+ */
+export const DEFAULT_RETRY_SCHEDULE: readonly string[] = ['0s', '5s', '5m', '30m', '2h', '5h', '10h', '10h'];
+export const DEFAULT_RETRY_SCHEDULE_MS: readonly number[] = DEFAULT_RETRY_SCHEDULE.map((step) => parseDuration(step));
+
+/** Each delay is spread over ±20 % so retries after an outage do not arrive as one wave. */
+export const DEFAULT_JITTER_RATIO = 0.2;
+
+export interface NextAttemptDelayInput {
+  /** 1-based number of the attempt that just failed. */
+  attemptNumber: number;
+  scheduleMs: readonly number[];
+  /** From the response's Retry-After (already capped by `parseRetryAfter`). */
+  retryAfterMs?: number;
+  /** Returns [0, 1); inject for deterministic tests. */
+  random: () => number;
+  jitterRatio?: number;
+}
+
+/** Delay before the first attempt (schedule step 1, unjittered). */
+export function firstAttemptDelay(scheduleMs: readonly number[]): number {
+  return scheduleMs[0] ?? 0;
+}
+
+/**
+ * Milliseconds to wait before the attempt after `attemptNumber`, or null when the schedule is exhausted
+ * (dead-letter). Proportional jitter (base × [1 − r, 1 + r)) rather than full or equal jitter, so a
+ * 10 h step never fires after minutes; a Retry-After then raises the delay to at least what it asks.
+ */
+export function nextAttemptDelay(input: NextAttemptDelayInput): number | null {
+  if (!Number.isInteger(input.attemptNumber) || input.attemptNumber < 1) {
+    throw new RangeError(`attemptNumber must be an integer >= 1, got ${input.attemptNumber}`);
+  }
+  const base = input.scheduleMs[input.attemptNumber];
+  if (base === undefined) return null;
+  const ratio = input.jitterRatio ?? DEFAULT_JITTER_RATIO;
+  const jittered = Math.round(base * (1 - ratio + 2 * ratio * input.random()));
+  const floor = Math.min(input.retryAfterMs ?? 0, MAX_RETRY_AFTER_MS);
+  return Math.max(jittered, floor, 0);
+}

@@ -1,0 +1,178 @@
+import { Readable } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import { classifyAttempt } from '../../../src/delivery/classify-attempt.js';
+import { createGuardedDispatcher } from '../../../src/delivery/guarded-dispatcher.js';
+import { sendAttempt } from '../../../src/delivery/http-sender.js';
+import { createSsrfGuard } from '../../../src/delivery/ssrf-guard.js';
+import { USER_AGENT } from '../../../src/delivery/user-agent.js';
+import { startLoopbackSink, type LoopbackSink, type SinkHandler } from './loopback-sink.js';
+
+const guard = createSsrfGuard({ allowNetworks: ['127.0.0.1/32'] });
+const cleanups: (() => Promise<unknown>)[] = [];
+
+afterEach(async () => {
+  await Promise.all(cleanups.splice(0).map((cleanup) => cleanup()));
+});
+
+async function sink(handler: SinkHandler): Promise<LoopbackSink> {
+  const started = await startLoopbackSink(handler);
+  cleanups.push(() => started.close());
+  return started;
+}
+
+function dispatcher(): ReturnType<typeof createGuardedDispatcher> {
+  const agent = createGuardedDispatcher({ guard, connectTimeoutMs: 2000 });
+  cleanups.push(() => agent.destroy());
+  return agent;
+}
+
+const body = '{"event":"transfer:succeeded","result":{"id":"tr_1"}}';
+
+describe('sendAttempt against a loopback sink', () => {
+  it('200: returns status, headers and body excerpt; sends body, headers and user agent', async () => {
+    const target = await sink((_req, res) => res.writeHead(200, { 'content-type': 'text/plain', 'x-seen': 'yes' }).end('thanks'));
+    const result = await sendAttempt({
+      url: `${target.origin}/hooks/a?x=1`,
+      headers: { 'X-Hookrelay-Delivery': 'dlv_1', 'Content-Length': '999', Host: 'evil.example' },
+      body,
+      timeoutMs: 2000,
+      dispatcher: dispatcher(),
+    });
+    expect(result).toMatchObject({ status: 200, responseExcerpt: 'thanks', headers: { 'x-seen': 'yes', 'content-type': 'text/plain' } });
+    expect(result.error).toBeUndefined();
+    expect(result.durationMs).toBeGreaterThanOrEqual(0);
+    const [received] = target.requests;
+    expect(received).toMatchObject({ method: 'POST', path: '/hooks/a?x=1' });
+    expect(received!.body.toString()).toBe(body);
+    expect(received!.headers).toMatchObject({
+      'x-hookrelay-delivery': 'dlv_1',
+      'user-agent': USER_AGENT,
+      'content-type': 'application/json',
+      'content-length': String(Buffer.byteLength(body)),
+      host: `127.0.0.1:${target.port}`,
+    });
+    expect(USER_AGENT).toMatch(/^hookrelay\/\d+\.\d+\.\d+/);
+    expect(classifyAttempt({ ...result, now: Date.now() })).toEqual({ outcome: 'delivered' });
+  });
+
+  it('500 → retry', async () => {
+    const target = await sink((_req, res) => res.writeHead(500).end('boom'));
+    const result = await sendAttempt({ url: target.origin, body, timeoutMs: 2000, dispatcher: dispatcher() });
+    expect(result).toMatchObject({ status: 500, responseExcerpt: 'boom' });
+    expect(classifyAttempt({ ...result, now: Date.now() })).toEqual({ outcome: 'retry', reason: 'HTTP 500' });
+  });
+
+  it('503 + Retry-After → retry after the given seconds', async () => {
+    const target = await sink((_req, res) => res.writeHead(503, { 'retry-after': '42' }).end());
+    const result = await sendAttempt({ url: target.origin, body, timeoutMs: 2000, dispatcher: dispatcher() });
+    expect(result.status).toBe(503);
+    expect(classifyAttempt({ ...result, now: Date.now() })).toEqual({ outcome: 'retry', reason: 'HTTP 503', retryAfterMs: 42_000 });
+  });
+
+  it('429 → retry', async () => {
+    const target = await sink((_req, res) => res.writeHead(429).end('slow down'));
+    const result = await sendAttempt({ url: target.origin, body, timeoutMs: 2000, dispatcher: dispatcher() });
+    expect(classifyAttempt({ ...result, now: Date.now() })).toMatchObject({ outcome: 'retry', reason: 'HTTP 429' });
+  });
+
+  it('404 → dead', async () => {
+    const target = await sink((_req, res) => res.writeHead(404).end());
+    const result = await sendAttempt({ url: target.origin, body, timeoutMs: 2000, dispatcher: dispatcher() });
+    expect(classifyAttempt({ ...result, now: Date.now() })).toEqual({ outcome: 'dead', reason: 'HTTP 404' });
+  });
+
+  it('301 is returned, not followed', async () => {
+    const target = await sink((req, res) => {
+      if (req.url === '/old') res.writeHead(301, { location: '/new' }).end();
+      else res.writeHead(200).end('followed');
+    });
+    const result = await sendAttempt({ url: `${target.origin}/old`, body, timeoutMs: 2000, dispatcher: dispatcher() });
+    expect(result).toMatchObject({ status: 301, headers: { location: '/new' } });
+    expect(target.requests.map((r) => r.path)).toEqual(['/old']);
+    expect(classifyAttempt({ ...result, now: Date.now() })).toMatchObject({ outcome: 'dead' });
+  });
+
+  it('a receiver that never answers times out within the deadline', async () => {
+    const target = await sink(() => {}); // reads the request, never responds
+    const result = await sendAttempt({ url: target.origin, body, timeoutMs: 300, dispatcher: dispatcher() });
+    expect(result.error).toEqual({ code: 'timeout', message: 'no complete response within 300 ms' });
+    expect(result.status).toBeUndefined();
+    expect(result.durationMs).toBeGreaterThanOrEqual(250);
+    expect(result.durationMs).toBeLessThan(1500);
+    expect(classifyAttempt({ ...result, now: Date.now() })).toMatchObject({ outcome: 'retry' });
+  });
+
+  it('a body that stalls halfway times out within the same deadline, keeping status and excerpt', async () => {
+    const target = await sink((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('partial');
+    });
+    const result = await sendAttempt({ url: target.origin, body, timeoutMs: 300, dispatcher: dispatcher() });
+    expect(result).toMatchObject({ status: 200, responseExcerpt: 'partial', error: { code: 'timeout' } });
+    expect(result.durationMs).toBeLessThan(1500);
+  });
+
+  it('a connection reset is a network error (retry)', async () => {
+    const target = await sink((req) => req.socket.resetAndDestroy());
+    const result = await sendAttempt({ url: target.origin, body, timeoutMs: 2000, dispatcher: dispatcher() });
+    expect(result.status).toBeUndefined();
+    expect(result.error?.code).toMatch(/^(ECONNRESET|UND_ERR_SOCKET)$/);
+    expect(classifyAttempt({ ...result, now: Date.now() })).toMatchObject({ outcome: 'retry' });
+  });
+
+  it('a connection closed without a response is a network error (retry)', async () => {
+    const target = await sink((req) => req.socket.end());
+    const result = await sendAttempt({ url: target.origin, body, timeoutMs: 2000, dispatcher: dispatcher() });
+    expect(result.status).toBeUndefined();
+    expect(result.error?.code).toMatch(/^(UND_ERR_SOCKET|ECONNRESET)$/);
+    expect(classifyAttempt({ ...result, now: Date.now() })).toMatchObject({ outcome: 'retry' });
+  });
+
+  it('a 50 MB response: the excerpt is capped and the attempt ends promptly', async () => {
+    const total = 50 * 1024 * 1024;
+    const target = await sink((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': String(total) });
+      let sent = 0;
+      const chunk = Buffer.alloc(64 * 1024, 0x78);
+      const source = new Readable({
+        read() {
+          sent += chunk.length;
+          this.push(sent <= total ? chunk : null);
+        },
+      });
+      source.pipe(res);
+      res.on('close', () => source.destroy());
+    });
+    const started = Date.now();
+    const result = await sendAttempt({ url: target.origin, body, timeoutMs: 10_000, dispatcher: dispatcher(), maxExcerptBytes: 4096 });
+    expect(result.status).toBe(200);
+    expect(result.error).toBeUndefined();
+    expect(Buffer.byteLength(result.responseExcerpt)).toBe(4096);
+    expect(Date.now() - started).toBeLessThan(3000);
+  });
+
+  it('a DNS lookup that never answers is bounded by the same deadline, and nothing connects', async () => {
+    const hanging = createSsrfGuard({ allowNetworks: ['127.0.0.1/32'], lookup: () => new Promise(() => {}) });
+    const agent = createGuardedDispatcher({ guard: hanging });
+    cleanups.push(() => agent.destroy());
+    const result = await sendAttempt({ url: 'http://never.test/hook', body, timeoutMs: 200, dispatcher: agent });
+    expect(result.error?.code).toBe('timeout');
+    expect(result.durationMs).toBeLessThan(1500);
+  });
+
+  it('an outside abort (shutdown) ends the attempt as aborted', async () => {
+    const target = await sink(() => {});
+    const shutdown = new AbortController();
+    setTimeout(() => shutdown.abort(), 100);
+    const result = await sendAttempt({ url: target.origin, body, timeoutMs: 5000, dispatcher: dispatcher(), signal: shutdown.signal });
+    expect(result.error?.code).toBe('aborted');
+    expect(result.durationMs).toBeLessThan(2000);
+    expect(classifyAttempt({ ...result, now: Date.now() })).toMatchObject({ outcome: 'retry' });
+  });
+
+  it('a non-http URL is reported, not thrown', async () => {
+    const result = await sendAttempt({ url: 'ftp://127.0.0.1/x', body, timeoutMs: 1000, dispatcher: dispatcher() });
+    expect(result.error?.code).toBe('invalid_url');
+    expect(classifyAttempt({ ...result, now: Date.now() })).toMatchObject({ outcome: 'dead' });
+  });
+});

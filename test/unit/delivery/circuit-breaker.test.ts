@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { createCircuitBreaker } from '../../../src/delivery/circuit-breaker.js';
+
+const S = 1000;
+
+type Step = ['fail' | 'ok', number] | ['open?', number, boolean];
+
+describe('circuit breaker', () => {
+  it.each<[string, Step[]]>([
+    ['four failures keep it closed', [['fail', 0], ['fail', 1], ['fail', 2], ['fail', 3], ['open?', 4, false]]],
+    ['five consecutive failures open it for 30 s', [['fail', 0], ['fail', 1], ['fail', 2], ['fail', 3], ['fail', 4], ['open?', 5, true], ['open?', 4 + 30 * S - 1, true], ['open?', 4 + 30 * S, false]]],
+    ['a success in between resets the count', [['fail', 0], ['fail', 1], ['fail', 2], ['fail', 3], ['ok', 4], ['fail', 5], ['open?', 6, false]]],
+    [
+      'a failed probe re-opens at once, for twice as long',
+      [['fail', 0], ['fail', 0], ['fail', 0], ['fail', 0], ['fail', 0], ['fail', 30 * S], ['open?', 30 * S + 60 * S - 1, true], ['open?', 90 * S, false], ['fail', 90 * S], ['open?', 90 * S + 120 * S - 1, true]],
+    ],
+    ['a successful probe closes it', [['fail', 0], ['fail', 0], ['fail', 0], ['fail', 0], ['fail', 0], ['ok', 30 * S], ['fail', 30 * S], ['open?', 30 * S, false]]],
+    ['failures of attempts already in flight do not extend the pause', [['fail', 0], ['fail', 0], ['fail', 0], ['fail', 0], ['fail', 0], ['fail', 10 * S], ['fail', 20 * S], ['open?', 30 * S, false]]],
+  ])('%s', (_name, steps) => {
+    const breaker = createCircuitBreaker();
+    for (const step of steps) {
+      if (step[0] === 'fail') breaker.recordFailure('a', step[1]);
+      else if (step[0] === 'ok') breaker.recordSuccess('a');
+      else expect(breaker.isOpen('a', step[1])).toBe(step[2]);
+    }
+    expect(breaker.isOpen('other', 0)).toBe(false);
+  });
+
+  it('grows the pause up to the maximum and reports when it ends', () => {
+    const breaker = createCircuitBreaker({ failureThreshold: 1, coolDownMs: 10 * S, maxCoolDownMs: 35 * S });
+    let now = 0;
+    const pauses: number[] = [];
+    for (let i = 0; i < 5; i += 1) {
+      breaker.recordFailure('a', now);
+      const until = breaker.reopensAt('a', now)!;
+      pauses.push(until - now);
+      now = until;
+    }
+    expect(pauses).toEqual([10 * S, 20 * S, 35 * S, 35 * S, 35 * S]);
+    expect(breaker.reopensAt('a', now)).toBeNull();
+  });
+});

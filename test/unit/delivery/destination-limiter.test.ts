@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import { createDestinationLimiter, destinationKey } from '../../../src/delivery/destination-limiter.js';
+
+function clock(start = 0): { now: () => number; advance: (ms: number) => void } {
+  let t = start;
+  return { now: () => t, advance: (ms) => void (t += ms) };
+}
+
+describe('destinationKey', () => {
+  it.each([
+    ['https://hooks.zapier.com/hooks/catch/1/abc', 'https://hooks.zapier.com'],
+    ['https://hooks.zapier.com:443/other', 'https://hooks.zapier.com'],
+    ['http://127.0.0.1:8080/a?b=c', 'http://127.0.0.1:8080'],
+    ['HTTPS://Example.COM/x', 'https://example.com'],
+  ])('%s → %s', (url, key) => expect(destinationKey(url)).toBe(key));
+});
+
+describe('destination limiter: concurrency', () => {
+  it('grants up to the limit, then null until a slot is released', () => {
+    const limiter = createDestinationLimiter();
+    const slots = [1, 2, 3].map(() => limiter.tryAcquire('a', { concurrency: 3 }));
+    expect(slots.every((slot) => typeof slot === 'function')).toBe(true);
+    expect(limiter.tryAcquire('a', { concurrency: 3 })).toBeNull();
+    expect(limiter.tryAcquire('b', { concurrency: 3 })).not.toBeNull(); // other destinations unaffected
+    slots[0]!();
+    slots[0]!(); // releasing twice frees one slot only
+    expect(limiter.inFlight('a')).toBe(2);
+    expect(limiter.tryAcquire('a', { concurrency: 3 })).not.toBeNull();
+    expect(limiter.tryAcquire('a', { concurrency: 3 })).toBeNull();
+  });
+
+  it('defaults to 10', () => {
+    const limiter = createDestinationLimiter();
+    const granted = Array.from({ length: 12 }, () => limiter.tryAcquire('a')).filter(Boolean);
+    expect(granted).toHaveLength(10);
+  });
+
+  it('forgets idle unthrottled destinations', () => {
+    const limiter = createDestinationLimiter();
+    const release = limiter.tryAcquire('a')!;
+    release();
+    expect(limiter.inFlight('a')).toBe(0);
+  });
+});
+
+describe('destination limiter: rate (token bucket)', () => {
+  it.each([
+    // [ratePerSecond, ms between tries, tries, expected grants]
+    [5, 0, 10, 5], // burst of one second's worth
+    [5, 200, 10, 10], // exactly the rate: every try granted
+    [5, 100, 10, 9], // twice the rate: the burst of 5 drains, refilling one per 200 ms
+    [1, 500, 6, 3],
+    [0.5, 1000, 6, 3], // fractional rate: bucket of one
+    [100, 1, 300, 100 + 29], // 100 burst, then 0.1 token per ms
+  ])('rate %d/s, a try every %d ms, %d tries → %d granted', (ratePerSecond, gap, tries, expected) => {
+    const time = clock();
+    const limiter = createDestinationLimiter({ now: time.now });
+    let granted = 0;
+    for (let i = 0; i < tries; i += 1) {
+      const release = limiter.tryAcquire('a', { ratePerSecond, concurrency: 1000 });
+      if (release) {
+        granted += 1;
+        release();
+      }
+      time.advance(gap);
+    }
+    expect(granted).toBe(expected);
+  });
+
+  it('a refused rate check does not hold a concurrency slot', () => {
+    const time = clock();
+    const limiter = createDestinationLimiter({ now: time.now });
+    expect(limiter.tryAcquire('a', { ratePerSecond: 1 })).not.toBeNull();
+    expect(limiter.tryAcquire('a', { ratePerSecond: 1 })).toBeNull();
+    expect(limiter.inFlight('a')).toBe(1);
+  });
+});
