@@ -1,7 +1,7 @@
 /**
  * Collects work submitted during one turn of the event loop and commits it in a single transaction, so
- * that N concurrent requests pay for one fsync instead of N. Each submitter's promise settles only after
- * the transaction holding its item has committed (or failed).
+ * that N concurrent requests pay for one commit instead of N. Each submitter's promise settles only after
+ * the transaction holding its item has committed and been made durable (or failed).
  */
 export class GroupCommit<Item, Result> {
   private queue: { item: Item; resolve: (r: Result) => void; reject: (e: unknown) => void }[] = [];
@@ -10,10 +10,13 @@ export class GroupCommit<Item, Result> {
   /**
    * @param commitBatch runs ONE transaction over all items and returns their results in order; must be
    *   synchronous so nothing else interleaves with the transaction.
+   * @param makeDurable awaited after each commit before anyone is answered (the WAL fsync); while it runs
+   *   the next batch is already being collected and committed.
    * @param maxBatch upper bound per transaction, so one huge burst does not hold the write lock for long.
    */
   constructor(
     private readonly commitBatch: (items: Item[]) => Result[],
+    private readonly makeDurable: () => Promise<void> = () => Promise.resolve(),
     private readonly maxBatch = 256,
   ) {}
 
@@ -39,9 +42,10 @@ export class GroupCommit<Item, Result> {
       setImmediate(() => this.flush());
     }
     if (batch.length === 0) return;
+    const settled: { entry: (typeof batch)[number]; result?: Result; error?: unknown }[] = [];
     try {
       const results = this.commitBatch(batch.map((entry) => entry.item));
-      batch.forEach((entry, i) => entry.resolve(results[i]!));
+      batch.forEach((entry, i) => settled.push({ entry, result: results[i]! }));
     } catch (batchError) {
       if (batch.length === 1) {
         batch[0]!.reject(batchError);
@@ -50,11 +54,18 @@ export class GroupCommit<Item, Result> {
       // One bad item must not fail its neighbours: fall back to one transaction each.
       for (const entry of batch) {
         try {
-          entry.resolve(this.commitBatch([entry.item])[0]!);
-        } catch (itemError) {
-          entry.reject(itemError);
+          settled.push({ entry, result: this.commitBatch([entry.item])[0]! });
+        } catch (error) {
+          settled.push({ entry, error });
         }
       }
     }
+    const answer = (durableError?: unknown): void => {
+      for (const { entry, result, error } of settled) {
+        if (error !== undefined || durableError !== undefined) entry.reject(error ?? durableError);
+        else entry.resolve(result!);
+      }
+    };
+    this.makeDurable().then(() => answer(), answer);
   }
 }

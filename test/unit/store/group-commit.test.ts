@@ -18,7 +18,7 @@ describe('GroupCommit', () => {
     const group = new GroupCommit<number, number>((items) => {
       sizes.push(items.length);
       return items;
-    }, 3);
+    }, undefined, 3);
     await Promise.all([1, 2, 3, 4, 5, 6, 7].map((n) => group.submit(n)));
     expect(sizes).toEqual([3, 3, 1]);
   });
@@ -38,5 +38,25 @@ describe('GroupCommit', () => {
     });
     const results = await Promise.allSettled([1, 2].map((n) => group.submit(n)));
     expect(results.every((r) => r.status === 'rejected')).toBe(true);
+  });
+
+  it('answers nobody before the commit is durable, and reports a failed fsync as a failure', async () => {
+    let finishDurable!: (err?: Error) => void;
+    const group = new GroupCommit<number, number>(
+      (items) => items,
+      () => new Promise<void>((resolve, reject) => (finishDurable = (err) => (err ? reject(err) : resolve()))),
+    );
+    let answered = false;
+    const pending = group.submit(1).then(() => (answered = true));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(answered).toBe(false);
+    finishDurable();
+    await pending;
+    expect(answered).toBe(true);
+
+    const failing = group.submit(2);
+    await new Promise((r) => setTimeout(r, 20));
+    finishDurable(new Error('EIO'));
+    await expect(failing).rejects.toThrow('EIO');
   });
 });
