@@ -1,0 +1,86 @@
+import sift from 'sift';
+import { ALLOWED_OPERATORS, validateQuery, type QueryIssue } from './query-validation.js';
+import type { RuleEventInput } from './types.js';
+
+type Tester = (item: unknown) => boolean;
+
+export interface MatchCriteria {
+  on: readonly string[];
+  source?: string;
+  where: Record<string, unknown>;
+  enabled: boolean;
+}
+
+export interface RuleMatcher {
+  matches(input: RuleEventInput): boolean;
+  /** Why the event does not match (disabled, event, source, or the first failing `where` key), or null. */
+  explainMismatch(input: RuleEventInput): string | null;
+}
+
+export type MatcherCompilation = { ok: true; matcher: RuleMatcher } | { ok: false; issues: QueryIssue[] };
+
+// sift's default set minus $where, which would evaluate strings from the rule file as code.
+const OPERATIONS = Object.fromEntries(
+  ALLOWED_OPERATORS.map((name) => [name, (sift as unknown as Record<string, (...args: never[]) => unknown>)[name]]),
+);
+
+function compileQuery(query: Record<string, unknown>): Tester {
+  return sift.createQueryTester(query, { operations: OPERATIONS as never }) as Tester;
+}
+
+/** Compiles `on`, `source` and `where` once, at load; matching an event is then synchronous and cheap. */
+export function compileMatcher(criteria: MatchCriteria): MatcherCompilation {
+  const issues = validateQuery(criteria.where);
+  if (issues.length > 0) return { ok: false, issues };
+  let whole: Tester;
+  let perKey: [string, Tester][];
+  try {
+    whole = compileQuery(criteria.where);
+    // One tester per top-level key so a mismatch can name the clause that failed.
+    perKey = Object.entries(criteria.where).map(([key, condition]) => [key, compileQuery({ [key]: condition })]);
+  } catch (err) {
+    return { ok: false, issues: [{ path: [], message: (err as Error).message }] };
+  }
+  const takesEvent = (event: string) => criteria.on.includes('*') || criteria.on.includes(event);
+  const takesSource = (source: string) => criteria.source === undefined || criteria.source === source;
+
+  return {
+    ok: true,
+    matcher: {
+      matches: (input) => criteria.enabled && takesEvent(input.event) && takesSource(input.source) && whole(input.body),
+      explainMismatch(input) {
+        if (!criteria.enabled) return 'rule is disabled';
+        if (!takesEvent(input.event)) return `event "${input.event}" is not in on: [${criteria.on.join(', ')}]`;
+        if (!takesSource(input.source)) return `source "${input.source}" is not "${criteria.source}"`;
+        if (whole(input.body)) return null;
+        const failed = perKey.find(([, test]) => !test(input.body));
+        if (!failed) return 'where: the query does not match';
+        const [key] = failed;
+        return `where.${key}: ${preview(criteria.where[key])} does not match ${describeActual(input.body, key)}`;
+      },
+    },
+  };
+}
+
+function describeActual(body: unknown, key: string): string {
+  if (key.startsWith('$')) return 'the body';
+  const values = valuesAt(body, key.split('.'));
+  return values.length === 0 ? '(field is missing)' : `(value: ${preview(values.length === 1 ? values[0] : values)})`;
+}
+
+/** Values at a dotted path, looking into arrays the way the query does (`items.sku` reads every item). */
+function valuesAt(value: unknown, segments: string[]): unknown[] {
+  if (segments.length === 0) return value === undefined ? [] : [value];
+  const [head, ...rest] = segments as [string, ...string[]];
+  if (Array.isArray(value)) {
+    if (/^\d+$/.test(head)) return valuesAt(value[Number(head)], rest);
+    return value.flatMap((item) => valuesAt(item, segments));
+  }
+  if (typeof value !== 'object' || value === null) return [];
+  return valuesAt((value as Record<string, unknown>)[head], rest);
+}
+
+function preview(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}

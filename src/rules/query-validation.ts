@@ -1,0 +1,99 @@
+/**
+ * Checks a `where` query before sift compiles it, so a typo such as `$gtee` is a load error that names
+ * its path, instead of sift's pathless "Unsupported operation" (or, worse, a query that never matches).
+ */
+
+export type PathSegment = string | number;
+
+export interface QueryIssue {
+  /** Path of the object holding the problem, relative to `where`. */
+  path: PathSegment[];
+  /** Key the problem is about, when there is one (its line is the one reported). */
+  key?: PathSegment;
+  message: string;
+}
+
+const LITERAL_OPERATORS = new Set(['$eq', '$ne', '$gt', '$gte', '$lt', '$lte']);
+const LIST_OPERATORS = new Set(['$in', '$nin', '$all']);
+const LOGICAL_OPERATORS = new Set(['$and', '$or', '$nor']);
+const OTHER_OPERATORS = new Set(['$exists', '$regex', '$options', '$size', '$mod', '$type', '$elemMatch', '$not']);
+const REGEX_FLAGS = /^[imsu]*$/;
+const TYPE_ALIASES = new Set(['number', 'string', 'bool', 'array', 'null', 'timestamp']);
+
+/** Every operator a rule may use; `$where` is left out on purpose because it runs code from the file. */
+export const ALLOWED_OPERATORS: readonly string[] = [...LITERAL_OPERATORS, ...LIST_OPERATORS, ...LOGICAL_OPERATORS, ...OTHER_OPERATORS];
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isOperator(key: string): boolean {
+  return key.startsWith('$');
+}
+
+/**
+ * A query (`where`, `$elemMatch`, each item of `$and`/`$or`/`$nor`) may hold field paths and operators
+ * side by side; a condition (the object under a field, or under `$not`) holds operators only.
+ */
+export function validateQuery(query: unknown, path: PathSegment[] = [], kind: 'query' | 'condition' = 'query'): QueryIssue[] {
+  if (!isPlainObject(query)) return [{ path, message: 'must be an object of field paths and conditions' }];
+  const keys = Object.keys(query);
+  const operators = keys.filter(isOperator);
+  const fields = keys.filter((key) => !isOperator(key));
+  if (kind === 'condition' && operators.length > 0 && fields.length > 0) {
+    return [{ path, message: `cannot mix operators (${operators.join(', ')}) and field names (${fields.join(', ')}) in one object` }];
+  }
+  const issues: QueryIssue[] = [];
+  for (const key of keys) {
+    const value = query[key];
+    if (isOperator(key)) issues.push(...validateOperator(key, value, query, path));
+    // An object with operators is a condition; one without is an exact value to compare with.
+    else if (isPlainObject(value) && Object.keys(value).some(isOperator)) issues.push(...validateQuery(value, [...path, key], 'condition'));
+  }
+  return issues;
+}
+
+function validateOperator(name: string, value: unknown, owner: Record<string, unknown>, path: PathSegment[]): QueryIssue[] {
+  const issue = (message: string): QueryIssue[] => [{ path, key: name, message: `${name} ${message}` }];
+  if (name === '$where') return issue('is not allowed (it would run code from the rule file)');
+  if (LITERAL_OPERATORS.has(name)) return [];
+  if (LIST_OPERATORS.has(name)) return Array.isArray(value) ? [] : issue('needs a list of values');
+  if (LOGICAL_OPERATORS.has(name)) {
+    if (!Array.isArray(value) || value.length === 0) return issue('needs a non-empty list of conditions');
+    return value.flatMap((item, index) => validateQuery(item, [...path, name, index]));
+  }
+  switch (name) {
+    case '$exists':
+      return typeof value === 'boolean' ? [] : issue('needs true or false');
+    case '$regex':
+      return regexIssue(value, owner.$options).map((message) => ({ path, key: name, message: `$regex ${message}` }));
+    case '$options':
+      if (!('$regex' in owner)) return issue('only goes with $regex');
+      return typeof value === 'string' && REGEX_FLAGS.test(value) ? [] : issue('must be made of the flags i, m, s, u');
+    case '$size':
+      return Number.isInteger(value) && (value as number) >= 0 ? [] : issue('needs a whole number >= 0');
+    case '$mod':
+      return Array.isArray(value) && value.length === 2 && value.every((n) => typeof n === 'number') && value[0] !== 0
+        ? []
+        : issue('needs [divisor, remainder] with a non-zero divisor');
+    case '$type':
+      return typeof value === 'string' && TYPE_ALIASES.has(value) ? [] : issue(`needs one of ${[...TYPE_ALIASES].join(', ')}`);
+    case '$elemMatch':
+      return isPlainObject(value) ? validateQuery(value, [...path, name]) : issue('needs an object');
+    case '$not':
+      return isPlainObject(value) ? validateQuery(value, [...path, name], 'condition') : issue('needs an object of conditions');
+    default:
+      return [{ path, key: name, message: `unknown operator ${name}` }];
+  }
+}
+
+function regexIssue(pattern: unknown, flags: unknown): string[] {
+  if (typeof pattern !== 'string') return ['needs a pattern string'];
+  try {
+    // Flags are judged by the $options check; only the pattern is judged here.
+    new RegExp(pattern, typeof flags === 'string' && REGEX_FLAGS.test(flags) ? flags : undefined);
+    return [];
+  } catch (err) {
+    return [`is not a valid regular expression: ${(err as Error).message}`];
+  }
+}

@@ -1,0 +1,89 @@
+import { Webhook } from 'standardwebhooks';
+import { envReferenceNames, hasEnvReferences, resolveTemplate, type Env } from './env-references.js';
+import type { PathSegment } from './query-validation.js';
+import type { RuleDefinition } from './schema.js';
+import type { OutgoingSigning } from './types.js';
+
+/**
+ * Resolves the `${ENV}` references of one rule and checks what only the resolved values can show (an
+ * http(s) URL, header values without line breaks, a decodable standard-webhooks secret). Messages quote
+ * the template as written in the file, never a resolved value.
+ */
+
+export interface ResolutionIssue {
+  path: PathSegment[];
+  message: string;
+}
+
+export interface ResolvedDestination {
+  url: string;
+  headers: Record<string, string>;
+  signing: OutgoingSigning;
+  /** Problems that stop the rule from loading. */
+  errors: ResolutionIssue[];
+  /** Unset variables of a disabled rule: reported, but the rule loads (unresolved) since it sends nothing. */
+  warnings: ResolutionIssue[];
+}
+
+export function resolveRuleReferences(def: RuleDefinition, env: Env): ResolvedDestination {
+  const errors: ResolutionIssue[] = [];
+  const warnings: ResolutionIssue[] = [];
+
+  /** The resolved value, or null (after recording why) when a variable is unset. */
+  const resolve = (template: string, path: PathSegment[]): string | null => {
+    const resolution = resolveTemplate(template, env);
+    if (resolution.ok) return resolution.value;
+    const names = resolution.missing.join(', ');
+    const message = `environment variable ${names} ${resolution.missing.length === 1 ? 'is' : 'are'} not set`;
+    if (def.enabled) errors.push({ path, message });
+    else warnings.push({ path, message: `${message} (the rule is disabled, so it still loads)` });
+    return null;
+  };
+
+  const url = resolve(def.to.url, ['to', 'url']);
+  if (url !== null && !isHttpUrl(url)) {
+    const verb = hasEnvReferences(def.to.url) ? 'does not resolve to' : 'is not';
+    errors.push({ path: ['to', 'url'], message: `"${def.to.url}" ${verb} an http or https URL` });
+  }
+
+  const headers: Record<string, string> = {};
+  for (const [name, template] of Object.entries(def.to.headers ?? {})) {
+    const value = resolve(template, ['to', 'headers', name]);
+    if (value !== null && /[\r\n\0]/.test(value)) {
+      errors.push({ path: ['to', 'headers', name], message: `the value of ${envReferenceNames(template).join(', ')} contains a line break` });
+    }
+    headers[name] = value ?? template;
+  }
+
+  let signing: OutgoingSigning = { scheme: 'none' };
+  if (def.sign.scheme !== 'none') {
+    const secret = resolve(def.sign.secret, ['sign', 'secret']);
+    if (secret !== null && def.sign.scheme === 'standard-webhooks' && !isStandardWebhooksSecret(secret)) {
+      errors.push({ path: ['sign', 'secret'], message: 'must be a base64 secret, usually written whsec_<base64>' });
+    }
+    signing =
+      def.sign.scheme === 'standard-webhooks'
+        ? { scheme: 'standard-webhooks', secret: secret ?? def.sign.secret }
+        : { scheme: 'hmac-sha256-hex', secret: secret ?? def.sign.secret, header: def.sign.header };
+  }
+
+  return { url: url ?? def.to.url, headers, signing, errors, warnings };
+}
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const { protocol } = new URL(value);
+    return protocol === 'http:' || protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
+function isStandardWebhooksSecret(secret: string): boolean {
+  try {
+    new Webhook(secret);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,134 @@
+import { z } from 'zod';
+import { DEFAULT_HMAC_HEADER } from '../delivery/outgoing-signing.js';
+import { DEFAULT_RETRY_SCHEDULE } from '../delivery/retry-schedule.js';
+import { parseDuration } from '../duration.js';
+import { templateSyntaxError } from './env-references.js';
+
+/**
+ * The shape of one rule as written in `rules/*.yaml`. Strict everywhere: a misspelt key is an error, not
+ * a silently ignored setting. Only shape is checked here; what needs the environment (resolved URLs,
+ * secrets) or a compiler (query operators, JSONata) is checked when the rule is compiled.
+ */
+
+export const DEFAULT_TIMEOUT = '10s';
+
+const MAX_TIMEOUT = '5m';
+const MAX_RETRY_DELAY = '7d';
+
+function durationWithin(max: string, allowZero: boolean) {
+  const maxMs = parseDuration(max);
+  return z
+    .union([z.string(), z.number()])
+    .superRefine((value, ctx) => {
+      let parsed: number;
+      try {
+        parsed = parseDuration(value);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message });
+        return;
+      }
+      if (!allowZero && parsed === 0) ctx.addIssue({ code: 'custom', message: 'must be longer than 0' });
+      if (parsed > maxMs) ctx.addIssue({ code: 'custom', message: `must be at most ${max}` });
+    })
+    .meta({ description: 'A duration such as 500ms, 10s, 5m, 2h, or a number of milliseconds.' });
+}
+
+/** A string that may hold `${NAME}` references. */
+const templated = z.string().superRefine((value, ctx) => {
+  const problem = templateSyntaxError(value);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});
+
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** Framing and body headers the sender sets itself; letting a rule set them would corrupt requests. */
+const RESERVED_HEADERS = new Set(['host', 'content-length', 'content-type', 'transfer-encoding', 'connection']);
+
+const headerName = z
+  .string()
+  .regex(HEADER_NAME, 'must be a valid HTTP header name')
+  .refine((name) => !RESERVED_HEADERS.has(name.toLowerCase()), 'is set by hookrelay and cannot be overridden');
+
+const destinationSchema = z
+  .strictObject({
+    url: templated.min(1).meta({ description: 'http(s) URL to forward to; may use ${ENV} references.' }),
+    method: z.enum(['POST', 'PUT', 'PATCH']).default('POST'),
+    headers: z
+      .record(headerName, templated)
+      .optional()
+      .meta({ description: 'Extra request headers; values may use ${ENV} references (resolved at load, never logged).' }),
+  })
+  .meta({ description: 'Where matching events are sent.' });
+
+const secret = templated.min(1).meta({
+  description: 'Signing secret, usually an ${ENV} reference. standard-webhooks: whsec_<base64>; hmac-sha256-hex: any string.',
+});
+
+const signingSchema = z
+  .discriminatedUnion('scheme', [
+    z.strictObject({ scheme: z.literal('none') }),
+    z.strictObject({ scheme: z.literal('standard-webhooks'), secret }),
+    z.strictObject({
+      scheme: z.literal('hmac-sha256-hex'),
+      secret,
+      header: headerName.default(DEFAULT_HMAC_HEADER).meta({ description: 'Header carrying the hex signature.' }),
+    }),
+  ])
+  .default({ scheme: 'none' })
+  .meta({ description: 'How outgoing requests are signed. Default: not signed.' });
+
+const retrySchema = z
+  .strictObject({
+    schedule: z
+      .array(durationWithin(MAX_RETRY_DELAY, true))
+      .min(1)
+      .max(30)
+      .default([...DEFAULT_RETRY_SCHEDULE])
+      .meta({ description: 'Delay before each attempt; the first entry is the first attempt, so its length is the attempt budget.' }),
+    retryOn: z
+      .array(z.int().min(400).max(499))
+      .default([])
+      .meta({ description: 'Extra 4xx statuses to retry (408, 425 and 429 are always retried; other 4xx dead-letter).' }),
+  })
+  .default({ schedule: [...DEFAULT_RETRY_SCHEDULE], retryOn: [] });
+
+export const ruleSchema = z
+  .strictObject({
+    id: z
+      .string()
+      .max(64)
+      .regex(/^[a-z0-9][a-z0-9_-]*$/, 'must match [a-z0-9][a-z0-9_-]* (lower case, digits, _ and -)')
+      .meta({ description: 'Unique, stable identifier; deliveries record it.' }),
+    description: z.string().optional(),
+    on: z
+      .array(z.string().min(1))
+      .min(1)
+      .meta({ description: 'Event names the rule takes, e.g. [transfer:succeeded]; "*" takes every event.' }),
+    source: z.string().min(1).optional().meta({ description: 'Only events received on this source. Default: every source.' }),
+    where: z
+      .record(z.string(), z.unknown())
+      .default({})
+      .meta({ description: 'MongoDB-style query on the JSON body, e.g. result.totalPriceUsd: { $gte: 100 }.' }),
+    transform: z
+      .string()
+      .min(1)
+      .optional()
+      .meta({ description: 'JSONata expression producing the outgoing JSON body. Absent: the original bytes are forwarded untouched.' }),
+    to: destinationSchema,
+    sign: signingSchema,
+    timeout: durationWithin(MAX_TIMEOUT, false).default(DEFAULT_TIMEOUT),
+    retry: retrySchema,
+    concurrency: z.int().min(1).max(1000).optional().meta({ description: 'Max requests in flight to this destination.' }),
+    rateLimit: z
+      .strictObject({ perSecond: z.number().positive().max(10_000) })
+      .optional()
+      .meta({ description: 'Max requests started per second to this destination.' }),
+    enabled: z.boolean().default(true),
+  })
+  .meta({ id: 'Rule', title: 'hookrelay rule', description: 'One routing rule: which events, where they go, how.' });
+
+/** A rule file holds one rule per YAML document, or a list of rules. */
+export const ruleFileSchema = z
+  .union([ruleSchema, z.array(ruleSchema)])
+  .meta({ title: 'hookrelay rule file', description: 'One rule, or a list of rules. A file may also hold several YAML documents separated by ---.' });
+
+export type RuleDefinition = z.output<typeof ruleSchema>;

@@ -1,0 +1,94 @@
+/** What a rule sees of one stored event: enough to match, transform and forward it. */
+export interface RuleEventInput {
+  source: string;
+  event: string;
+  /** The parsed JSON body (`{ event, result }` for checkout events). */
+  body: unknown;
+  /** The exact bytes received; forwarded untouched when the rule has no transform. */
+  raw: Buffer;
+}
+
+export type OutgoingSigning =
+  | { scheme: 'none' }
+  | { scheme: 'standard-webhooks'; secret: string }
+  | { scheme: 'hmac-sha256-hex'; secret: string; header: string };
+
+export type HttpMethod = 'POST' | 'PUT' | 'PATCH';
+
+export interface RenderedBody {
+  body: Buffer;
+  contentType: string;
+}
+
+/**
+ * A validated rule with its filter and transform compiled and its `${ENV}` references resolved.
+ * `destination` and `signing` hold resolved secrets for the delivery worker; `describe()` (also used by
+ * `toJSON`) is the only view meant for logs, the API and the CLI.
+ */
+export interface CompiledRule {
+  id: string;
+  description?: string;
+  /** The rule file as the loader was given it (e.g. `rules/fulfil.yaml`), and the line the rule starts on. */
+  file: string;
+  line: number;
+  on: readonly string[];
+  source?: string;
+  enabled: boolean;
+  destination: { url: string; method: HttpMethod; headers: Readonly<Record<string, string>> };
+  signing: OutgoingSigning;
+  timeoutMs: number;
+  /** Delay before each attempt; entry 0 is the first attempt, so the length is the attempt budget. */
+  retryScheduleMs: readonly number[];
+  /** 4xx statuses retried in addition to the always-retried 408, 425 and 429. */
+  retryOn: readonly number[];
+  concurrency?: number;
+  rateLimitPerSecond?: number;
+  hasTransform: boolean;
+  matches(input: RuleEventInput): boolean;
+  explainMismatch(input: RuleEventInput): string | null;
+  render(input: RuleEventInput): Promise<RenderedBody>;
+  describe(): RuleDescription;
+}
+
+/** A rule as written in its file: `${ENV}` references unresolved, literal secrets redacted. */
+export interface RuleDescription {
+  id: string;
+  description?: string;
+  file: string;
+  line: number;
+  enabled: boolean;
+  on: readonly string[];
+  source?: string;
+  where: Record<string, unknown>;
+  transform?: string;
+  to: { url: string; method: HttpMethod; headers: Record<string, string> };
+  sign: { scheme: OutgoingSigning['scheme']; secret?: string; header?: string };
+  timeoutMs: number;
+  retryScheduleMs: readonly number[];
+  retryOn: readonly number[];
+  concurrency?: number;
+  rateLimitPerSecond?: number;
+  /** Names of the environment variables the rule reads. */
+  env: string[];
+}
+
+export interface RuleSet {
+  rules: CompiledRule[];
+  /** Short hex sha256 of the sorted file names and contents: identifies this exact set of files. */
+  hash: string;
+  loadedAt: Date;
+  files: string[];
+}
+
+/** One problem in one rule file; `formatRuleFileError` renders it as `file:line path: message`. */
+export interface RuleFileError {
+  file: string;
+  line: number;
+  /** Dotted path inside the rule (`where.result.totalPriceUsd`, `retry.schedule[2]`), '' for the whole file. */
+  path: string;
+  message: string;
+}
+
+export type LoadResult =
+  | { ok: true; ruleSet: RuleSet; warnings: string[] }
+  | { ok: false; errors: RuleFileError[]; warnings: string[] };

@@ -1,0 +1,75 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { loadRuleSet } from '../../../src/rules/loader.js';
+import { dryRunRules } from '../../../src/rules/dry-run.js';
+import { planDeliveries } from '../../../src/rules/plan.js';
+import type { RuleSet } from '../../../src/rules/types.js';
+import { removeTempDirs } from '../../helpers/temp-dir.js';
+import { makeRuleDir, purchaseInput, ruleYaml, type RuleDir } from './rule-dir-fixture.js';
+
+let ruleDir: RuleDir;
+afterEach(removeTempDirs);
+
+async function ruleSetOf(files: Record<string, string>): Promise<RuleSet> {
+  ruleDir = await makeRuleDir(files);
+  const result = await loadRuleSet(ruleDir.dir, {});
+  if (!result.ok) throw new Error(JSON.stringify(result.errors));
+  return result.ruleSet;
+}
+
+describe('planDeliveries', () => {
+  it('plans one delivery per enabled matching rule, in rule order', async () => {
+    const ruleSet = await ruleSetOf({
+      'a.yaml': ruleYaml('untouched'),
+      'b.yaml': ruleYaml('reshaped', 'transform: \'{ "email": result.email }\'\n'),
+      'c.yaml': ruleYaml('too-expensive', 'where: { result.totalPriceUsd: { $gte: 1000 } }\n'),
+      'd.yaml': ruleYaml('switched-off', 'enabled: false\n'),
+      'e.yaml': ruleYaml('other-source', 'source: staging\n'),
+    });
+    const planned = await planDeliveries(ruleSet, purchaseInput());
+    expect(planned).toEqual([
+      { ruleId: 'untouched', ruleSetHash: ruleSet.hash, body: null, contentType: 'application/json' },
+      { ruleId: 'reshaped', ruleSetHash: ruleSet.hash, body: Buffer.from('{"email":"buyer@example.com"}'), contentType: 'application/json' },
+    ]);
+  });
+
+  it('keeps a delivery whose transform fails, with the reason, instead of dropping the event', async () => {
+    const ruleSet = await ruleSetOf({
+      'a.yaml': ruleYaml('broken', 'transform: result.email + 1\n'),
+      'b.yaml': ruleYaml('empty', 'transform: result.nothingHere\n'),
+    });
+    const planned = await planDeliveries(ruleSet, purchaseInput());
+    expect(planned.map(({ ruleId, body }) => ({ ruleId, body }))).toEqual([
+      { ruleId: 'broken', body: null },
+      { ruleId: 'empty', body: null },
+    ]);
+    expect(planned[0]?.renderError).toMatch(/^transform failed at position \d+: T2001 /);
+    expect(planned[1]?.renderError).toBe('transform produced no value (a path in it matched nothing)');
+  });
+
+  it('plans nothing for an event no rule takes', async () => {
+    const ruleSet = await ruleSetOf({ 'a.yaml': ruleYaml('a') });
+    expect(await planDeliveries(ruleSet, purchaseInput({ event: 'checkout:created' }))).toEqual([]);
+  });
+});
+
+describe('dryRunRules', () => {
+  it('says for every rule whether it matched, why not, and what it would send', async () => {
+    const ruleSet = await ruleSetOf({
+      'a.yaml': ruleYaml('untouched'),
+      'b.yaml': ruleYaml('reshaped', 'transform: \'{ "n": result.quantity }\'\n'),
+      'c.yaml': ruleYaml('too-expensive', 'where: { result.totalPriceUsd: { $gte: 1000 } }\n'),
+      'd.yaml': ruleYaml('switched-off', 'enabled: false\n'),
+    });
+    const input = purchaseInput();
+    const outcomes = await dryRunRules(ruleSet, input);
+    expect(outcomes.map(({ ruleId, matched, reason }) => ({ ruleId, matched, reason }))).toEqual([
+      { ruleId: 'untouched', matched: true, reason: null },
+      { ruleId: 'reshaped', matched: true, reason: null },
+      { ruleId: 'too-expensive', matched: false, reason: 'where.result.totalPriceUsd: {"$gte":1000} does not match (value: 150.5)' },
+      { ruleId: 'switched-off', matched: false, reason: 'rule is disabled' },
+    ]);
+    expect(outcomes[0]?.body).toBe(input.raw);
+    expect(outcomes[1]?.body?.toString()).toBe('{"n":2}');
+    expect(outcomes[0]).toMatchObject({ file: ruleDir.file('a.yaml'), line: 1 });
+  });
+});
