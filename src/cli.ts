@@ -4,6 +4,7 @@ import { registerSendTestCommand } from './commands/send-test.js';
 import { registerServeCommand } from './commands/serve.js';
 import { registerSignCommand } from './commands/sign.js';
 import { HookrelayError } from './errors.js';
+import { registerMockCheckoutCommand } from './mock-checkout/command.js';
 import { VERSION } from './version.js';
 
 const program = new Command()
@@ -15,6 +16,7 @@ const program = new Command()
 registerServeCommand(program);
 registerSignCommand(program);
 registerSendTestCommand(program);
+registerMockCheckoutCommand(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   if (err instanceof CommanderError) process.exit(err.exitCode);

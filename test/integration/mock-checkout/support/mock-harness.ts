@@ -1,0 +1,58 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createLogger } from '../../../../src/log.js';
+import { createMockCheckout, type MockCheckout, type MockCheckoutOptions } from '../../../../src/mock-checkout/index.js';
+
+export const TEST_API_KEY = 'test-api-key-0123456789';
+
+export interface RunningMock {
+  mock: MockCheckout;
+  url: string;
+  /** JSON call with the bearer key (or `auth: null` for none / a string for another header value). */
+  call(method: string, path: string, body?: unknown, init?: { auth?: string | null; rawBody?: string; contentType?: string }): Promise<{ status: number; json: any; headers: Headers }>;
+  close(): Promise<void>;
+}
+
+/** Starts a mock on 127.0.0.1 with quiet logs and fast retries. */
+export async function startMock(options: MockCheckoutOptions = {}): Promise<RunningMock> {
+  const mock = createMockCheckout({
+    apiKey: TEST_API_KEY,
+    logger: createLogger('silent'),
+    retry: { retries: 2, minTimeout: 10 },
+    webhookTimeoutMs: 2000,
+    ...options,
+  });
+  const server = await mock.listen(0, '127.0.0.1');
+  return {
+    mock,
+    url: server.url,
+    async call(method, path, body, init = {}) {
+      const headers: Record<string, string> = {};
+      const auth = init.auth === undefined ? `Bearer ${TEST_API_KEY}` : init.auth;
+      if (auth !== null) headers.authorization = auth;
+      const payload = init.rawBody ?? (body === undefined ? undefined : JSON.stringify(body));
+      if (payload !== undefined) headers['content-type'] = init.contentType ?? 'application/json';
+      const response = await fetch(`${server.url}${path}`, { method, headers, body: payload });
+      const text = await response.text();
+      return { status: response.status, json: text ? JSON.parse(text) : undefined, headers: response.headers };
+    },
+    close: () => server.close(),
+  };
+}
+
+export const SAMPLE_CHECKOUT = {
+  contractAddress: '0x2bD7d2a7E6a4c4e3f1B5d8A0b7f6e5C4d3B2a1F0',
+  contractChain: 'polygon',
+  collectionTitle: 'Genesis Passes',
+  contractType: 'ACME_NFT_DROP_V2',
+  successCallbackUrl: 'https://shop.example.com/thanks',
+  priceValue: 0.5,
+  priceCurrency: 'MATIC',
+};
+
+/** A temporary directory removed by the returned cleanup. */
+export function tempDir(): { path: string; cleanup(): void } {
+  const path = mkdtempSync(join(tmpdir(), 'hookrelay-mock-'));
+  return { path, cleanup: () => rmSync(path, { recursive: true, force: true }) };
+}
