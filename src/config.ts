@@ -61,6 +61,27 @@ export const ConfigSchema = z
           seen.add(s.name);
         });
       }),
+    delivery: z
+      .object({
+        /** CIDRs the SSRF guard lets destinations resolve to although they are not public (e.g. 127.0.0.1/32). */
+        allowNetworks: z
+          .union([z.string(), z.array(z.string())])
+          .transform((v) => (Array.isArray(v) ? v : v.split(',')).map((s) => s.trim()).filter((s) => s.length > 0 && s !== 'none'))
+          .default([]),
+        /** Attempts in flight at once per destination origin, unless a rule sets its own. */
+        concurrency: z.coerce.number().int().positive().default(10),
+        /** Attempts in flight at once in total. */
+        maxInFlight: z.coerce.number().int().positive().default(64),
+        batchSize: z.coerce.number().int().positive().default(32),
+        /** How long a claimed delivery stays leased; an attempt never outlives it (rule timeouts are capped below it). */
+        leaseMs: z.coerce.number().int().positive().default(10 * 60_000),
+        pollIntervalMs: z.coerce.number().int().positive().default(1_000),
+        failureThreshold: z.coerce.number().int().positive().default(5),
+        coolDownMs: z.coerce.number().int().positive().default(30_000),
+        enabled: z.coerce.boolean().default(true),
+      })
+      .strict()
+      .default({ allowNetworks: [], concurrency: 10, maxInFlight: 64, batchSize: 32, leaseMs: 600_000, pollIntervalMs: 1_000, failureThreshold: 5, coolDownMs: 30_000, enabled: true }),
     server: z
       .object({
         headersTimeoutMs: z.coerce.number().int().positive().default(10_000),
@@ -104,6 +125,11 @@ function readEnvLayer(env: Env): RawLayer {
       values[key] = value;
       origins.set(key, name);
     }
+  }
+  const allow = env.HOOKRELAY_ALLOW_NETWORKS;
+  if (allow !== undefined && allow !== '') {
+    values.delivery = { allowNetworks: allow };
+    origins.set('delivery', 'HOOKRELAY_ALLOW_NETWORKS');
   }
   const secret = env.HOOKRELAY_SECRET;
   if (secret !== undefined && secret !== '') {

@@ -22,7 +22,7 @@ function flagOverrides(flags: ServeFlags): Partial<Record<keyof Config, unknown>
 async function serve(flags: ServeFlags): Promise<void> {
   const config = loadConfig(process.env, flagOverrides(flags));
   const logger = createLogger(config.logLevel);
-  const app = await startHookrelay(config, logger);
+  const app = await startHookrelay(config, logger, { env: process.env });
   const base = config.publicUrl ?? app.url;
 
   for (const generated of app.generatedSecrets) {

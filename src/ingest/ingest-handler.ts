@@ -3,7 +3,8 @@ import type { Logger } from 'pino';
 import type { SourceConfig } from '../config.js';
 import { HookrelayError, asHookrelayError } from '../errors.js';
 import { sendError, sendJson } from '../http/send-json.js';
-import type { NewEvent, SaveEventResult, Store } from '../store/store.js';
+import type { RuleEventInput } from '../rules/types.js';
+import type { NewDelivery, NewEvent, SaveEventResult, Store } from '../store/store.js';
 import { isIdentityEncoding, isJsonContentType } from './content-type.js';
 import { eventColumns } from './event-columns.js';
 import { parseJsonBody } from './parse-json.js';
@@ -26,6 +27,10 @@ export interface IngestDeps {
   maxBody: number;
   logger: Logger;
   now?: () => number;
+  /** The outbox rows for a validated event (rule matching and transforms), committed with it. */
+  planDeliveries?: (input: RuleEventInput) => Promise<NewDelivery[]>;
+  /** Called after a new event with deliveries has committed (wakes the delivery worker). */
+  onDeliveriesCreated?: () => void;
   /** Called once per request after the response is written (metrics). */
   onOutcome?: (outcome: IngestOutcome) => void;
 }
@@ -48,15 +53,20 @@ export function createIngestHandler(deps: IngestDeps): IngestHandler {
     }
     const body = await readRawBody(req, deps.maxBody);
     verifySignature(source, req.headers, body, now());
-    const { envelope, validation } = validateEvent(parseJsonBody(body));
+    const parsed = parseJsonBody(body);
+    const { envelope, validation } = validateEvent(parsed);
+    const deliveries = deps.planDeliveries ? await deps.planDeliveries({ source: source.name, event: envelope.event, body: parsed, raw: body }) : [];
     const event: NewEvent = {
       source: source.name,
       ...eventColumns(envelope, validation),
       receivedAt: now(),
       headers: headersToStore(req.headers),
       body,
+      deliveries,
     };
-    return { saved: await deps.store.saveEvent(event), event: envelope.event };
+    const saved = await deps.store.saveEvent(event);
+    if (!saved.duplicate && deliveries.length > 0) deps.onDeliveriesCreated?.();
+    return { saved, event: envelope.event };
   }
 
   return (req, res, sourceName, requestId) => {

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { loadConfig, type Config } from '../../src/config.js';
-import { startHookrelay, type RunningHookrelay } from '../../src/hookrelay.js';
+import { startHookrelay, type RunningHookrelay, type StartOptions } from '../../src/hookrelay.js';
 import { createLogger } from '../../src/log.js';
 import { makeTempDir } from './temp-dir.js';
 
@@ -16,7 +16,7 @@ export interface TestReceiver extends RunningHookrelay {
 }
 
 /** Starts a real receiver on an ephemeral loopback port with a fresh data dir and captured logs. */
-export async function startTestReceiver(overrides: Partial<Record<keyof Config, unknown>> = {}): Promise<TestReceiver> {
+export async function startTestReceiver(overrides: Partial<Record<keyof Config, unknown>> = {}, options: StartOptions = {}): Promise<TestReceiver> {
   const dataDir = (overrides.dataDir as string | undefined) ?? makeTempDir();
   const config = loadConfig(
     { HOOKRELAY_SECRET: TEST_SECRET },
@@ -29,7 +29,7 @@ export async function startTestReceiver(overrides: Partial<Record<keyof Config, 
       done();
     },
   });
-  const app = await startHookrelay(config, createLogger(config.logLevel, sink));
+  const app = await startHookrelay(config, createLogger(config.logLevel, sink), options);
   return {
     ...app,
     dataDir,

@@ -3,10 +3,14 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type BetterSqlite3 from 'better-sqlite3';
 import { HookrelayError } from '../../errors.js';
-import type { EventFilter, EventSummary, NewEvent, Page, SaveEventResult, Store, StoredEvent } from '../store.js';
+import type {
+  AttemptRecord, AttemptResolution, ClaimedDelivery, Delivery, DeliveryDetail, DeliveryFilter, DeliveryOrigin, EventFilter,
+  EventSummary, NewDelivery, NewEvent, OutboxStats, Page, SaveEventResult, Store, StoredEvent,
+} from '../store.js';
 import { GroupCommit } from './group-commit.js';
 import { WalFsync, type FsyncFn } from './wal-fsync.js';
 import { migrate } from './migrate.js';
+import { OutboxQueries, type AttemptToRecord } from './outbox.js';
 
 export interface SqliteStoreOptions {
   dataDir: string;
@@ -79,6 +83,8 @@ export function openDatabase(options: SqliteStoreOptions): BetterSqlite3.Databas
 export class SqliteStore implements Store {
   readonly db: BetterSqlite3.Database;
   private readonly saveGroup: GroupCommit<NewEvent, SaveEventResult>;
+  private readonly attemptGroup: GroupCommit<AttemptToRecord, boolean>;
+  private readonly outbox: OutboxQueries;
   private readonly statements;
   private readonly walFsync: WalFsync | null;
   private closed = false;
@@ -98,9 +104,23 @@ export class SqliteStore implements Store {
       getEvent: this.db.prepare<[number], EventRow>('SELECT * FROM events WHERE id = ?'),
       touchHealth: this.db.prepare('INSERT INTO store_health (id, checked_at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET checked_at = excluded.checked_at'),
     };
+    this.outbox = new OutboxQueries(this.db);
     const saveBatch = this.db.transaction((events: NewEvent[]) => events.map((e) => this.insertEvent(e)));
     const walFsync = this.walFsync;
     this.saveGroup = new GroupCommit((events) => saveBatch.immediate(events), walFsync ? () => walFsync.sync() : undefined);
+    // Attempt records need no fsync of their own: losing the last ones to a power cut means a repeat attempt.
+    const attemptBatch = this.db.transaction((records: AttemptToRecord[]) => this.outbox.recordAttempts(records, Date.now()));
+    this.attemptGroup = new GroupCommit((records) => attemptBatch.immediate(records));
+  }
+
+  /** Synchronous writes outside a group commit still report store faults as store_unavailable. */
+  private write<T>(fn: () => T): T {
+    if (this.closed) throw new HookrelayError('store_unavailable', 'The event store is closed.');
+    try {
+      return fn();
+    } catch (err) {
+      throw asStoreError(err);
+    }
   }
 
   /** Runs inside the group transaction: one upsert; a repeat only bumps the received counter. */
@@ -109,7 +129,9 @@ export class SqliteStore implements Store {
       e.source, e.event, e.resultId, e.checkoutId, e.email, e.walletAddress, e.validation,
       e.receivedAt, e.receivedAt, JSON.stringify(e.headers), e.body,
     )!;
-    return { id: row.id, duplicate: row.received_count > 1, receivedCount: row.received_count };
+    const duplicate = row.received_count > 1;
+    if (!duplicate && e.deliveries?.length) this.outbox.insertDeliveries(row.id, e.deliveries, 'ingest', e.receivedAt);
+    return { id: row.id, duplicate, receivedCount: row.received_count };
   }
 
   async saveEvent(event: NewEvent): Promise<SaveEventResult> {
@@ -152,6 +174,47 @@ export class SqliteStore implements Store {
     return { items, nextCursor: rows.length > page.limit ? items.at(-1)!.id : null };
   }
 
+  async claimDueDeliveries(options: { now: number; limit: number; leaseMs: number }): Promise<ClaimedDelivery[]> {
+    return this.write(() => this.db.transaction(() => this.outbox.claim(options.now, options.limit, options.leaseMs)).immediate());
+  }
+
+  async recordAttempt(deliveryId: number, leaseToken: string, attempt: AttemptRecord, resolution: AttemptResolution): Promise<boolean> {
+    if (this.closed) throw new HookrelayError('store_unavailable', 'The event store is closed.');
+    try {
+      return await this.attemptGroup.submit({ deliveryId, leaseToken, attempt, resolution });
+    } catch (err) {
+      throw asStoreError(err);
+    }
+  }
+
+  async releaseDelivery(deliveryId: number, leaseToken: string, nextAttemptAt: number): Promise<void> {
+    this.write(() => this.outbox.releaseClaim(deliveryId, leaseToken, nextAttemptAt));
+  }
+
+  async nextDueAt(): Promise<number | null> {
+    return this.outbox.nextDueAt();
+  }
+
+  async getDelivery(id: number): Promise<DeliveryDetail | null> {
+    return this.outbox.get(id);
+  }
+
+  async listDeliveries(filter: DeliveryFilter, page: { limit: number; before?: number }): Promise<Page<Delivery>> {
+    return this.outbox.list(filter, page);
+  }
+
+  async createDeliveries(eventId: number, deliveries: NewDelivery[], origin: DeliveryOrigin): Promise<number[]> {
+    return this.write(() => this.db.transaction(() => this.outbox.insertDeliveries(eventId, deliveries, origin, Date.now())).immediate());
+  }
+
+  async retryDelivery(id: number, now: number): Promise<boolean> {
+    return this.write(() => this.outbox.retryNow(id, now));
+  }
+
+  async outboxStats(now: number): Promise<OutboxStats> {
+    return this.outbox.stats(now);
+  }
+
   async checkWritable(): Promise<void> {
     if (this.closed) throw new HookrelayError('store_unavailable', 'The event store is closed.');
     try {
@@ -165,7 +228,7 @@ export class SqliteStore implements Store {
     if (this.closed) return;
     this.closed = true;
     // Let anything already queued commit before the handle goes away.
-    while (this.saveGroup.pending > 0) await new Promise((resolve) => setImmediate(resolve));
+    while (this.saveGroup.pending > 0 || this.attemptGroup.pending > 0) await new Promise((resolve) => setImmediate(resolve));
     if (this.walFsync) await this.walFsync.sync();
     this.walFsync?.close();
     this.db.close();

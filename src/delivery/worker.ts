@@ -1,0 +1,229 @@
+import type { Dispatcher } from 'undici';
+import type { Logger } from 'pino';
+import type { CompiledRule, RuleSet } from '../rules/types.js';
+import type { AttemptResolution, ClaimedDelivery, Store } from '../store/store.js';
+import type { CircuitBreaker } from './circuit-breaker.js';
+import { classifyAttempt } from './classify-attempt.js';
+import { destinationKey, type DestinationLimiter } from './destination-limiter.js';
+import { sendAttempt, type AttemptResult } from './http-sender.js';
+import { signOutgoing } from './outgoing-signing.js';
+import { nextAttemptDelay } from './retry-schedule.js';
+
+export interface DeliveryWorkerOptions {
+  store: Store;
+  rules: () => RuleSet;
+  dispatcher: Dispatcher;
+  limiter: DestinationLimiter;
+  breaker: CircuitBreaker;
+  logger: Logger;
+  defaultConcurrency: number;
+  maxInFlight: number;
+  batchSize: number;
+  leaseMs: number;
+  pollIntervalMs: number;
+  now?: () => number;
+  random?: () => number;
+}
+
+/** How long a row waits when its destination is at its concurrency or rate limit. */
+const BUSY_DESTINATION_DELAY_MS = 200;
+/** Disabling a rule pauses its queued deliveries; they are looked at again this often. */
+const DISABLED_RULE_RECHECK_MS = 30_000;
+
+/** The stable id downstream can deduplicate on: the same for every attempt of one delivery. */
+export function deliveryIdOf(delivery: { id: number }): string {
+  return `dlv_${delivery.id}`;
+}
+
+/**
+ * Claims due outbox rows in batches with a lease, sends each to its rule's destination and records every
+ * attempt. At-least-once: a crash mid-attempt leaves the row leased, and it falls due again when the lease
+ * ends. Never parses HTTP requests; knows the rules only through `rules()`.
+ */
+export class DeliveryWorker {
+  private readonly now: () => number;
+  private readonly random: () => number;
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly abort = new AbortController();
+  private stopping = false;
+  private wakeUp: (() => void) | null = null;
+  private loopDone: Promise<void> | null = null;
+  private rulesById = new Map<string, CompiledRule>();
+  private rulesHash = '';
+
+  constructor(private readonly options: DeliveryWorkerOptions) {
+    this.now = options.now ?? Date.now;
+    this.random = options.random ?? Math.random;
+  }
+
+  start(): void {
+    this.loopDone ??= this.loop();
+  }
+
+  /** New deliveries exist (ingest, replay, retry): look now instead of at the next poll. */
+  wake(): void {
+    this.wakeUp?.();
+  }
+
+  get activeAttempts(): number {
+    return this.inFlight.size;
+  }
+
+  /** Stops claiming, lets in-flight attempts finish for up to `graceMs`, then aborts the rest (they stay due). */
+  async stop(graceMs: number): Promise<void> {
+    this.stopping = true;
+    this.wake();
+    await this.loopDone;
+    const grace = new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref());
+    await Promise.race([Promise.all(this.inFlight), grace]);
+    this.abort.abort();
+    await Promise.all(this.inFlight);
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopping) {
+      const free = this.options.maxInFlight - this.inFlight.size;
+      if (free > 0) {
+        const limit = Math.min(free, this.options.batchSize);
+        let claimed: ClaimedDelivery[] = [];
+        try {
+          claimed = await this.options.store.claimDueDeliveries({ now: this.now(), limit, leaseMs: this.options.leaseMs });
+        } catch (err) {
+          this.options.logger.error({ err }, 'delivery worker could not claim deliveries; retrying');
+        }
+        for (const delivery of claimed) this.track(this.attempt(delivery));
+        if (claimed.length === limit) {
+          await new Promise((resolve) => setImmediate(resolve)); // more are due: let other work run, then claim again
+          continue;
+        }
+      }
+      await this.waitForWork();
+    }
+  }
+
+  private track(attempt: Promise<void>): void {
+    this.inFlight.add(attempt);
+    attempt.finally(() => {
+      this.inFlight.delete(attempt);
+      this.wake(); // a slot is free
+    });
+  }
+
+  private async waitForWork(): Promise<void> {
+    let delay = this.options.pollIntervalMs;
+    if (this.inFlight.size < this.options.maxInFlight) {
+      const due = await this.options.store.nextDueAt().catch(() => null);
+      if (due !== null) delay = Math.max(0, Math.min(delay, due - this.now()));
+    }
+    if (delay === 0 || this.stopping) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, delay);
+      function done(): void {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wakeUp = done;
+    });
+    this.wakeUp = null;
+  }
+
+  private ruleFor(id: string): CompiledRule | undefined {
+    const ruleSet = this.options.rules();
+    if (ruleSet.hash !== this.rulesHash) {
+      this.rulesById = new Map(ruleSet.rules.map((rule) => [rule.id, rule]));
+      this.rulesHash = ruleSet.hash;
+    }
+    return this.rulesById.get(id);
+  }
+
+  private async attempt(delivery: ClaimedDelivery): Promise<void> {
+    const { store, logger } = this.options;
+    const rule = this.ruleFor(delivery.ruleId);
+    const now = this.now();
+    try {
+      if (!rule) {
+        await this.record(delivery, now, '', { durationMs: 0, responseExcerpt: '', error: { code: 'rule_removed', message: `rule "${delivery.ruleId}" is no longer in the rule set` } }, { state: 'dead', reason: 'rule removed' });
+        return;
+      }
+      if (!rule.enabled) {
+        await store.releaseDelivery(delivery.id, delivery.leaseToken, now + DISABLED_RULE_RECHECK_MS);
+        return;
+      }
+      const destination = destinationKey(rule.destination.url);
+      if (this.options.breaker.isOpen(destination, now)) {
+        await store.releaseDelivery(delivery.id, delivery.leaseToken, this.options.breaker.reopensAt(destination, now) ?? now + BUSY_DESTINATION_DELAY_MS);
+        return;
+      }
+      const release = this.options.limiter.tryAcquire(destination, { concurrency: rule.concurrency ?? this.options.defaultConcurrency, ratePerSecond: rule.rateLimitPerSecond });
+      if (!release) {
+        await store.releaseDelivery(delivery.id, delivery.leaseToken, now + BUSY_DESTINATION_DELAY_MS * (1 + this.random()));
+        return;
+      }
+      try {
+        await this.send(delivery, rule, destination);
+      } finally {
+        release();
+      }
+    } catch (err) {
+      // The store failed while recording: the lease runs out and the row is attempted again later.
+      logger.error({ err, deliveryId: delivery.id }, 'delivery bookkeeping failed; the delivery stays leased and will be retried');
+    }
+  }
+
+  private async send(delivery: ClaimedDelivery, rule: CompiledRule, destination: string): Promise<void> {
+    const startedAt = this.now();
+    const headers = {
+      'content-type': delivery.contentType,
+      ...rule.destination.headers,
+      ...signOutgoing({ signing: rule.signing, deliveryId: deliveryIdOf(delivery), timestamp: new Date(startedAt), body: delivery.payload }),
+    };
+    const result = await sendAttempt({
+      url: rule.destination.url,
+      method: rule.destination.method,
+      headers,
+      body: delivery.payload,
+      timeoutMs: rule.timeoutMs,
+      dispatcher: this.options.dispatcher,
+      signal: this.abort.signal,
+    });
+    const now = this.now();
+    const resolution = this.resolve(delivery, rule, result, now);
+    if (result.error?.code !== 'aborted') {
+      if (resolution.state === 'pending' || (resolution.state === 'dead' && result.status === undefined)) this.options.breaker.recordFailure(destination, now);
+      else this.options.breaker.recordSuccess(destination);
+    }
+    await this.record(delivery, startedAt, destination, result, resolution);
+  }
+
+  private resolve(delivery: ClaimedDelivery, rule: CompiledRule, result: AttemptResult, now: number): AttemptResolution {
+    // Shutdown interrupted the attempt: due again at once, for the next start.
+    if (result.error?.code === 'aborted') return { state: 'pending', nextAttemptAt: now };
+    const verdict = classifyAttempt({ status: result.status, headers: result.headers, error: result.error, retryOn: rule.retryOn, now });
+    if (verdict.outcome === 'delivered') return { state: 'delivered' };
+    if (verdict.outcome === 'dead') return { state: 'dead', reason: verdict.reason };
+    const delay = nextAttemptDelay({ attemptNumber: delivery.attempts + 1, scheduleMs: rule.retryScheduleMs, retryAfterMs: verdict.retryAfterMs, random: this.random });
+    if (delay === null) return { state: 'dead', reason: `retries exhausted after ${delivery.attempts + 1} attempts (last: ${verdict.reason})` };
+    return { state: 'pending', nextAttemptAt: now + delay };
+  }
+
+  private async record(delivery: ClaimedDelivery, startedAt: number, destination: string, result: AttemptResult, resolution: AttemptResolution): Promise<void> {
+    const attempt = delivery.attempts + 1;
+    const outcome = resolution.state === 'delivered' ? 'delivered' : resolution.state === 'dead' ? 'dead' : 'retry';
+    const kept = await this.options.store.recordAttempt(delivery.id, delivery.leaseToken, {
+      attempt,
+      startedAt,
+      durationMs: Math.round(result.durationMs),
+      urlOrigin: destination,
+      status: result.status ?? null,
+      errorCode: result.error?.code ?? null,
+      errorMessage: result.error?.message ?? null,
+      responseExcerpt: result.responseExcerpt || null,
+      outcome,
+    }, resolution);
+    this.options.logger.info({
+      deliveryId: delivery.id, eventId: delivery.eventId, ruleId: delivery.ruleId, destination, attempt, status: result.status ?? null,
+      outcome, durationMs: Math.round(result.durationMs), error: result.error?.code ?? null, leaseLost: !kept || undefined,
+      nextAttemptAt: resolution.state === 'pending' ? new Date(resolution.nextAttemptAt).toISOString() : undefined,
+    }, 'delivery attempt');
+  }
+}

@@ -1,0 +1,181 @@
+import { randomUUID } from 'node:crypto';
+import type BetterSqlite3 from 'better-sqlite3';
+import type {
+  AttemptRecord, AttemptResolution, ClaimedDelivery, Delivery, DeliveryDetail, DeliveryFilter, DeliveryOrigin,
+  NewDelivery, OutboxStats, Page, StoredAttempt,
+} from '../store.js';
+
+interface DeliveryRow {
+  id: number;
+  event_id: number;
+  rule_id: string;
+  rule_set_hash: string;
+  origin: DeliveryOrigin;
+  state: Delivery['state'];
+  content_type: string;
+  attempts: number;
+  next_attempt_at: number | null;
+  last_status: number | null;
+  last_error: string | null;
+  dead_reason: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+const DELIVERY_COLUMNS = `id, event_id, rule_id, rule_set_hash, origin, state, content_type, attempts, next_attempt_at,
+  last_status, last_error, dead_reason, created_at, updated_at`;
+
+function toDelivery(row: DeliveryRow): Delivery {
+  return {
+    id: row.id,
+    eventId: row.event_id,
+    ruleId: row.rule_id,
+    ruleSetHash: row.rule_set_hash,
+    origin: row.origin,
+    state: row.state,
+    contentType: row.content_type,
+    attempts: row.attempts,
+    nextAttemptAt: row.next_attempt_at,
+    lastStatus: row.last_status,
+    lastError: row.last_error,
+    deadReason: row.dead_reason,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+export interface AttemptToRecord {
+  deliveryId: number;
+  leaseToken: string;
+  attempt: AttemptRecord;
+  resolution: AttemptResolution;
+}
+
+/** The outbox's SQL, synchronous; the store decides which transaction each call runs in. */
+export class OutboxQueries {
+  private readonly insert;
+  private readonly claimIds;
+  private readonly payloads;
+  private readonly insertAttempt;
+  private readonly resolve;
+  private readonly release;
+  private readonly nextDue;
+  private readonly byId;
+  private readonly attemptsOf;
+  private readonly retry;
+
+  constructor(private readonly db: BetterSqlite3.Database) {
+    this.insert = db.prepare<unknown[], { id: number }>(`
+      INSERT INTO deliveries (event_id, rule_id, rule_set_hash, origin, state, body, content_type, next_attempt_at, dead_reason, created_at, updated_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`);
+    // Claiming moves next_attempt_at to the lease end: a crashed worker's rows fall due again by themselves.
+    this.claimIds = db.prepare<unknown[], DeliveryRow>(`
+      UPDATE deliveries SET next_attempt_at = ?, lease_token = ?, updated_at = ?
+      WHERE id IN (SELECT id FROM deliveries WHERE state = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?)
+      RETURNING ${DELIVERY_COLUMNS}`);
+    this.payloads = db.prepare<[string], { id: number; payload: Buffer; source: string; event: string; result_id: string }>(`
+      SELECT d.id, COALESCE(d.body, e.body) AS payload, e.source, e.event, e.result_id
+      FROM deliveries d JOIN events e ON e.id = d.event_id
+      WHERE d.id IN (SELECT value FROM json_each(?))`);
+    this.insertAttempt = db.prepare(`
+      INSERT INTO delivery_attempts (delivery_id, attempt, started_at, duration_ms, url_origin, status, error_code, error_message, response_excerpt, outcome)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+    this.resolve = db.prepare(`
+      UPDATE deliveries SET state = ?, attempts = ?, next_attempt_at = ?, lease_token = NULL, last_status = ?, last_error = ?,
+        dead_reason = ?, updated_at = ?
+      WHERE id = ? AND lease_token = ?`);
+    this.release = db.prepare('UPDATE deliveries SET next_attempt_at = ?, lease_token = NULL WHERE id = ? AND lease_token = ?');
+    this.nextDue = db.prepare<[], { due: number | null }>("SELECT min(next_attempt_at) AS due FROM deliveries WHERE state = 'pending'");
+    this.byId = db.prepare<[number], DeliveryRow>(`SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE id = ?`);
+    this.attemptsOf = db.prepare<[number], Record<string, unknown>>('SELECT * FROM delivery_attempts WHERE delivery_id = ? ORDER BY id');
+    this.retry = db.prepare(`
+      UPDATE deliveries SET state = 'pending', next_attempt_at = ?, lease_token = NULL, dead_reason = NULL, updated_at = ?
+      WHERE id = ? AND state != 'pending'`);
+  }
+
+  insertDeliveries(eventId: number, deliveries: readonly NewDelivery[], origin: DeliveryOrigin, now: number): number[] {
+    return deliveries.map((d) => {
+      const dead = d.deadReason !== undefined;
+      return this.insert.get(eventId, d.ruleId, d.ruleSetHash, origin, dead ? 'dead' : 'pending', d.body, d.contentType, dead ? null : now + (d.delayMs ?? 0), d.deadReason ?? null, now, now)!.id;
+    });
+  }
+
+  claim(now: number, limit: number, leaseMs: number): ClaimedDelivery[] {
+    const token = randomUUID();
+    const rows = this.claimIds.all(now + leaseMs, token, now, now, limit);
+    if (rows.length === 0) return [];
+    const payloads = new Map(this.payloads.all(JSON.stringify(rows.map((r) => r.id))).map((p) => [p.id, p]));
+    return rows.map((row) => {
+      const p = payloads.get(row.id)!;
+      return { ...toDelivery(row), leaseToken: token, payload: p.payload, event: { source: p.source, event: p.event, resultId: p.result_id } };
+    });
+  }
+
+  recordAttempts(records: readonly AttemptToRecord[], now: number): boolean[] {
+    return records.map(({ deliveryId, leaseToken, attempt: a, resolution }) => {
+      // The attempt happened whatever the lease says, so it is always recorded.
+      this.insertAttempt.run(deliveryId, a.attempt, a.startedAt, a.durationMs, a.urlOrigin, a.status, a.errorCode, a.errorMessage, a.responseExcerpt, a.outcome);
+      const lastError = a.errorCode ? `${a.errorCode}: ${a.errorMessage ?? ''}`.trim() : null;
+      const result = this.resolve.run(
+        resolution.state, a.attempt, resolution.state === 'pending' ? resolution.nextAttemptAt : null, a.status, lastError,
+        resolution.state === 'dead' ? resolution.reason : null, now, deliveryId, leaseToken,
+      );
+      return result.changes === 1;
+    });
+  }
+
+  releaseClaim(deliveryId: number, leaseToken: string, nextAttemptAt: number): void {
+    this.release.run(nextAttemptAt, deliveryId, leaseToken);
+  }
+
+  nextDueAt(): number | null {
+    return this.nextDue.get()!.due;
+  }
+
+  get(id: number): DeliveryDetail | null {
+    const row = this.byId.get(id);
+    if (!row) return null;
+    const attemptLog = this.attemptsOf.all(id).map((r): StoredAttempt => ({
+      id: r.id as number,
+      deliveryId: r.delivery_id as number,
+      attempt: r.attempt as number,
+      startedAt: r.started_at as number,
+      durationMs: r.duration_ms as number,
+      urlOrigin: r.url_origin as string,
+      status: r.status as number | null,
+      errorCode: r.error_code as string | null,
+      errorMessage: r.error_message as string | null,
+      responseExcerpt: r.response_excerpt as string | null,
+      outcome: r.outcome as StoredAttempt['outcome'],
+    }));
+    return { ...toDelivery(row), attemptLog };
+  }
+
+  list(filter: DeliveryFilter, page: { limit: number; before?: number }): Page<Delivery> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (filter.state) { where.push('state = ?'); params.push(filter.state); }
+    if (filter.ruleId) { where.push('rule_id = ?'); params.push(filter.ruleId); }
+    if (filter.eventId !== undefined) { where.push('event_id = ?'); params.push(filter.eventId); }
+    if (page.before !== undefined) { where.push('id < ?'); params.push(page.before); }
+    const rows = this.db
+      .prepare<unknown[], DeliveryRow>(`SELECT ${DELIVERY_COLUMNS} FROM deliveries ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ?`)
+      .all(...params, page.limit + 1);
+    const items = rows.slice(0, page.limit).map(toDelivery);
+    return { items, nextCursor: rows.length > page.limit ? items.at(-1)!.id : null };
+  }
+
+  retryNow(id: number, now: number): boolean {
+    return this.retry.run(now, now, id).changes === 1;
+  }
+
+  stats(now: number): OutboxStats {
+    const row = this.db.prepare<[number, number], { pending: number; due: number; dead: number; oldest: number | null }>(`
+      SELECT
+        (SELECT count(*) FROM deliveries WHERE state = 'pending') AS pending,
+        (SELECT count(*) FROM deliveries WHERE state = 'pending' AND next_attempt_at <= ?) AS due,
+        (SELECT count(*) FROM deliveries WHERE state = 'dead') AS dead,
+        (SELECT min(next_attempt_at) FROM deliveries WHERE state = 'pending' AND next_attempt_at <= ?) AS oldest`).get(now, now)!;
+    return { pending: row.pending, due: row.due, dead: row.dead, oldestDueAgeMs: row.oldest === null ? 0 : now - row.oldest };
+  }
+}
