@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyHmacSha256Hex } from '../../../src/signing/hmac-sha256-hex.js';
 import { launchBrowser, saveScreenshot } from '../../helpers/browser.js';
 import { SAMPLE_CHECKOUT, startMock, type RunningMock } from '../../integration/mock-checkout/support/mock-harness.js';
-import { startWebhookSink, type WebhookSink } from '../../integration/mock-checkout/support/webhook-sink.js';
+import { startWebhookSink, type WebhookSink } from '../../helpers/webhook-sink.js';
 
 let browser: Browser;
 let mock: RunningMock;

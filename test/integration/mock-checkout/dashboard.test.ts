@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { verifyHmacSha256Hex } from '../../../src/signing/hmac-sha256-hex.js';
 import { getPage, postForm } from './support/forms.js';
 import { SAMPLE_CHECKOUT, TEST_API_KEY, startMock, type RunningMock } from './support/mock-harness.js';
-import { startWebhookSink, type WebhookSink } from './support/webhook-sink.js';
+import { startWebhookSink, type WebhookSink } from '../../helpers/webhook-sink.js';
 
 let mock: RunningMock;
 let sink: WebhookSink;

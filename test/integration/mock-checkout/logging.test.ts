@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import { afterEach, expect, it } from 'vitest';
 import { createLogger } from '../../../src/log.js';
 import { SAMPLE_CHECKOUT, TEST_API_KEY, startMock, type RunningMock } from './support/mock-harness.js';
-import { startWebhookSink, type WebhookSink } from './support/webhook-sink.js';
+import { startWebhookSink, type WebhookSink } from '../../helpers/webhook-sink.js';
 
 let mock: RunningMock | undefined;
 let sink: WebhookSink | undefined;

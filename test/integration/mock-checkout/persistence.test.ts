@@ -3,7 +3,7 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createMockCheckout } from '../../../src/mock-checkout/index.js';
 import { SAMPLE_CHECKOUT, startMock, tempDir } from './support/mock-harness.js';
-import { startWebhookSink, type WebhookSink } from './support/webhook-sink.js';
+import { startWebhookSink, type WebhookSink } from '../../helpers/webhook-sink.js';
 
 let dir: ReturnType<typeof tempDir>;
 let sink: WebhookSink;

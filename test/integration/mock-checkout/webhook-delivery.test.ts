@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { verifyHmacSha256Hex } from '../../../src/signing/hmac-sha256-hex.js';
 import { SAMPLE_CHECKOUT, startMock, type RunningMock } from './support/mock-harness.js';
-import { startWebhookSink, type ReceivedWebhook, type WebhookSink } from './support/webhook-sink.js';
+import { startWebhookSink, type ReceivedWebhook, type WebhookSink } from '../../helpers/webhook-sink.js';
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}\+00:00$/;
 const SECRET = 'whsec_delivery_test_secret';

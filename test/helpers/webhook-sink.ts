@@ -18,11 +18,14 @@ export interface WebhookSink {
   close(): Promise<void>;
 }
 
+/** How the sink answers one request: a status (with optional headers and body), or no answer at all. */
+export type SinkReply = number | { status: number; headers?: Record<string, string>; body?: string } | 'hang';
+
 /**
- * A capturing webhook receiver on 127.0.0.1. `statusFor(n)` picks the status of the n-th request
- * (0-based), e.g. to fail the first attempt and accept the retry.
+ * A capturing webhook receiver on 127.0.0.1. `reply(n)` picks the answer to the n-th request (0-based),
+ * e.g. to fail the first attempt and accept the retry.
  */
-export async function startWebhookSink(statusFor: (index: number) => number = () => 200): Promise<WebhookSink> {
+export async function startWebhookSink(reply: (index: number, request: ReceivedWebhook) => SinkReply = () => 200): Promise<WebhookSink> {
   const received: ReceivedWebhook[] = [];
   const waiters: (() => void)[] = [];
   const server = createServer((req, res) => {
@@ -30,15 +33,13 @@ export async function startWebhookSink(statusFor: (index: number) => number = ()
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const index = received.length;
-      received.push({
-        method: req.method ?? '',
-        path: req.url ?? '',
-        headers: req.headers,
-        rawBody: Buffer.concat(chunks),
-        receivedAt: Date.now(),
-      });
-      res.writeHead(statusFor(index), { 'content-type': 'application/json' }).end('{"ok":true}');
+      const request = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, rawBody: Buffer.concat(chunks), receivedAt: Date.now() };
+      received.push(request);
       for (const wake of waiters.splice(0)) wake();
+      const answer = reply(index, request);
+      if (answer === 'hang') return;
+      const { status, headers = {}, body = '{"ok":true}' } = typeof answer === 'number' ? { status: answer } : answer;
+      res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(body);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
