@@ -16,6 +16,7 @@ export const ERROR_CODES = {
   bad_request: { status: 400, summary: 'The request is malformed (query or path parameters).' },
   validation_failed: { status: 422, summary: 'A request to the admin or mock API failed validation; details lists each issue with its path.' },
   unauthorized: { status: 401, summary: 'Missing or wrong bearer token.' },
+  conflict: { status: 409, summary: 'The resource is not in a state that allows this (a delivery already pending).' },
   gone: { status: 410, summary: 'The resource existed but can no longer be used (a one-time checkout link already bought).' },
   store_unavailable: { status: 503, summary: 'The event store could not commit (read-only, disk full, locked); nothing was stored, retry later.' },
   shutting_down: { status: 503, summary: 'The server is shutting down and takes no new work.' },
