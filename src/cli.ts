@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { Command, CommanderError } from 'commander';
 import { registerSendTestCommand } from './commands/send-test.js';
+import { registerRulesCommand } from './commands/rules.js';
 import { registerServeCommand } from './commands/serve.js';
 import { registerSignCommand } from './commands/sign.js';
 import { HookrelayError } from './errors.js';
@@ -17,6 +18,7 @@ registerServeCommand(program);
 registerSignCommand(program);
 registerSendTestCommand(program);
 registerMockCheckoutCommand(program);
+registerRulesCommand(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   if (err instanceof CommanderError) process.exit(err.exitCode);

@@ -1,0 +1,88 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { sampleTransferSucceeded } from '../../src/samples/transfer-succeeded.js';
+import { runCli, startServeProcess } from '../helpers/cli-process.js';
+import { postSigned } from '../helpers/http.js';
+import { rulesDirWith } from '../helpers/rules.js';
+import { makeTempDir, removeTempDirs } from '../helpers/temp-dir.js';
+
+afterAll(() => removeTempDirs());
+
+const BIG_CARD = `id: big-card
+on: [transfer:succeeded]
+where:
+  result.paymentMethod: BUY_WITH_CARD
+  result.totalPriceUsd: { $gte: 100 }
+transform: |
+  { "email": result.email }
+to:
+  url: https://hooks.example.com/fulfil
+  headers: { Authorization: "Bearer \${FULFIL_TOKEN}" }
+sign: { scheme: hmac-sha256-hex, secret: "\${FULFIL_SECRET}" }
+`;
+const ENV = { FULFIL_TOKEN: 'secret-token-value', FULFIL_SECRET: 'secret-signing-value' };
+
+describe('hookrelay rules', () => {
+  it('check passes on the shipped example rules', async () => {
+    const proc = runCli(['rules', 'check', '--rules-dir', join(process.cwd(), 'rules')]);
+    expect((await proc.exited).code).toBe(0);
+    expect(proc.stdout()).toMatch(/rule\(s\) OK/);
+  });
+
+  it('check exits 1 listing every error as file:line path: message', async () => {
+    const dir = rulesDirWith({
+      'a.yaml': 'id: a\non: [transfer:succeeded]\nwhere:\n  result.totalPriceUsd: { $gtee: 1 }\nto:\n  url: http://x.example/\n',
+      'b.yaml': 'id: b\non: [transfer:succeeded]\nto:\n  url: http://x.example/\n  methd: POST\n',
+    });
+    const proc = runCli(['rules', 'check', '--rules-dir', dir]);
+    expect((await proc.exited).code).toBe(1);
+    expect(proc.stderr()).toMatch(/a\.yaml:4 where\.result\.totalPriceUsd: .*\$gtee/);
+    expect(proc.stderr()).toContain('b.yaml:5 to: unknown key "methd"');
+    expect(proc.stderr()).toContain('2 error(s)');
+  });
+
+  it('test --file shows the match, the transformed body and the headers without sending or printing secrets', async () => {
+    const dir = rulesDirWith({ 'big.yaml': BIG_CARD });
+    const eventFile = join(makeTempDir(), 'event.json');
+    writeFileSync(eventFile, JSON.stringify(sampleTransferSucceeded({ unitPriceUsd: 80, email: 'big@example.com' })));
+    const proc = runCli(['rules', 'test', 'big-card', '--file', eventFile, '--rules-dir', dir], { env: ENV });
+    expect((await proc.exited).code).toBe(0);
+    const out = proc.stdout();
+    expect(out).toMatch(/^match\n/);
+    expect(out).toContain('POST https://hooks.example.com/fulfil');
+    expect(out).toContain('Authorization: Bearer ${FULFIL_TOKEN}');
+    expect(out).toMatch(/X-Service-Signature: [0-9a-f]{64}/);
+    expect(out).toContain('{"email":"big@example.com"}');
+    expect(out).not.toContain(ENV.FULFIL_TOKEN);
+    expect(out).not.toContain(ENV.FULFIL_SECRET);
+  });
+
+  it('test --file explains why a rule does not match, with exit 1', async () => {
+    const dir = rulesDirWith({ 'big.yaml': BIG_CARD });
+    const eventFile = join(makeTempDir(), 'event.json');
+    writeFileSync(eventFile, JSON.stringify(sampleTransferSucceeded({ unitPriceUsd: 5, quantity: 1 })));
+    const proc = runCli(['rules', 'test', 'big-card', '--file', eventFile, '--rules-dir', dir], { env: ENV });
+    expect((await proc.exited).code).toBe(1);
+    expect(proc.stdout()).toMatch(/^no match: .*totalPriceUsd/);
+  });
+
+  it('test --history says which of the last N stored events match', async () => {
+    const dataDir = makeTempDir();
+    const dir = rulesDirWith({ 'big.yaml': BIG_CARD });
+    const server = await startServeProcess({ HOOKRELAY_DATA_DIR: dataDir, HOOKRELAY_RULES_DIR: dir, HOOKRELAY_SECRET: 's', ...ENV });
+    for (const price of [5, 200, 300]) await postSigned(`${server.url}/webhooks/checkout`, sampleTransferSucceeded({ unitPriceUsd: price, quantity: 1 }), 's');
+    server.child.kill('SIGTERM');
+    await server.exited;
+    const proc = runCli(['rules', 'test', 'big-card', '--history', '10', '--rules-dir', dir, '--json'], { env: { HOOKRELAY_DATA_DIR: dataDir, ...ENV } });
+    expect((await proc.exited).code).toBe(0);
+    const lines = proc.stdout().trim().split('\n').map((l) => JSON.parse(l));
+    expect(lines.map((l) => l.matched)).toEqual([true, true, false]); // newest first
+  });
+
+  it('schema prints the JSON Schema that docs/rules.schema.json holds', async () => {
+    const proc = runCli(['rules', 'schema']);
+    expect((await proc.exited).code).toBe(0);
+    expect(JSON.parse(proc.stdout())).toEqual(JSON.parse(readFileSync(join(process.cwd(), 'docs/rules.schema.json'), 'utf8')));
+  });
+});
