@@ -4,6 +4,7 @@ import { createCircuitBreaker } from './delivery/circuit-breaker.js';
 import { createDestinationLimiter } from './delivery/destination-limiter.js';
 import { createGuardedDispatcher } from './delivery/guarded-dispatcher.js';
 import { createSsrfGuard, type LookupFunction } from './delivery/ssrf-guard.js';
+import { refusedDestinationWarnings } from './delivery/destination-warnings.js';
 import { DeliveryWorker } from './delivery/worker.js';
 import { deliveriesForEvent } from './ingest/deliveries-for-event.js';
 import { createIngestHandler } from './ingest/ingest-handler.js';
@@ -44,7 +45,13 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
   }
   const rules = await RuleSetWatcher.start({ dir: config.rulesDir, env: options.env ?? {}, logger });
   const store = new SqliteStore({ dataDir: config.dataDir, durability: config.durability });
-  const dispatcher = createGuardedDispatcher({ guard: createSsrfGuard({ allowNetworks: config.delivery.allowNetworks, lookup: options.lookup }) });
+  const guard = createSsrfGuard({ allowNetworks: config.delivery.allowNetworks, lookup: options.lookup });
+  const dispatcher = createGuardedDispatcher({ guard });
+  const warnAboutDestinations = (): void => {
+    for (const warning of refusedDestinationWarnings(rules.current(), guard)) logger.warn(warning);
+  };
+  warnAboutDestinations();
+  rules.on('reload', warnAboutDestinations);
   const worker = config.delivery.enabled
     ? new DeliveryWorker({
         store,
