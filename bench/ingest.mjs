@@ -1,0 +1,99 @@
+// npm run bench:ingest — the ingest hot path against baselines, in one run on one machine.
+// Cases (each a fresh server process, and for hookrelay a fresh data dir): bare node:http, express hello
+// (express.raw), hookrelay full pipeline with durability full, and with normal. Same load generator,
+// 50 connections, ~730-byte signed bodies with a fresh transfer id per request (no duplicates).
+import { createHmac, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { load, peakRssMb, printTable, ratio, startServer, stopServer, summarize } from './lib/run.mjs';
+
+const DURATION = Number(process.env.BENCH_DURATION ?? 10);
+const CONNECTIONS = 50;
+const SECRET = 'bench-secret';
+const root = fileURLToPath(new URL('..', import.meta.url));
+const cli = join(root, 'dist/cli.js');
+const baseline = join(root, 'bench/lib/baseline-server.mjs');
+
+// A realistic body (spec shape); only result.id changes per request.
+const template = JSON.stringify({
+  event: 'transfer:succeeded',
+  result: {
+    id: '00000000-0000-4000-8000-000000000000',
+    checkoutId: '7f3c2a9e-1b4d-4c8e-9f6a-2d5e8b1c0a47',
+    walletAddress: '0x8ba1f109551bd432803012645ac136ddd64dba72',
+    walletType: 'EMBEDDED',
+    email: 'buyer.name@example.com',
+    quantity: 2,
+    paymentMethod: 'BUY_WITH_CARD',
+    networkFeeUsd: 0.02,
+    totalPriceUsd: 49.02,
+    createdAt: '2026-11-22T14:19:22.123+00:00',
+    paymentCompletedAt: '2026-11-22T14:19:24.273+00:00',
+    transferCompletedAt: '2026-11-22T14:19:33.693+00:00',
+    claimedTokens: {
+      tokenIds: ['4711', '4712'],
+      transactionHashes: { '0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060': ['4711', '4712'] },
+    },
+  },
+});
+
+function signedRequest() {
+  return {
+    method: 'POST',
+    path: '/webhooks/checkout',
+    setupRequest(req) {
+      const body = template.replace('00000000-0000-4000-8000-000000000000', randomUUID());
+      req.body = body;
+      req.headers = { 'content-type': 'application/json', 'x-service-signature': createHmac('sha256', SECRET).update(body).digest('hex') };
+      return req;
+    },
+  };
+}
+
+async function measure(name, server, { overallRate } = {}) {
+  await load({ url: `http://127.0.0.1:${server.port}`, connections: CONNECTIONS, duration: 2, requests: [signedRequest()] }); // warm-up
+  const result = await load({ url: `http://127.0.0.1:${server.port}`, connections: CONNECTIONS, duration: DURATION, requests: [signedRequest()], overallRate });
+  return summarize(name, result, { rssMb: peakRssMb(server.child.pid) });
+}
+
+async function baselineCase(name, kind) {
+  const server = await startServer(process.execPath, [baseline, kind], { readPort: (l) => l.startsWith('{') && JSON.parse(l).port });
+  try {
+    return await measure(name, server);
+  } finally {
+    await stopServer(server.child);
+  }
+}
+
+async function hookrelayCase(name, durability, options) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'hookrelay-bench-'));
+  const env = { HOOKRELAY_PORT: '0', HOOKRELAY_HOST: '127.0.0.1', HOOKRELAY_DATA_DIR: dataDir, HOOKRELAY_RULES_DIR: join(dataDir, 'rules'), HOOKRELAY_SECRET: SECRET, HOOKRELAY_DURABILITY: durability, HOOKRELAY_LOG_LEVEL: 'info' };
+  const readPort = (line) => line.includes('"hookrelay listening"') && Number(new URL(JSON.parse(line).url).port);
+  const server = await startServer(process.execPath, [cli, 'serve'], { env, readPort });
+  try {
+    return await measure(name, server, options);
+  } finally {
+    await stopServer(server.child);
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+console.log(`bench:ingest — ${CONNECTIONS} connections, ${DURATION}s per case, body ${Buffer.byteLength(template)} bytes, node ${process.version}\n`);
+const rows = [];
+rows.push(await baselineCase('node:http (bare, 200)', 'node-http'));
+rows.push(await baselineCase('express hello (express.raw)', 'express'));
+rows.push(await hookrelayCase('hookrelay, durability full', 'full'));
+rows.push(await hookrelayCase('hookrelay, durability normal', 'normal'));
+const [bare, hello, full] = rows;
+const half = Math.max(1, Math.round(full.rps / 2));
+rows.push({ ...(await hookrelayCase(`hookrelay full @ ${half} rps (half)`, 'full', { overallRate: half })), note: 'fixed rate' });
+for (const row of rows) {
+  row['vs node:http'] = ratio(row.rps, bare.rps);
+  row['vs express'] = ratio(row.rps, hello.rps);
+}
+printTable(rows, ['name', 'rps', 'p50', 'p99', 'rssMb', 'non2xx', 'errors', 'vs node:http', 'vs express']);
+console.log('\nlatency in ms; rssMb = peak resident set of the server process; ratios = rps / baseline rps (same run).');
+const halfRow = rows.at(-1);
+console.log(`targets: full >= express hello: ${full.rps >= hello.rps ? 'met' : 'NOT met'} (${ratio(full.rps, hello.rps)}); p99 at half load < 10 ms: ${halfRow.p99 < 10 ? 'met' : 'NOT met'} (${halfRow.p99} ms); RSS < 150 MB: ${Math.max(...rows.slice(2).map((r) => r.rssMb)) < 150 ? 'met' : 'NOT met'}`);

@@ -1,0 +1,27 @@
+// Baseline servers for benchmarks, run as a child process: `node baseline-server.mjs node-http|express`.
+// Prints {"port": N} once listening. They read the whole body and answer 200, nothing else.
+import { createServer } from 'node:http';
+import express from 'express';
+
+const kind = process.argv[2];
+let handler;
+if (kind === 'node-http') {
+  handler = (req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const body = '{"ok":true}';
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length });
+      res.end(body);
+    });
+  };
+} else if (kind === 'express') {
+  const app = express();
+  app.post('/webhooks/:source', express.raw({ type: 'application/json', limit: '1mb' }), (req, res) => res.json({ ok: true, bytes: req.body.length }));
+  handler = app;
+} else {
+  throw new Error(`unknown baseline ${kind}`);
+}
+const server = createServer(handler);
+server.listen(0, '127.0.0.1', () => process.stdout.write(`${JSON.stringify({ port: server.address().port })}\n`));
+process.on('SIGTERM', () => server.close(() => process.exit(0)));

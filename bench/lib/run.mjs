@@ -1,0 +1,69 @@
+// Shared benchmark plumbing: start a server child process, read its peak RSS, run autocannon, print rows.
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import autocannon from 'autocannon';
+
+/** Spawns a server, resolves with its port once `readPort(line)` finds it in stdout. */
+export function startServer(command, args, { env = {}, readPort }) {
+  const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let buffer = '';
+    const onData = (chunk) => {
+      buffer += chunk;
+      for (const line of buffer.split('\n')) {
+        const port = readPort(line);
+        if (port) {
+          child.stdout.off('data', onData);
+          child.stdout.resume(); // keep draining log lines so the server never blocks on a full pipe
+          resolve({ child, port });
+          return;
+        }
+      }
+    };
+    child.stdout.on('data', onData);
+    child.on('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code} before listening`)));
+  });
+}
+
+export async function stopServer(child) {
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+/** Peak resident set size of a process, in MB (VmHWM: the high-water mark since it started). */
+export function peakRssMb(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return Math.round(kb / 1024);
+}
+
+export function load(options) {
+  return new Promise((resolve, reject) => {
+    const instance = autocannon(options, (err, result) => (err ? reject(err) : resolve(result)));
+    autocannon.track(instance, { renderProgressBar: false, renderResultsTable: false, renderLatencyTable: false });
+  });
+}
+
+export function summarize(name, result, extra = {}) {
+  const ok = result['2xx'];
+  return {
+    name,
+    rps: Math.round(ok / (result.duration || 1)),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+    ...extra,
+  };
+}
+
+export function printTable(rows, columns) {
+  const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => String(r[c] ?? '').length)));
+  const line = (cells) => cells.map((cell, i) => String(cell ?? '').padEnd(widths[i])).join('  ');
+  console.log(line(columns));
+  console.log(line(widths.map((w) => '-'.repeat(w))));
+  for (const row of rows) console.log(line(columns.map((c) => row[c])));
+}
+
+export const ratio = (a, b) => (b ? (a / b).toFixed(2) + 'x' : 'n/a');
