@@ -11,7 +11,7 @@ export async function deliveriesForEvent(ruleSet: RuleSet, input: RuleEventInput
   if (ruleSet.rules.length === 0) return [];
   const planned = await planDeliveries(ruleSet, input);
   return planned.map((p) => {
-    const rule = ruleSet.rules.find((r) => r.id === p.ruleId);
+    const rule = ruleSet.rules.find((r) => r.id === p.ruleId); // only matched rules reach here: few
     return {
       ruleId: p.ruleId,
       ruleSetHash: p.ruleSetHash,

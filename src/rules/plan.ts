@@ -1,3 +1,4 @@
+import { matchingRules } from './rule-index.js';
 import type { RuleEventInput, RuleSet } from './types.js';
 
 export interface PlannedDelivery {
@@ -15,7 +16,7 @@ export interface PlannedDelivery {
  * where the rule says so. Called once at ingest so the outbox rows and the event commit together.
  */
 export async function planDeliveries(ruleSet: RuleSet, input: RuleEventInput): Promise<PlannedDelivery[]> {
-  const matching = ruleSet.rules.filter((rule) => rule.matches(input));
+  const matching = matchingRules(ruleSet, input);
   return Promise.all(
     matching.map(async (rule): Promise<PlannedDelivery> => {
       const planned = { ruleId: rule.id, ruleSetHash: ruleSet.hash };
