@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 import { Command, CommanderError } from 'commander';
+import { registerDeliveriesCommand } from './commands/deliveries.js';
+import { registerEventsCommand } from './commands/events.js';
 import { registerSendTestCommand } from './commands/send-test.js';
 import { registerRulesCommand } from './commands/rules.js';
 import { registerServeCommand } from './commands/serve.js';
@@ -19,6 +21,8 @@ registerSignCommand(program);
 registerSendTestCommand(program);
 registerMockCheckoutCommand(program);
 registerRulesCommand(program);
+registerEventsCommand(program);
+registerDeliveriesCommand(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   if (err instanceof CommanderError) process.exit(err.exitCode);

@@ -91,6 +91,38 @@ export const ConfigSchema = z
       })
       .strict()
       .default({ headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, shutdownGraceMs: 10_000 }),
+    metrics: z
+      .object({
+        /** Serve Prometheus metrics at GET /metrics. */
+        enabled: z.coerce.boolean().default(true),
+        /** When set, scrapes must send `Authorization: Bearer <token>`; unauthenticated otherwise, like most exporters. */
+        token: z.string().min(1).optional(),
+        /** Distinct unrecognised event names that get their own label value; later ones are counted as `_other`. */
+        maxEventLabels: z.coerce.number().int().min(0).default(50),
+      })
+      .strict()
+      .default({ enabled: true, maxEventLabels: 50 }),
+    retention: z
+      .object({
+        enabled: z.coerce.boolean().default(true),
+        /** Events first received longer ago than this are pruned. */
+        maxAgeDays: z.coerce.number().positive().default(30),
+        /** At most this many events are kept; the oldest beyond it are pruned. */
+        maxEvents: z.coerce.number().int().positive().default(1_000_000),
+        /** How often a pruning pass runs (the first one runs shortly after start). */
+        intervalMs: z.coerce.number().int().positive().default(60 * 60_000),
+        /** Events deleted per transaction: small, so ingest never waits long for the write lock. */
+        batchSize: z.coerce.number().int().positive().max(10_000).default(500),
+      })
+      .strict()
+      .default({ enabled: true, maxAgeDays: 30, maxEvents: 1_000_000, intervalMs: 3_600_000, batchSize: 500 }),
+    admin: z
+      .object({
+        /** Bearer token of the admin API and the console log-in; generated into the data dir when unset. */
+        token: z.string().trim().min(16, 'use at least 16 characters (e.g. openssl rand -hex 32)').optional(),
+      })
+      .strict()
+      .default({}),
   })
   .strict();
 
@@ -130,6 +162,16 @@ function readEnvLayer(env: Env): RawLayer {
   if (allow !== undefined && allow !== '') {
     values.delivery = { allowNetworks: allow };
     origins.set('delivery', 'HOOKRELAY_ALLOW_NETWORKS');
+  }
+  const metricsToken = env.HOOKRELAY_METRICS_TOKEN;
+  if (metricsToken !== undefined && metricsToken !== '') {
+    values.metrics = { token: metricsToken };
+    origins.set('metrics', 'HOOKRELAY_METRICS_TOKEN');
+  }
+  const adminToken = env.HOOKRELAY_ADMIN_TOKEN;
+  if (adminToken !== undefined && adminToken !== '') {
+    values.admin = { token: adminToken };
+    origins.set('admin', 'HOOKRELAY_ADMIN_TOKEN');
   }
   const secret = env.HOOKRELAY_SECRET;
   if (secret !== undefined && secret !== '') {

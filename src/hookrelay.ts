@@ -1,4 +1,8 @@
 import type { Logger } from 'pino';
+import { startAdminApi } from './admin/api/start-admin-api.js';
+import type { JobRunner } from './admin/api/jobs/job-runner.js';
+import { mountConsole } from './admin/console/console-router.js';
+import { ConsoleSessions } from './admin/console/console-sessions.js';
 import type { Config, SourceConfig } from './config.js';
 import { createCircuitBreaker } from './delivery/circuit-breaker.js';
 import { createDestinationLimiter } from './delivery/destination-limiter.js';
@@ -7,7 +11,11 @@ import { createSsrfGuard, type LookupFunction } from './delivery/ssrf-guard.js';
 import { refusedDestinationWarnings } from './delivery/destination-warnings.js';
 import { DeliveryWorker } from './delivery/worker.js';
 import { deliveriesForEvent } from './ingest/deliveries-for-event.js';
+import { KNOWN_EVENT_SCHEMAS } from './ingest/event-schemas.js';
 import { createIngestHandler } from './ingest/ingest-handler.js';
+import { HookrelayMetrics } from './metrics/hookrelay-metrics.js';
+import { mountMetricsRoute } from './metrics/metrics-route.js';
+import { RetentionWorker } from './retention/retention-worker.js';
 import { RuleSetWatcher } from './rules/watcher.js';
 import { startServer, type ReadinessReport, type RunningServer } from './server.js';
 import { ensureSourceSecrets, type GeneratedSecret } from './source-secrets.js';
@@ -27,9 +35,19 @@ export interface RunningHookrelay {
   store: Store;
   rules: RuleSetWatcher;
   worker: DeliveryWorker | null;
+  /** Null when `metrics.enabled` is false. */
+  metrics: HookrelayMetrics | null;
+  /** Null when `retention.enabled` is false. */
+  retention: RetentionWorker | null;
   sources: readonly SourceConfig[];
   /** Secrets created on this start (first start without a configured secret); shown to the operator once. */
   generatedSecrets: GeneratedSecret[];
+  /** Bearer token of the admin API (/admin/api). */
+  adminToken: string;
+  /** Set when the admin token was generated on this start (no HOOKRELAY_ADMIN_TOKEN, first start); shown once. */
+  generatedAdminToken: { token: string; file: string } | null;
+  /** Bulk replay and retry jobs of the admin API. */
+  adminJobs: JobRunner;
   server: RunningServer;
   /** Graceful stop: stop accepting, finish in-flight requests and attempts, close the database. */
   close(): Promise<void>;
@@ -52,6 +70,13 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
   };
   warnAboutDestinations();
   rules.on('reload', warnAboutDestinations);
+  const metrics = config.metrics.enabled
+    ? new HookrelayMetrics({ sources: sources.map((s) => s.name), knownEvents: Object.keys(KNOWN_EVENT_SCHEMAS), maxEventLabels: config.metrics.maxEventLabels, outboxStats: (now) => store.outboxStats(now) })
+    : null;
+  if (metrics) {
+    rules.on('reload', () => metrics.recordRulesReload());
+    rules.on('error', () => metrics.recordRulesReloadError());
+  }
   const worker = config.delivery.enabled
     ? new DeliveryWorker({
         store,
@@ -65,7 +90,11 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
         batchSize: config.delivery.batchSize,
         leaseMs: config.delivery.leaseMs,
         pollIntervalMs: config.delivery.pollIntervalMs,
+        onAttempt: metrics ? (attempt) => metrics.recordAttempt(attempt) : undefined,
       })
+    : null;
+  const retention = config.retention.enabled
+    ? new RetentionWorker({ store, settings: config.retention, logger, onPass: metrics ? (report) => metrics.recordPrune(report) : undefined })
     : null;
 
   const ingest = createIngestHandler({
@@ -75,6 +104,20 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     logger,
     planDeliveries: (input) => deliveriesForEvent(rules.current(), input),
     onDeliveriesCreated: () => worker?.wake(),
+    onOutcome: metrics ? (outcome) => metrics.recordIngest(outcome) : undefined,
+  });
+
+  const consoleSessions = new ConsoleSessions({ publicUrl: config.publicUrl });
+  const admin = await startAdminApi({
+    configuredToken: config.admin.token,
+    dataDir: config.dataDir,
+    store,
+    rules,
+    worker,
+    dispatcher,
+    sources,
+    logger,
+    sessions: consoleSessions,
   });
 
   const readiness = async (): Promise<ReadinessReport> => {
@@ -90,7 +133,17 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
 
   let server: RunningServer;
   try {
-    server = await startServer({ config, logger, ingest, readiness });
+    server = await startServer({
+      config,
+      logger,
+      ingest,
+      readiness,
+      mount: (app) => {
+        if (metrics) mountMetricsRoute(app, { metrics, token: config.metrics.token });
+        app.use('/admin/api', admin.api.router);
+        mountConsole(app, { sessions: consoleSessions, adminToken: admin.token.token });
+      },
+    });
   } catch (err) {
     rules.close();
     await dispatcher.close();
@@ -98,6 +151,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     throw err;
   }
   worker?.start();
+  retention?.start();
 
   let closing: Promise<void> | undefined;
   return {
@@ -106,13 +160,20 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     store,
     rules,
     worker,
+    metrics,
+    retention,
     sources,
     generatedSecrets: generated,
+    adminToken: admin.token.token,
+    generatedAdminToken: admin.token.generated,
+    adminJobs: admin.jobs,
     server,
     close: () =>
       (closing ??= (async () => {
         await server.close();
         await worker?.stop(config.server.shutdownGraceMs);
+        await retention?.stop();
+        await admin.jobs.stop();
         rules.close();
         await dispatcher.close();
         await store.close();

@@ -1,16 +1,26 @@
 // A loopback sink for delivery benchmarks, run as a child process: answers 200 to every POST and counts
-// them; GET /count returns the count. Prints {"port": N} once listening.
+// them; GET /count returns the count and the times of the first and last arrival since the last
+// GET /reset. Prints {"port": N} once listening.
 import { createServer } from 'node:http';
 
 let count = 0;
+let first = 0;
+let last = 0;
 const server = createServer((req, res) => {
   if (req.method === 'GET' && req.url === '/count') {
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ count }));
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ count, first, last }));
+    return;
+  }
+  if (req.method === 'GET' && req.url === '/reset') {
+    count = first = last = 0;
+    res.writeHead(200).end();
     return;
   }
   req.resume();
   req.on('end', () => {
     count += 1;
+    last = performance.now();
+    if (count === 1) first = last;
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': 2 }).end('{}');
   });
 });

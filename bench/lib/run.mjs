@@ -11,7 +11,12 @@ export function startServer(command, args, { env = {}, readPort }) {
     const onData = (chunk) => {
       buffer += chunk;
       for (const line of buffer.split('\n')) {
-        const port = readPort(line);
+        let port;
+        try {
+          port = readPort(line);
+        } catch {
+          continue; // a line cut in two by the pipe; it is read whole on the next chunk
+        }
         if (port) {
           child.stdout.off('data', onData);
           child.stdout.resume(); // keep draining log lines so the server never blocks on a full pipe
@@ -26,6 +31,7 @@ export function startServer(command, args, { env = {}, readPort }) {
 }
 
 export async function stopServer(child) {
+  if (child.exitCode !== null || child.signalCode !== null) throw new Error(`server process had already exited (${child.exitCode ?? child.signalCode})`);
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGTERM');
   await exited;

@@ -32,6 +32,7 @@ async function serve(flags: ServeFlags): Promise<void> {
         `Give it to the sender and point its webhook URL at ${base}/webhooks/${generated.source}\n\n`,
     );
   }
+  if (app.generatedAdminToken) process.stderr.write(`\nhookrelay generated an admin token (saved to ${app.generatedAdminToken.file}, shown only now):\n\n    ${app.generatedAdminToken.token}\n\nUse it as "Authorization: Bearer <token>" on ${base}/admin/api and to log in to ${base}/console\n\n`);
   logger.info({ url: app.url, webhooks: app.sources.map((s) => `${base}/webhooks/${s.name}`), dataDir: config.dataDir, durability: config.durability }, 'hookrelay listening');
 
   let signals = 0;

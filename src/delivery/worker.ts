@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { Dispatcher } from 'undici';
 import type { Logger } from 'pino';
 import type { CompiledRule, RuleSet } from '../rules/types.js';
@@ -23,6 +24,8 @@ export interface DeliveryWorkerOptions {
   pollIntervalMs: number;
   now?: () => number;
   random?: () => number;
+  /** Called after each attempt is recorded (metrics). */
+  onAttempt?: (attempt: { ruleId: string; outcome: 'delivered' | 'retry' | 'dead'; durationMs: number }) => void;
 }
 
 /** How long a row waits when its destination is at its concurrency or rate limit. */
@@ -54,6 +57,8 @@ export class DeliveryWorker {
   constructor(private readonly options: DeliveryWorkerOptions) {
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
+    // Every in-flight attempt listens on the one shutdown signal; that many listeners is expected, not a leak.
+    setMaxListeners(options.maxInFlight + 16, this.abort.signal);
   }
 
   start(): void {
@@ -81,9 +86,12 @@ export class DeliveryWorker {
   }
 
   private async loop(): Promise<void> {
+    // Claiming is a write transaction: wait until a quarter of a batch of slots is free rather than claiming
+    // one row each time one attempt finishes.
+    const claimThreshold = Math.max(1, Math.floor(Math.min(this.options.batchSize, this.options.maxInFlight) / 4));
     while (!this.stopping) {
       const free = this.options.maxInFlight - this.inFlight.size;
-      if (free > 0) {
+      if (free >= claimThreshold || (free > 0 && this.inFlight.size === 0)) {
         const limit = Math.min(free, this.options.batchSize);
         let claimed: ClaimedDelivery[] = [];
         try {
@@ -220,6 +228,7 @@ export class DeliveryWorker {
       responseExcerpt: result.responseExcerpt || null,
       outcome,
     }, resolution);
+    this.options.onAttempt?.({ ruleId: delivery.ruleId, outcome, durationMs: result.durationMs });
     this.options.logger.info({
       deliveryId: delivery.id, eventId: delivery.eventId, ruleId: delivery.ruleId, destination, attempt, status: result.status ?? null,
       outcome, durationMs: Math.round(result.durationMs), error: result.error?.code ?? null, leaseLost: !kept || undefined,

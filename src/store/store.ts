@@ -159,4 +159,121 @@ export interface Store {
   /** Throws `store_unavailable` unless a write can commit right now. */
   checkWritable(): Promise<void>;
   close(): Promise<void>;
+
+  // Retention: each call is one short transaction; events with a pending delivery are never deleted.
+  /** Deletes up to `limit` of the oldest events first received before `receivedBefore`; returns how many. */
+  pruneEventsOlderThan(receivedBefore: number, limit: number): Promise<number>;
+  /** Deletes up to `limit` of the oldest events; returns how many. */
+  pruneOldestEvents(limit: number): Promise<number>;
+  /** Gives up to `maxPages` free database pages back to the file system; returns the free pages left. */
+  reclaimFreePages(maxPages: number): Promise<number>;
+
+  // Export, import and bulk operations (CLI).
+  countEvents(selection: EventSelection): Promise<number>;
+  /** Whole events (raw bytes and headers), oldest first; page on with `afterId`. */
+  listEventsForExport(selection: EventSelection, limit: number): Promise<StoredEvent[]>;
+  /** Stores events not already present (same key as ingest), in one transaction; creates no deliveries. */
+  importEvents(events: ImportedEvent[]): Promise<ImportResult>;
+  /** Replay of many events in one transaction: the outbox rows for each event; returns how many rows. */
+  createDeliveriesForEvents(batch: { eventId: number; deliveries: NewDelivery[] }[], origin: DeliveryOrigin): Promise<number>;
+  countDeadDeliveries(filter: BulkDeliveryFilter): Promise<number>;
+  /** Makes up to `limit` matching dead deliveries (ascending id) pending and due at `now`, in one transaction; returns their ids. */
+  retryDeadDeliveries(filter: BulkDeliveryFilter, limit: number, now: number): Promise<number[]>;
+
+  // Admin API.
+  /**
+   * Newest first, keyset-paginated from `after` (the last item of the previous page); ordered by receipt
+   * time when a time range is given, by id otherwise. Every filter is served by an index, at any depth.
+   */
+  searchEvents(search: EventSearch, page: { limit: number; after?: EventPosition }): Promise<EventSearchPage>;
+  /** Deliveries per state of each rule (zeros for a rule without any). */
+  deliveryCountsByRule(ruleIds: readonly string[]): Promise<Map<string, RuleDeliveryCounts>>;
+  createJob(job: NewJob): Promise<Job>;
+  getJob(id: number): Promise<Job | null>;
+  /** Newest first. */
+  listJobs(limit: number): Promise<Job[]>;
+  /** Records a running job's counters (absolute values). */
+  updateJobProgress(id: number, progress: JobProgress): Promise<void>;
+  /** Moves a running job to a final state; false when it was not running any more (cancelled meanwhile). */
+  finishJob(id: number, state: Exclude<JobState, 'running'>, error: string | null, now: number): Promise<boolean>;
+  /** Marks every job still recorded as running as failed (a restart interrupted them); returns how many. */
+  failRunningJobs(error: string, now: number): Promise<number>;
+}
+
+/** The admin list filter: the event filter plus "has at least one delivery in this state". */
+export interface EventSearch extends EventFilter {
+  deliveryState?: DeliveryState;
+}
+
+/** Where a page of events ended: its last item's id and receipt time. */
+export interface EventPosition {
+  id: number;
+  receivedAt: number;
+}
+
+export interface EventSearchPage {
+  items: EventSummary[];
+  /** Pass as `after` for the next (older) page; null when this is the last page. */
+  next: EventPosition | null;
+}
+
+export interface RuleDeliveryCounts {
+  pending: number;
+  delivered: number;
+  dead: number;
+}
+
+export type JobKind = 'replay' | 'retry';
+export type JobState = 'running' | 'done' | 'cancelled' | 'failed';
+
+export interface JobProgress {
+  total: number;
+  processed: number;
+  created: number;
+  failed: number;
+}
+
+export interface NewJob {
+  kind: JobKind;
+  /** The filter the job was started with, kept for display. */
+  filter: Record<string, unknown>;
+  ruleId: string | null;
+  total: number;
+  startedAt: number;
+}
+
+export interface Job extends NewJob, JobProgress {
+  id: number;
+  state: JobState;
+  finishedAt: number | null;
+  error: string | null;
+}
+
+/** Filters of the CLI and bulk operations: the list filter, plus an id lower bound and a delivery state. */
+export interface EventSelection extends EventFilter {
+  /** Only events with an id greater than this (paging, or resuming an interrupted bulk operation). */
+  afterId?: number;
+  /** Only events with an id up to this one (a bulk operation leaves out events that arrive while it runs). */
+  throughId?: number;
+  /** Only events with at least one delivery in this state. */
+  deliveryState?: DeliveryState;
+}
+
+/** Dead-lettered deliveries to retry: by rule, by event, or by anything about their events. */
+export interface BulkDeliveryFilter extends EventFilter {
+  ruleId?: string;
+  eventId?: number;
+  /** Only deliveries with an id greater than this. */
+  afterId?: number;
+}
+
+/** An event as exported: everything stored about it except its id (a new one is given on import). */
+export interface ImportedEvent extends Omit<NewEvent, 'deliveries'> {
+  lastReceivedAt: number;
+  receivedCount: number;
+}
+
+export interface ImportResult {
+  imported: number;
+  duplicates: number;
 }

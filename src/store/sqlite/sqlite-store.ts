@@ -11,6 +11,13 @@ import { GroupCommit } from './group-commit.js';
 import { WalFsync, type FsyncFn } from './wal-fsync.js';
 import { migrate } from './migrate.js';
 import { OutboxQueries, type AttemptToRecord } from './outbox.js';
+import type { BulkDeliveryFilter, EventSelection, ImportedEvent, ImportResult } from '../store.js';
+import { BulkQueries } from './bulk-queries.js';
+import { RetentionQueries } from './retention-queries.js';
+import { TransferQueries } from './transfer-queries.js';
+import type { EventPosition, EventSearch, EventSearchPage, Job, JobProgress, JobState, NewJob, RuleDeliveryCounts } from '../store.js';
+import { AdminJobQueries } from './admin-jobs.js';
+import { AdminQueries } from './admin-queries.js';
 
 export interface SqliteStoreOptions {
   dataDir: string;
@@ -232,5 +239,105 @@ export class SqliteStore implements Store {
     if (this.walFsync) await this.walFsync.sync();
     this.walFsync?.close();
     this.db.close();
+  }
+
+  // Retention, export/import and bulk operations; their SQL lives in retention-, transfer- and bulk-queries.ts.
+  private retentionSql?: RetentionQueries;
+  private transferSql?: TransferQueries;
+  private bulkSql?: BulkQueries;
+
+  private get retention(): RetentionQueries {
+    return (this.retentionSql ??= new RetentionQueries(this.db));
+  }
+
+  private get transfer(): TransferQueries {
+    return (this.transferSql ??= new TransferQueries(this.db));
+  }
+
+  private get bulk(): BulkQueries {
+    return (this.bulkSql ??= new BulkQueries(this.db));
+  }
+
+  async pruneEventsOlderThan(receivedBefore: number, limit: number): Promise<number> {
+    return this.write(() => this.retention.pruneOlderThan(receivedBefore, limit));
+  }
+
+  async pruneOldestEvents(limit: number): Promise<number> {
+    return this.write(() => this.retention.pruneOldest(limit));
+  }
+
+  async reclaimFreePages(maxPages: number): Promise<number> {
+    return this.write(() => this.retention.reclaimFreePages(maxPages));
+  }
+
+  async countEvents(selection: EventSelection): Promise<number> {
+    return this.transfer.count(selection);
+  }
+
+  async listEventsForExport(selection: EventSelection, limit: number): Promise<StoredEvent[]> {
+    return this.transfer.listFull(selection, limit);
+  }
+
+  async importEvents(events: ImportedEvent[]): Promise<ImportResult> {
+    return this.write(() => this.db.transaction(() => this.transfer.insertAll(events)).immediate());
+  }
+
+  async createDeliveriesForEvents(batch: { eventId: number; deliveries: NewDelivery[] }[], origin: DeliveryOrigin): Promise<number> {
+    const now = Date.now();
+    return this.write(() =>
+      this.db.transaction(() => batch.reduce((created, item) => created + this.outbox.insertDeliveries(item.eventId, item.deliveries, origin, now).length, 0)).immediate(),
+    );
+  }
+
+  async countDeadDeliveries(filter: BulkDeliveryFilter): Promise<number> {
+    return this.bulk.countDead(filter);
+  }
+
+  async retryDeadDeliveries(filter: BulkDeliveryFilter, limit: number, now: number): Promise<number[]> {
+    return this.write(() => this.db.transaction(() => this.bulk.retryDead(filter, limit, now)).immediate());
+  }
+
+  // Admin API: list queries in admin-queries.ts, the jobs table in admin-jobs.ts.
+  private adminSql?: AdminQueries;
+  private jobSql?: AdminJobQueries;
+
+  private get admin(): AdminQueries {
+    return (this.adminSql ??= new AdminQueries(this.db));
+  }
+
+  private get jobs(): AdminJobQueries {
+    return (this.jobSql ??= new AdminJobQueries(this.db));
+  }
+
+  async searchEvents(search: EventSearch, page: { limit: number; after?: EventPosition }): Promise<EventSearchPage> {
+    return this.admin.searchEvents(search, page);
+  }
+
+  async deliveryCountsByRule(ruleIds: readonly string[]): Promise<Map<string, RuleDeliveryCounts>> {
+    return this.admin.deliveryCountsByRule(ruleIds);
+  }
+
+  async createJob(job: NewJob): Promise<Job> {
+    return this.write(() => this.jobs.create(job));
+  }
+
+  async getJob(id: number): Promise<Job | null> {
+    return this.jobs.get(id);
+  }
+
+  async listJobs(limit: number): Promise<Job[]> {
+    return this.jobs.list(limit);
+  }
+
+  async updateJobProgress(id: number, progress: JobProgress): Promise<void> {
+    this.write(() => this.jobs.updateProgress(id, progress));
+  }
+
+  async finishJob(id: number, state: Exclude<JobState, 'running'>, error: string | null, now: number): Promise<boolean> {
+    return this.write(() => this.jobs.finishJob(id, state, error, now));
+  }
+
+  async failRunningJobs(error: string, now: number): Promise<number> {
+    return this.write(() => this.jobs.failRunningJobs(error, now));
   }
 }

@@ -1,0 +1,58 @@
+import express, { Router } from 'express';
+import { z } from 'zod';
+import { VERSION } from '../../version.js';
+import { buildOpenApiDocument, type OpenApiDocument } from '../openapi.js';
+import { requireAdmin, type SessionVerifier } from './auth.js';
+import type { AdminContext } from './context.js';
+import type { JobRunner } from './jobs/job-runner.js';
+import { defineRoute, registerRoutes, type AdminRoute } from './route-table.js';
+import { deliveryRoutes } from './routes/delivery-routes.js';
+import { eventRoutes } from './routes/event-routes.js';
+import { jobRoutes } from './routes/job-routes.js';
+import { ruleRoutes } from './routes/rule-routes.js';
+
+export interface AdminApiOptions {
+  context: AdminContext;
+  jobs: JobRunner;
+  /** The admin token (bearer). */
+  token: string;
+  /** Console log-ins; without it only bearer tokens are accepted. */
+  sessions?: SessionVerifier;
+}
+
+export interface AdminApi {
+  /** Mount at /admin/api. */
+  router: Router;
+  routes: readonly AdminRoute[];
+  document: OpenApiDocument;
+}
+
+/** The admin API: one route table serves the requests and generates the OpenAPI document. */
+export function createAdminApi(options: AdminApiOptions): AdminApi {
+  const { context, jobs } = options;
+  const routes: AdminRoute[] = [...eventRoutes(context, jobs), ...deliveryRoutes(context, jobs), ...jobRoutes(context, jobs), ...ruleRoutes(context)];
+  let document: OpenApiDocument;
+  routes.push(
+    defineRoute({
+      method: 'get',
+      path: '/openapi.json',
+      operationId: 'getOpenApiDocument',
+      summary: 'This API described as OpenAPI 3.1',
+      success: { status: 200, description: 'the OpenAPI document', schema: z.record(z.string(), z.unknown()) },
+      async handle() {
+        return { status: 200, body: document };
+      },
+    }),
+  );
+  document = buildOpenApiDocument(routes, VERSION);
+
+  const router = Router();
+  router.use(requireAdmin(options.token, options.sessions));
+  router.use((_req, res, next) => {
+    res.set('Cache-Control', 'no-store'); // answers carry buyers' data
+    next();
+  });
+  router.use(express.json({ limit: '1mb' }));
+  registerRoutes(router, routes);
+  return { router, routes, document };
+}

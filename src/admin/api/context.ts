@@ -1,0 +1,19 @@
+import type { Logger } from 'pino';
+import type { Dispatcher } from 'undici';
+import type { SourceConfig } from '../../config.js';
+import type { RuleSetStatus } from '../../rules/watcher.js';
+import type { RuleSet } from '../../rules/types.js';
+import type { Store } from '../../store/store.js';
+
+/** What the admin API works with; assembled once by the composition root. */
+export interface AdminContext {
+  store: Store;
+  rules: { current(): RuleSet; status(): RuleSetStatus };
+  /** Tells the delivery worker new deliveries are due (a no-op when delivery is disabled). */
+  wakeWorker: () => void;
+  /** The SSRF-guarded dispatcher: resends reach only addresses the guard allows. */
+  dispatcher: Dispatcher;
+  sources: ReadonlyMap<string, SourceConfig>;
+  logger: Logger;
+  now: () => number;
+}

@@ -1,0 +1,67 @@
+import type { RuleSet } from '../../../rules/types.js';
+import type { EventSelection, JobProgress, NewDelivery, Store } from '../../../store/store.js';
+import { deliveriesForEvent } from '../../../ingest/deliveries-for-event.js';
+import { ruleInputOf } from '../event-input.js';
+import { JOB_BATCH_SIZE, yieldToEventLoop } from './batches.js';
+
+export interface BatchLoop {
+  store: Store;
+  /** True once the job must stop (cancelled, or the server is stopping): checked between batches. */
+  shouldStop: () => boolean;
+  onProgress: (progress: JobProgress) => Promise<void>;
+  wakeWorker: () => void;
+}
+
+export interface ReplayJobInput {
+  selection: EventSelection;
+  /** The newest event when the job started: events arriving later are not replayed. */
+  throughId: number;
+  ruleId: string | null;
+  rules: () => RuleSet;
+  total: number;
+}
+
+/** The current rules, or only `ruleId` of them (read per batch, so a hot reload applies to the next batch). */
+function rulesToReplay(ruleSet: RuleSet, ruleId: string | null): RuleSet {
+  if (ruleId === null) return ruleSet;
+  const rules = ruleSet.rules.filter((rule) => rule.id === ruleId);
+  if (rules.length === 0) throw new Error(`rule "${ruleId}" is no longer in the rule set`);
+  return { ...ruleSet, rules };
+}
+
+/**
+ * Replays matching events oldest first, a batch at a time: the batch is planned (rules, transforms), then,
+ * unless the job was stopped meanwhile, its deliveries are written in one transaction and the progress
+ * recorded, so a cancelled job never leaves half a batch behind.
+ */
+export async function runReplayJob(loop: BatchLoop, job: ReplayJobInput): Promise<JobProgress> {
+  const progress: JobProgress = { total: job.total, processed: 0, created: 0, failed: 0 };
+  let afterId = 0;
+  while (!loop.shouldStop()) {
+    const events = await loop.store.listEventsForExport({ ...job.selection, afterId, throughId: job.throughId }, JOB_BATCH_SIZE);
+    if (events.length === 0) break;
+    const ruleSet = rulesToReplay(job.rules(), job.ruleId);
+    const batch: { eventId: number; deliveries: NewDelivery[] }[] = [];
+    let failed = 0;
+    for (const event of events) {
+      try {
+        // The ingest path's own planning: events the rules do not match get no deliveries.
+        const deliveries = await deliveriesForEvent(ruleSet, ruleInputOf(event));
+        if (deliveries.length > 0) batch.push({ eventId: event.id, deliveries });
+      } catch {
+        failed += 1; // a body that is not JSON (an imported event): nothing to replay
+      }
+    }
+    if (loop.shouldStop()) break;
+    const created = batch.length > 0 ? await loop.store.createDeliveriesForEvents(batch, 'replay') : 0;
+    progress.processed += events.length;
+    progress.created += created;
+    progress.failed += failed;
+    await loop.onProgress({ ...progress, total: Math.max(progress.total, progress.processed) });
+    if (created > 0) loop.wakeWorker();
+    afterId = events.at(-1)!.id;
+    if (events.length < JOB_BATCH_SIZE) break;
+    await yieldToEventLoop();
+  }
+  return progress;
+}

@@ -1,0 +1,104 @@
+import { z } from 'zod';
+
+/**
+ * What the admin API accepts. These schemas validate every request and are also the source of the
+ * OpenAPI document (`openapi.ts`), so the two cannot drift. Query values arrive as strings: numbers are
+ * coerced. Every object is strict: an unknown (misspelt) parameter is refused, not silently ignored.
+ */
+
+const unixMs = z.coerce.number().int().min(0).meta({ description: 'unix time in milliseconds' });
+const text = z.string().min(1).max(500);
+const positiveId = z.coerce.number().int().positive();
+
+export const ValidationSchema = z.enum(['valid', 'unrecognised']);
+export const DeliveryStateSchema = z.enum(['pending', 'delivered', 'dead']);
+
+const eventFilterShape = {
+  event: text.optional().meta({ description: 'event name, e.g. transfer:succeeded' }),
+  source: text.optional(),
+  checkoutId: text.optional(),
+  email: text.optional().meta({ description: 'matched case-insensitively' }),
+  walletAddress: text.optional().meta({ description: 'matched case-insensitively' }),
+  transferId: text.optional().meta({ description: 'the `result.id` of the event' }),
+  receivedFrom: unixMs.optional().meta({ description: 'first received at or after (unix ms)' }),
+  receivedTo: unixMs.optional().meta({ description: 'first received before (unix ms)' }),
+  validation: ValidationSchema.optional(),
+  deliveryState: DeliveryStateSchema.optional().meta({ description: 'events with at least one delivery in this state' }),
+};
+
+export const EventFilterSchema = z.object(eventFilterShape).strict().meta({ id: 'EventFilter' });
+
+const pageShape = {
+  limit: z.coerce.number().int().min(1).max(500).default(50),
+  cursor: z.string().min(1).max(200).optional().meta({ description: '`nextCursor` of the previous page' }),
+};
+
+export const EventsQuerySchema = z.object({ ...eventFilterShape, ...pageShape }).strict();
+
+export const DeliveriesQuerySchema = z
+  .object({ state: DeliveryStateSchema.optional(), ruleId: text.optional(), eventId: positiveId.optional(), ...pageShape })
+  .strict();
+
+export const NumericIdParamsSchema = z.object({ id: positiveId }).strict();
+export const RuleIdParamsSchema = z.object({ id: z.string().min(1).max(200) }).strict();
+
+export const ReplayEventBodySchema = z
+  .object({
+    ruleId: z.string().min(1).optional().meta({ description: 'only this rule (404 when unknown)' }),
+    force: z.boolean().optional().meta({ description: 'with ruleId: replay even when the event does not match the rule' }),
+  })
+  .strict()
+  .refine((body) => !body.force || body.ruleId !== undefined, { path: ['force'], message: 'force needs a ruleId' });
+
+export const BulkReplayBodySchema = z
+  .object({
+    filter: EventFilterSchema,
+    ruleId: z.string().min(1).optional().meta({ description: 'only this rule; events it does not match are skipped' }),
+  })
+  .strict();
+
+// A bulk retry takes dead-lettered deliveries only, so it has no delivery-state filter.
+const { deliveryState: _deliveryState, ...retryEventShape } = eventFilterShape;
+
+export const BulkRetryBodySchema = z
+  .object({
+    filter: z
+      .object({
+        ...retryEventShape,
+        ruleId: z.string().min(1).optional(),
+        eventId: z.number().int().positive().optional(),
+      })
+      .strict(),
+  })
+  .strict();
+
+export const SIGNING_SCHEMES = ['hmac-sha256-hex', 'standard-webhooks'] as const;
+
+export const ResendSigningSchema = z
+  .discriminatedUnion('mode', [
+    z.object({ mode: z.literal('original') }).strict().meta({ description: 'the signature headers received with the event, unchanged' }),
+    z
+      .object({ mode: z.literal('resign'), scheme: z.enum(SIGNING_SCHEMES), secret: z.string().min(1).max(1000) })
+      .strict()
+      .meta({ description: 'signed afresh with this secret (standard-webhooks: base64, optionally prefixed whsec_)' }),
+    z.object({ mode: z.literal('none') }).strict().meta({ description: 'no signature headers' }),
+  ])
+  .meta({ id: 'ResendSigning' });
+
+export const ResendBodySchema = z
+  .object({
+    url: z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).max(2000),
+    signing: ResendSigningSchema,
+  })
+  .strict();
+
+export const DryRunBodySchema = z
+  .object({
+    eventId: z.number().int().positive().optional().meta({ description: 'one stored event' }),
+    last: z.number().int().min(1).max(1000).optional().meta({ description: 'the newest N stored events' }),
+  })
+  .strict()
+  .refine((body) => (body.eventId === undefined) !== (body.last === undefined), { message: 'give either eventId or last (not both)' })
+  .meta({ description: 'exactly one of eventId or last' });
+
+export type EventFilterInput = z.output<typeof EventFilterSchema>;

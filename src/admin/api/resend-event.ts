@@ -1,0 +1,60 @@
+import { randomUUID } from 'node:crypto';
+import type { z } from 'zod';
+import { sendAttempt } from '../../delivery/http-sender.js';
+import { signOutgoing } from '../../delivery/outgoing-signing.js';
+import { HookrelayError } from '../../errors.js';
+import type { StoredEvent } from '../../store/store.js';
+import type { AdminContext } from './context.js';
+import type { ResendBodySchema } from './request-schemas.js';
+import type { ResendResultView } from './response-schemas.js';
+
+const RESEND_TIMEOUT_MS = 10_000;
+/** Signature headers of the schemes ingest verifies (stored with the event, credentials excepted). */
+const SIGNATURE_HEADERS = ['x-service-signature', 'webhook-id', 'webhook-timestamp', 'webhook-signature'];
+
+type ResendRequest = z.output<typeof ResendBodySchema>;
+
+/** The signature headers the event arrived with: its source's configured header and the well-known ones. */
+function originalSignatureHeaders(event: StoredEvent, ctx: AdminContext): Record<string, string> {
+  const configured = ctx.sources.get(event.source)?.signatureHeader;
+  const names = new Set([...(configured ? [configured] : []), ...SIGNATURE_HEADERS]);
+  const headers: Record<string, string> = {};
+  for (const name of names) {
+    const value = event.headers[name];
+    if (value !== undefined) headers[name] = value;
+  }
+  return headers;
+}
+
+function signatureHeaders(event: StoredEvent, signing: ResendRequest['signing'], ctx: AdminContext): Record<string, string> {
+  switch (signing.mode) {
+    case 'original':
+      return originalSignatureHeaders(event, ctx);
+    case 'none':
+      return {};
+    case 'resign':
+      try {
+        return signOutgoing({ signing: { scheme: signing.scheme, secret: signing.secret }, deliveryId: `rsnd_${randomUUID()}`, timestamp: new Date(ctx.now()), body: event.body });
+      } catch (err) {
+        const message = (err as Error).message;
+        throw new HookrelayError('validation_failed', `Cannot sign with this secret: ${message}`, { issues: [{ path: 'signing.secret', message, code: 'custom' }] });
+      }
+  }
+}
+
+/**
+ * POST /events/:id/resend: the stored raw bytes, byte-exact, to any URL, once, through the SSRF-guarded
+ * dispatcher. Nothing is stored; the answer is the attempt's outcome.
+ */
+export async function resendEvent(ctx: AdminContext, eventId: number, request: ResendRequest): Promise<ResendResultView> {
+  const event = await ctx.store.getEvent(eventId);
+  if (!event) throw new HookrelayError('not_found', `No event ${eventId}.`);
+  const headers = { 'content-type': event.headers['content-type'] ?? 'application/json', ...signatureHeaders(event, request.signing, ctx) };
+  const result = await sendAttempt({ url: request.url, headers, body: event.body, timeoutMs: RESEND_TIMEOUT_MS, dispatcher: ctx.dispatcher });
+  // The origin only: full URLs (Slack, Zapier hooks) are secrets.
+  ctx.logger.info({ eventId, destination: new URL(request.url).origin, mode: request.signing.mode, status: result.status ?? null, error: result.error?.code ?? null }, 'event resent');
+  if (result.error?.code === 'destination_refused') {
+    throw new HookrelayError('destination_refused', result.error.message, { url: request.url });
+  }
+  return { status: result.status ?? null, durationMs: Math.round(result.durationMs), responseExcerpt: result.responseExcerpt, error: result.error ?? null };
+}

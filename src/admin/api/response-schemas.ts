@@ -1,0 +1,159 @@
+import { z } from 'zod';
+import { DeliveryStateSchema, ValidationSchema } from './request-schemas.js';
+
+/**
+ * What the admin API answers. The handlers build their answers with these types (views.ts) and the
+ * OpenAPI document is generated from the same schemas. Times are ISO 8601 strings.
+ */
+
+const isoTime = z.string().meta({ format: 'date-time' });
+const int = z.number().int();
+
+export const ErrorBodySchema = z
+  .object({ error: z.object({ code: z.string(), message: z.string(), details: z.unknown() }) })
+  .meta({ id: 'Error', description: 'see docs/errors.md; validation errors list `details.issues[{path,message,code}]`' });
+
+export const EventSummarySchema = z
+  .object({
+    id: int,
+    source: z.string(),
+    event: z.string(),
+    transferId: z.string().meta({ description: '`result.id` of the event' }),
+    checkoutId: z.string().nullable(),
+    email: z.string().nullable(),
+    walletAddress: z.string().nullable(),
+    validation: ValidationSchema,
+    receivedAt: isoTime,
+    lastReceivedAt: isoTime,
+    receivedCount: int,
+    bodyBytes: int,
+  })
+  .meta({ id: 'EventSummary' });
+
+export const EventDetailSchema = EventSummarySchema.extend({
+  headers: z.record(z.string(), z.string()).meta({ description: 'received headers, credentials removed (signatures kept)' }),
+  body: z.string().meta({ description: 'the raw bytes as UTF-8 text' }),
+  bodyBase64: z.string().meta({ description: 'the exact bytes received' }),
+  parsed: z.unknown().meta({ description: 'the body parsed as JSON' }),
+}).meta({ id: 'EventDetail' });
+
+export const DeliverySchema = z
+  .object({
+    id: int,
+    eventId: int,
+    ruleId: z.string(),
+    ruleSetHash: z.string(),
+    origin: z.enum(['ingest', 'replay']),
+    state: DeliveryStateSchema,
+    contentType: z.string(),
+    attempts: int,
+    nextAttemptAt: isoTime.nullable(),
+    lastStatus: int.nullable(),
+    lastError: z.string().nullable(),
+    deadReason: z.string().nullable(),
+    createdAt: isoTime,
+    updatedAt: isoTime,
+  })
+  .meta({ id: 'Delivery' });
+
+export const AttemptSchema = z
+  .object({
+    attempt: int,
+    startedAt: isoTime,
+    durationMs: z.number(),
+    urlOrigin: z.string(),
+    status: int.nullable(),
+    errorCode: z.string().nullable(),
+    errorMessage: z.string().nullable(),
+    responseExcerpt: z.string().nullable(),
+    outcome: z.enum(['delivered', 'retry', 'dead']),
+  })
+  .meta({ id: 'Attempt' });
+
+export const DeliveryDetailSchema = DeliverySchema.extend({ attemptLog: z.array(AttemptSchema) }).meta({ id: 'DeliveryDetail' });
+
+export const JobSchema = z
+  .object({
+    id: int,
+    kind: z.enum(['replay', 'retry']),
+    state: z.enum(['running', 'done', 'cancelled', 'failed']),
+    filter: z.record(z.string(), z.unknown()),
+    ruleId: z.string().nullable(),
+    total: int,
+    processed: int,
+    created: int,
+    failed: int,
+    startedAt: isoTime,
+    finishedAt: isoTime.nullable(),
+    error: z.string().nullable(),
+  })
+  .meta({ id: 'Job' });
+
+export const EventListSchema = z.object({ items: z.array(EventSummarySchema), nextCursor: z.string().nullable() });
+export const DeliveryListSchema = z.object({ items: z.array(DeliverySchema), nextCursor: z.string().nullable() });
+export const EventWithDeliveriesSchema = z.object({ event: EventDetailSchema, deliveries: z.array(DeliveryDetailSchema) });
+export const ReplayResultSchema = z.object({ deliveries: z.array(DeliverySchema) });
+export const JobListSchema = z.array(JobSchema);
+
+export const ResendResultSchema = z.object({
+  status: int.nullable().meta({ description: 'HTTP status of the answer; null when none came' }),
+  durationMs: z.number(),
+  responseExcerpt: z.string(),
+  error: z.object({ code: z.string(), message: z.string() }).nullable().meta({ description: 'timeout, connection error, ...' }),
+});
+
+const RuleCountsSchema = z.object({ pending: int, delivered: int, dead: int });
+
+export const RuleStatusSchema = z
+  .object({
+    id: z.string(),
+    description: z.string().optional(),
+    file: z.string(),
+    line: int,
+    enabled: z.boolean(),
+    on: z.array(z.string()),
+    source: z.string().optional(),
+    where: z.record(z.string(), z.unknown()),
+    transform: z.string().optional(),
+    to: z.object({ url: z.string(), method: z.enum(['POST', 'PUT', 'PATCH']), headers: z.record(z.string(), z.string()) }),
+    sign: z.object({ scheme: z.enum(['none', 'standard-webhooks', 'hmac-sha256-hex']), secret: z.string().optional(), header: z.string().optional() }),
+    timeoutMs: int,
+    retryScheduleMs: z.array(int),
+    retryOn: z.array(int),
+    concurrency: int.optional(),
+    rateLimitPerSecond: z.number().optional(),
+    env: z.array(z.string()),
+    counts: RuleCountsSchema,
+  })
+  .meta({ id: 'RuleStatus', description: 'the rule as written (secrets redacted, ${ENV} references unresolved) with its delivery counts' });
+
+export const RulesSchema = z.object({
+  hash: z.string(),
+  loadedAt: isoTime,
+  lastError: z.object({ at: isoTime, errors: z.array(z.string()).meta({ description: '`file:line path: message`' }) }).nullable(),
+  warnings: z.array(z.string()),
+  rules: z.array(RuleStatusSchema),
+});
+
+export const DryRunResultSchema = z.object({
+  results: z.array(
+    z.object({
+      eventId: int,
+      matched: z.boolean(),
+      reason: z.string().nullable().meta({ description: 'why it did not match; null when it matched' }),
+      body: z.string().optional().meta({ description: 'what would be sent (UTF-8 text)' }),
+      contentType: z.string().optional(),
+      renderError: z.string().optional(),
+    }),
+  ),
+});
+
+export type EventSummaryView = z.output<typeof EventSummarySchema>;
+export type EventDetailView = z.output<typeof EventDetailSchema>;
+export type DeliveryView = z.output<typeof DeliverySchema>;
+export type DeliveryDetailView = z.output<typeof DeliveryDetailSchema>;
+export type JobView = z.output<typeof JobSchema>;
+export type ResendResultView = z.output<typeof ResendResultSchema>;
+export type RulesView = z.output<typeof RulesSchema>;
+export type RuleStatusView = z.output<typeof RuleStatusSchema>;
+export type DryRunResultView = z.output<typeof DryRunResultSchema>;

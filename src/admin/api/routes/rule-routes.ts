@@ -1,0 +1,34 @@
+import type { AdminContext } from '../context.js';
+import { DryRunBodySchema, RuleIdParamsSchema } from '../request-schemas.js';
+import { DryRunResultSchema, RulesSchema } from '../response-schemas.js';
+import { defineRoute, type AdminRoute } from '../route-table.js';
+import { dryRunRule } from '../rule-dry-run.js';
+import { rulesStatus } from '../rules-status.js';
+
+export function ruleRoutes(ctx: AdminContext): AdminRoute[] {
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/rules',
+      operationId: 'listRules',
+      summary: 'The rules in use, their load state, and delivery counts per rule',
+      success: { status: 200, description: 'the rule set', schema: RulesSchema },
+      async handle() {
+        return { status: 200, body: await rulesStatus(ctx) };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/rules/:id/dry-run',
+      operationId: 'dryRunRule',
+      summary: 'What one rule would do with a stored event, or with the newest N; nothing is sent',
+      params: RuleIdParamsSchema,
+      body: DryRunBodySchema,
+      success: { status: 200, description: 'one result per event', schema: DryRunResultSchema },
+      errors: [{ status: 404, description: 'no such rule or event (`not_found`)' }],
+      async handle({ params, body }) {
+        return { status: 200, body: await dryRunRule(ctx, params.id, body) };
+      },
+    }),
+  ];
+}

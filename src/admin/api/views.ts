@@ -1,0 +1,97 @@
+import type { Delivery, DeliveryDetail, EventSummary, Job, StoredEvent } from '../../store/store.js';
+import type { DeliveryDetailView, DeliveryView, EventDetailView, EventSummaryView, JobView } from './response-schemas.js';
+
+/** Store records → admin API answers: unix ms become ISO 8601, `resultId` is called `transferId`. */
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+const isoOrNull = (ms: number | null): string | null => (ms === null ? null : iso(ms));
+
+export function eventSummaryView(e: EventSummary): EventSummaryView {
+  return {
+    id: e.id,
+    source: e.source,
+    event: e.event,
+    transferId: e.resultId,
+    checkoutId: e.checkoutId,
+    email: e.email,
+    walletAddress: e.walletAddress,
+    validation: e.validation,
+    receivedAt: iso(e.receivedAt),
+    lastReceivedAt: iso(e.lastReceivedAt),
+    receivedCount: e.receivedCount,
+    bodyBytes: e.bodyBytes,
+  };
+}
+
+export function eventDetailView(e: StoredEvent): EventDetailView {
+  const { body, headers, ...summary } = e;
+  return {
+    ...eventSummaryView({ ...summary, bodyBytes: body.length }),
+    headers,
+    body: body.toString('utf8'),
+    bodyBase64: body.toString('base64'),
+    // Stored events passed the JSON check at ingest (imported ones may not have): never fail the page for it.
+    parsed: parseOrNull(body),
+  };
+}
+
+function parseOrNull(body: Buffer): unknown {
+  try {
+    return JSON.parse(body.toString('utf8')) as unknown;
+  } catch {
+    return null;
+  }
+}
+
+export function deliveryView(d: Delivery): DeliveryView {
+  return {
+    id: d.id,
+    eventId: d.eventId,
+    ruleId: d.ruleId,
+    ruleSetHash: d.ruleSetHash,
+    origin: d.origin,
+    state: d.state,
+    contentType: d.contentType,
+    attempts: d.attempts,
+    nextAttemptAt: isoOrNull(d.nextAttemptAt),
+    lastStatus: d.lastStatus,
+    lastError: d.lastError,
+    deadReason: d.deadReason,
+    createdAt: iso(d.createdAt),
+    updatedAt: iso(d.updatedAt),
+  };
+}
+
+export function deliveryDetailView(d: DeliveryDetail): DeliveryDetailView {
+  return {
+    ...deliveryView(d),
+    attemptLog: d.attemptLog.map((a) => ({
+      attempt: a.attempt,
+      startedAt: iso(a.startedAt),
+      durationMs: a.durationMs,
+      urlOrigin: a.urlOrigin,
+      status: a.status,
+      errorCode: a.errorCode,
+      errorMessage: a.errorMessage,
+      responseExcerpt: a.responseExcerpt,
+      outcome: a.outcome,
+    })),
+  };
+}
+
+export function jobView(j: Job): JobView {
+  return {
+    id: j.id,
+    kind: j.kind,
+    state: j.state,
+    filter: j.filter,
+    ruleId: j.ruleId,
+    total: j.total,
+    processed: j.processed,
+    created: j.created,
+    failed: j.failed,
+    startedAt: iso(j.startedAt),
+    finishedAt: isoOrNull(j.finishedAt),
+    error: j.error,
+  };
+}

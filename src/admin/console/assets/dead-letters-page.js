@@ -1,0 +1,169 @@
+// Dead letters: deliveries that gave up, one-by-one retry, and a bulk retry job with progress and cancel.
+import { api } from './api.js';
+import { badge, dataTable, errorBox, errorText, every, flash, h, replace, tableRow, timeEl } from './dom.js';
+
+const PAGE_SIZE = 50;
+const JOB_POLL_MS = 1000;
+
+function jobPanel(job, onCancel) {
+  const total = Math.max(job.total ?? 0, 0);
+  const processed = Math.min(job.processed ?? 0, total || Infinity);
+  const progress = h('progress', { id: 'job-progress', max: String(total || 1), value: String(total ? processed : job.state === 'running' ? 0 : 1) });
+  progress.setAttribute('aria-label', 'Bulk retry progress');
+  return h(
+    'section',
+    { class: 'card job', dataset: { jobId: job.id, state: job.state } },
+    h('div', { class: 'job-head' }, h('h2', { text: `Bulk retry #${job.id}` }), badge(job.state)),
+    progress,
+    h(
+      'p',
+      { class: 'job-counts' },
+      `${processed} of ${total} processed · ${job.created ?? 0} retried · ${job.failed ?? 0} failed`,
+      job.finishedAt ? h('span', { class: 'muted' }, ' · finished ', timeEl(job.finishedAt)) : null,
+    ),
+    job.error ? h('p', { class: 'error', text: job.error }) : null,
+    job.state === 'running' ? h('button', { type: 'button', class: 'danger small', id: 'job-cancel', text: 'Cancel', on: { click: (e) => onCancel(job, e.currentTarget) } }) : null,
+  );
+}
+
+export function renderDeadLetters(view, query) {
+  const ruleId = query.get('ruleId') ?? '';
+  const tableBox = h('div', { class: 'table-box' });
+  const more = h('div', { class: 'more' });
+  const jobBox = h('div', { id: 'job' });
+  const countLine = h('span', { class: 'muted' });
+  let tbody = null;
+  let shown = 0;
+  let watchedJob = null;
+
+  const retryOne = async (delivery, button) => {
+    button.disabled = true;
+    try {
+      await api(`/deliveries/${delivery.id}/retry`, { method: 'POST' });
+      button.closest('tr')?.classList.add('retried');
+      replace(button.parentElement, badge('pending'));
+      flash(`Delivery #${delivery.id} is due again.`);
+    } catch (err) {
+      button.disabled = false;
+      flash(errorText(err), 'error');
+    }
+  };
+
+  const columns = [
+    { label: 'Delivery', cell: (d) => h('span', { class: 'mono', text: `#${d.id}` }) },
+    { label: 'Event', cell: (d) => h('a', { href: `#/events/${d.eventId}`, text: `#${d.eventId}` }) },
+    { label: 'Rule', cell: (d) => h('span', { class: 'mono', text: d.ruleId }) },
+    { label: 'Attempts', class: 'num', cell: (d) => String(d.attempts) },
+    { label: 'Last status', cell: (d) => (d.lastStatus ? `HTTP ${d.lastStatus}` : 'no response') },
+    { label: 'Why', cell: (d) => h('span', { class: 'reason', text: d.deadReason ?? d.lastError ?? '–' }) },
+    { label: 'Updated', cell: (d) => timeEl(d.updatedAt) },
+    { label: '', class: 'act', cell: (d) => h('span', {}, h('button', { type: 'button', class: 'small secondary', text: 'Retry', on: { click: (e) => retryOne(d, e.currentTarget) } })) },
+  ];
+
+  const showPage = (page, first) => {
+    if (first) {
+      shown = 0;
+      if (page.items.length === 0) {
+        replace(tableBox, h('p', { class: 'empty', text: 'No dead letters. Every delivery either arrived or is still being tried.' }));
+        tbody = null;
+      } else {
+        const table = dataTable(columns, page.items, { rowProps: (d) => ({ dataset: { deliveryId: d.id } }) });
+        replace(tableBox, table);
+        tbody = table.tBodies[0];
+      }
+    } else {
+      for (const item of page.items) tbody.append(tableRow(columns, item, (d) => ({ dataset: { deliveryId: d.id } })));
+    }
+    shown += page.items.length;
+    countLine.textContent = `${shown}${page.nextCursor ? '+' : ''} shown`;
+    replace(
+      more,
+      page.nextCursor ? h('button', { type: 'button', class: 'secondary', text: 'Older dead letters', on: { click: (e) => loadPage(page.nextCursor, e.currentTarget) } }) : null,
+    );
+  };
+
+  const loadPage = async (cursor, button) => {
+    if (button) button.disabled = true;
+    try {
+      showPage(await api('/deliveries', { query: { state: 'dead', ruleId, limit: PAGE_SIZE, cursor } }), !cursor);
+    } catch (err) {
+      replace(cursor ? more : tableBox, errorBox(err));
+    } finally {
+      if (button) button.disabled = false;
+    }
+  };
+
+  const cancelJob = async (job, button) => {
+    button.disabled = true;
+    try {
+      showJob(await api(`/jobs/${job.id}/cancel`, { method: 'POST' }));
+    } catch (err) {
+      button.disabled = false;
+      flash(errorText(err), 'error');
+    }
+  };
+
+  const showJob = (job, { started = false } = {}) => {
+    const finished = job.state !== 'running' && (started || watchedJob?.state === 'running');
+    watchedJob = job;
+    replace(jobBox, jobPanel(job, cancelJob));
+    retryAll.disabled = job.state === 'running';
+    if (finished) loadPage();
+  };
+
+  const retryAll = h('button', {
+    type: 'button',
+    id: 'retry-all',
+    text: ruleId ? `Retry all dead for ${ruleId}` : 'Retry all dead letters',
+    on: {
+      click: async () => {
+        retryAll.disabled = true;
+        try {
+          showJob(await api('/deliveries/retry', { method: 'POST', body: { filter: ruleId ? { ruleId } : {} } }), { started: true });
+        } catch (err) {
+          retryAll.disabled = false;
+          flash(errorText(err), 'error');
+        }
+      },
+    },
+  });
+
+  const ruleFilter = h('select', { id: 'dead-rule', name: 'ruleId' }, h('option', { value: '', text: 'all rules' }));
+  ruleFilter.addEventListener('change', () => {
+    window.location.hash = ruleFilter.value ? `#/dead-letters?ruleId=${encodeURIComponent(ruleFilter.value)}` : '#/dead-letters';
+  });
+
+  view.append(
+    h('div', { class: 'page-head' }, h('h1', { text: 'Dead letters' }), countLine),
+    h(
+      'section',
+      { class: 'card toolbar' },
+      h('div', { class: 'field' }, h('label', { for: 'dead-rule', text: 'Rule' }), ruleFilter),
+      h('div', { class: 'field grow' }, h('p', { class: 'muted', text: 'Retry makes a dead delivery pending and due now; it keeps its attempt history.' })),
+      h('div', { class: 'buttons' }, h('button', { type: 'button', class: 'secondary', text: 'Refresh', on: { click: (e) => loadPage(undefined, e.currentTarget) } }), retryAll),
+    ),
+    jobBox,
+    h('section', { class: 'card flush', 'aria-label': 'Dead letters' }, tableBox, more),
+  );
+
+  api('/rules')
+    .then((status) => {
+      const ids = new Set((status.rules ?? []).map((rule) => rule.id));
+      if (ruleId) ids.add(ruleId);
+      for (const id of ids) ruleFilter.append(h('option', { value: id, text: id, selected: id === ruleId }));
+    })
+    .catch(() => {});
+  // A bulk retry started earlier (or in another tab) keeps showing its progress.
+  api('/jobs')
+    .then((jobs) => {
+      const list = Array.isArray(jobs) ? jobs : (jobs?.items ?? []);
+      const running = list.find((job) => job.kind === 'retry' && job.state === 'running');
+      if (running) showJob(running);
+    })
+    .catch(() => {});
+  loadPage();
+
+  return every(JOB_POLL_MS, async () => {
+    if (watchedJob?.state === 'running') showJob(await api(`/jobs/${watchedJob.id}`));
+  });
+}

@@ -1,0 +1,139 @@
+// DOM helpers. Everything shown comes from the API, and event bodies are written by whoever sent the
+// webhook, so text only ever goes in through textContent / text nodes, never through innerHTML.
+
+/**
+ * h('a', { href: '#/x', class: 'link', on: { click } }, 'text', child) → element.
+ * Props: `class`, `text`, `on` (event listeners), `dataset`, boolean/property names (`hidden`, `disabled`,
+ * `checked`, `value`), anything else becomes an attribute. Children: nodes, strings, numbers, arrays; null/false skipped.
+ */
+export function h(tag, props = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(props ?? {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === 'class') node.className = value;
+    else if (key === 'text') node.textContent = String(value);
+    else if (key === 'on') for (const [type, listener] of Object.entries(value)) node.addEventListener(type, listener);
+    else if (key === 'dataset') Object.assign(node.dataset, value);
+    else if (key === 'hidden' || key === 'disabled' || key === 'checked' || key === 'value' || key === 'selected') node[key] = value;
+    else node.setAttribute(key, value === true ? '' : String(value));
+  }
+  append(node, children);
+  return node;
+}
+
+export function append(node, children) {
+  for (const child of children.flat(Infinity)) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+/** Replaces the children of `node`. */
+export function replace(node, ...children) {
+  node.replaceChildren();
+  return append(node, children);
+}
+
+const dateTime = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit' });
+const dateTimeWithYear = new Intl.DateTimeFormat(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit' });
+const timeOnly = new Intl.DateTimeFormat(undefined, { timeStyle: 'medium' });
+
+/** ISO string (or ms) → local date and time; '–' when absent. */
+export function formatTime(value) {
+  if (value === null || value === undefined || value === '') return '–';
+  const date = new Date(value);
+  if (Number.isNaN(date.getTime())) return String(value);
+  return (date.getFullYear() === new Date().getFullYear() ? dateTime : dateTimeWithYear).format(date);
+}
+
+export function formatClock(date = new Date()) {
+  return timeOnly.format(date);
+}
+
+/** A <time> element with the local time as text and the exact ISO value as its datetime/title. */
+export function timeEl(value) {
+  if (value === null || value === undefined || value === '') return h('span', { class: 'muted', text: '–' });
+  const iso = new Date(value).toISOString();
+  return h('time', { datetime: iso, title: iso, text: formatTime(value) });
+}
+
+export function dash(value) {
+  return value === null || value === undefined || value === '' ? '–' : String(value);
+}
+
+/** A small coloured label for a state (pending, delivered, dead, valid, unrecognised, running, …). */
+export function badge(state) {
+  return h('span', { class: `badge badge-${String(state).replace(/[^a-z-]/g, '')}`, text: state });
+}
+
+/** <dl> from [label, value] pairs; values may be nodes or text. */
+export function definitionList(pairs) {
+  return h('dl', { class: 'facts' }, pairs.map(([label, value]) => [h('dt', { text: label }), h('dd', {}, value instanceof Node ? value : dash(value))]));
+}
+
+/**
+ * A table that turns into stacked cards on narrow screens (each cell shows its column name).
+ * columns: [{ label, cell(row) → node|text, class? }]
+ */
+export function dataTable(columns, rows, { rowProps } = {}) {
+  const head = h('thead', {}, h('tr', {}, columns.map((column) => h('th', { scope: 'col', class: column.class, text: column.label }))));
+  const body = h('tbody');
+  for (const row of rows) body.append(tableRow(columns, row, rowProps));
+  return h('table', { class: 'data' }, head, body);
+}
+
+export function tableRow(columns, row, rowProps) {
+  return h(
+    'tr',
+    rowProps ? rowProps(row) : {},
+    columns.map((column) => {
+      const value = column.cell(row);
+      return h('td', { class: column.class, dataset: { label: column.label } }, value instanceof Node ? value : dash(value));
+    }),
+  );
+}
+
+/** Shows a short message under the top bar (kind: 'ok' | 'error'). */
+export function flash(message, kind = 'ok') {
+  const box = document.getElementById('flash');
+  if (!box) return;
+  box.textContent = message;
+  box.className = `flash flash-${kind}`;
+  box.hidden = false;
+  clearTimeout(flash.timer);
+  flash.timer = setTimeout(() => (box.hidden = true), kind === 'error' ? 10_000 : 5_000);
+}
+
+/** An inline error paragraph for a failed API call. */
+export function errorBox(err) {
+  return h('p', { class: 'error', role: 'alert', text: errorText(err) });
+}
+
+export function errorText(err) {
+  const issues = err?.details?.issues;
+  const extra = Array.isArray(issues) && issues.length > 0 ? ` (${issues.map((i) => `${(i.path ?? []).join('.') || 'body'}: ${i.message}`).join('; ')})` : '';
+  return `${err?.message ?? String(err)}${extra}`;
+}
+
+/** Runs `fn` every `ms` while the tab is visible; returns a stop function. */
+export function every(ms, fn) {
+  let stopped = false;
+  let timer;
+  const tick = async () => {
+    if (stopped) return;
+    if (document.visibilityState === 'visible') {
+      try {
+        await fn();
+      } catch {
+        // the next tick tries again; pages show their own errors
+      }
+    }
+    if (!stopped) timer = setTimeout(tick, ms);
+  };
+  timer = setTimeout(tick, ms);
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+  };
+}

@@ -1,0 +1,244 @@
+// Event detail: the stored event, its delivery timeline per rule, and replay / resend / retry.
+import { api } from './api.js';
+import { badge, dash, dataTable, definitionList, errorBox, errorText, every, flash, h, replace, timeEl } from './dom.js';
+
+const POLL_MS = 2000;
+
+function prettyBody(event) {
+  if (event.parsed !== undefined && event.parsed !== null) return JSON.stringify(event.parsed, null, 2);
+  return event.body ?? '';
+}
+
+function attemptItem(attempt) {
+  return h(
+    'li',
+    { class: `attempt attempt-${attempt.outcome}` },
+    h(
+      'div',
+      { class: 'attempt-line' },
+      h('strong', { text: `Attempt ${attempt.attempt}` }),
+      badge(attempt.outcome),
+      timeEl(attempt.startedAt),
+      h('span', { text: attempt.status === null || attempt.status === undefined ? 'no response' : `HTTP ${attempt.status}` }),
+      h('span', { class: 'muted', text: `${attempt.durationMs} ms` }),
+      h('span', { class: 'mono muted', text: attempt.urlOrigin }),
+    ),
+    attempt.errorCode || attempt.errorMessage ? h('p', { class: 'error', text: [attempt.errorCode, attempt.errorMessage].filter(Boolean).join(': ') }) : null,
+    attempt.responseExcerpt ? h('pre', { class: 'excerpt', text: attempt.responseExcerpt }) : null,
+  );
+}
+
+function deliveryBlock(delivery, onRetry) {
+  const retry =
+    delivery.state === 'dead'
+      ? h('button', { type: 'button', class: 'small', text: 'Retry', dataset: { deliveryId: delivery.id }, on: { click: (event) => onRetry(delivery, event.currentTarget) } })
+      : null;
+  return h(
+    'article',
+    { class: 'delivery', dataset: { deliveryId: delivery.id, state: delivery.state } },
+    h(
+      'header',
+      {},
+      h('span', { class: 'mono', text: `#${delivery.id}` }),
+      badge(delivery.state),
+      h('span', { class: 'muted', text: `${delivery.origin} · ${delivery.attempts} attempt${delivery.attempts === 1 ? '' : 's'} · created ` }),
+      timeEl(delivery.createdAt),
+      retry,
+    ),
+    delivery.state === 'pending' && delivery.nextAttemptAt ? h('p', { class: 'muted' }, 'Next attempt ', timeEl(delivery.nextAttemptAt)) : null,
+    delivery.deadReason ? h('p', { class: 'error', text: `Dead: ${delivery.deadReason}` }) : null,
+    (delivery.attemptLog ?? []).length > 0
+      ? h('ol', { class: 'timeline' }, delivery.attemptLog.map(attemptItem))
+      : h('p', { class: 'muted', text: 'No attempt yet.' }),
+  );
+}
+
+function deliveriesByRule(deliveries, onRetry) {
+  if (deliveries.length === 0) return [h('p', { class: 'empty', text: 'No rule matched this event, so nothing was forwarded.' })];
+  const groups = new Map();
+  for (const delivery of deliveries) {
+    if (!groups.has(delivery.ruleId)) groups.set(delivery.ruleId, []);
+    groups.get(delivery.ruleId).push(delivery);
+  }
+  return [...groups].map(([ruleId, list]) =>
+    h(
+      'section',
+      { class: 'rule-group', dataset: { ruleId } },
+      h('h3', {}, 'Rule ', h('span', { class: 'mono', text: ruleId })),
+      [...list].sort((a, b) => a.id - b.id).map((delivery) => deliveryBlock(delivery, onRetry)),
+    ),
+  );
+}
+
+function replayCard(eventId, ruleIds, refresh) {
+  const out = h('div', { class: 'result' });
+  const ruleSelect = h('select', { id: 'replay-rule', name: 'ruleId' }, ruleIds.map((id) => h('option', { value: id, text: id })));
+  const force = h('input', { type: 'checkbox', id: 'replay-force', name: 'force' });
+
+  const replay = async (button, body) => {
+    button.disabled = true;
+    replace(out);
+    try {
+      const result = await api(`/events/${eventId}/replay`, { method: 'POST', body });
+      const count = result.deliveries?.length ?? 0;
+      replace(out, h('p', { class: 'ok', text: count === 0 ? 'No rule matches this event now; nothing was queued.' : `Queued ${count} new deliver${count === 1 ? 'y' : 'ies'}.` }));
+      await refresh();
+    } catch (err) {
+      replace(out, errorBox(err), err.status === 422 && !body.force ? h('p', { class: 'muted', text: 'Tick “even if it does not match” to send it anyway.' }) : null);
+    } finally {
+      button.disabled = false;
+    }
+  };
+
+  return h(
+    'section',
+    { class: 'card' },
+    h('h2', { text: 'Replay' }),
+    h('p', { class: 'muted', text: 'Queues new deliveries of the stored bytes through the rules as they are now.' }),
+    h('button', { type: 'button', id: 'replay-all', text: 'Replay to all matching rules', on: { click: (e) => replay(e.currentTarget, {}) } }),
+    ruleIds.length > 0
+      ? h(
+          'div',
+          { class: 'inline-form' },
+          h('label', { for: 'replay-rule', text: 'One rule' }),
+          ruleSelect,
+          h('label', { class: 'check' }, force, ' even if it does not match'),
+          h('button', { type: 'button', class: 'secondary', id: 'replay-one', text: 'Replay to this rule', on: { click: (e) => replay(e.currentTarget, { ruleId: ruleSelect.value, ...(force.checked && { force: true }) }) } }),
+        )
+      : null,
+    out,
+  );
+}
+
+function resendCard(eventId) {
+  const out = h('div', { class: 'result' });
+  const url = h('input', { id: 'resend-url', name: 'url', type: 'url', required: true, placeholder: 'https://example.com/webhooks', autocomplete: 'off' });
+  const mode = h(
+    'select',
+    { id: 'resend-mode', name: 'mode' },
+    h('option', { value: 'original', text: 'original signature headers' }),
+    h('option', { value: 'resign', text: 're-sign with a secret' }),
+    h('option', { value: 'none', text: 'unsigned' }),
+  );
+  const scheme = h('select', { id: 'resend-scheme', name: 'scheme' }, h('option', { value: 'hmac-sha256-hex', text: 'hmac-sha256-hex' }), h('option', { value: 'standard-webhooks', text: 'standard-webhooks' }));
+  const secret = h('input', { id: 'resend-secret', name: 'secret', type: 'password', autocomplete: 'off' });
+  const resignFields = h('div', { class: 'row', hidden: true }, h('div', {}, h('label', { for: 'resend-scheme', text: 'Scheme' }), scheme), h('div', {}, h('label', { for: 'resend-secret', text: 'Secret' }), secret));
+  mode.addEventListener('change', () => (resignFields.hidden = mode.value !== 'resign'));
+
+  const form = h(
+    'form',
+    {},
+    h('label', { for: 'resend-url', text: 'URL' }),
+    url,
+    h('label', { for: 'resend-mode', text: 'Signing' }),
+    mode,
+    resignFields,
+    h('button', { type: 'submit', text: 'Resend' }),
+    out,
+  );
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const button = form.querySelector('button[type=submit]');
+    const signing = mode.value === 'resign' ? { mode: 'resign', scheme: scheme.value, secret: secret.value } : { mode: mode.value };
+    button.disabled = true;
+    replace(out, h('p', { class: 'muted', text: 'Sending…' }));
+    try {
+      const result = await api(`/events/${eventId}/resend`, { method: 'POST', body: { url: url.value.trim(), signing } });
+      replace(
+        out,
+        definitionList([
+          ['Status', result.status === null || result.status === undefined ? 'no response' : String(result.status)],
+          ['Duration', `${result.durationMs} ms`],
+          ['Error', dash(result.error)],
+        ]),
+        result.responseExcerpt ? h('pre', { class: 'excerpt', text: result.responseExcerpt }) : null,
+      );
+    } catch (err) {
+      replace(out, errorBox(err));
+    } finally {
+      button.disabled = false;
+    }
+  });
+  return h(
+    'section',
+    { class: 'card' },
+    h('h2', { text: 'Resend to a URL' }),
+    h('p', { class: 'muted', text: 'Sends the exact stored bytes once, now, outside the rules (not recorded as a delivery).' }),
+    form,
+  );
+}
+
+function factsOf(event) {
+  return definitionList([
+    ['Source', event.source],
+    ['Transfer id', event.transferId ? h('span', { class: 'mono', text: event.transferId }) : '–'],
+    ['Checkout id', event.checkoutId ? h('span', { class: 'mono', text: event.checkoutId }) : '–'],
+    ['Email', event.email],
+    ['Wallet', event.walletAddress ? h('span', { class: 'mono', text: event.walletAddress }) : '–'],
+    ['Validation', badge(event.validation)],
+    ['Received', timeEl(event.receivedAt)],
+    ['Times received', event.receivedCount > 1 ? h('span', {}, `${event.receivedCount} times, last `, timeEl(event.lastReceivedAt)) : 'once'],
+    ['Size', `${event.bodyBytes} bytes`],
+  ]);
+}
+
+export function renderEventDetail(view, id) {
+  const deliveriesBox = h('div', { id: 'deliveries' });
+  let deliveries = [];
+
+  const onRetry = async (delivery, button) => {
+    button.disabled = true;
+    try {
+      await api(`/deliveries/${delivery.id}/retry`, { method: 'POST' });
+      flash(`Delivery #${delivery.id} is due again.`);
+      await refresh();
+    } catch (err) {
+      button.disabled = false;
+      flash(errorText(err), 'error');
+    }
+  };
+
+  const showDeliveries = (list) => {
+    deliveries = list;
+    replace(deliveriesBox, deliveriesByRule(list, onRetry));
+  };
+
+  const refresh = async () => {
+    const detail = await api(`/events/${id}`);
+    showDeliveries(detail.deliveries ?? []);
+  };
+
+  view.append(h('p', { class: 'back' }, h('a', { href: '#/events', text: '← Events' })), h('p', { class: 'muted', text: 'Loading…' }));
+
+  Promise.all([api(`/events/${id}`), api('/rules').catch(() => ({ rules: [] }))])
+    .then(([detail, rules]) => {
+      const { event } = detail;
+      const headerRows = Object.entries(event.headers ?? {}).sort(([a], [b]) => a.localeCompare(b));
+      view.lastChild.remove();
+      view.append(
+        h('div', { class: 'page-head' }, h('h1', {}, event.event, ' ', h('span', { class: 'muted', text: `#${event.id}` }))),
+        h('div', { class: 'detail-grid' }, h('section', { class: 'card' }, h('h2', { text: 'Event' }), factsOf(event)), replayCard(id, (rules.rules ?? []).map((rule) => rule.id), refresh), resendCard(id)),
+        h('section', { class: 'card', 'aria-label': 'Deliveries' }, h('h2', { text: 'Deliveries' }), deliveriesBox),
+        h('section', { class: 'card' }, h('h2', { text: 'Body' }), h('pre', { class: 'json', id: 'event-body', text: prettyBody(event) })),
+        h(
+          'section',
+          { class: 'card' },
+          h('h2', { text: 'Headers' }),
+          dataTable(
+            [
+              { label: 'Name', cell: ([name]) => h('span', { class: 'mono', text: name }) },
+              { label: 'Value', cell: ([, value]) => h('span', { class: 'mono', text: Array.isArray(value) ? value.join(', ') : String(value) }) },
+            ],
+            headerRows,
+          ),
+        ),
+      );
+      showDeliveries(detail.deliveries ?? []);
+    })
+    .catch((err) => replace(view, h('p', { class: 'back' }, h('a', { href: '#/events', text: '← Events' })), errorBox(err)));
+
+  // Keep the timeline current while something is still on its way.
+  return every(POLL_MS, async () => {
+    if (deliveries.some((delivery) => delivery.state === 'pending')) await refresh();
+  });
+}

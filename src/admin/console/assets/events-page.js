@@ -1,0 +1,161 @@
+// Events: a filterable, keyset-paginated table that polls for newer events and prepends them.
+import { api } from './api.js';
+import { badge, dataTable, errorBox, every, formatClock, h, replace, tableRow, timeEl } from './dom.js';
+
+const POLL_MS = 3000;
+const PAGE_SIZE = 50;
+
+const TEXT_FILTERS = [
+  ['event', 'Event', 'transfer:succeeded'],
+  ['source', 'Source', 'checkout'],
+  ['checkoutId', 'Checkout id', ''],
+  ['email', 'Email', ''],
+  ['walletAddress', 'Wallet', '0x…'],
+  ['transferId', 'Transfer id', ''],
+];
+const CHOICE_FILTERS = [
+  ['validation', 'Validation', ['valid', 'unrecognised']],
+  ['deliveryState', 'Delivery state', ['pending', 'delivered', 'dead']],
+];
+const TIME_FILTERS = [
+  ['receivedFrom', 'Received from'],
+  ['receivedTo', 'Received to'],
+];
+
+function mono(value) {
+  if (value === null || value === undefined || value === '') return null;
+  return h('span', { class: 'mono clip', title: value, text: value });
+}
+
+const COLUMNS = [
+  { label: 'Received', cell: (e) => timeEl(e.receivedAt) },
+  { label: 'Event', cell: (e) => h('a', { href: `#/events/${e.id}`, class: 'event-link', text: e.event }) },
+  { label: 'Source', cell: (e) => e.source },
+  { label: 'Checkout', cell: (e) => mono(e.checkoutId) },
+  { label: 'Email', cell: (e) => (e.email ? h('span', { class: 'clip', title: e.email, text: e.email }) : null) },
+  { label: 'Wallet', cell: (e) => mono(e.walletAddress) },
+  { label: 'Transfer id', cell: (e) => mono(e.transferId) },
+  { label: 'Validation', cell: (e) => badge(e.validation) },
+  { label: 'Copies', class: 'num', cell: (e) => String(e.receivedCount ?? 1) },
+];
+
+/** Filter values from the page URL → the API's query (times as unix ms). */
+function apiQuery(query) {
+  const out = {};
+  for (const [name] of [...TEXT_FILTERS, ...CHOICE_FILTERS]) if (query.get(name)) out[name] = query.get(name);
+  for (const [name] of TIME_FILTERS) {
+    const value = query.get(name);
+    const ms = value ? new Date(value).getTime() : NaN;
+    if (!Number.isNaN(ms)) out[name] = ms;
+  }
+  return out;
+}
+
+function filterForm(query) {
+  const field = (name, label, control) => h('div', { class: 'field' }, h('label', { for: `f-${name}`, text: label }), control);
+  const form = h(
+    'form',
+    { class: 'filters', id: 'event-filters', role: 'search', 'aria-label': 'Filter events' },
+    TEXT_FILTERS.map(([name, label, placeholder]) =>
+      field(name, label, h('input', { id: `f-${name}`, name, type: 'search', value: query.get(name) ?? '', placeholder, autocomplete: 'off', spellcheck: 'false' })),
+    ),
+    TIME_FILTERS.map(([name, label]) => field(name, label, h('input', { id: `f-${name}`, name, type: 'datetime-local', step: 1, value: query.get(name) ?? '' }))),
+    CHOICE_FILTERS.map(([name, label, options]) =>
+      field(
+        name,
+        label,
+        h('select', { id: `f-${name}`, name }, h('option', { value: '', text: 'any' }), options.map((option) => h('option', { value: option, text: option, selected: query.get(name) === option }))),
+      ),
+    ),
+    h('div', { class: 'actions' }, h('button', { type: 'submit', text: 'Apply filters' }), h('a', { class: 'button secondary', href: '#/events', text: 'Clear' })),
+  );
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const params = new URLSearchParams();
+    for (const [name, value] of new FormData(form)) if (String(value).trim() !== '') params.set(name, String(value).trim());
+    const search = params.toString();
+    const target = `#/events${search ? `?${search}` : ''}`;
+    if (window.location.hash === target) window.dispatchEvent(new HashChangeEvent('hashchange'));
+    else window.location.hash = target;
+  });
+  return form;
+}
+
+export function renderEvents(view, query) {
+  const filters = apiQuery(query);
+  const filtered = Object.keys(filters).length > 0;
+  const status = h('span', { class: 'muted', 'aria-live': 'polite' });
+  const live = h('input', { type: 'checkbox', id: 'live', checked: true });
+  const tableBox = h('div', { class: 'table-box' });
+  const more = h('div', { class: 'more' });
+  let newestId = 0;
+  let tbody = null;
+
+  view.append(
+    h('div', { class: 'page-head' }, h('h1', { text: 'Events' }), h('div', { class: 'live' }, h('label', { class: 'check' }, live, ' Live'), status)),
+    h('details', { class: 'card filter-card', open: filtered || window.innerWidth >= 720 }, h('summary', { text: filtered ? 'Filters (active)' : 'Filters' }), filterForm(query)),
+    h('section', { class: 'card flush', 'aria-label': 'Events' }, tableBox, more),
+  );
+
+  const showPage = (page, { first }) => {
+    if (first) {
+      if (page.items.length === 0) {
+        replace(tableBox, h('p', { class: 'empty', text: filtered ? 'No events match these filters.' : 'No events received yet. They appear here as they arrive.' }));
+        tbody = null;
+      } else {
+        const table = dataTable(COLUMNS, page.items, { rowProps: (e) => ({ dataset: { eventId: e.id } }) });
+        replace(tableBox, table);
+        tbody = table.tBodies[0];
+      }
+      newestId = page.items[0]?.id ?? newestId;
+    } else {
+      for (const item of page.items) tbody.append(tableRow(COLUMNS, item, (e) => ({ dataset: { eventId: e.id } })));
+    }
+    replace(
+      more,
+      page.nextCursor
+        ? h('button', { type: 'button', class: 'secondary', text: 'Older events', on: { click: (event) => loadMore(event.currentTarget, page.nextCursor) } })
+        : null,
+    );
+  };
+
+  const loadMore = async (button, cursor) => {
+    button.disabled = true;
+    try {
+      showPage(await api('/events', { query: { ...filters, limit: PAGE_SIZE, cursor } }), { first: false });
+    } catch (err) {
+      button.disabled = false;
+      more.append(errorBox(err));
+    }
+  };
+
+  const poll = async () => {
+    if (!live.checked) return;
+    const page = await api('/events', { query: { ...filters, limit: PAGE_SIZE } });
+    const fresh = page.items.filter((e) => e.id > newestId);
+    if (fresh.length > 0) {
+      if (!tbody) {
+        showPage(page, { first: true });
+      } else {
+        for (const item of fresh.reverse()) {
+          const row = tableRow(COLUMNS, item, (e) => ({ dataset: { eventId: e.id }, class: 'fresh' }));
+          tbody.prepend(row);
+        }
+        newestId = Math.max(newestId, ...fresh.map((e) => e.id));
+      }
+    }
+    status.textContent = `updated ${formatClock()}`;
+  };
+
+  api('/events', { query: { ...filters, limit: PAGE_SIZE } })
+    .then((page) => {
+      showPage(page, { first: true });
+      status.textContent = `updated ${formatClock()}`;
+    })
+    .catch((err) => replace(tableBox, errorBox(err)));
+
+  live.addEventListener('change', () => {
+    status.textContent = live.checked ? 'live' : 'paused';
+  });
+  return every(POLL_MS, poll);
+}

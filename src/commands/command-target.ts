@@ -1,0 +1,50 @@
+import type { Command } from 'commander';
+import { loadConfig } from '../config.js';
+import { HookrelayError } from '../errors.js';
+import type { AdminBackend } from './admin-backend.js';
+import { LocalBackend } from './local-backend.js';
+import { RemoteBackend } from './remote-backend.js';
+
+export interface TargetFlags {
+  dataDir?: string;
+  rulesDir?: string;
+  url?: string;
+  token?: string;
+  json?: boolean;
+}
+
+type Env = Record<string, string | undefined>;
+
+/** Where a command works: the data dir (local mode, default) or a running server's admin API (`--url`). */
+export function addTargetOptions(command: Command): Command {
+  return command
+    .option('--data-dir <dir>', 'local mode: the data dir to open directly (HOOKRELAY_DATA_DIR, default ./data)')
+    .option('--rules-dir <dir>', 'local mode: rules used by replay (HOOKRELAY_RULES_DIR, default ./rules)')
+    .option('--url <url>', 'remote mode: a running server, e.g. http://127.0.0.1:8080 (uses its admin API)')
+    .option('--token <token>', 'remote mode: admin token (default: HOOKRELAY_ADMIN_TOKEN)')
+    .option('--json', 'print JSON for scripts instead of tables');
+}
+
+export function openLocal(flags: TargetFlags, env: Env, options: { create?: boolean } = {}): LocalBackend {
+  const config = loadConfig(env, { ...(flags.dataDir && { dataDir: flags.dataDir }), ...(flags.rulesDir && { rulesDir: flags.rulesDir }) });
+  return LocalBackend.open(config, env, options);
+}
+
+export function openBackend(flags: TargetFlags, env: Env): AdminBackend {
+  if (flags.url === undefined) return openLocal(flags, env);
+  if (flags.dataDir !== undefined || flags.rulesDir !== undefined) {
+    throw new HookrelayError('bad_request', '--url (remote mode) and --data-dir/--rules-dir (local mode) exclude each other.');
+  }
+  const token = flags.token ?? env.HOOKRELAY_ADMIN_TOKEN;
+  if (!token) throw new HookrelayError('unauthorized', 'Remote mode needs the admin token: set HOOKRELAY_ADMIN_TOKEN or pass --token.');
+  return new RemoteBackend(flags.url, token);
+}
+
+/** Opens the backend, runs `fn`, and always closes it. */
+export async function withBackend<T>(backend: AdminBackend, fn: (backend: AdminBackend) => Promise<T>): Promise<T> {
+  try {
+    return await fn(backend);
+  } finally {
+    await backend.close();
+  }
+}

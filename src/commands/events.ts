@@ -1,0 +1,143 @@
+import { Option, type Command } from 'commander';
+import { HookrelayError } from '../errors.js';
+import type { EventQuery, ResendSigning } from './admin-backend.js';
+import { printEventDetail, printEventTable, printReplayed, printResend } from './admin-print.js';
+import { runBulk } from './bulk-run.js';
+import { addTargetOptions, openBackend, openLocal, withBackend, type TargetFlags } from './command-target.js';
+import { ImportFileError, readImport, writeExport } from './event-transfer.js';
+import { addEventFilterOptions, eventQueryOf, positiveInt, type EventFilterFlags } from './event-filter-flags.js';
+import { INTERRUPTED_EXIT_CODE, onInterrupt } from './interrupt.js';
+import { exitQuietlyWhenStdoutCloses, printJson, printLine } from './output.js';
+import { createProgress } from './progress-bar.js';
+
+type Flags = TargetFlags & EventFilterFlags;
+
+const eventId = (value: string): number => positiveInt(value, 'event id');
+
+function hasFilter(query: EventQuery): boolean {
+  return Object.keys(query).length > 0;
+}
+
+async function list(flags: Flags & { limit: string; cursor?: string }): Promise<void> {
+  const limit = positiveInt(flags.limit, '--limit', 500);
+  const page = await withBackend(openBackend(flags, process.env), (b) => b.listEvents(eventQueryOf(flags), { limit, cursor: flags.cursor }));
+  if (flags.json) printJson(page);
+  else printEventTable(page);
+}
+
+async function show(id: string, flags: TargetFlags): Promise<void> {
+  const detail = await withBackend(openBackend(flags, process.env), (b) => b.getEvent(eventId(id)));
+  if (flags.json) printJson(detail);
+  else printEventDetail(detail);
+}
+
+async function replay(id: string | undefined, flags: Flags & { rule?: string; force?: boolean; all?: boolean; afterId?: string }): Promise<void> {
+  const backend = openBackend(flags, process.env);
+  await withBackend(backend, async (b) => {
+    if (flags.force && flags.rule === undefined) throw new HookrelayError('bad_request', '--force needs --rule <id>: it replays to a rule the event does not match.');
+    if (id !== undefined) {
+      const deliveries = await b.replayEvent(eventId(id), { ruleId: flags.rule, force: flags.force });
+      if (flags.json) printJson({ deliveries });
+      else printReplayed(deliveries);
+      return;
+    }
+    const query = eventQueryOf(flags);
+    if (!hasFilter(query) && !flags.all) throw new HookrelayError('bad_request', 'Give an event id, a filter (e.g. --event, --from), or --all to replay every stored event.');
+    if (flags.force) throw new HookrelayError('bad_request', '--force applies to replaying one event.');
+    const afterId = flags.afterId === undefined ? undefined : positiveInt(flags.afterId, '--after-id');
+    await runBulk('replay', 'events', Boolean(flags.json), (control) => b.replayEvents({ ...query, afterId }, { ruleId: flags.rule }, control));
+  });
+}
+
+function signingOf(flags: { sign: string; secret?: string }): ResendSigning {
+  if (flags.sign === 'original' || flags.sign === 'none') return { mode: flags.sign };
+  if (!flags.secret) throw new HookrelayError('bad_request', `--sign ${flags.sign} needs --secret.`);
+  return { mode: 'resign', scheme: flags.sign as 'hmac-sha256-hex' | 'standard-webhooks', secret: flags.secret };
+}
+
+async function resend(id: string, flags: TargetFlags & { to: string; sign: string; secret?: string }): Promise<void> {
+  const signing = signingOf(flags);
+  const result = await withBackend(openBackend(flags, process.env), (b) => b.resendEvent(eventId(id), flags.to, signing));
+  if (flags.json) printJson(result);
+  else printResend(result);
+  const ok = result.status !== null && result.status >= 200 && result.status < 300;
+  if (!ok) process.exitCode = 1;
+}
+
+async function exportEvents(flags: Flags & { output?: string }): Promise<void> {
+  const interrupt = onInterrupt('export');
+  try {
+    const outcome = await withBackend(openBackend(flags, process.env), async (b) =>
+      writeExport(await b.exportEvents(eventQueryOf(flags)), { file: flags.output }, createProgress('export'), interrupt.signal),
+    );
+    const where = flags.output ? ` to ${flags.output}` : '';
+    if (outcome.interrupted) {
+      process.stderr.write(flags.output ? `export interrupted after ${outcome.exported} events; ${flags.output} was not written\n` : `export interrupted after ${outcome.exported} events; the output is incomplete: discard it\n`);
+      process.exitCode = INTERRUPTED_EXIT_CODE;
+    } else {
+      process.stderr.write(`exported ${outcome.exported} events${where}\n`);
+    }
+  } finally {
+    interrupt.dispose();
+  }
+}
+
+async function importEvents(file: string, flags: TargetFlags): Promise<void> {
+  if (flags.url !== undefined) throw new HookrelayError('bad_request', 'events import writes to a data dir (local mode): the admin API has no import. Use --data-dir.');
+  const interrupt = onInterrupt('import');
+  const local = openLocal(flags, process.env, { create: true });
+  try {
+    const outcome = await readImport(file, (events) => local.importEvents(events), createProgress('import'), interrupt.signal);
+    const summary = { imported: outcome.imported, duplicates: outcome.duplicates, interrupted: outcome.interrupted };
+    if (flags.json) printJson(summary);
+    else printLine(`imported ${outcome.imported}, duplicates ${outcome.duplicates}${outcome.interrupted ? ' (interrupted: run the same command again to carry on)' : ''}`);
+    if (outcome.interrupted) process.exitCode = INTERRUPTED_EXIT_CODE;
+  } catch (err) {
+    if (err instanceof ImportFileError) {
+      process.stderr.write(`imported ${err.outcome.imported}, duplicates ${err.outcome.duplicates} before the error\n`);
+    }
+    throw err;
+  } finally {
+    interrupt.dispose();
+    await local.close();
+  }
+}
+
+export function registerEventsCommand(program: Command): void {
+  const events = program
+    .command('events')
+    .description('List, inspect, replay, resend, export and import stored events (local data dir, or a server with --url)')
+    .hook('preAction', exitQuietlyWhenStdoutCloses);
+
+  addEventFilterOptions(addTargetOptions(events.command('list').description('List events, newest first')))
+    .option('--limit <n>', 'events per page (1-500)', '50')
+    .option('--cursor <cursor>', 'continue after the previous page (printed as "more: --cursor ...")')
+    .action(list);
+
+  addTargetOptions(events.command('show').description('Show one event: headers, raw body and its deliveries with every attempt'))
+    .argument('<id>', 'event id')
+    .action(show);
+
+  addEventFilterOptions(addTargetOptions(events.command('replay').description('Forward stored events again through the current rules (new deliveries)')))
+    .argument('[id]', 'one event; without it, every event the filter selects')
+    .option('--rule <id>', 'only this rule')
+    .option('--force', 'with an event id and --rule: replay even if the rule does not match the event')
+    .option('--all', 'with no id and no filter: replay every stored event')
+    .option('--after-id <id>', 'local mode: only events after this id (carry on after an interruption)')
+    .action(replay);
+
+  addTargetOptions(events.command('resend').description('POST the stored raw bytes of one event to a URL, once (no delivery is recorded)'))
+    .argument('<id>', 'event id')
+    .requiredOption('--to <url>', 'where to send it')
+    .addOption(new Option('--sign <mode>', 'original: the stored signature headers; or sign again with --secret').choices(['original', 'hmac-sha256-hex', 'standard-webhooks', 'none']).default('original'))
+    .option('--secret <secret>', 'secret for --sign hmac-sha256-hex or standard-webhooks')
+    .action(resend);
+
+  addEventFilterOptions(addTargetOptions(events.command('export').description('Write events as NDJSON (exact raw bytes, base64) to stdout or --output, oldest first')))
+    .option('-o, --output <file>', 'write to this file (complete or not at all) instead of stdout')
+    .action(exportEvents);
+
+  addTargetOptions(events.command('import').description('Store the events of an NDJSON export (local mode); events already stored are skipped'))
+    .argument('<file>', 'NDJSON file written by "events export" ("-" for standard input)')
+    .action(importEvents);
+}

@@ -1,0 +1,212 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { AdminContext } from '../admin/api/context.js';
+import { decodeDeliveryCursor, decodeEventCursor, encodeDeliveryCursor, encodeEventCursor } from '../admin/api/cursor.js';
+import { ruleInputOf } from '../admin/api/event-input.js';
+import { replayEvent } from '../admin/api/replay-event.js';
+import { resendEvent } from '../admin/api/resend-event.js';
+import { deliveryDetailView, deliveryView, eventDetailView, eventSummaryView } from '../admin/api/views.js';
+import type { Config } from '../config.js';
+import { createGuardedDispatcher } from '../delivery/guarded-dispatcher.js';
+import { createSsrfGuard } from '../delivery/ssrf-guard.js';
+import { HookrelayError } from '../errors.js';
+import { deliveriesForEvent } from '../ingest/deliveries-for-event.js';
+import { createLogger } from '../log.js';
+import { loadRuleSet } from '../rules/loader.js';
+import { formatRuleFileError } from '../rules/rule-file-error.js';
+import type { RuleSet } from '../rules/types.js';
+import { DATABASE_FILE, SqliteStore } from '../store/sqlite/sqlite-store.js';
+import type { BulkDeliveryFilter, EventSelection, ImportedEvent, ImportResult, NewDelivery } from '../store/store.js';
+import type {
+  AdminBackend, BulkControl, BulkResult, DeliveryQuery, DeliveryView, EventExport, EventQuery, EventSummaryView, EventWithDeliveries, Paged,
+  ResendResult, ResendSigning, RetryQuery,
+} from './admin-backend.js';
+import { recordFromStored, type ExportRecord } from './ndjson-format.js';
+
+/** Events per transaction in bulk replay (as the admin API's jobs), and per read in export. */
+const BATCH = 200;
+/** A running server holds the write lock only for short commits; wait this long for it. */
+const BUSY_TIMEOUT_MS = 5_000;
+
+/** The store answers synchronously underneath: without this, Ctrl-C would not be seen until the loop ends. */
+const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+export function selectionOf(query: EventQuery & { afterId?: number }): EventSelection {
+  const { transferId, ...rest } = query;
+  return { ...rest, ...(transferId !== undefined && { resultId: transferId }) };
+}
+
+/**
+ * The data dir opened directly. Safe beside a running server: SQLite in WAL mode lets readers run during
+ * its commits, and writes here wait (busy timeout) for its short transactions. The server's worker picks
+ * up outbox rows written here at its next poll. Replay, resend, views and cursors are the admin API's own
+ * code, so both modes behave and print alike.
+ */
+export class LocalBackend implements AdminBackend {
+  readonly mode = 'local';
+  private ruleSet: RuleSet | null = null;
+
+  private constructor(
+    private readonly store: SqliteStore,
+    private readonly config: Readonly<Config>,
+    private readonly env: Record<string, string | undefined>,
+  ) {}
+
+  /** `create: false` refuses a data dir without a database rather than creating an empty one. */
+  static open(config: Readonly<Config>, env: Record<string, string | undefined>, options: { create?: boolean } = {}): LocalBackend {
+    if (!options.create && !existsSync(join(config.dataDir, DATABASE_FILE))) {
+      throw new HookrelayError('not_found', `No hookrelay database in ${config.dataDir}. Pass --data-dir <dir>, or --url to use a running server's admin API.`);
+    }
+    return new LocalBackend(new SqliteStore({ dataDir: config.dataDir, durability: 'normal', busyTimeoutMs: BUSY_TIMEOUT_MS }), config, env);
+  }
+
+  /** The current rules, as `serve` would load them from the rules dir. */
+  private async rules(): Promise<RuleSet> {
+    if (this.ruleSet) return this.ruleSet;
+    const result = await loadRuleSet(this.config.rulesDir, this.env);
+    if (!result.ok) throw new HookrelayError('invalid_rules', `The rules in ${this.config.rulesDir} are invalid:\n  ${result.errors.map(formatRuleFileError).join('\n  ')}`);
+    this.ruleSet = result.ruleSet;
+    return this.ruleSet;
+  }
+
+  /** What the admin API's functions need; the worker is another process (it polls), so there is none to wake. */
+  private context(ruleSet: RuleSet | null, dispatcher: AdminContext['dispatcher'] | null): AdminContext {
+    const unavailable = (): never => {
+      throw new Error('not available in this command');
+    };
+    return {
+      store: this.store,
+      rules: { current: () => ruleSet ?? unavailable(), status: unavailable },
+      wakeWorker: () => {},
+      get dispatcher() {
+        return dispatcher ?? unavailable();
+      },
+      sources: new Map(this.config.sources.map((s) => [s.name, s])),
+      logger: createLogger('silent'),
+      now: Date.now,
+    };
+  }
+
+  /** The newest event id now: bulk operations leave out events that arrive while they run. */
+  private async newestEventId(): Promise<number> {
+    return (await this.store.listEvents({}, { limit: 1 })).items[0]?.id ?? 0;
+  }
+
+  async listEvents(query: EventQuery, page: { limit: number; cursor?: string }): Promise<Paged<EventSummaryView>> {
+    const { transferId, ...rest } = query;
+    const search = { ...rest, ...(transferId !== undefined && { resultId: transferId }) };
+    const result = await this.store.searchEvents(search, { limit: page.limit, ...(page.cursor !== undefined && { after: decodeEventCursor(page.cursor) }) });
+    return { items: result.items.map(eventSummaryView), nextCursor: result.next ? encodeEventCursor(result.next) : null };
+  }
+
+  async getEvent(id: number): Promise<EventWithDeliveries> {
+    const event = await this.store.getEvent(id);
+    if (!event) throw new HookrelayError('not_found', `No event ${id}.`);
+    const { items } = await this.store.listDeliveries({ eventId: id }, { limit: 500 });
+    const details = await Promise.all(items.map((d) => this.store.getDelivery(d.id)));
+    return { event: eventDetailView(event), deliveries: details.filter((d) => d !== null).map(deliveryDetailView) };
+  }
+
+  async replayEvent(id: number, options: { ruleId?: string; force?: boolean }): Promise<DeliveryView[]> {
+    const deliveries = await replayEvent(this.context(await this.rules(), null), id, options);
+    return deliveries.map(deliveryView);
+  }
+
+  async replayEvents(query: EventQuery & { afterId?: number }, options: { ruleId?: string }, control: BulkControl): Promise<BulkResult> {
+    const all = await this.rules();
+    const ruleSet = options.ruleId === undefined ? all : { ...all, rules: all.rules.filter((r) => r.id === options.ruleId) };
+    if (ruleSet.rules.length === 0 && options.ruleId !== undefined) throw new HookrelayError('not_found', `No rule "${options.ruleId}" in the current rule set.`);
+    const selection = { ...selectionOf(query), throughId: await this.newestEventId() };
+    const progress = { total: await this.store.countEvents(selection), processed: 0, created: 0, failed: 0 };
+    control.onProgress({ ...progress });
+    let afterId = query.afterId;
+    for (;;) {
+      if (control.signal.aborted) return { ...progress, state: 'cancelled', error: null, ...(afterId !== undefined && { resumeAfterId: afterId }) };
+      const events = await this.store.listEventsForExport({ ...selection, afterId }, BATCH);
+      if (events.length === 0) break;
+      const batch: { eventId: number; deliveries: NewDelivery[] }[] = [];
+      for (const event of events) {
+        try {
+          // The ingest path's own planning: events the rules do not match get no deliveries.
+          const deliveries = await deliveriesForEvent(ruleSet, ruleInputOf(event));
+          if (deliveries.length > 0) batch.push({ eventId: event.id, deliveries });
+        } catch {
+          progress.failed += 1; // a body that is not JSON (an imported event) cannot be matched
+        }
+      }
+      // One transaction per batch: an interruption leaves whole batches replayed or not at all.
+      progress.created += batch.length > 0 ? await this.store.createDeliveriesForEvents(batch, 'replay') : 0;
+      progress.processed += events.length;
+      afterId = events.at(-1)!.id;
+      control.onProgress({ ...progress });
+      await yieldToEventLoop();
+    }
+    return { ...progress, state: 'done', error: null };
+  }
+
+  async resendEvent(id: number, url: string, signing: ResendSigning): Promise<ResendResult> {
+    const dispatcher = createGuardedDispatcher({ guard: createSsrfGuard({ allowNetworks: this.config.delivery.allowNetworks }) });
+    try {
+      return await resendEvent(this.context(null, dispatcher), id, { url, signing });
+    } finally {
+      await dispatcher.close();
+    }
+  }
+
+  async exportEvents(query: EventQuery): Promise<EventExport> {
+    const selection = { ...selectionOf(query), throughId: await this.newestEventId() };
+    const total = await this.store.countEvents(selection);
+    const store = this.store;
+    async function* records(): AsyncGenerator<ExportRecord> {
+      let afterId: number | undefined;
+      for (;;) {
+        const events = await store.listEventsForExport({ ...selection, afterId }, BATCH);
+        if (events.length === 0) return;
+        for (const event of events) yield recordFromStored(event);
+        afterId = events.at(-1)!.id;
+        await yieldToEventLoop();
+      }
+    }
+    return { total, records: records() };
+  }
+
+  /** Local mode only: the admin API has no import endpoint. */
+  async importEvents(events: ImportedEvent[]): Promise<ImportResult> {
+    return this.store.importEvents(events);
+  }
+
+  async listDeliveries(query: DeliveryQuery, page: { limit: number; cursor?: string }): Promise<Paged<DeliveryView>> {
+    const result = await this.store.listDeliveries(query, { limit: page.limit, ...(page.cursor !== undefined && { before: decodeDeliveryCursor(page.cursor) }) });
+    return { items: result.items.map(deliveryView), nextCursor: result.nextCursor === null ? null : encodeDeliveryCursor(result.nextCursor) };
+  }
+
+  async retryDelivery(id: number): Promise<DeliveryView> {
+    const current = await this.store.getDelivery(id);
+    if (!current) throw new HookrelayError('not_found', `No delivery ${id}.`);
+    if (!(await this.store.retryDelivery(id, Date.now()))) throw new HookrelayError('conflict', `Delivery ${id} is already pending.`, { state: current.state });
+    return deliveryView((await this.store.getDelivery(id))!);
+  }
+
+  async retryDeliveries(query: RetryQuery & { afterId?: number }, control: BulkControl): Promise<BulkResult> {
+    const { ruleId, eventId, afterId: startAfter, deliveryState: _deliveryState, ...eventQuery } = query;
+    const filter: BulkDeliveryFilter = { ...selectionOf(eventQuery), ruleId, eventId };
+    const progress = { total: await this.store.countDeadDeliveries({ ...filter, afterId: startAfter }), processed: 0, created: 0, failed: 0 };
+    control.onProgress({ ...progress });
+    let afterId = startAfter;
+    for (;;) {
+      if (control.signal.aborted) return { ...progress, state: 'cancelled', error: null, ...(afterId !== undefined && { resumeAfterId: afterId }) };
+      const ids = await this.store.retryDeadDeliveries({ ...filter, afterId }, BATCH, Date.now());
+      if (ids.length === 0) break;
+      progress.processed += ids.length;
+      progress.created += ids.length;
+      afterId = ids.at(-1)!;
+      control.onProgress({ ...progress });
+      await yieldToEventLoop();
+    }
+    return { ...progress, state: 'done', error: null };
+  }
+
+  async close(): Promise<void> {
+    await this.store.close();
+  }
+}

@@ -1,0 +1,107 @@
+import { z } from 'zod';
+import type { ImportedEvent, StoredEvent } from '../store/store.js';
+import type { EventDetailView } from './admin-backend.js';
+
+/**
+ * One line of `events export` output: everything stored about an event except its local id. The body is
+ * base64 so the exact bytes survive (JSON text would not keep whitespace, key order or invalid UTF-8).
+ */
+export const EXPORT_FORMAT = 'hookrelay.event.v1';
+
+const isoTime = z.iso.datetime({ offset: true });
+
+export const ExportRecordSchema = z.strictObject({
+  format: z.literal(EXPORT_FORMAT),
+  source: z.string().min(1),
+  event: z.string().min(1),
+  resultId: z.string().min(1),
+  validation: z.enum(['valid', 'unrecognised']),
+  checkoutId: z.string().nullable(),
+  email: z.string().nullable(),
+  walletAddress: z.string().nullable(),
+  receivedAt: isoTime,
+  lastReceivedAt: isoTime,
+  receivedCount: z.int().positive(),
+  headers: z.record(z.string(), z.string()),
+  bodyBase64: z.base64(),
+});
+export type ExportRecord = z.infer<typeof ExportRecordSchema>;
+
+export function recordFromStored(e: StoredEvent): ExportRecord {
+  return {
+    format: EXPORT_FORMAT,
+    source: e.source,
+    event: e.event,
+    resultId: e.resultId,
+    validation: e.validation,
+    checkoutId: e.checkoutId,
+    email: e.email,
+    walletAddress: e.walletAddress,
+    receivedAt: new Date(e.receivedAt).toISOString(),
+    lastReceivedAt: new Date(e.lastReceivedAt).toISOString(),
+    receivedCount: e.receivedCount,
+    headers: e.headers,
+    bodyBase64: e.body.toString('base64'),
+  };
+}
+
+/** From the admin API's event detail (remote export). */
+export function recordFromDetail(e: EventDetailView): ExportRecord {
+  return {
+    format: EXPORT_FORMAT,
+    source: e.source,
+    event: e.event,
+    resultId: e.transferId,
+    validation: e.validation,
+    checkoutId: e.checkoutId,
+    email: e.email,
+    walletAddress: e.walletAddress,
+    receivedAt: new Date(e.receivedAt).toISOString(),
+    lastReceivedAt: new Date(e.lastReceivedAt).toISOString(),
+    receivedCount: e.receivedCount,
+    headers: e.headers,
+    bodyBase64: e.bodyBase64,
+  };
+}
+
+export class ImportLineError extends Error {}
+
+/** Parses and checks one line; the body must be the envelope the key claims (a hand-edited file would not be). */
+export function parseRecordLine(line: string): ImportedEvent {
+  let json: unknown;
+  try {
+    json = JSON.parse(line);
+  } catch {
+    throw new ImportLineError('not valid JSON (a line cut off by an interrupted export?)');
+  }
+  const parsed = ExportRecordSchema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new ImportLineError(`${issue.path.join('.') || 'record'}: ${issue.message}`);
+  }
+  const record = parsed.data;
+  const body = Buffer.from(record.bodyBase64, 'base64');
+  let envelope: { event?: unknown; result?: { id?: unknown } };
+  try {
+    envelope = JSON.parse(body.toString('utf8')) as typeof envelope;
+  } catch {
+    throw new ImportLineError('bodyBase64 does not hold a JSON body');
+  }
+  if (envelope.event !== record.event || envelope.result?.id !== record.resultId) {
+    throw new ImportLineError(`the body's event and result.id do not match "event" and "resultId"`);
+  }
+  return {
+    source: record.source,
+    event: record.event,
+    resultId: record.resultId,
+    validation: record.validation,
+    checkoutId: record.checkoutId,
+    email: record.email,
+    walletAddress: record.walletAddress,
+    receivedAt: Date.parse(record.receivedAt),
+    lastReceivedAt: Date.parse(record.lastReceivedAt),
+    receivedCount: record.receivedCount,
+    headers: record.headers,
+    body,
+  };
+}

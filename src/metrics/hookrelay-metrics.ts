@@ -1,0 +1,149 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { IngestOutcome } from '../ingest/ingest-handler.js';
+import type { OutboxStats } from '../store/store.js';
+import { eventLabeller, sourceLabeller } from './label-values.js';
+
+export interface MetricsOptions {
+  /** Configured source names (anything else is labelled `_other`). */
+  sources: Iterable<string>;
+  /** Event names with a schema: always their own label value. */
+  knownEvents: Iterable<string>;
+  /** Other event names that get their own label value before the rest are counted as `_other`. */
+  maxEventLabels: number;
+  /** Read on every scrape for the outbox gauges. */
+  outboxStats: (now: number) => Promise<OutboxStats>;
+  now?: () => number;
+}
+
+export interface AttemptObservation {
+  ruleId: string;
+  outcome: 'delivered' | 'retry' | 'dead';
+  durationMs: number;
+}
+
+export interface PruneObservation {
+  byAge: number;
+  byCount: number;
+}
+
+const INGEST_BUCKETS_S = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+const ATTEMPT_BUCKETS_S = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+/**
+ * Every hookrelay metric in its own registry (several instances can share one process, as in tests).
+ * Counters are fed by callbacks from ingest, the delivery worker, the rule watcher and retention; the
+ * outbox gauges are read from the store when scraped, so they are never stale.
+ */
+export class HookrelayMetrics {
+  readonly registry = new Registry();
+  private readonly now: () => number;
+  private readonly sourceLabel: (source: string) => string;
+  private readonly eventLabel: (event: string | null) => string;
+  private readonly eventsReceived;
+  private readonly ingestDuration;
+  private readonly attempts;
+  private readonly attemptDuration;
+  private readonly outboxPending;
+  private readonly outboxDue;
+  private readonly oldestDueAge;
+  private readonly deadLetters;
+  private readonly rulesReloads;
+  private readonly rulesReloadErrors;
+  private readonly retentionPruned;
+  private readonly retentionLastRun;
+
+  constructor(private readonly options: MetricsOptions) {
+    this.now = options.now ?? Date.now;
+    this.sourceLabel = sourceLabeller(options.sources);
+    this.eventLabel = eventLabeller(options.knownEvents, options.maxEventLabels);
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry });
+
+    this.eventsReceived = new Counter({
+      name: 'hookrelay_events_received_total',
+      help: 'Webhook requests answered, by source, event name and outcome (stored, duplicate, or the refusal error code).',
+      labelNames: ['source', 'event', 'outcome'] as const,
+      registers,
+    });
+    this.ingestDuration = new Histogram({
+      name: 'hookrelay_ingest_duration_seconds',
+      help: 'Time from request start to answer on POST /webhooks/:source (accepted includes the durable commit).',
+      labelNames: ['source', 'result'] as const,
+      buckets: INGEST_BUCKETS_S,
+      registers,
+    });
+    this.attempts = new Counter({
+      name: 'hookrelay_delivery_attempts_total',
+      help: 'Delivery attempts, by rule and outcome (delivered, retry scheduled, dead-lettered).',
+      labelNames: ['rule', 'outcome'] as const,
+      registers,
+    });
+    this.attemptDuration = new Histogram({
+      name: 'hookrelay_delivery_attempt_duration_seconds',
+      help: 'Duration of delivery attempts (request sent to response read, or failure), by rule.',
+      labelNames: ['rule'] as const,
+      buckets: ATTEMPT_BUCKETS_S,
+      registers,
+    });
+    this.outboxPending = new Gauge({ name: 'hookrelay_outbox_pending', help: 'Deliveries waiting for an attempt (due now or later).', registers });
+    this.outboxDue = new Gauge({ name: 'hookrelay_outbox_due', help: 'Pending deliveries whose next attempt is due now.', registers });
+    this.oldestDueAge = new Gauge({ name: 'hookrelay_outbox_oldest_due_age_seconds', help: 'How long the oldest due delivery has been waiting (0 when none is due).', registers });
+    this.deadLetters = new Gauge({ name: 'hookrelay_dead_letters', help: 'Dead-lettered deliveries currently stored.', registers });
+    this.rulesReloads = new Counter({ name: 'hookrelay_rules_reloads_total', help: 'Rule-set reloads that replaced the rules in use.', registers });
+    this.rulesReloadErrors = new Counter({ name: 'hookrelay_rules_reload_errors_total', help: 'Rule-file changes rejected (the last good rules stayed in use).', registers });
+    this.retentionPruned = new Counter({
+      name: 'hookrelay_retention_pruned_events_total',
+      help: 'Events deleted by retention (with their deliveries and attempts), by reason (age, count).',
+      labelNames: ['reason'] as const,
+      registers,
+    });
+    this.retentionLastRun = new Gauge({ name: 'hookrelay_retention_last_run_timestamp_seconds', help: 'Unix time the last completed retention pass finished.', registers });
+  }
+
+  /** The ingest handler's `onOutcome` hook. */
+  recordIngest(outcome: IngestOutcome): void {
+    const source = this.sourceLabel(outcome.source);
+    const accepted = outcome.code === 'stored' || outcome.code === 'duplicate';
+    this.eventsReceived.inc({ source, event: accepted ? this.eventLabel(outcome.event) : this.eventLabel(null), outcome: outcome.code });
+    this.ingestDuration.observe({ source, result: accepted ? 'accepted' : 'refused' }, outcome.durationMs / 1000);
+  }
+
+  /** The delivery worker's `onAttempt` hook. */
+  recordAttempt(attempt: AttemptObservation): void {
+    this.attempts.inc({ rule: attempt.ruleId, outcome: attempt.outcome });
+    this.attemptDuration.observe({ rule: attempt.ruleId }, attempt.durationMs / 1000);
+  }
+
+  recordRulesReload(): void {
+    this.rulesReloads.inc();
+  }
+
+  recordRulesReloadError(): void {
+    this.rulesReloadErrors.inc();
+  }
+
+  recordPrune(pruned: PruneObservation): void {
+    if (pruned.byAge > 0) this.retentionPruned.inc({ reason: 'age' }, pruned.byAge);
+    if (pruned.byCount > 0) this.retentionPruned.inc({ reason: 'count' }, pruned.byCount);
+    this.retentionLastRun.set(this.now() / 1000);
+  }
+
+  /** The exposition text, with the outbox gauges read from the store just now. */
+  async scrape(): Promise<string> {
+    const now = this.now();
+    try {
+      const stats = await this.options.outboxStats(now);
+      this.outboxPending.set(stats.pending);
+      this.outboxDue.set(stats.due);
+      this.oldestDueAge.set(stats.oldestDueAgeMs / 1000);
+      this.deadLetters.set(stats.dead);
+    } catch {
+      // Store unavailable (closing, locked): serve the other metrics; readiness reports the store itself.
+    }
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}

@@ -1,0 +1,140 @@
+import type { Logger } from 'pino';
+import type { Store } from '../store/store.js';
+
+export interface RetentionSettings {
+  maxAgeDays: number;
+  maxEvents: number;
+  intervalMs: number;
+  batchSize: number;
+}
+
+export interface PruneReport {
+  byAge: number;
+  byCount: number;
+  /** Free pages still in the database file after reclaiming (0 once all space is given back). */
+  freePagesLeft: number;
+  durationMs: number;
+  /** The pass stopped early (shutdown or a store error); the next pass carries on. */
+  interrupted: boolean;
+}
+
+export interface RetentionWorkerOptions {
+  store: Store;
+  settings: RetentionSettings;
+  logger: Logger;
+  now?: () => number;
+  /** Called after every pass (metrics). */
+  onPass?: (report: PruneReport) => void;
+  /** Delay before the first pass after start (default: the interval, at most 5 s). */
+  firstPassDelayMs?: number;
+  /** Pause between batches: ingest commits run in it, so pruning never holds them up for more than one batch. */
+  pauseBetweenBatchesMs?: number;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+/** Pages moved per incremental_vacuum step (4 MiB with the default 4 KiB page): short, like a prune batch. */
+const VACUUM_PAGES_PER_STEP = 1024;
+
+/**
+ * Deletes old events in small batches on a timer: first those older than `maxAgeDays`, then the oldest
+ * beyond `maxEvents`. Events with a pending delivery are kept (the store guarantees it). Each batch is its
+ * own short transaction, and the worker pauses between batches so webhooks keep being acknowledged.
+ * Freed pages are then given back to the file system with incremental vacuum.
+ */
+export class RetentionWorker {
+  private readonly now: () => number;
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<PruneReport> | null = null;
+  private stopping = false;
+
+  constructor(private readonly options: RetentionWorkerOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  start(): void {
+    if (this.timer || this.stopping) return;
+    this.schedule(this.options.firstPassDelayMs ?? Math.min(this.options.settings.intervalMs, 5_000));
+  }
+
+  /** Runs one pass now (or joins the one running). */
+  runOnce(): Promise<PruneReport> {
+    this.running ??= this.pass().finally(() => {
+      this.running = null;
+    });
+    return this.running;
+  }
+
+  /** Stops the timer and waits for a running pass to end at its next batch boundary. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.running?.catch(() => undefined);
+  }
+
+  private schedule(delayMs: number): void {
+    this.timer = setTimeout(() => {
+      this.runOnce()
+        .catch(() => undefined)
+        .finally(() => {
+          if (!this.stopping) this.schedule(this.options.settings.intervalMs);
+        });
+    }, delayMs);
+    this.timer.unref();
+  }
+
+  private pause(): Promise<void> {
+    return new Promise((resolve) => setTimeout(resolve, this.options.pauseBetweenBatchesMs ?? 1));
+  }
+
+  /** Runs `step` until it reports nothing left to do, pausing between calls; false if stopped early. */
+  private async repeat(step: () => Promise<boolean>): Promise<boolean> {
+    while (!this.stopping) {
+      if (!(await step())) return true;
+      await this.pause();
+    }
+    return false;
+  }
+
+  private async pass(): Promise<PruneReport> {
+    const { store, settings, logger } = this.options;
+    const started = this.now();
+    const report: PruneReport = { byAge: 0, byCount: 0, freePagesLeft: 0, durationMs: 0, interrupted: false };
+    try {
+      const cutoff = started - settings.maxAgeDays * DAY_MS;
+      const ageDone = await this.repeat(async () => {
+        const deleted = await store.pruneEventsOlderThan(cutoff, settings.batchSize);
+        report.byAge += deleted;
+        return deleted > 0;
+      });
+      let excess = ageDone ? (await store.countEvents({})) - settings.maxEvents : 0;
+      const countDone = ageDone && (await this.repeat(async () => {
+        if (excess <= 0) return false;
+        const deleted = await store.pruneOldestEvents(Math.min(settings.batchSize, excess));
+        report.byCount += deleted;
+        excess -= deleted;
+        // Nothing deleted although over the limit: the rest all have pending deliveries.
+        return deleted > 0;
+      }));
+      let freePages = Number.POSITIVE_INFINITY;
+      const vacuumDone = countDone && (await this.repeat(async () => {
+        const left = await store.reclaimFreePages(VACUUM_PAGES_PER_STEP);
+        // No progress means nothing more can be given back (e.g. a database without auto_vacuum).
+        const progressed = left > 0 && left < freePages;
+        freePages = left;
+        return progressed;
+      }));
+      report.freePagesLeft = Number.isFinite(freePages) ? freePages : 0;
+      report.interrupted = !vacuumDone;
+    } catch (err) {
+      report.interrupted = true;
+      logger.warn({ err }, 'retention pass stopped by a store error; the next pass carries on');
+    }
+    report.durationMs = this.now() - started;
+    if (report.byAge + report.byCount > 0 || report.interrupted) {
+      logger.info({ prunedByAge: report.byAge, prunedByCount: report.byCount, freePagesLeft: report.freePagesLeft, durationMs: report.durationMs, interrupted: report.interrupted }, 'retention pass');
+    }
+    this.options.onPass?.(report);
+    return report;
+  }
+}

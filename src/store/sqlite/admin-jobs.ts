@@ -1,0 +1,80 @@
+import type BetterSqlite3 from 'better-sqlite3';
+import type { Job, JobProgress, JobState, NewJob } from '../store.js';
+
+interface JobRow {
+  id: number;
+  kind: Job['kind'];
+  state: JobState;
+  filter: string;
+  rule_id: string | null;
+  total: number;
+  processed: number;
+  created: number;
+  failed: number;
+  started_at: number;
+  finished_at: number | null;
+  error: string | null;
+}
+
+function toJob(row: JobRow): Job {
+  return {
+    id: row.id,
+    kind: row.kind,
+    state: row.state,
+    filter: JSON.parse(row.filter) as Record<string, unknown>,
+    ruleId: row.rule_id,
+    total: row.total,
+    processed: row.processed,
+    created: row.created,
+    failed: row.failed,
+    startedAt: row.started_at,
+    finishedAt: row.finished_at,
+    error: row.error,
+  };
+}
+
+/** The admin_jobs table (bulk replays and retries), synchronous; each call is one statement. */
+export class AdminJobQueries {
+  private readonly insert;
+  private readonly byId;
+  private readonly newest;
+  private readonly progress;
+  private readonly finish;
+  private readonly failRunning;
+
+  constructor(db: BetterSqlite3.Database) {
+    this.insert = db.prepare<unknown[], JobRow>(`
+      INSERT INTO admin_jobs (kind, state, filter, rule_id, total, started_at) VALUES (?, 'running', ?, ?, ?, ?) RETURNING *`);
+    this.byId = db.prepare<[number], JobRow>('SELECT * FROM admin_jobs WHERE id = ?');
+    this.newest = db.prepare<[number], JobRow>('SELECT * FROM admin_jobs ORDER BY id DESC LIMIT ?');
+    this.progress = db.prepare('UPDATE admin_jobs SET total = ?, processed = ?, created = ?, failed = ? WHERE id = ?');
+    // Only a running job moves on: a cancel that got there first is never overwritten by "done".
+    this.finish = db.prepare("UPDATE admin_jobs SET state = ?, error = ?, finished_at = ? WHERE id = ? AND state = 'running'");
+    this.failRunning = db.prepare("UPDATE admin_jobs SET state = 'failed', error = ?, finished_at = ? WHERE state = 'running'");
+  }
+
+  create(job: NewJob): Job {
+    return toJob(this.insert.get(job.kind, JSON.stringify(job.filter), job.ruleId, job.total, job.startedAt)!);
+  }
+
+  get(id: number): Job | null {
+    const row = this.byId.get(id);
+    return row ? toJob(row) : null;
+  }
+
+  list(limit: number): Job[] {
+    return this.newest.all(limit).map(toJob);
+  }
+
+  updateProgress(id: number, p: JobProgress): void {
+    this.progress.run(p.total, p.processed, p.created, p.failed, id);
+  }
+
+  finishJob(id: number, state: Exclude<JobState, 'running'>, error: string | null, now: number): boolean {
+    return this.finish.run(state, error, now, id).changes === 1;
+  }
+
+  failRunningJobs(error: string, now: number): number {
+    return this.failRunning.run(error, now).changes;
+  }
+}

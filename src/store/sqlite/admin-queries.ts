@@ -1,0 +1,198 @@
+import type BetterSqlite3 from 'better-sqlite3';
+import type { EventPosition, EventSearch, EventSearchPage, EventSummary, RuleDeliveryCounts } from '../store.js';
+
+interface SummaryRow {
+  id: number;
+  source: string;
+  event: string;
+  result_id: string;
+  checkout_id: string | null;
+  email: string | null;
+  wallet_address: string | null;
+  validation: 'valid' | 'unrecognised';
+  received_at: number;
+  last_received_at: number;
+  received_count: number;
+  body_bytes: number;
+}
+
+const SUMMARY_COLUMNS = `e.id, e.source, e.event, e.result_id, e.checkout_id, e.email, e.wallet_address, e.validation,
+  e.received_at, e.last_received_at, e.received_count, length(e.body) AS body_bytes`;
+
+// Equality filters, finest first: the first one given drives the query through its (column, id) index.
+const FINE_COLUMNS: [keyof EventSearch, string][] = [
+  ['resultId', 'result_id'], ['email', 'email'], ['walletAddress', 'wallet_address'], ['checkoutId', 'checkout_id'],
+];
+// Few distinct values each: when several are given (the delivery state too), the rarer value drives.
+const COARSE_COLUMNS: [keyof EventSearch, string][] = [['event', 'event'], ['source', 'source'], ['validation', 'validation']];
+
+/** What a page query walks: one column's (column, id) index, the time index, deliveries (state, event_id), or the rowid. */
+export type SearchDriver = { kind: 'column'; key: keyof EventSearch; column: string } | { kind: 'time' } | { kind: 'state' } | { kind: 'rowid' };
+
+type CoarseDriver = Extract<SearchDriver, { kind: 'column' | 'state' }>;
+
+/** Drivers worth comparing when several coarse filters are given (each may be common or rare). */
+export function coarseCandidates(search: EventSearch): CoarseDriver[] {
+  const columns = COARSE_COLUMNS.filter(([key]) => search[key] !== undefined).map(([key, column]): CoarseDriver => ({ kind: 'column', key, column }));
+  return search.deliveryState !== undefined ? [{ kind: 'state' }, ...columns] : columns;
+}
+
+/** The finest filter drives; then a time range; then the rarest coarse filter (`pickCoarse` knows the data). */
+export function chooseDriver(search: EventSearch, pickCoarse: (candidates: CoarseDriver[]) => SearchDriver = (c) => c[0]!): SearchDriver {
+  const fine = FINE_COLUMNS.find(([key]) => search[key] !== undefined);
+  if (fine) return { kind: 'column', key: fine[0], column: fine[1] };
+  if (search.receivedFrom !== undefined || search.receivedTo !== undefined) return { kind: 'time' };
+  const candidates = coarseCandidates(search);
+  if (candidates.length === 0) return { kind: 'rowid' };
+  return candidates.length === 1 ? candidates[0]! : pickCoarse(candidates);
+}
+
+function toSummary(row: SummaryRow): EventSummary {
+  return {
+    id: row.id,
+    source: row.source,
+    event: row.event,
+    resultId: row.result_id,
+    checkoutId: row.checkout_id,
+    email: row.email,
+    walletAddress: row.wallet_address,
+    validation: row.validation,
+    receivedAt: row.received_at,
+    lastReceivedAt: row.last_received_at,
+    receivedCount: row.received_count,
+    bodyBytes: row.body_bytes,
+  };
+}
+
+interface SearchSql {
+  sql: string;
+  params: unknown[];
+}
+
+/**
+ * Builds the page query so that SQLite reads one index range from the cursor on, whatever the filter:
+ * the planner has no statistics, so the driving index is chosen here (`chooseDriver`). Every other
+ * filter is checked per row by probing its own index (`EXISTS ... x.col = ? AND x.id = <row>`), which
+ * touches a small index page instead of the event row with its body; the row is read only for rows that
+ * match. A time range orders by (received_at, id), the only index that serves both the range and the order.
+ */
+export function eventSearchSql(search: EventSearch, page: { limit: number; after?: EventPosition }, driver = chooseDriver(search)): SearchSql {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  const rowId = driver.kind === 'state' ? 'd.event_id' : 'e.id';
+  for (const [key, column] of [...FINE_COLUMNS, ...COARSE_COLUMNS]) {
+    if (search[key] === undefined) continue;
+    where.push(driver.kind === 'column' && driver.key === key ? `e.${column} = ?` : `EXISTS (SELECT 1 FROM events x WHERE x.${column} = ? AND x.id = ${rowId})`);
+    params.push(search[key]);
+  }
+  if (search.deliveryState !== undefined && driver.kind !== 'state') {
+    where.push(`EXISTS (SELECT 1 FROM deliveries ds WHERE ds.state = ? AND ds.event_id = ${rowId})`);
+    params.push(search.deliveryState);
+  }
+
+  if (search.receivedFrom !== undefined || search.receivedTo !== undefined) {
+    // Upper bound: the range end or the cursor, whichever is lower; rows tied with the cursor's time are
+    // told apart by id. When a finer filter drives, its few rows are checked and sorted instead.
+    const column = driver.kind === 'time' ? 'e.received_at' : '+e.received_at';
+    const bounds = [search.receivedTo !== undefined ? search.receivedTo - 1 : undefined, page.after?.receivedAt].filter((b) => b !== undefined);
+    if (search.receivedFrom !== undefined) { where.push(`${column} >= ?`); params.push(search.receivedFrom); }
+    if (bounds.length > 0) { where.push(`${column} <= ?`); params.push(Math.min(...bounds)); }
+    if (page.after) { where.push('NOT (e.received_at = ? AND e.id >= ?)'); params.push(page.after.receivedAt, page.after.id); }
+    return {
+      sql: `SELECT ${SUMMARY_COLUMNS} FROM events e WHERE ${where.join(' AND ')} ORDER BY e.received_at DESC, e.id DESC LIMIT ?`,
+      params: [...params, page.limit],
+    };
+  }
+
+  if (driver.kind === 'state') {
+    // Newest event with a delivery in that state first, from deliveries (state, event_id); CROSS JOIN keeps
+    // deliveries the outer loop, GROUP BY folds an event's several deliveries into one row.
+    const outer = ['d.state = ?'];
+    const outerParams: unknown[] = [search.deliveryState];
+    if (page.after) { outer.push('d.event_id < ?'); outerParams.push(page.after.id); }
+    return {
+      sql: `SELECT ${SUMMARY_COLUMNS} FROM deliveries d CROSS JOIN events e ON e.id = d.event_id
+        WHERE ${[...outer, ...where].join(' AND ')} GROUP BY d.event_id ORDER BY d.event_id DESC LIMIT ?`,
+      params: [...outerParams, ...params, page.limit],
+    };
+  }
+
+  if (page.after) { where.push('e.id < ?'); params.push(page.after.id); }
+  return { sql: `SELECT ${SUMMARY_COLUMNS} FROM events e WHERE ${where.join(' AND ') || '1'} ORDER BY e.id DESC LIMIT ?`, params: [...params, page.limit] };
+}
+
+/** Index entries counted at most when comparing coarse filters: enough to tell common from rare. */
+const ESTIMATE_CAP = 100_000;
+/** How long such a count is reused: value frequencies change slowly, and paging should not recount each time. */
+const ESTIMATE_TTL_MS = 60_000;
+const ESTIMATE_CACHE_SIZE = 256;
+/** Distinct page queries kept prepared (one per filter combination and page kind). */
+const STATEMENT_CACHE_SIZE = 64;
+
+/** The admin API's read queries, synchronous; the store decides the transaction. */
+export class AdminQueries {
+  private readonly countsOfRule;
+  private readonly statements = new Map<string, BetterSqlite3.Statement<unknown[], unknown>>();
+  private readonly estimates = new Map<string, { rows: number; at: number }>();
+
+  constructor(private readonly db: BetterSqlite3.Database) {
+    // Served by the covering index deliveries_rule_state (rule_id, state).
+    this.countsOfRule = db.prepare<[string], { state: keyof RuleDeliveryCounts; n: number }>(
+      'SELECT state, count(*) AS n FROM deliveries WHERE rule_id = ? GROUP BY state',
+    );
+  }
+
+  searchEvents(search: EventSearch, page: { limit: number; after?: EventPosition }): EventSearchPage {
+    const driver = chooseDriver(search, (candidates) => this.rarest(search, candidates));
+    // One row more than asked tells whether another page exists.
+    const query = eventSearchSql(search, { ...page, limit: page.limit + 1 }, driver);
+    const rows = this.prepared<SummaryRow>(query.sql).all(...query.params);
+    const items = rows.slice(0, page.limit).map(toSummary);
+    const last = items.at(-1);
+    return { items, next: rows.length > page.limit && last ? { id: last.id, receivedAt: last.receivedAt } : null };
+  }
+
+  private prepared<Row>(sql: string): BetterSqlite3.Statement<unknown[], Row> {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      if (this.statements.size >= STATEMENT_CACHE_SIZE) this.statements.delete(this.statements.keys().next().value!);
+      statement = this.db.prepare<unknown[], unknown>(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement as BetterSqlite3.Statement<unknown[], Row>;
+  }
+
+  /** The candidate with the fewest rows (counted from its index only, up to a cap, and remembered a while). */
+  private rarest(search: EventSearch, candidates: CoarseDriver[]): SearchDriver {
+    const sized = candidates.map((candidate) => {
+      const [sql, value] =
+        candidate.kind === 'state'
+          ? ['SELECT count(*) AS n FROM (SELECT 1 FROM deliveries WHERE state = ? LIMIT ?)', search.deliveryState]
+          : [`SELECT count(*) AS n FROM (SELECT 1 FROM events WHERE ${candidate.column} = ? LIMIT ?)`, search[candidate.key]];
+      return { candidate, rows: this.estimate(sql, value) };
+    });
+    return sized.reduce((best, next) => (next.rows < best.rows ? next : best)).candidate;
+  }
+
+  private estimate(sql: string, value: unknown): number {
+    const key = `${sql}\u0000${String(value)}`;
+    const now = Date.now();
+    const known = this.estimates.get(key);
+    if (known && now - known.at < ESTIMATE_TTL_MS) return known.rows;
+    const rows = this.prepared<{ n: number }>(sql).get(value, ESTIMATE_CAP)!.n;
+    this.estimates.delete(key);
+    if (this.estimates.size >= ESTIMATE_CACHE_SIZE) this.estimates.delete(this.estimates.keys().next().value!);
+    this.estimates.set(key, { rows, at: now });
+    return rows;
+  }
+
+  deliveryCountsByRule(ruleIds: readonly string[]): Map<string, RuleDeliveryCounts> {
+    return new Map(
+      ruleIds.map((ruleId) => {
+        const counts: RuleDeliveryCounts = { pending: 0, delivered: 0, dead: 0 };
+        for (const row of this.countsOfRule.all(ruleId)) counts[row.state] = row.n;
+        return [ruleId, counts];
+      }),
+    );
+  }
+}

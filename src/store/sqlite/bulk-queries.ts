@@ -1,0 +1,39 @@
+import type BetterSqlite3 from 'better-sqlite3';
+import type { BulkDeliveryFilter } from '../store.js';
+import { eventSelectionSql } from './event-filter-sql.js';
+
+/** Bulk retry of dead-lettered deliveries, one bounded batch per call (the store runs it in one transaction). */
+export class BulkQueries {
+  constructor(private readonly db: BetterSqlite3.Database) {}
+
+  private deadWhere(filter: BulkDeliveryFilter): { sql: string; params: unknown[] } {
+    const { ruleId, eventId, afterId, ...eventFilter } = filter;
+    const events = eventSelectionSql(eventFilter, 'e');
+    const where = [`d.state = 'dead'`, events.sql];
+    const params: unknown[] = [...events.params];
+    if (ruleId !== undefined) { where.push('d.rule_id = ?'); params.push(ruleId); }
+    if (eventId !== undefined) { where.push('d.event_id = ?'); params.push(eventId); }
+    if (afterId !== undefined) { where.push('d.id > ?'); params.push(afterId); }
+    return { sql: where.join(' AND '), params };
+  }
+
+  countDead(filter: BulkDeliveryFilter): number {
+    const where = this.deadWhere(filter);
+    return this.db
+      .prepare<unknown[], { n: number }>(`SELECT count(*) AS n FROM deliveries d JOIN events e ON e.id = d.event_id WHERE ${where.sql}`)
+      .get(...where.params)!.n;
+  }
+
+  /** Makes up to `limit` matching dead deliveries (ascending id) pending and due at `now`; returns their ids. */
+  retryDead(filter: BulkDeliveryFilter, limit: number, now: number): number[] {
+    const where = this.deadWhere(filter);
+    return this.db
+      .prepare<unknown[], { id: number }>(`
+        UPDATE deliveries SET state = 'pending', next_attempt_at = ?, lease_token = NULL, dead_reason = NULL, updated_at = ?
+        WHERE id IN (SELECT d.id FROM deliveries d JOIN events e ON e.id = d.event_id WHERE ${where.sql} ORDER BY d.id LIMIT ?)
+        RETURNING id`)
+      .all(now, now, ...where.params, limit)
+      .map((row) => row.id)
+      .sort((a, b) => a - b);
+  }
+}

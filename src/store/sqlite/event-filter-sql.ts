@@ -1,0 +1,27 @@
+import type { EventFilter, EventSelection } from '../store.js';
+
+const EQUALS: [keyof EventFilter, string][] = [
+  ['event', 'event'], ['source', 'source'], ['checkoutId', 'checkout_id'], ['email', 'email'],
+  ['walletAddress', 'wallet_address'], ['resultId', 'result_id'], ['validation', 'validation'],
+];
+
+/** The WHERE conditions (joined with AND, or "1" for none) and their parameters, on `events` aliased as `alias`. */
+export function eventSelectionSql(selection: EventSelection, alias = 'events'): { sql: string; params: unknown[] } {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  for (const [key, column] of EQUALS) {
+    if (selection[key] !== undefined) {
+      where.push(`${alias}.${column} = ?`);
+      params.push(selection[key]);
+    }
+  }
+  if (selection.receivedFrom !== undefined) { where.push(`${alias}.received_at >= ?`); params.push(selection.receivedFrom); }
+  if (selection.receivedTo !== undefined) { where.push(`${alias}.received_at < ?`); params.push(selection.receivedTo); }
+  if (selection.afterId !== undefined) { where.push(`${alias}.id > ?`); params.push(selection.afterId); }
+  if (selection.throughId !== undefined) { where.push(`${alias}.id <= ?`); params.push(selection.throughId); }
+  if (selection.deliveryState !== undefined) {
+    where.push(`EXISTS (SELECT 1 FROM deliveries ds WHERE ds.event_id = ${alias}.id AND ds.state = ?)`);
+    params.push(selection.deliveryState);
+  }
+  return { sql: where.length > 0 ? where.join(' AND ') : '1', params };
+}

@@ -1,0 +1,36 @@
+import type BetterSqlite3 from 'better-sqlite3';
+
+/**
+ * Retention's SQL, synchronous; each call is one short transaction of its own. Deleting an event deletes
+ * its deliveries and their attempts (ON DELETE CASCADE). An event with a pending delivery is never
+ * deleted: that delivery still needs the event's bytes.
+ */
+export class RetentionQueries {
+  private readonly deleteOlderThan;
+  private readonly deleteOldest;
+
+  constructor(private readonly db: BetterSqlite3.Database) {
+    const notPending = "NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.state = 'pending')";
+    // Oldest first along the (received_at, id) index; LIMIT keeps each transaction short.
+    this.deleteOlderThan = db.prepare<[number, number]>(`
+      DELETE FROM events WHERE id IN (
+        SELECT e.id FROM events e WHERE e.received_at < ? AND ${notPending} ORDER BY e.received_at, e.id LIMIT ?)`);
+    this.deleteOldest = db.prepare<[number]>(`
+      DELETE FROM events WHERE id IN (
+        SELECT e.id FROM events e WHERE ${notPending} ORDER BY e.received_at, e.id LIMIT ?)`);
+  }
+
+  pruneOlderThan(receivedBefore: number, limit: number): number {
+    return this.db.transaction(() => this.deleteOlderThan.run(receivedBefore, limit).changes).immediate();
+  }
+
+  pruneOldest(limit: number): number {
+    return this.db.transaction(() => this.deleteOldest.run(limit).changes).immediate();
+  }
+
+  /** Moves up to `maxPages` free pages to the end of the file and truncates them; returns the free pages left. */
+  reclaimFreePages(maxPages: number): number {
+    this.db.pragma(`incremental_vacuum(${Math.max(1, Math.floor(maxPages))})`);
+    return this.db.pragma('freelist_count', { simple: true }) as number;
+  }
+}

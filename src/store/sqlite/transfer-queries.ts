@@ -1,0 +1,78 @@
+import type BetterSqlite3 from 'better-sqlite3';
+import type { EventSelection, ImportedEvent, ImportResult, StoredEvent } from '../store.js';
+import { eventSelectionSql } from './event-filter-sql.js';
+
+interface FullEventRow {
+  id: number;
+  source: string;
+  event: string;
+  result_id: string;
+  checkout_id: string | null;
+  email: string | null;
+  wallet_address: string | null;
+  validation: 'valid' | 'unrecognised';
+  received_at: number;
+  last_received_at: number;
+  received_count: number;
+  headers: string;
+  body: Buffer;
+}
+
+function toStoredEvent(row: FullEventRow): StoredEvent {
+  return {
+    id: row.id,
+    source: row.source,
+    event: row.event,
+    resultId: row.result_id,
+    checkoutId: row.checkout_id,
+    email: row.email,
+    walletAddress: row.wallet_address,
+    validation: row.validation,
+    receivedAt: row.received_at,
+    lastReceivedAt: row.last_received_at,
+    receivedCount: row.received_count,
+    headers: JSON.parse(row.headers) as Record<string, string>,
+    body: row.body,
+  };
+}
+
+/** Export and import of whole events (raw bytes included), synchronous; the store picks the transaction. */
+export class TransferQueries {
+  private readonly insertIfNew;
+
+  constructor(private readonly db: BetterSqlite3.Database) {
+    // Same key as ingest: an event already stored is left exactly as it is.
+    this.insertIfNew = db.prepare<unknown[], { id: number }>(`
+      INSERT INTO events (source, event, result_id, checkout_id, email, wallet_address, validation,
+                          received_at, last_received_at, received_count, headers, body)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      ON CONFLICT (result_id, source, event) DO NOTHING
+      RETURNING id`);
+  }
+
+  count(selection: EventSelection): number {
+    const where = eventSelectionSql(selection, 'e');
+    return this.db.prepare<unknown[], { n: number }>(`SELECT count(*) AS n FROM events e WHERE ${where.sql}`).get(...where.params)!.n;
+  }
+
+  /** Oldest first (ascending id), so an import recreates the events in the order they arrived. */
+  listFull(selection: EventSelection, limit: number): StoredEvent[] {
+    const where = eventSelectionSql(selection, 'e');
+    return this.db
+      .prepare<unknown[], FullEventRow>(`SELECT e.* FROM events e WHERE ${where.sql} ORDER BY e.id LIMIT ?`)
+      .all(...where.params, limit)
+      .map(toStoredEvent);
+  }
+
+  insertAll(events: readonly ImportedEvent[]): ImportResult {
+    let imported = 0;
+    for (const e of events) {
+      const row = this.insertIfNew.get(
+        e.source, e.event, e.resultId, e.checkoutId, e.email, e.walletAddress, e.validation,
+        e.receivedAt, e.lastReceivedAt, e.receivedCount, JSON.stringify(e.headers), e.body,
+      );
+      if (row) imported += 1;
+    }
+    return { imported, duplicates: events.length - imported };
+  }
+}

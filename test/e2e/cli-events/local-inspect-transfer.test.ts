@@ -1,0 +1,101 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { sampleTransferSucceeded } from '../../../src/samples/transfer-succeeded.js';
+import { SqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
+import { makeTempDir, removeTempDirs } from '../../helpers/temp-dir.js';
+import { awkwardBodies, hookrelay, postAll, startServer } from './cli-harness.js';
+
+afterAll(() => removeTempDirs());
+
+describe('events list|show|export|import on a data dir, beside a running server', { timeout: 120_000 }, () => {
+  it('lists and shows events, and an export imported into a fresh data dir is byte-exact', async () => {
+    const server = await startServer();
+    try {
+      const bodies = [...awkwardBodies(6), Buffer.from(JSON.stringify(sampleTransferSucceeded())), Buffer.from(JSON.stringify(sampleTransferSucceeded()))];
+      const ids = await postAll(server.webhook, bodies);
+      const local = ['--data-dir', server.dataDir];
+
+      const listed = await hookrelay(['events', 'list', ...local, '--json']);
+      expect(listed.code).toBe(0);
+      expect(listed.json.items.map((e: { id: number }) => e.id)).toEqual([...ids].reverse());
+      expect(listed.json.items[0]).toMatchObject({ source: 'checkout', event: 'transfer:succeeded', validation: 'valid', receivedCount: 1 });
+      expect(listed.json.items[0].receivedAt).toMatch(/^\d{4}-\d\d-\d\dT.*Z$/);
+
+      const table = await hookrelay(['events', 'list', ...local, '--event', 'order:noted1']);
+      expect(table.stdout.split('\n')[0]).toMatch(/^ID\s+RECEIVED\s+SOURCE\s+EVENT/);
+      expect(table.stdout.match(/order:noted1/g)).toHaveLength(3);
+      expect(table.stdout).not.toContain('order:noted0');
+
+      const lastHour = await hookrelay(['events', 'list', ...local, '--from', '1h', '--json']);
+      expect(lastHour.json.items).toHaveLength(8);
+      const before = await hookrelay(['events', 'list', ...local, '--to', '2020-01-01', '--json']);
+      expect(before.json.items).toEqual([]);
+
+      const first = await hookrelay(['events', 'list', ...local, '--limit', '3', '--json']);
+      const second = await hookrelay(['events', 'list', ...local, '--limit', '3', '--cursor', first.json.nextCursor, '--json']);
+      expect([...first.json.items, ...second.json.items].map((e: { id: number }) => e.id)).toEqual([...ids].reverse().slice(0, 6));
+
+      const shown = await hookrelay(['events', 'show', String(ids[0]), ...local, '--json']);
+      expect(Buffer.from(shown.json.event.bodyBase64, 'base64').equals(bodies[0]!)).toBe(true);
+      expect(shown.json.event.headers['x-service-signature']).toMatch(/^[0-9a-f]{64}$/);
+      expect(shown.json.deliveries).toEqual([]);
+      const human = await hookrelay(['events', 'show', String(ids[0]), ...local]);
+      expect(human.stdout).toContain(bodies[0]!.toString('utf8'));
+
+      const file = join(makeTempDir(), 'events.ndjson');
+      const exported = await hookrelay(['events', 'export', ...local, '-o', file]);
+      expect(exported.code).toBe(0);
+      expect(exported.stderr).toContain('exported 8 events');
+      const text = readFileSync(file, 'utf8');
+      expect(text.trimEnd().split('\n')).toHaveLength(8);
+
+      const fresh = makeTempDir();
+      const imported = await hookrelay(['events', 'import', file, '--data-dir', fresh, '--json']);
+      expect(imported.code).toBe(0);
+      expect(imported.json).toEqual({ imported: 8, duplicates: 0, interrupted: false });
+      const again = await hookrelay(['events', 'import', file, '--data-dir', fresh]);
+      expect(again.stdout.trim()).toBe('imported 0, duplicates 8');
+
+      const reexported = await hookrelay(['events', 'export', '--data-dir', fresh]);
+      expect(reexported.stdout).toBe(text);
+      const store = new SqliteStore({ dataDir: fresh, durability: 'normal' });
+      try {
+        const stored = await store.listEventsForExport({}, 100);
+        expect(stored.map((e) => e.body.toString('hex'))).toEqual(bodies.map((b) => b.toString('hex')));
+      } finally {
+        await store.close();
+      }
+
+      const filtered = await hookrelay(['events', 'export', ...local, '--event', 'order:noted0']);
+      expect(filtered.stdout.trimEnd().split('\n').map((line) => JSON.parse(line).event)).toEqual(['order:noted0', 'order:noted0', 'order:noted0']);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('refuses a data dir without a database, a bad filter, and an import line that is not an export record', async () => {
+    const empty = makeTempDir();
+    const missing = await hookrelay(['events', 'list', '--data-dir', empty]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/No hookrelay database in .*--data-dir/);
+
+    const file = join(makeTempDir(), 'bad.ndjson');
+    const good = JSON.stringify({
+      format: 'hookrelay.event.v1', source: 'checkout', event: 'x:y', resultId: 'r1', validation: 'unrecognised', checkoutId: null, email: null, walletAddress: null,
+      receivedAt: '2024-01-01T00:00:00.000Z', lastReceivedAt: '2024-01-01T00:00:00.000Z', receivedCount: 1, headers: {},
+      bodyBase64: Buffer.from('{"event":"x:y","result":{"id":"r1"}}').toString('base64'),
+    });
+    const mismatched = good.replace('"resultId":"r1"', '"resultId":"r2"');
+    writeFileSync(file, `${good}\n${mismatched}\n`);
+    const dir = makeTempDir();
+    const result = await hookrelay(['events', 'import', file, '--data-dir', dir]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('line 2:');
+    expect(result.stderr).toContain('imported 1, duplicates 0 before the error');
+
+    const badTime = await hookrelay(['events', 'list', '--data-dir', dir, '--from', 'yesterday-ish']);
+    expect(badTime.code).toBe(1);
+    expect(badTime.stderr).toContain('--from "yesterday-ish" is not a time');
+  });
+});
