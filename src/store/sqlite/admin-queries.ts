@@ -1,23 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import type { EventPosition, EventSearch, EventSearchPage, EventSummary, RuleDeliveryCounts } from '../store.js';
-
-interface SummaryRow {
-  id: number;
-  source: string;
-  event: string;
-  result_id: string;
-  checkout_id: string | null;
-  email: string | null;
-  wallet_address: string | null;
-  validation: 'valid' | 'unrecognised';
-  received_at: number;
-  last_received_at: number;
-  received_count: number;
-  body_bytes: number;
-}
-
-const SUMMARY_COLUMNS = `e.id, e.source, e.event, e.result_id, e.checkout_id, e.email, e.wallet_address, e.validation,
-  e.received_at, e.last_received_at, e.received_count, length(e.body) AS body_bytes`;
+import type { EventPosition, EventSearch, EventSearchPage, RuleDeliveryCounts } from '../store.js';
+import { SUMMARY_COLUMNS, toEventSummary, type EventRow } from './event-rows.js';
 
 // Equality filters, finest first: the first one given drives the query through its (column, id) index.
 const FINE_COLUMNS: [keyof EventSearch, string][] = [
@@ -45,23 +28,6 @@ export function chooseDriver(search: EventSearch, pickCoarse: (candidates: Coars
   const candidates = coarseCandidates(search);
   if (candidates.length === 0) return { kind: 'rowid' };
   return candidates.length === 1 ? candidates[0]! : pickCoarse(candidates);
-}
-
-function toSummary(row: SummaryRow): EventSummary {
-  return {
-    id: row.id,
-    source: row.source,
-    event: row.event,
-    resultId: row.result_id,
-    checkoutId: row.checkout_id,
-    email: row.email,
-    walletAddress: row.wallet_address,
-    validation: row.validation,
-    receivedAt: row.received_at,
-    lastReceivedAt: row.last_received_at,
-    receivedCount: row.received_count,
-    bodyBytes: row.body_bytes,
-  };
 }
 
 interface SearchSql {
@@ -146,8 +112,8 @@ export class AdminQueries {
     const driver = chooseDriver(search, (candidates) => this.rarest(search, candidates));
     // One row more than asked tells whether another page exists.
     const query = eventSearchSql(search, { ...page, limit: page.limit + 1 }, driver);
-    const rows = this.prepared<SummaryRow>(query.sql).all(...query.params);
-    const items = rows.slice(0, page.limit).map(toSummary);
+    const rows = this.prepared<EventRow>(query.sql).all(...query.params);
+    const items = rows.slice(0, page.limit).map(toEventSummary);
     const last = items.at(-1);
     return { items, next: rows.length > page.limit && last ? { id: last.id, receivedAt: last.receivedAt } : null };
   }

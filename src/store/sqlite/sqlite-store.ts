@@ -7,6 +7,7 @@ import type {
   AttemptRecord, AttemptResolution, ClaimedDelivery, Delivery, DeliveryDetail, DeliveryFilter, DeliveryOrigin, EventFilter,
   EventSummary, NewDelivery, NewEvent, OutboxStats, Page, SaveEventResult, Store, StoredEvent,
 } from '../store.js';
+import { toEventSummary, toStoredEvent, type EventRow } from './event-rows.js';
 import { GroupCommit } from './group-commit.js';
 import { WalFsync, type FsyncFn } from './wal-fsync.js';
 import { migrate } from './migrate.js';
@@ -33,40 +34,6 @@ export interface SqliteStoreOptions {
 }
 
 export const DATABASE_FILE = 'hookrelay.db';
-
-interface EventRow {
-  id: number;
-  source: string;
-  event: string;
-  result_id: string;
-  checkout_id: string | null;
-  email: string | null;
-  wallet_address: string | null;
-  validation: 'valid' | 'unrecognised';
-  received_at: number;
-  last_received_at: number;
-  received_count: number;
-  headers?: string;
-  body?: Buffer;
-  body_bytes?: number;
-}
-
-function toSummary(row: EventRow): EventSummary {
-  return {
-    id: row.id,
-    source: row.source,
-    event: row.event,
-    resultId: row.result_id,
-    checkoutId: row.checkout_id,
-    email: row.email,
-    walletAddress: row.wallet_address,
-    validation: row.validation,
-    receivedAt: row.received_at,
-    lastReceivedAt: row.last_received_at,
-    receivedCount: row.received_count,
-    bodyBytes: row.body_bytes ?? row.body?.length ?? 0,
-  };
-}
 
 /** SQLite failures (full disk, read-only file, lock held elsewhere, I/O) mean "try again later", not a bug. */
 function asStoreError(err: unknown): HookrelayError {
@@ -152,9 +119,7 @@ export class SqliteStore implements Store {
 
   async getEvent(id: number): Promise<StoredEvent | null> {
     const row = this.statements.getEvent.get(id);
-    if (!row) return null;
-    const { bodyBytes: _bodyBytes, ...summary } = toSummary(row);
-    return { ...summary, headers: JSON.parse(row.headers!) as Record<string, string>, body: row.body! };
+    return row ? toStoredEvent(row) : null;
   }
 
   async listEvents(filter: EventFilter, page: { limit: number; before?: number }): Promise<Page<EventSummary>> {
@@ -177,7 +142,7 @@ export class SqliteStore implements Store {
         last_received_at, received_count, length(body) AS body_bytes
       FROM events ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ?`;
     const rows = this.db.prepare<unknown[], EventRow>(sql).all(...params, page.limit + 1);
-    const items = rows.slice(0, page.limit).map(toSummary);
+    const items = rows.slice(0, page.limit).map(toEventSummary);
     return { items, nextCursor: rows.length > page.limit ? items.at(-1)!.id : null };
   }
 

@@ -1,40 +1,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { EventSelection, ImportedEvent, ImportResult, StoredEvent } from '../store.js';
 import { eventSelectionSql } from './event-filter-sql.js';
-
-interface FullEventRow {
-  id: number;
-  source: string;
-  event: string;
-  result_id: string;
-  checkout_id: string | null;
-  email: string | null;
-  wallet_address: string | null;
-  validation: 'valid' | 'unrecognised';
-  received_at: number;
-  last_received_at: number;
-  received_count: number;
-  headers: string;
-  body: Buffer;
-}
-
-function toStoredEvent(row: FullEventRow): StoredEvent {
-  return {
-    id: row.id,
-    source: row.source,
-    event: row.event,
-    resultId: row.result_id,
-    checkoutId: row.checkout_id,
-    email: row.email,
-    walletAddress: row.wallet_address,
-    validation: row.validation,
-    receivedAt: row.received_at,
-    lastReceivedAt: row.last_received_at,
-    receivedCount: row.received_count,
-    headers: JSON.parse(row.headers) as Record<string, string>,
-    body: row.body,
-  };
-}
+import { toStoredEvent, type EventRow } from './event-rows.js';
 
 /** Export and import of whole events (raw bytes included), synchronous; the store picks the transaction. */
 export class TransferQueries {
@@ -59,7 +26,7 @@ export class TransferQueries {
   listFull(selection: EventSelection, limit: number): StoredEvent[] {
     const where = eventSelectionSql(selection, 'e');
     return this.db
-      .prepare<unknown[], FullEventRow>(`SELECT e.* FROM events e WHERE ${where.sql} ORDER BY e.id LIMIT ?`)
+      .prepare<unknown[], EventRow>(`SELECT e.* FROM events e WHERE ${where.sql} ORDER BY e.id LIMIT ?`)
       .all(...where.params, limit)
       .map(toStoredEvent);
   }

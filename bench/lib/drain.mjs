@@ -1,0 +1,101 @@
+// The delivery worker draining a pre-filled outbox into a counting sink: shared by bench:delivery and
+// bench:admin (replay is compared with it).
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { request } from 'undici';
+import { startServer, stopServer } from './run.mjs';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const dist = (p) => join(root, 'dist', p);
+const { SqliteStore } = await import(dist('store/sqlite/sqlite-store.js'));
+const { loadRuleSet } = await import(dist('rules/loader.js'));
+const { deliveriesForEvent } = await import(dist('ingest/deliveries-for-event.js'));
+const { sampleTransferSucceeded } = await import(dist('samples/transfer-succeeded.js'));
+const cli = dist('cli.js');
+const SECRET = 'bench-secret';
+export const readServePort = (line) => line.includes('"hookrelay listening"') && Number(new URL(JSON.parse(line).url).port);
+
+/** Ten rules on one sink: filters of several kinds (some match everything, some half, some nothing), one transform. */
+function deliveryRules(sinkUrl, concurrency) {
+  const rules = [];
+  for (let i = 0; i < 10; i++) {
+    const where = [
+      '',
+      'where:\n  result.paymentMethod: BUY_WITH_CARD\n',
+      'where:\n  result.quantity: { $gte: 1 }\n',
+      'where:\n  result.email: { $regex: "@example\\\\.com$" }\n',
+      'where:\n  result.totalPriceUsd: { $gte: 0 }\n',
+    ][i % 5];
+    const transform = i === 0 ? 'transform: |\n  { "email": result.email, "tokens": result.claimedTokens.tokenIds, "total": result.totalPriceUsd }\n' : '';
+    rules.push(`id: rule-${i}\non: [transfer:succeeded]\n${where}${transform}to:\n  url: ${sinkUrl}/r${i}\nconcurrency: ${concurrency}\nretry: { schedule: [0s, 1s, 5s] }\n`);
+  }
+  return rules;
+}
+
+export async function sinkCount(port) {
+  const res = await request(`http://127.0.0.1:${port}/count`);
+  return res.body.json();
+}
+
+export async function resetSink(port) {
+  await (await request(`http://127.0.0.1:${port}/reset`)).body.dump();
+}
+
+/** The baseline: a plain undici loop posting `total` bodies with `concurrency` in flight, in its own process. */
+export async function baselineLoop(sinkPort, total, bodyBytes, CONCURRENCY) {
+  const child = await startServer(process.execPath, [join(root, 'bench/lib/undici-loop.mjs'), `http://127.0.0.1:${sinkPort}/baseline`, String(total), String(CONCURRENCY), String(bodyBytes)], {
+    readPort: (line) => line.startsWith('{') && (JSON.parse(line).ms || 0.001),
+  });
+  const ms = child.port; // readPort returned the elapsed ms
+  await new Promise((resolve) => child.child.once('exit', resolve));
+  return { name: `undici loop, ${total} POSTs, ${CONCURRENCY} in flight`, deliveriesPerSec: Math.round(total / (ms / 1000)), seconds: (ms / 1000).toFixed(1) };
+}
+
+/** Fills an outbox with `rows` deliveries (10 rules) exactly as ingest would, then times `hookrelay serve` draining it. */
+export async function hookrelayDrain({ sinkPort, rows: DELIVERIES, concurrency: CONCURRENCY }) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'hookrelay-bench-'));
+  const rulesDir = join(dataDir, 'rules');
+  mkdirSync(rulesDir);
+  deliveryRules(`http://127.0.0.1:${sinkPort}`, CONCURRENCY).forEach((text, i) => writeFileSync(join(rulesDir, `r${i}.yaml`), text));
+  const loaded = await loadRuleSet(rulesDir, {});
+  if (!loaded.ok) throw new Error(JSON.stringify(loaded.errors));
+  // Fill the outbox exactly as ingest would (same planning, same transaction shape), without HTTP.
+  const store = new SqliteStore({ dataDir, durability: 'normal' });
+  let rows = 0;
+  while (rows < DELIVERIES) {
+    const batch = [];
+    for (let i = 0; i < 200 && rows < DELIVERIES; i++) {
+      const body = sampleTransferSucceeded({ paymentMethod: i % 2 ? 'BUY_WITH_CARD' : 'BUY_WITH_CRYPTO' });
+      const raw = Buffer.from(JSON.stringify(body));
+      const deliveries = (await deliveriesForEvent(loaded.ruleSet, { source: 'checkout', event: body.event, body, raw })).slice(0, DELIVERIES - rows);
+      rows += deliveries.length;
+      batch.push(store.saveEvent({ source: 'checkout', event: body.event, resultId: body.result.id, checkoutId: null, email: null, walletAddress: null, validation: 'valid', receivedAt: Date.now(), headers: {}, body: raw, deliveries }));
+    }
+    await Promise.all(batch);
+  }
+  await store.close();
+  const config = join(dataDir, 'hookrelay.yaml');
+  writeFileSync(config, `delivery:\n  allowNetworks: [127.0.0.1/32]\n  maxInFlight: ${CONCURRENCY}\n  batchSize: ${CONCURRENCY}\n`);
+  await resetSink(sinkPort);
+  const started = performance.now();
+  // BENCH_NODE_ARGS (e.g. "--cpu-prof") profiles the draining server.
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const server = await startServer(process.execPath, [...nodeArgs, cli, 'serve'], {
+    env: { HOOKRELAY_PORT: '0', HOOKRELAY_HOST: '127.0.0.1', HOOKRELAY_DATA_DIR: dataDir, HOOKRELAY_RULES_DIR: rulesDir, HOOKRELAY_SECRET: SECRET, HOOKRELAY_CONFIG: config },
+    readPort: readServePort,
+  });
+  let sink = { count: 0 };
+  while (sink.count < rows) {
+    await new Promise((r) => setTimeout(r, 100));
+    sink = await sinkCount(sinkPort);
+    if (performance.now() - started > 600_000) throw new Error(`only ${sink.count} of ${rows} delivered in 10 minutes`);
+  }
+  // From the first arrival to the last, like the baseline: process start and rule loading are not delivery.
+  const ms = sink.last - sink.first;
+  await stopServer(server.child);
+  rmSync(dataDir, { recursive: true, force: true });
+  return { name: `hookrelay worker, ${rows} outbox rows, 10 rules`, deliveriesPerSec: Math.round(rows / (ms / 1000)), seconds: (ms / 1000).toFixed(1) };
+}
+
