@@ -91,22 +91,50 @@ export class DeliveryWorker {
     const claimThreshold = Math.max(1, Math.floor(Math.min(this.options.batchSize, this.options.maxInFlight) / 4));
     while (!this.stopping) {
       const free = this.options.maxInFlight - this.inFlight.size;
-      if (free >= claimThreshold || (free > 0 && this.inFlight.size === 0)) {
-        const limit = Math.min(free, this.options.batchSize);
-        let claimed: ClaimedDelivery[] = [];
-        try {
-          claimed = await this.options.store.claimDueDeliveries({ now: this.now(), limit, leaseMs: this.options.leaseMs });
-        } catch (err) {
-          this.options.logger.error({ err }, 'delivery worker could not claim deliveries; retrying');
-        }
-        for (const delivery of claimed) this.track(this.attempt(delivery));
-        if (claimed.length === limit) {
-          await new Promise((resolve) => setImmediate(resolve)); // more are due: let other work run, then claim again
-          continue;
-        }
+      if (free < claimThreshold && this.inFlight.size > 0) {
+        await this.sleep(this.options.pollIntervalMs); // woken as soon as an attempt finishes
+        continue;
       }
-      await this.waitForWork();
+      const limit = Math.min(free, this.options.batchSize);
+      let claimed: ClaimedDelivery[];
+      try {
+        claimed = await this.options.store.claimDueDeliveries({ now: this.now(), limit, leaseMs: this.options.leaseMs });
+      } catch (err) {
+        this.options.logger.error({ err }, 'delivery worker could not claim deliveries; retrying');
+        await this.sleep(this.options.pollIntervalMs); // the store is failing: back off, never spin
+        continue;
+      }
+      for (const delivery of claimed) this.track(this.attempt(delivery));
+      if (claimed.length === limit) {
+        await new Promise((resolve) => setImmediate(resolve)); // more are due: let other work run, then claim again
+        continue;
+      }
+      await this.sleep(await this.delayUntilDue());
     }
+  }
+
+  /** How long until the next pending row falls due, capped at the poll interval. */
+  private async delayUntilDue(): Promise<number> {
+    const due = await this.options.store.nextDueAt().catch(() => null);
+    return due === null ? this.options.pollIntervalMs : Math.min(this.options.pollIntervalMs, due - this.now());
+  }
+
+  /**
+   * Waits for `ms` or until `wake()`. Always a timer (at least 1 ms), so the loop yields to I/O on every
+   * turn even when rows are due but cannot be taken yet: a loop of resolved promises would starve the
+   * event loop (no requests served, no attempts finished).
+   */
+  private sleep(ms: number): Promise<void> {
+    if (this.stopping) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        if (this.wakeUp === done) this.wakeUp = null;
+        resolve();
+      };
+      const timer = setTimeout(done, Math.max(1, ms));
+      this.wakeUp = done;
+    });
   }
 
   private track(attempt: Promise<void>): void {
@@ -115,24 +143,6 @@ export class DeliveryWorker {
       this.inFlight.delete(attempt);
       this.wake(); // a slot is free
     });
-  }
-
-  private async waitForWork(): Promise<void> {
-    let delay = this.options.pollIntervalMs;
-    if (this.inFlight.size < this.options.maxInFlight) {
-      const due = await this.options.store.nextDueAt().catch(() => null);
-      if (due !== null) delay = Math.max(0, Math.min(delay, due - this.now()));
-    }
-    if (delay === 0 || this.stopping) return;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(done, delay);
-      function done(): void {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.wakeUp = done;
-    });
-    this.wakeUp = null;
   }
 
   private ruleFor(id: string): CompiledRule | undefined {

@@ -1,0 +1,83 @@
+import { pino } from 'pino';
+import { Agent } from 'undici';
+import { describe, expect, it } from 'vitest';
+import { createCircuitBreaker } from '../../../src/delivery/circuit-breaker.js';
+import { createDestinationLimiter } from '../../../src/delivery/destination-limiter.js';
+import { DeliveryWorker } from '../../../src/delivery/worker.js';
+import type { RuleSet } from '../../../src/rules/types.js';
+import type { ClaimedDelivery, Store } from '../../../src/store/store.js';
+
+const emptyRules = { rules: [], hash: 'empty', loadedAt: new Date(), files: [] } as unknown as RuleSet;
+
+function claimed(id: number): ClaimedDelivery {
+  return {
+    id, eventId: id, ruleId: 'gone', ruleSetHash: 'h', origin: 'ingest', state: 'pending', contentType: 'application/json', attempts: 0,
+    nextAttemptAt: 0, lastStatus: null, lastError: null, deadReason: null, createdAt: 0, updatedAt: 0, leaseToken: 't', payload: Buffer.from('{}'),
+    event: { source: 'checkout', event: 'transfer:succeeded', resultId: String(id) },
+  };
+}
+
+function worker(store: Partial<Store>, options: { maxInFlight?: number; batchSize?: number } = {}): DeliveryWorker {
+  return new DeliveryWorker({
+    store: store as Store,
+    rules: () => emptyRules,
+    dispatcher: new Agent(),
+    limiter: createDestinationLimiter(),
+    breaker: createCircuitBreaker(),
+    logger: pino({ level: 'silent' }),
+    defaultConcurrency: 10,
+    maxInFlight: options.maxInFlight ?? 8,
+    batchSize: options.batchSize ?? 8,
+    leaseMs: 60_000,
+    pollIntervalMs: 100,
+  });
+}
+
+/** How late a 20 ms timer fires while the worker runs: large when the event loop is starved. */
+async function timerLag(): Promise<number> {
+  const started = performance.now();
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  return performance.now() - started - 20;
+}
+
+describe('DeliveryWorker loop', () => {
+  it('backs off when claiming fails instead of spinning, and keeps the event loop responsive', async () => {
+    let claims = 0;
+    const w = worker({
+      claimDueDeliveries: async () => {
+        claims += 1;
+        throw new Error('SQLITE_IOERR');
+      },
+      nextDueAt: async () => Date.now() - 1000, // rows are due, but cannot be claimed
+    });
+    w.start();
+    const lag = await timerLag();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await w.stop(100);
+    expect(lag).toBeLessThan(200);
+    expect(claims).toBeGreaterThanOrEqual(2);
+    expect(claims).toBeLessThanOrEqual(6); // one per poll interval, not thousands
+  });
+
+  it('waits for a free slot instead of spinning while rows are due and few slots are free', async () => {
+    let claims = 0;
+    const w = worker(
+      {
+        claimDueDeliveries: async ({ limit }) => {
+          claims += 1;
+          return claims === 1 ? Array.from({ length: limit - 1 }, (_, i) => claimed(i + 1)) : [];
+        },
+        nextDueAt: async () => Date.now() - 1000,
+        // Recording never finishes: the claimed attempts hold their slots.
+        recordAttempt: () => new Promise<boolean>(() => undefined),
+      },
+      { maxInFlight: 8, batchSize: 8 },
+    );
+    w.start();
+    const lag = await timerLag();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(lag).toBeLessThan(200);
+    expect(w.activeAttempts).toBe(7);
+    expect(claims).toBeLessThanOrEqual(3);
+  });
+});
