@@ -22,6 +22,14 @@ interface DeliveryRow {
   updated_at: number;
 }
 
+/**
+ * The ids of due pending deliveries, oldest due first (parameters: now, limit). INDEXED BY: the partial
+ * due-index makes a claim cost its batch, not the backlog; the planner would otherwise pick a (state, ...)
+ * index and sort every pending row on each claim.
+ */
+export const DUE_DELIVERY_IDS_SQL = `SELECT id FROM deliveries INDEXED BY deliveries_due
+  WHERE state = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?`;
+
 const DELIVERY_COLUMNS = `id, event_id, rule_id, rule_set_hash, origin, state, content_type, attempts, next_attempt_at,
   last_status, last_error, dead_reason, created_at, updated_at`;
 
@@ -71,7 +79,7 @@ export class OutboxQueries {
     // Claiming moves next_attempt_at to the lease end: a crashed worker's rows fall due again by themselves.
     this.claimIds = db.prepare<unknown[], DeliveryRow>(`
       UPDATE deliveries SET next_attempt_at = ?, lease_token = ?, updated_at = ?
-      WHERE id IN (SELECT id FROM deliveries WHERE state = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?)
+      WHERE id IN (${DUE_DELIVERY_IDS_SQL})
       RETURNING ${DELIVERY_COLUMNS}`);
     this.payloads = db.prepare<[string], { id: number; payload: Buffer; source: string; event: string; result_id: string }>(`
       SELECT d.id, COALESCE(d.body, e.body) AS payload, e.source, e.event, e.result_id
@@ -85,7 +93,7 @@ export class OutboxQueries {
         dead_reason = ?, updated_at = ?
       WHERE id = ? AND lease_token = ?`);
     this.release = db.prepare('UPDATE deliveries SET next_attempt_at = ?, lease_token = NULL WHERE id = ? AND lease_token = ?');
-    this.nextDue = db.prepare<[], { due: number | null }>("SELECT min(next_attempt_at) AS due FROM deliveries WHERE state = 'pending'");
+    this.nextDue = db.prepare<[], { due: number | null }>("SELECT min(next_attempt_at) AS due FROM deliveries INDEXED BY deliveries_due WHERE state = 'pending'");
     this.byId = db.prepare<[number], DeliveryRow>(`SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE id = ?`);
     this.attemptsOf = db.prepare<[number], Record<string, unknown>>('SELECT * FROM delivery_attempts WHERE delivery_id = ? ORDER BY id');
     this.retry = db.prepare(`
@@ -173,9 +181,9 @@ export class OutboxQueries {
     const row = this.db.prepare<[number, number], { pending: number; due: number; dead: number; oldest: number | null }>(`
       SELECT
         (SELECT count(*) FROM deliveries WHERE state = 'pending') AS pending,
-        (SELECT count(*) FROM deliveries WHERE state = 'pending' AND next_attempt_at <= ?) AS due,
+        (SELECT count(*) FROM deliveries INDEXED BY deliveries_due WHERE state = 'pending' AND next_attempt_at <= ?) AS due,
         (SELECT count(*) FROM deliveries WHERE state = 'dead') AS dead,
-        (SELECT min(next_attempt_at) FROM deliveries WHERE state = 'pending' AND next_attempt_at <= ?) AS oldest`).get(now, now)!;
+        (SELECT min(next_attempt_at) FROM deliveries INDEXED BY deliveries_due WHERE state = 'pending' AND next_attempt_at <= ?) AS oldest`).get(now, now)!;
     return { pending: row.pending, due: row.due, dead: row.dead, oldestDueAgeMs: row.oldest === null ? 0 : now - row.oldest };
   }
 }
