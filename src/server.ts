@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import express, { type Express } from 'express';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
-import { HookrelayError } from './errors.js';
+import { HookrelayError, toErrorBody } from './errors.js';
 import { errorHandler, notFoundHandler } from './http/express-errors.js';
 import { sendError } from './http/send-json.js';
 import type { IngestHandler } from './ingest/ingest-handler.js';
@@ -78,7 +79,9 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
   let shuttingDown = false;
   const inFlight = new Set<ServerResponse>();
 
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+  // Node enforces headersTimeout/requestTimeout only when it sweeps its connections, every 30 s by default,
+  // so a slow client could hold a socket up to 30 s longer than configured: sweep four times a second.
+  const server = createServer({ connectionsCheckingInterval: 250 }, (req: IncomingMessage, res: ServerResponse) => {
     if (shuttingDown) res.setHeader('connection', 'close');
     inFlight.add(res);
     res.on('close', () => inFlight.delete(res));
@@ -98,6 +101,22 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
       }
     }
     app(req, res);
+  });
+  // Requests Node refuses before any handler runs (bad framing, too-large headers, timeouts) still get the
+  // common JSON error body instead of a bare status line.
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+    if (!socket.writable || err.code === 'ECONNRESET') {
+      socket.destroy();
+      return;
+    }
+    const error =
+      err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? new HookrelayError('request_timeout', 'The request was not received in time.')
+        : err.code === 'HPE_HEADER_OVERFLOW'
+          ? new HookrelayError('bad_request', 'The request headers are too large.')
+          : new HookrelayError('bad_request', 'The request is not valid HTTP/1.1.');
+    const body = JSON.stringify(toErrorBody(error));
+    socket.end(`HTTP/1.1 ${error.status} ${error.status === 408 ? 'Request Timeout' : 'Bad Request'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
   });
   // Slow or stalled clients are cut off instead of holding sockets and memory.
   server.headersTimeout = config.server.headersTimeoutMs;

@@ -95,10 +95,16 @@ export class DeliveryWorker {
         await this.sleep(this.options.pollIntervalMs); // woken as soon as an attempt finishes
         continue;
       }
+      // A read first: claiming is a write transaction, not worth taking (or waiting for a lock) when nothing is due.
+      const untilDue = await this.delayUntilDue();
+      if (untilDue > 0) {
+        await this.sleep(untilDue);
+        continue;
+      }
       const limit = Math.min(free, this.options.batchSize);
       let claimed: ClaimedDelivery[];
       try {
-        claimed = await this.options.store.claimDueDeliveries({ now: this.now(), limit, leaseMs: this.options.leaseMs });
+        claimed = await this.options.store.claimDueDeliveries({ now: this.now(), limit, leaseMs: this.leaseMs() });
       } catch (err) {
         this.options.logger.error({ err }, 'delivery worker could not claim deliveries; retrying');
         await this.sleep(this.options.pollIntervalMs); // the store is failing: back off, never spin
@@ -113,10 +119,16 @@ export class DeliveryWorker {
     }
   }
 
+  /** A lease always outlives the longest attempt a rule allows, so a live attempt is never claimed twice. */
+  private leaseMs(): number {
+    const longest = Math.max(0, ...this.options.rules().rules.map((rule) => rule.timeoutMs));
+    return Math.max(this.options.leaseMs, longest + 30_000);
+  }
+
   /** How long until the next pending row falls due, capped at the poll interval. */
   private async delayUntilDue(): Promise<number> {
     const due = await this.options.store.nextDueAt().catch(() => null);
-    return due === null ? this.options.pollIntervalMs : Math.min(this.options.pollIntervalMs, due - this.now());
+    return due === null ? this.options.pollIntervalMs : Math.max(0, Math.min(this.options.pollIntervalMs, due - this.now()));
   }
 
   /**
@@ -206,10 +218,10 @@ export class DeliveryWorker {
     });
     const now = this.now();
     const resolution = this.resolve(delivery, rule, result, now);
-    if (result.error?.code !== 'aborted') {
-      if (resolution.state === 'pending' || (resolution.state === 'dead' && result.status === undefined)) this.options.breaker.recordFailure(destination, now);
-      else this.options.breaker.recordSuccess(destination);
-    }
+    // Only failures a pause can help count against the destination: a refusal by the SSRF guard or a
+    // shutdown is not the destination's doing.
+    if (resolution.state === 'pending' && result.error?.code !== 'aborted') this.options.breaker.recordFailure(destination, now);
+    else if (result.status !== undefined) this.options.breaker.recordSuccess(destination);
     await this.record(delivery, startedAt, destination, result, resolution);
   }
 

@@ -20,7 +20,9 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
           ? new HookrelayError('invalid_json', 'The body is not valid JSON.')
           : parserStatus === 413
             ? new HookrelayError('payload_too_large', 'The body is too large.')
-            : asHookrelayError(err);
+            : parserStatus === 400 && err instanceof URIError
+              ? new HookrelayError('bad_request', 'The path is not valid percent-encoding.')
+              : asHookrelayError(err);
     if (error.status >= 500) logger.error({ err: error.cause ?? err, path: req.path }, 'request failed');
     if (res.headersSent) return;
     res.status(error.status).json(toErrorBody(error));

@@ -18,6 +18,8 @@ export class GroupCommit<Item, Result> {
     private readonly commitBatch: (items: Item[]) => Result[],
     private readonly makeDurable: () => Promise<void> = () => Promise.resolve(),
     private readonly maxBatch = 256,
+    /** Errors that fail every item alike (disk full, lock held elsewhere): no point retrying item by item. */
+    private readonly failsEveryItem: (err: unknown) => boolean = () => false,
   ) {}
 
   submit(item: Item): Promise<Result> {
@@ -47,8 +49,8 @@ export class GroupCommit<Item, Result> {
       const results = this.commitBatch(batch.map((entry) => entry.item));
       batch.forEach((entry, i) => settled.push({ entry, result: results[i]! }));
     } catch (batchError) {
-      if (batch.length === 1) {
-        batch[0]!.reject(batchError);
+      if (batch.length === 1 || this.failsEveryItem(batchError)) {
+        for (const entry of batch) entry.reject(batchError);
         return;
       }
       // One bad item must not fail its neighbours: fall back to one transaction each.

@@ -35,6 +35,13 @@ export interface SqliteStoreOptions {
 
 export const DATABASE_FILE = 'hookrelay.db';
 
+/** SQLite result codes that mean the store as a whole cannot write right now, whatever the data. */
+const STORE_WIDE_CODES = /^SQLITE_(BUSY|LOCKED|FULL|READONLY|IOERR|CANTOPEN|PROTOCOL|CORRUPT|NOTADB|NOMEM)/;
+
+export function isStoreWideError(err: unknown): boolean {
+  return STORE_WIDE_CODES.test((err as { code?: string }).code ?? '');
+}
+
 /** SQLite failures (full disk, read-only file, lock held elsewhere, I/O) mean "try again later", not a bug. */
 function asStoreError(err: unknown): HookrelayError {
   if (err instanceof HookrelayError) return err;
@@ -44,7 +51,8 @@ function asStoreError(err: unknown): HookrelayError {
 
 export function openDatabase(options: SqliteStoreOptions): BetterSqlite3.Database {
   mkdirSync(options.dataDir, { recursive: true });
-  const db = new Database(join(options.dataDir, DATABASE_FILE), { timeout: options.busyTimeoutMs ?? 1000 });
+  // Waiting for a lock blocks the event loop (better-sqlite3 is synchronous): keep it short, answer 503 instead.
+  const db = new Database(join(options.dataDir, DATABASE_FILE), { timeout: options.busyTimeoutMs ?? 200 });
   // auto_vacuum must be chosen before the first table exists; incremental lets retention give space back.
   db.pragma('auto_vacuum = INCREMENTAL');
   db.pragma('journal_mode = WAL');
@@ -81,10 +89,10 @@ export class SqliteStore implements Store {
     this.outbox = new OutboxQueries(this.db);
     const saveBatch = this.db.transaction((events: NewEvent[]) => events.map((e) => this.insertEvent(e)));
     const walFsync = this.walFsync;
-    this.saveGroup = new GroupCommit((events) => saveBatch.immediate(events), walFsync ? () => walFsync.sync() : undefined);
+    this.saveGroup = new GroupCommit((events) => saveBatch.immediate(events), walFsync ? () => walFsync.sync() : undefined, 256, isStoreWideError);
     // Attempt records need no fsync of their own: losing the last ones to a power cut means a repeat attempt.
     const attemptBatch = this.db.transaction((records: AttemptToRecord[]) => this.outbox.recordAttempts(records, Date.now()));
-    this.attemptGroup = new GroupCommit((records) => attemptBatch.immediate(records));
+    this.attemptGroup = new GroupCommit((records) => attemptBatch.immediate(records), undefined, 256, isStoreWideError);
   }
 
   /** Synchronous writes outside a group commit still report store faults as store_unavailable. */

@@ -17,10 +17,10 @@ function claimed(id: number): ClaimedDelivery {
   };
 }
 
-function worker(store: Partial<Store>, options: { maxInFlight?: number; batchSize?: number } = {}): DeliveryWorker {
+function worker(store: Partial<Store>, options: { maxInFlight?: number; batchSize?: number; rules?: RuleSet } = {}): DeliveryWorker {
   return new DeliveryWorker({
     store: store as Store,
-    rules: () => emptyRules,
+    rules: () => options.rules ?? emptyRules,
     dispatcher: new Agent(),
     limiter: createDestinationLimiter(),
     breaker: createCircuitBreaker(),
@@ -79,5 +79,25 @@ describe('DeliveryWorker loop', () => {
     expect(lag).toBeLessThan(200);
     expect(w.activeAttempts).toBe(7);
     expect(claims).toBeLessThanOrEqual(3);
+  });
+
+  it('leases claims for longer than the longest rule timeout, so a live attempt is never claimed twice', async () => {
+    const leases: number[] = [];
+    const rules = { ...emptyRules, rules: [{ id: 'slow', timeoutMs: 5 * 60_000 }, { id: 'fast', timeoutMs: 1000 }] } as unknown as RuleSet;
+    const w = worker(
+      {
+        claimDueDeliveries: async ({ leaseMs }) => {
+          leases.push(leaseMs);
+          return [];
+        },
+        nextDueAt: async () => Date.now() - 1,
+      },
+      { rules },
+    );
+    w.start();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await w.stop(10);
+    expect(leases.length).toBeGreaterThan(0);
+    expect(Math.min(...leases)).toBeGreaterThanOrEqual(5 * 60_000 + 30_000); // configured 60 s is too short here
   });
 });
