@@ -119,10 +119,13 @@ export class DeliveryWorker {
     }
   }
 
-  /** A lease always outlives the longest attempt a rule allows, so a live attempt is never claimed twice. */
+  /**
+   * A lease always outlives the longest attempt a rule allows (an attempt cannot outlive its own deadline;
+   * the margin covers recording it), so a live attempt is never claimed twice.
+   */
   private leaseMs(): number {
     const longest = Math.max(0, ...this.options.rules().rules.map((rule) => rule.timeoutMs));
-    return Math.max(this.options.leaseMs, longest + 30_000);
+    return Math.max(this.options.leaseMs, longest + Math.min(5_000, longest));
   }
 
   /** How long until the next pending row falls due, capped at the poll interval. */

@@ -21,7 +21,7 @@ describe('delivery worker killed mid-attempt', () => {
     const env = {
       HOOKRELAY_CONFIG: configFile,
       HOOKRELAY_DATA_DIR: dataDir,
-      HOOKRELAY_RULES_DIR: rulesDirWith({ 'sink.yaml': `id: sink\non: [transfer:succeeded]\nto:\n  url: ${sink.url}\ntimeout: 60s\n` }),
+      HOOKRELAY_RULES_DIR: rulesDirWith({ 'sink.yaml': `id: sink\non: [transfer:succeeded]\nto:\n  url: ${sink.url}\ntimeout: 1s\n` }),
       HOOKRELAY_SECRET: 's',
     };
     const bodies = [sampleTransferSucceeded(), sampleTransferSucceeded(), sampleTransferSucceeded()];

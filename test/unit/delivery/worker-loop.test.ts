@@ -98,6 +98,6 @@ describe('DeliveryWorker loop', () => {
     await new Promise((resolve) => setTimeout(resolve, 50));
     await w.stop(10);
     expect(leases.length).toBeGreaterThan(0);
-    expect(Math.min(...leases)).toBeGreaterThanOrEqual(5 * 60_000 + 30_000); // configured 60 s is too short here
+    expect(Math.min(...leases)).toBeGreaterThan(5 * 60_000); // the configured 60 s would be too short for the slow rule
   });
 });
