@@ -43,14 +43,16 @@ async function serve(flags: ServeFlags): Promise<void> {
       process.exit(1);
     }
     logger.info({ signal }, 'shutting down: finishing in-flight requests');
+    // Logs are written asynchronously: flush before exiting so the last lines are never lost.
+    const exitAfterFlush = (code: number): void => logger.flush(() => process.exit(code));
     app.close().then(
       () => {
         logger.info('stopped');
-        process.exit(0);
+        exitAfterFlush(0);
       },
       (err: unknown) => {
         logger.error({ err }, 'shutdown failed');
-        process.exit(1);
+        exitAfterFlush(1);
       },
     );
   };

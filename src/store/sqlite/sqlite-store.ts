@@ -8,6 +8,7 @@ import type {
   EventSummary, NewDelivery, NewEvent, OutboxStats, Page, SaveEventResult, Store, StoredEvent,
 } from '../store.js';
 import { toEventSummary, toStoredEvent, type EventRow } from './event-rows.js';
+import { startBackgroundCheckpointer, type BackgroundCheckpointer } from './background-checkpointer.js';
 import { GroupCommit } from './group-commit.js';
 import { WalFsync, type FsyncFn } from './wal-fsync.js';
 import { migrate } from './migrate.js';
@@ -29,6 +30,8 @@ export interface SqliteStoreOptions {
   durability: 'full' | 'normal';
   /** Test seam for the WAL fsync. */
   fsync?: FsyncFn;
+  /** How often the background thread checkpoints the WAL into the database file. */
+  checkpointIntervalMs?: number;
   /** How long a write waits for another process's lock before the store reports itself unavailable. */
   busyTimeoutMs?: number;
 }
@@ -69,12 +72,22 @@ export class SqliteStore implements Store {
   private readonly outbox: OutboxQueries;
   private readonly statements;
   private readonly walFsync: WalFsync | null;
+  private readonly checkpointer: BackgroundCheckpointer;
   private closed = false;
 
   constructor(options: SqliteStoreOptions) {
     this.db = openDatabase(options);
     migrate(this.db);
     this.walFsync = options.durability === 'full' ? new WalFsync(join(options.dataDir, `${DATABASE_FILE}-wal`), options.fsync) : null;
+    // Checkpoints move to their own thread; should it die, SQLite's automatic checkpoints take over again.
+    this.db.pragma('wal_autocheckpoint = 0');
+    this.checkpointer = startBackgroundCheckpointer({
+      path: join(options.dataDir, DATABASE_FILE),
+      intervalMs: options.checkpointIntervalMs ?? 1000,
+      onFailure: () => {
+        if (!this.closed) this.db.pragma('wal_autocheckpoint = 1000');
+      },
+    });
     this.statements = {
       upsertEvent: this.db.prepare<unknown[], { id: number; received_count: number }>(`
         INSERT INTO events (source, event, result_id, checkout_id, email, wallet_address, validation,
@@ -211,6 +224,7 @@ export class SqliteStore implements Store {
     while (this.saveGroup.pending > 0 || this.attemptGroup.pending > 0) await new Promise((resolve) => setImmediate(resolve));
     if (this.walFsync) await this.walFsync.sync();
     this.walFsync?.close();
+    await this.checkpointer.stop();
     this.db.close();
   }
 

@@ -1,0 +1,38 @@
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { sampleTransferSucceeded } from '../../../src/samples/transfer-succeeded.js';
+import { startBackgroundCheckpointer } from '../../../src/store/sqlite/background-checkpointer.js';
+import { DATABASE_FILE, SqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
+import { eventually } from '../../helpers/rules.js';
+import { makeTempDir, removeTempDirs } from '../../helpers/temp-dir.js';
+
+afterAll(() => removeTempDirs());
+
+describe('background WAL checkpoints', () => {
+  it('moves committed pages into the database file from its own thread while commits never checkpoint', async () => {
+    const dataDir = makeTempDir();
+    const store = new SqliteStore({ dataDir, durability: 'normal', checkpointIntervalMs: 50 });
+    try {
+      expect(store.db.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
+      const fileBefore = statSync(join(dataDir, DATABASE_FILE)).size;
+      await Promise.all(Array.from({ length: 2000 }, () => {
+        const body = sampleTransferSucceeded();
+        return store.saveEvent({ source: 'checkout', event: body.event, resultId: body.result.id, checkoutId: null, email: null, walletAddress: null, validation: 'valid', receivedAt: Date.now(), headers: {}, body: Buffer.from(JSON.stringify(body)) });
+      }));
+      // The events reach the main file only through a checkpoint, and only the thread runs them.
+      await eventually(() => statSync(join(dataDir, DATABASE_FILE)).size > fileBefore + 1_000_000, 5000, 'a background checkpoint');
+      expect((await store.listEvents({}, { limit: 5000 })).items).toHaveLength(2000);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('reports a thread that cannot run, so the store can fall back to automatic checkpoints', async () => {
+    const failures: unknown[] = [];
+    const checkpointer = startBackgroundCheckpointer({ path: join(makeTempDir(), 'missing-dir', 'x.db'), intervalMs: 50, onFailure: (err) => failures.push(err) });
+    await eventually(() => failures.length > 0, 5000, 'the failure to be reported');
+    await checkpointer.stop();
+    expect(failures.length).toBeGreaterThan(0);
+  });
+});
