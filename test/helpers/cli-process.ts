@@ -13,12 +13,20 @@ export interface CliProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
+// Whatever a test forgets (or a timeout skips), no server outlives the test worker that started it.
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
 export function runCli(args: string[], options: { env?: Record<string, string>; cwd?: string; input?: string } = {}): CliProcess {
   const child = spawn(process.execPath, [CLI_PATH, ...args], {
     cwd: options.cwd,
     env: { PATH: process.env.PATH ?? '', ...options.env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
   let out = '';
   let err = '';
   const waiters: { predicate: (line: Record<string, any>) => boolean; resolve: (line: Record<string, any>) => void }[] = [];
