@@ -7,7 +7,8 @@ import type {
   AttemptRecord, AttemptResolution, ClaimedDelivery, Delivery, DeliveryDetail, DeliveryFilter, DeliveryOrigin, EventFilter,
   EventSummary, NewDelivery, NewEvent, OutboxStats, Page, SaveEventResult, Store, StoredEvent,
 } from '../store.js';
-import { toEventSummary, toStoredEvent, type EventRow } from './event-rows.js';
+import { eventSelectionSql } from './event-filter-sql.js';
+import { SUMMARY_COLUMNS, toEventSummary, toStoredEvent, type EventRow } from './event-rows.js';
 import { startBackgroundCheckpointer, type BackgroundCheckpointer } from './background-checkpointer.js';
 import { GroupCommit } from './group-commit.js';
 import { WalFsync, type FsyncFn } from './wal-fsync.js';
@@ -144,25 +145,11 @@ export class SqliteStore implements Store {
   }
 
   async listEvents(filter: EventFilter, page: { limit: number; before?: number }): Promise<Page<EventSummary>> {
-    const where: string[] = [];
-    const params: unknown[] = [];
-    const equals: [keyof EventFilter, string][] = [
-      ['event', 'event'], ['source', 'source'], ['checkoutId', 'checkout_id'], ['email', 'email'],
-      ['walletAddress', 'wallet_address'], ['resultId', 'result_id'], ['validation', 'validation'],
-    ];
-    for (const [key, column] of equals) {
-      if (filter[key] !== undefined) {
-        where.push(`${column} = ?`);
-        params.push(filter[key]);
-      }
-    }
-    if (filter.receivedFrom !== undefined) { where.push('received_at >= ?'); params.push(filter.receivedFrom); }
-    if (filter.receivedTo !== undefined) { where.push('received_at < ?'); params.push(filter.receivedTo); }
-    if (page.before !== undefined) { where.push('id < ?'); params.push(page.before); }
-    const sql = `SELECT id, source, event, result_id, checkout_id, email, wallet_address, validation, received_at,
-        last_received_at, received_count, length(body) AS body_bytes
-      FROM events ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ?`;
-    const rows = this.db.prepare<unknown[], EventRow>(sql).all(...params, page.limit + 1);
+    // Ids are integers: "before id N" is "through id N - 1".
+    const where = eventSelectionSql({ ...filter, ...(page.before !== undefined && { throughId: page.before - 1 }) }, 'e');
+    const rows = this.db
+      .prepare<unknown[], EventRow>(`SELECT ${SUMMARY_COLUMNS} FROM events e WHERE ${where.sql} ORDER BY e.id DESC LIMIT ?`)
+      .all(...where.params, page.limit + 1);
     const items = rows.slice(0, page.limit).map(toEventSummary);
     return { items, nextCursor: rows.length > page.limit ? items.at(-1)!.id : null };
   }
