@@ -52,7 +52,8 @@ export class DeliveryWorker {
   private wakeUp: (() => void) | null = null;
   private loopDone: Promise<void> | null = null;
   private rulesById = new Map<string, CompiledRule>();
-  private rulesHash = '';
+  private longestTimeoutMs = 0;
+  private rulesHash: string | null = null;
 
   constructor(private readonly options: DeliveryWorkerOptions) {
     this.now = options.now ?? Date.now;
@@ -124,7 +125,8 @@ export class DeliveryWorker {
    * the margin covers recording it), so a live attempt is never claimed twice.
    */
   private leaseMs(): number {
-    const longest = Math.max(0, ...this.options.rules().rules.map((rule) => rule.timeoutMs));
+    this.refreshRules();
+    const longest = this.longestTimeoutMs;
     return Math.max(this.options.leaseMs, longest + Math.min(5_000, longest));
   }
 
@@ -160,12 +162,17 @@ export class DeliveryWorker {
     });
   }
 
-  private ruleFor(id: string): CompiledRule | undefined {
+  /** What the worker derives from a rule set, computed once per rule-set load rather than per claim or attempt. */
+  private refreshRules(): void {
     const ruleSet = this.options.rules();
-    if (ruleSet.hash !== this.rulesHash) {
-      this.rulesById = new Map(ruleSet.rules.map((rule) => [rule.id, rule]));
-      this.rulesHash = ruleSet.hash;
-    }
+    if (ruleSet.hash === this.rulesHash) return;
+    this.rulesById = new Map(ruleSet.rules.map((rule) => [rule.id, rule]));
+    this.longestTimeoutMs = Math.max(0, ...ruleSet.rules.map((rule) => rule.timeoutMs));
+    this.rulesHash = ruleSet.hash;
+  }
+
+  private ruleFor(id: string): CompiledRule | undefined {
+    this.refreshRules();
     return this.rulesById.get(id);
   }
 
