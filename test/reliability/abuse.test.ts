@@ -283,7 +283,8 @@ describe('abuse: the admin API and console refuse whoever has no business there'
     const replay = (headers: Record<string, string>) => adminCall(app, 'POST', `/admin/api/events/${id}/replay`, headers, {});
     const refusedMutations: [string, Record<string, string>, number][] = [
       ['no CSRF header', { cookie: both, origin }, 403],
-      ['wrong CSRF header', { cookie: both, origin, 'x-csrf-token': `${csrf.slice(0, -1)}A` }, 403],
+      // One character off, and always different from the real token (whatever its last character is).
+      ['wrong CSRF header', { cookie: both, origin, 'x-csrf-token': `${csrf.slice(0, -1)}${csrf.endsWith('A') ? 'B' : 'A'}` }, 403],
       ['CSRF header without its cookie', { cookie: session, origin, 'x-csrf-token': csrf }, 403],
       ['CSRF cookie and header of another value', { cookie: `${session}; hookrelay_csrf=forged`, origin, 'x-csrf-token': 'forged' }, 403],
       ['another origin', { cookie: both, origin: 'http://evil.example', 'x-csrf-token': csrf }, 403],
