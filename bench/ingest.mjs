@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { fixedRateLoad, rawPost } from './lib/fixed-rate.mjs';
 import { load, peakRssMb, printTable, ratio, startServer, stopServer, summarize } from './lib/run.mjs';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
@@ -39,22 +40,36 @@ const template = JSON.stringify({
   },
 });
 
+function signedBody() {
+  const body = template.replace('00000000-0000-4000-8000-000000000000', randomUUID());
+  return { body, headers: { 'content-type': 'application/json', 'x-service-signature': createHmac('sha256', SECRET).update(body).digest('hex') } };
+}
+
 function signedRequest() {
   return {
     method: 'POST',
     path: '/webhooks/checkout',
     setupRequest(req) {
-      const body = template.replace('00000000-0000-4000-8000-000000000000', randomUUID());
+      const { body, headers } = signedBody();
       req.body = body;
-      req.headers = { 'content-type': 'application/json', 'x-service-signature': createHmac('sha256', SECRET).update(body).digest('hex') };
+      req.headers = headers;
       return req;
     },
   };
 }
 
-async function measure(name, server, { overallRate } = {}) {
+async function measure(name, server, { fixedRate } = {}) {
   await load({ url: `http://127.0.0.1:${server.port}`, connections: CONNECTIONS, duration: 2, requests: [signedRequest()] }); // warm-up
-  const result = await load({ url: `http://127.0.0.1:${server.port}`, connections: CONNECTIONS, duration: DURATION, requests: [signedRequest()], overallRate });
+  if (fixedRate) {
+    // Open loop at a fixed rate (see lib/fixed-rate.mjs): autocannon's rate option sends in bursts.
+    const requests = Array.from({ length: fixedRate * DURATION }, () => {
+      const { body, headers } = signedBody();
+      return rawPost('/webhooks/checkout', headers, body);
+    });
+    const result = await fixedRateLoad({ port: server.port, rate: fixedRate, seconds: DURATION, connections: CONNECTIONS, requests });
+    return { name, rps: Math.round(result.ok / result.seconds), p50: result.p50, p99: result.p99, non2xx: result.failed, errors: 0, rssMb: peakRssMb(server.child.pid) };
+  }
+  const result = await load({ url: `http://127.0.0.1:${server.port}`, connections: CONNECTIONS, duration: DURATION, requests: [signedRequest()] });
   return summarize(name, result, { rssMb: peakRssMb(server.child.pid) });
 }
 
@@ -71,7 +86,9 @@ async function hookrelayCase(name, durability, options) {
   const dataDir = mkdtempSync(join(tmpdir(), 'hookrelay-bench-'));
   const env = { HOOKRELAY_PORT: '0', HOOKRELAY_HOST: '127.0.0.1', HOOKRELAY_DATA_DIR: dataDir, HOOKRELAY_RULES_DIR: join(dataDir, 'rules'), HOOKRELAY_SECRET: SECRET, HOOKRELAY_DURABILITY: durability, HOOKRELAY_LOG_LEVEL: 'info' };
   const readPort = (line) => line.includes('"hookrelay listening"') && Number(new URL(JSON.parse(line).url).port);
-  const server = await startServer(process.execPath, [cli, 'serve'], { env, readPort });
+  // BENCH_NODE_ARGS (e.g. "--cpu-prof") profiles the server.
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const server = await startServer(process.execPath, [...nodeArgs, cli, 'serve'], { env, readPort });
   try {
     return await measure(name, server, options);
   } finally {
@@ -81,6 +98,12 @@ async function hookrelayCase(name, durability, options) {
 }
 
 console.log(`bench:ingest — ${CONNECTIONS} connections, ${DURATION}s per case, body ${Buffer.byteLength(template)} bytes, node ${process.version}\n`);
+if (process.env.BENCH_ONLY) {
+  // BENCH_ONLY=full|normal: one hookrelay case, for profiling.
+  const row = await hookrelayCase(`hookrelay, durability ${process.env.BENCH_ONLY}`, process.env.BENCH_ONLY);
+  printTable([row], ['name', 'rps', 'p50', 'p99', 'rssMb', 'non2xx', 'errors']);
+  process.exit(0);
+}
 const rows = [];
 rows.push(await baselineCase('node:http (bare, 200)', 'node-http'));
 rows.push(await baselineCase('express hello (express.raw)', 'express'));
@@ -88,7 +111,7 @@ rows.push(await hookrelayCase('hookrelay, durability full', 'full'));
 rows.push(await hookrelayCase('hookrelay, durability normal', 'normal'));
 const [bare, hello, full] = rows;
 const half = Math.max(1, Math.round(full.rps / 2));
-rows.push({ ...(await hookrelayCase(`hookrelay full @ ${half} rps (half)`, 'full', { overallRate: half })), note: 'fixed rate' });
+rows.push({ ...(await hookrelayCase(`hookrelay full @ ${half} rps (half, fixed rate)`, 'full', { fixedRate: half })), note: 'fixed rate' });
 for (const row of rows) {
   row['vs node:http'] = ratio(row.rps, bare.rps);
   row['vs express'] = ratio(row.rps, hello.rps);

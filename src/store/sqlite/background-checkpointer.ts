@@ -6,14 +6,24 @@ import { Worker } from 'node:worker_threads';
  * crosses the threshold, on the event loop, and fsyncs the database file there; with this thread the main
  * connection sets wal_autocheckpoint=0 and commits never carry that cost. PASSIVE checkpoints never block
  * the writer. If the thread dies, `onFailure` lets the store fall back to automatic checkpoints.
+ *
+ * A PASSIVE checkpoint alone never lets the WAL start over under steady load: SQLite rewinds the WAL only
+ * when a writer begins after *every* frame has been checkpointed, and commits keep landing while the
+ * checkpoint runs, so the file grows for as long as the load lasts (hundreds of MB in seconds), and every
+ * fsync then also extends the file. Once the WAL passes `restartBytes` the thread therefore follows its
+ * PASSIVE pass with a RESTART, which briefly holds off writers to copy the few frames left and makes the
+ * next commit write from the start of the file again.
  */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
-const db = new Database(workerData.path, { timeout: 0 });
+// The busy timeout only bounds how long a RESTART waits for the writer; PASSIVE never waits.
+const db = new Database(workerData.path, { timeout: workerData.restartWaitMs });
+const pageSize = db.pragma('page_size', { simple: true });
 const timer = setInterval(() => {
   try {
-    db.pragma('wal_checkpoint(PASSIVE)');
+    const [result] = db.pragma('wal_checkpoint(PASSIVE)');
+    if (result.log * pageSize >= workerData.restartBytes) db.pragma('wal_checkpoint(RESTART)');
   } catch (err) {
     // Busy or failing now: the next tick tries again; the main connection keeps the data safe meanwhile.
   }
@@ -31,9 +41,22 @@ export interface BackgroundCheckpointer {
   stop(): Promise<void>;
 }
 
-export function startBackgroundCheckpointer(options: { path: string; intervalMs: number; onFailure: (err: unknown) => void }): BackgroundCheckpointer {
+export interface CheckpointerOptions {
+  path: string;
+  intervalMs: number;
+  /** WAL size (frames in the log, in bytes) past which the WAL is made to start over. */
+  restartBytes: number;
+  /** Longest a RESTART waits for the writer; the main connection waits at most as long as the copy takes. */
+  restartWaitMs?: number;
+  onFailure: (err: unknown) => void;
+}
+
+export function startBackgroundCheckpointer(options: CheckpointerOptions): BackgroundCheckpointer {
   const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver, path: options.path, intervalMs: options.intervalMs } });
+  const worker = new Worker(WORKER_SOURCE, {
+    eval: true,
+    workerData: { driver, path: options.path, intervalMs: options.intervalMs, restartBytes: options.restartBytes, restartWaitMs: options.restartWaitMs ?? 50 },
+  });
   let stopping = false;
   const exited = new Promise<void>((resolve) => {
     worker.once('exit', (code) => {

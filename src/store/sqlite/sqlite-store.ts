@@ -33,6 +33,8 @@ export interface SqliteStoreOptions {
   fsync?: FsyncFn;
   /** How often the background thread checkpoints the WAL into the database file. */
   checkpointIntervalMs?: number;
+  /** WAL size past which the checkpoint thread makes it start over (default 16 MiB). */
+  walRestartBytes?: number;
   /** How long a write waits for another process's lock before the store reports itself unavailable. */
   busyTimeoutMs?: number;
 }
@@ -82,9 +84,13 @@ export class SqliteStore implements Store {
     this.walFsync = options.durability === 'full' ? new WalFsync(join(options.dataDir, `${DATABASE_FILE}-wal`), options.fsync) : null;
     // Checkpoints move to their own thread; should it die, SQLite's automatic checkpoints take over again.
     this.db.pragma('wal_autocheckpoint = 0');
+    const walRestartBytes = options.walRestartBytes ?? 16 * 1024 * 1024;
+    // When the WAL starts over, SQLite truncates a file that grew past this back down to it.
+    this.db.pragma(`journal_size_limit = ${4 * walRestartBytes}`);
     this.checkpointer = startBackgroundCheckpointer({
       path: join(options.dataDir, DATABASE_FILE),
       intervalMs: options.checkpointIntervalMs ?? 1000,
+      restartBytes: walRestartBytes,
       onFailure: () => {
         if (!this.closed) this.db.pragma('wal_autocheckpoint = 1000');
       },

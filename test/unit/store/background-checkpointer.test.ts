@@ -28,9 +28,34 @@ describe('background WAL checkpoints', () => {
     }
   });
 
+  // Commits back to back, as under sustained load: a PASSIVE checkpoint never finds the WAL fully copied
+  // when a writer begins, so without the RESTART the file would keep growing for as long as the load lasts.
+  async function walSizeAfterSustainedLoad(walRestartBytes: number): Promise<number> {
+    const dataDir = makeTempDir();
+    const store = new SqliteStore({ dataDir, durability: 'normal', checkpointIntervalMs: 20, walRestartBytes });
+    try {
+      const until = Date.now() + 1500;
+      while (Date.now() < until) {
+        await Promise.all(Array.from({ length: 20 }, () => {
+          const body = sampleTransferSucceeded();
+          return store.saveEvent({ source: 'checkout', event: body.event, resultId: body.result.id, checkoutId: null, email: null, walletAddress: null, validation: 'valid', receivedAt: Date.now(), headers: {}, body: Buffer.from(JSON.stringify(body)) });
+        }));
+      }
+      return statSync(join(dataDir, `${DATABASE_FILE}-wal`)).size;
+    } finally {
+      await store.close();
+    }
+  }
+
+  it('makes the WAL start over once it passes the restart size, so it stays bounded under sustained commits', async () => {
+    const bounded = await walSizeAfterSustainedLoad(256 * 1024);
+    // journal_size_limit is 4x the restart size: a WAL that started over is truncated back to it.
+    expect(bounded).toBeLessThanOrEqual(4 * 256 * 1024 + 512 * 1024);
+  });
+
   it('reports a thread that cannot run, so the store can fall back to automatic checkpoints', async () => {
     const failures: unknown[] = [];
-    const checkpointer = startBackgroundCheckpointer({ path: join(makeTempDir(), 'missing-dir', 'x.db'), intervalMs: 50, onFailure: (err) => failures.push(err) });
+    const checkpointer = startBackgroundCheckpointer({ path: join(makeTempDir(), 'missing-dir', 'x.db'), intervalMs: 50, restartBytes: 1 << 20, onFailure: (err) => failures.push(err) });
     await eventually(() => failures.length > 0, 5000, 'the failure to be reported');
     await checkpointer.stop();
     expect(failures.length).toBeGreaterThan(0);
