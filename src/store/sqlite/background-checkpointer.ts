@@ -17,7 +17,7 @@ import { Worker } from 'node:worker_threads';
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
-// The busy timeout only bounds how long a RESTART waits for the writer; PASSIVE never waits.
+// The busy timeout only bounds how long a RESTART waits (for the writer, then for readers); PASSIVE never waits.
 const db = new Database(workerData.path, { timeout: workerData.restartWaitMs });
 const pageSize = db.pragma('page_size', { simple: true });
 const timer = setInterval(() => {
@@ -46,7 +46,11 @@ export interface CheckpointerOptions {
   intervalMs: number;
   /** WAL size (frames in the log, in bytes) past which the WAL is made to start over. */
   restartBytes: number;
-  /** Longest a RESTART waits for the writer; the main connection waits at most as long as the copy takes. */
+  /**
+   * Longest a RESTART waits, first for the write lock, then for readers of old frames (default 50 ms). While
+   * it holds the write lock, commits on the main connection wait; with a PASSIVE pass just before, only the
+   * few frames written since are left to copy.
+   */
   restartWaitMs?: number;
   onFailure: (err: unknown) => void;
 }
