@@ -27,41 +27,37 @@ export const ExportRecordSchema = z.strictObject({
 });
 export type ExportRecord = z.infer<typeof ExportRecordSchema>;
 
-export function recordFromStored(e: StoredEvent): ExportRecord {
+/** What both sources of a record (local store, admin API detail) carry, under the record's names. */
+type RecordFields = Pick<ExportRecord, 'source' | 'event' | 'resultId' | 'validation' | 'checkoutId' | 'email' | 'walletAddress' | 'receivedCount' | 'headers' | 'bodyBase64'> & {
+  receivedAt: number | string;
+  lastReceivedAt: number | string;
+};
+
+function toRecord(f: RecordFields): ExportRecord {
   return {
     format: EXPORT_FORMAT,
-    source: e.source,
-    event: e.event,
-    resultId: e.resultId,
-    validation: e.validation,
-    checkoutId: e.checkoutId,
-    email: e.email,
-    walletAddress: e.walletAddress,
-    receivedAt: new Date(e.receivedAt).toISOString(),
-    lastReceivedAt: new Date(e.lastReceivedAt).toISOString(),
-    receivedCount: e.receivedCount,
-    headers: e.headers,
-    bodyBase64: e.body.toString('base64'),
+    source: f.source,
+    event: f.event,
+    resultId: f.resultId,
+    validation: f.validation,
+    checkoutId: f.checkoutId,
+    email: f.email,
+    walletAddress: f.walletAddress,
+    receivedAt: new Date(f.receivedAt).toISOString(),
+    lastReceivedAt: new Date(f.lastReceivedAt).toISOString(),
+    receivedCount: f.receivedCount,
+    headers: f.headers,
+    bodyBase64: f.bodyBase64,
   };
+}
+
+export function recordFromStored(e: StoredEvent): ExportRecord {
+  return toRecord({ ...e, bodyBase64: e.body.toString('base64') });
 }
 
 /** From the admin API's event detail (remote export). */
 export function recordFromDetail(e: EventDetailView): ExportRecord {
-  return {
-    format: EXPORT_FORMAT,
-    source: e.source,
-    event: e.event,
-    resultId: e.transferId,
-    validation: e.validation,
-    checkoutId: e.checkoutId,
-    email: e.email,
-    walletAddress: e.walletAddress,
-    receivedAt: new Date(e.receivedAt).toISOString(),
-    lastReceivedAt: new Date(e.lastReceivedAt).toISOString(),
-    receivedCount: e.receivedCount,
-    headers: e.headers,
-    bodyBase64: e.bodyBase64,
-  };
+  return toRecord({ ...e, resultId: e.transferId });
 }
 
 export class ImportLineError extends Error {}

@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import net from 'node:net';
 import { Agent, request } from 'undici';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { adminTokenMatches } from '../../src/admin/admin-token.js';
 import { sampleTransferSucceeded } from '../../src/samples/transfer-succeeded.js';
 import { signHmacSha256Hex } from '../../src/signing/hmac-sha256-hex.js';
@@ -10,22 +10,13 @@ import { runCli } from '../helpers/cli-process.js';
 import { postSigned, send, type Reply } from '../helpers/http.js';
 import { startTestReceiver, TEST_SECRET, type TestReceiver } from '../helpers/receiver.js';
 import { eventually, rulesDirWith, TEST_DELIVERY } from '../helpers/rules.js';
-import { removeTempDirs } from '../helpers/temp-dir.js';
 import { startCountingSink } from './support/counting-sink.js';
-import { installLoopbackTripwire } from './support/loopback-tripwire.js';
+import { loopbackSuite } from './support/loopback-suite.js';
 import { rawRequest, requestHead } from './support/raw-http.js';
 import { report, scale, sleep, timeLimit } from './support/soak.js';
 
 // All traffic is loopback: the receiver runs in this process on 127.0.0.1, bounded in connections and time.
-const tripwire = installLoopbackTripwire();
-const running: { close(): Promise<void> }[] = [];
-afterEach(async () => {
-  for (const item of running.splice(0).reverse()) await item.close();
-});
-afterAll(() => {
-  tripwire.uninstall();
-  removeTempDirs();
-});
+const { tripwire, running } = loopbackSuite();
 
 const HEADERS_TIMEOUT_MS = 1000;
 const REQUEST_TIMEOUT_MS = 2000;

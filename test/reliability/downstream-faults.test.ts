@@ -1,29 +1,20 @@
 import { createHash } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { request } from 'undici';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sampleTransferSucceeded } from '../../src/samples/transfer-succeeded.js';
 import { signHmacSha256Hex } from '../../src/signing/hmac-sha256-hex.js';
 import type { DeliveryDetail } from '../../src/store/store.js';
 import { postSigned } from '../helpers/http.js';
 import { startTestReceiver, TEST_SECRET, type TestReceiver } from '../helpers/receiver.js';
 import { eventually, rulesDirWith, TEST_DELIVERY } from '../helpers/rules.js';
-import { removeTempDirs } from '../helpers/temp-dir.js';
 import { startCountingSink, type CountingSink } from './support/counting-sink.js';
 import { hugeBody, respond, stallMidBody, startFaultServer, trickle, type FaultRequest, type FaultServer } from './support/fault-server.js';
-import { installLoopbackTripwire } from './support/loopback-tripwire.js';
+import { loopbackSuite } from './support/loopback-suite.js';
 import { report, scale, sleep, timeLimit } from './support/soak.js';
 
 // Every destination is a loopback server in this process; the tripwire fails anything else.
-const tripwire = installLoopbackTripwire();
-const running: { close(): Promise<void> }[] = [];
-afterEach(async () => {
-  for (const item of running.splice(0).reverse()) await item.close();
-});
-afterAll(() => {
-  tripwire.uninstall();
-  removeTempDirs();
-});
+const { tripwire, running } = loopbackSuite();
 
 const TIMEOUT_MS = 500;
 /** Where the 301 case points: a loopback sink that must never be asked for anything. */

@@ -1,5 +1,5 @@
 import type { buildConnector } from 'undici';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createGuardedDispatcher } from '../../src/delivery/guarded-dispatcher.js';
 import { sendAttempt } from '../../src/delivery/http-sender.js';
 import { createSsrfGuard, type LookupFunction } from '../../src/delivery/ssrf-guard.js';
@@ -7,9 +7,8 @@ import { sampleTransferSucceeded } from '../../src/samples/transfer-succeeded.js
 import { postSigned, send } from '../helpers/http.js';
 import { startTestReceiver, TEST_SECRET, type TestReceiver } from '../helpers/receiver.js';
 import { eventually, rulesDirWith } from '../helpers/rules.js';
-import { removeTempDirs } from '../helpers/temp-dir.js';
 import { startFaultServer, respond, type FaultServer } from './support/fault-server.js';
-import { installLoopbackTripwire } from './support/loopback-tripwire.js';
+import { loopbackSuite } from './support/loopback-suite.js';
 import { report } from './support/soak.js';
 
 // SAFETY: no test here may reach an address outside 127.0.0.0/8 and ::1. Decisions are tested with the
@@ -17,15 +16,7 @@ import { report } from './support/soak.js';
 // under a tripwire that refuses (and records) any connection or DNS lookup that is not loopback. Refused
 // loopback spellings all name the port of a loopback server that counts connections, so "refused before
 // any socket" is checked for them too.
-const tripwire = installLoopbackTripwire();
-const running: { close(): Promise<void> }[] = [];
-afterEach(async () => {
-  for (const item of running.splice(0).reverse()) await item.close();
-});
-afterAll(() => {
-  tripwire.uninstall();
-  removeTempDirs();
-});
+const { tripwire, running } = loopbackSuite();
 
 const figures = { guardCases: 0, dispatcherCases: 0, ruleCases: 0, resendCases: 0, rebinding: 0, redirects: 0, allowlisted: 0 };
 
