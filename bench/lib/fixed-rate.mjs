@@ -14,7 +14,7 @@ const HEADER_END = Buffer.from('\r\n\r\n');
 function openConnection(port, onResponse) {
   const socket = connect({ port, host: '127.0.0.1', noDelay: true });
   let buffered = Buffer.alloc(0);
-  const conn = { socket, busy: false, ready: new Promise((resolve, reject) => socket.once('connect', resolve).once('error', reject)) };
+  const conn = { socket, busy: false, index: -1, ready: new Promise((resolve, reject) => socket.once('connect', resolve).once('error', reject)) };
   socket.on('data', (chunk) => {
     buffered = buffered.length ? Buffer.concat([buffered, chunk]) : chunk;
     for (;;) {
@@ -45,19 +45,17 @@ export async function fixedRateLoad({ port, rate, seconds, connections, requests
   let answered = 0;
   let sent = 0;
   const waiting = []; // indexes due but not yet sent (every connection busy)
-  const sentAt = new Map(); // connection -> index in flight
   let started = 0;
   let finish;
   const finished = new Promise((resolve) => (finish = resolve));
 
   const send = (conn, index) => {
     conn.busy = true;
-    sentAt.set(conn, index);
+    conn.index = index;
     conn.socket.write(requests[index]);
   };
   const onResponse = (conn, status) => {
-    const index = sentAt.get(conn);
-    latencies[index] = performance.now() - (started + (index * 1000) / rate);
+    latencies[conn.index] = performance.now() - (started + (conn.index * 1000) / rate);
     if (status >= 200 && status < 300) ok += 1;
     else failed += 1;
     answered += 1;
