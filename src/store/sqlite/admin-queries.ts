@@ -1,22 +1,29 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { EventPosition, EventSearch, EventSearchPage, RuleDeliveryCounts } from '../store.js';
+import { coarseTerms } from './coarse-columns.js';
 import { SUMMARY_COLUMNS, toEventSummary, type EventRow } from './event-rows.js';
 
 // Equality filters, finest first: the first one given drives the query through its (column, id) index.
 const FINE_COLUMNS: [keyof EventSearch, string][] = [
   ['resultId', 'result_id'], ['email', 'email'], ['walletAddress', 'wallet_address'], ['checkoutId', 'checkout_id'],
 ];
-// Few distinct values each: when several are given (the delivery state too), the rarer value drives.
-const COARSE_COLUMNS: [keyof EventSearch, string][] = [['event', 'event'], ['source', 'source'], ['validation', 'validation']];
 
-/** What a page query walks: one column's (column, id) index, the time index, deliveries (state, event_id), or the rowid. */
+/**
+ * What a page query walks: one column's (column, id) index (a fine column, or a coarse column's partial
+ * index of rare values), the time index, deliveries (state, event_id), or the rowid.
+ */
 export type SearchDriver = { kind: 'column'; key: keyof EventSearch; column: string } | { kind: 'time' } | { kind: 'state' } | { kind: 'rowid' };
 
 type CoarseDriver = Extract<SearchDriver, { kind: 'column' | 'state' }>;
 
-/** Drivers worth comparing when several coarse filters are given (each may be common or rare). */
+/**
+ * Drivers worth comparing when several coarse filters are given: rare values (each has a partial index) and
+ * the delivery state. A common value has no index: most rows match it, so the rowid walk serves it.
+ */
 export function coarseCandidates(search: EventSearch): CoarseDriver[] {
-  const columns = COARSE_COLUMNS.filter(([key]) => search[key] !== undefined).map(([key, column]): CoarseDriver => ({ kind: 'column', key, column }));
+  const columns = coarseTerms(search, 'e')
+    .filter((term) => term.indexed)
+    .map(({ spec }): CoarseDriver => ({ kind: 'column', key: spec.key, column: spec.column }));
   return search.deliveryState !== undefined ? [{ kind: 'state' }, ...columns] : columns;
 }
 
@@ -37,19 +44,30 @@ interface SearchSql {
 
 /**
  * Builds the page query so that SQLite reads one index range from the cursor on, whatever the filter:
- * the planner has no statistics, so the driving index is chosen here (`chooseDriver`). Every other
+ * the planner has no statistics, so the driving index is chosen here (`chooseDriver`). Every other indexed
  * filter is checked per row by probing its own index (`EXISTS ... x.col = ? AND x.id = <row>`), which
  * touches a small index page instead of the event row with its body; the row is read only for rows that
- * match. A time range orders by (received_at, id), the only index that serves both the range and the order.
+ * match. A common coarse value (no index) is checked on the row: nearly every row has it. A time range
+ * orders by (received_at, id), the only index that serves both the range and the order.
  */
 export function eventSearchSql(search: EventSearch, page: { limit: number; after?: EventPosition }, driver = chooseDriver(search)): SearchSql {
   const where: string[] = [];
   const params: unknown[] = [];
   const rowId = driver.kind === 'state' ? 'd.event_id' : 'e.id';
-  for (const [key, column] of [...FINE_COLUMNS, ...COARSE_COLUMNS]) {
+  for (const [key, column] of FINE_COLUMNS) {
     if (search[key] === undefined) continue;
     where.push(driver.kind === 'column' && driver.key === key ? `e.${column} = ?` : `EXISTS (SELECT 1 FROM events x WHERE x.${column} = ? AND x.id = ${rowId})`);
     params.push(search[key]);
+  }
+  for (const term of coarseTerms(search, 'e')) {
+    const drives = driver.kind === 'column' && driver.key === term.spec.key;
+    if (drives || !term.indexed) {
+      where.push(term.sql);
+    } else {
+      const probe = coarseTerms({ [term.spec.key]: search[term.spec.key] }, 'x')[0]!;
+      where.push(`EXISTS (SELECT 1 FROM events x WHERE ${probe.sql} AND x.id = ${rowId})`);
+    }
+    params.push(...term.params);
   }
   if (search.deliveryState !== undefined && driver.kind !== 'state') {
     where.push(`EXISTS (SELECT 1 FROM deliveries ds WHERE ds.state = ? AND ds.event_id = ${rowId})`);
@@ -131,21 +149,22 @@ export class AdminQueries {
   /** The candidate with the fewest rows (counted from its index only, up to a cap, and remembered a while). */
   private rarest(search: EventSearch, candidates: CoarseDriver[]): SearchDriver {
     const sized = candidates.map((candidate) => {
-      const [sql, value] =
-        candidate.kind === 'state'
-          ? ['SELECT count(*) AS n FROM (SELECT 1 FROM deliveries WHERE state = ? LIMIT ?)', search.deliveryState]
-          : [`SELECT count(*) AS n FROM (SELECT 1 FROM events WHERE ${candidate.column} = ? LIMIT ?)`, search[candidate.key]];
-      return { candidate, rows: this.estimate(sql, value) };
+      if (candidate.kind === 'state') {
+        return { candidate, rows: this.estimate('SELECT count(*) AS n FROM (SELECT 1 FROM deliveries WHERE state = ? LIMIT ?)', [search.deliveryState]) };
+      }
+      // Counted through the column's partial index: the term repeats its condition.
+      const term = coarseTerms({ [candidate.key]: search[candidate.key] }, 'e')[0]!;
+      return { candidate, rows: this.estimate(`SELECT count(*) AS n FROM (SELECT 1 FROM events e WHERE ${term.sql} LIMIT ?)`, term.params) };
     });
     return sized.reduce((best, next) => (next.rows < best.rows ? next : best)).candidate;
   }
 
-  private estimate(sql: string, value: unknown): number {
-    const key = `${sql}\u0000${String(value)}`;
+  private estimate(sql: string, params: unknown[]): number {
+    const key = `${sql}\u0000${params.map(String).join('\u0000')}`;
     const now = Date.now();
     const known = this.estimates.get(key);
     if (known && now - known.at < ESTIMATE_TTL_MS) return known.rows;
-    const rows = this.prepared<{ n: number }>(sql).get(value, ESTIMATE_CAP)!.n;
+    const rows = this.prepared<{ n: number }>(sql).get(...params, ESTIMATE_CAP)!.n;
     this.estimates.delete(key);
     if (this.estimates.size >= ESTIMATE_CACHE_SIZE) this.estimates.delete(this.estimates.keys().next().value!);
     this.estimates.set(key, { rows, at: now });

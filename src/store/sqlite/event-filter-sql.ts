@@ -1,14 +1,19 @@
 import type { EventFilter, EventSelection } from '../store.js';
+import { coarseTerms } from './coarse-columns.js';
 
+// Columns with an index of their own; event, source and validation are coarse-columns.ts's concern.
 const EQUALS: [keyof EventFilter, string][] = [
-  ['event', 'event'], ['source', 'source'], ['checkoutId', 'checkout_id'], ['email', 'email'],
-  ['walletAddress', 'wallet_address'], ['resultId', 'result_id'], ['validation', 'validation'],
+  ['checkoutId', 'checkout_id'], ['email', 'email'], ['walletAddress', 'wallet_address'], ['resultId', 'result_id'],
 ];
 
 /** The WHERE conditions (joined with AND, or "1" for none) and their parameters, on `events` aliased as `alias`. */
 export function eventSelectionSql(selection: EventSelection, alias = 'events'): { sql: string; params: unknown[] } {
   const where: string[] = [];
   const params: unknown[] = [];
+  for (const term of coarseTerms(selection, alias)) {
+    where.push(term.sql);
+    params.push(...term.params);
+  }
   for (const [key, column] of EQUALS) {
     if (selection[key] !== undefined) {
       where.push(`${alias}.${column} = ?`);

@@ -1,0 +1,46 @@
+import type { EventFilter } from '../store.js';
+
+/**
+ * Event name, source and validation: few values each, and one of them on nearly every row. Migration 004
+ * indexes only the rows with a rare value (partial indexes); the common value is served by walking the
+ * table newest first, where most rows match. SQLite uses a partial index only when the query repeats the
+ * index's condition word for word, so a filter on a rare value carries that condition (`coarseTerm`).
+ */
+export interface CoarseColumn {
+  key: 'event' | 'source' | 'validation';
+  column: string;
+  /** The value most rows have: not indexed. */
+  common: string;
+  /** The partial index's WHERE clause on this column, for table alias `alias`. */
+  rareCondition: (alias: string) => string;
+  /** True when the rare condition alone already says `column = value` (a column with just two values). */
+  conditionIsTheValue: boolean;
+}
+
+export const COARSE_COLUMNS: readonly CoarseColumn[] = [
+  { key: 'event', column: 'event', common: 'transfer:succeeded', rareCondition: (a) => `${a}.event <> 'transfer:succeeded'`, conditionIsTheValue: false },
+  { key: 'source', column: 'source', common: 'checkout', rareCondition: (a) => `${a}.source <> 'checkout'`, conditionIsTheValue: false },
+  { key: 'validation', column: 'validation', common: 'valid', rareCondition: (a) => `${a}.validation = 'unrecognised'`, conditionIsTheValue: true },
+];
+
+export interface CoarseTerm {
+  sql: string;
+  params: unknown[];
+  /** A rare value: its partial index can drive the query. */
+  indexed: boolean;
+}
+
+/** `alias.column = value`, plus the partial index's condition when the value is a rare one. */
+export function coarseTerm(spec: CoarseColumn, value: string, alias: string): CoarseTerm {
+  if (value === spec.common) return { sql: `${alias}.${spec.column} = ?`, params: [value], indexed: false };
+  if (spec.conditionIsTheValue) return { sql: spec.rareCondition(alias), params: [], indexed: true };
+  return { sql: `${alias}.${spec.column} = ? AND ${spec.rareCondition(alias)}`, params: [value], indexed: true };
+}
+
+/** The coarse filters given, each with its term on `alias`. */
+export function coarseTerms(filter: EventFilter, alias: string): (CoarseTerm & { spec: CoarseColumn })[] {
+  return COARSE_COLUMNS.flatMap((spec) => {
+    const value = filter[spec.key];
+    return value === undefined ? [] : [{ spec, ...coarseTerm(spec, value, alias) }];
+  });
+}
