@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { loadConfig, type Config } from '../config.js';
+import { limitHeapGrowth } from '../heap-growth.js';
 import { startHookrelay } from '../hookrelay.js';
 import { createLogger } from '../log.js';
 
@@ -20,6 +21,7 @@ function flagOverrides(flags: ServeFlags): Partial<Record<keyof Config, unknown>
 }
 
 async function serve(flags: ServeFlags): Promise<void> {
+  limitHeapGrowth();
   const config = loadConfig(process.env, flagOverrides(flags));
   const logger = createLogger(config.logLevel);
   const app = await startHookrelay(config, logger, { env: process.env });

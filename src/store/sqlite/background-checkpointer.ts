@@ -59,6 +59,8 @@ export function startBackgroundCheckpointer(options: CheckpointerOptions): Backg
   const driver = createRequire(import.meta.url).resolve('better-sqlite3');
   const worker = new Worker(WORKER_SOURCE, {
     eval: true,
+    // It runs one timer and one pragma: a small heap keeps the thread's footprint to a few MB.
+    resourceLimits: { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 1 },
     workerData: { driver, path: options.path, intervalMs: options.intervalMs, restartBytes: options.restartBytes, restartWaitMs: options.restartWaitMs ?? 50 },
   });
   let stopping = false;
