@@ -52,6 +52,8 @@ export class DeliveryWorker {
   private wakeUp: (() => void) | null = null;
   private loopDone: Promise<void> | null = null;
   private rulesById = new Map<string, CompiledRule>();
+  /** Each rule's destination key (its URL's origin), parsed at its first attempt after a rule-set load, not at every attempt. */
+  private destinations = new Map<string, string>();
   private longestTimeoutMs = 0;
   private rulesHash: string | null = null;
 
@@ -90,6 +92,8 @@ export class DeliveryWorker {
     // Claiming is a write transaction: wait until a quarter of a batch of slots is free rather than claiming
     // one row each time one attempt finishes.
     const claimThreshold = Math.max(1, Math.floor(Math.min(this.options.batchSize, this.options.maxInFlight) / 4));
+    // After a full batch more rows are most likely due: claim again without asking first.
+    let lastClaimWasFull = false;
     while (!this.stopping) {
       const free = this.options.maxInFlight - this.inFlight.size;
       if (free < claimThreshold && this.inFlight.size > 0) {
@@ -97,7 +101,7 @@ export class DeliveryWorker {
         continue;
       }
       // A read first: claiming is a write transaction, not worth taking (or waiting for a lock) when nothing is due.
-      const untilDue = await this.delayUntilDue();
+      const untilDue = lastClaimWasFull ? 0 : await this.delayUntilDue();
       if (untilDue > 0) {
         await this.sleep(untilDue);
         continue;
@@ -108,11 +112,13 @@ export class DeliveryWorker {
         claimed = await this.options.store.claimDueDeliveries({ now: this.now(), limit, leaseMs: this.leaseMs() });
       } catch (err) {
         this.options.logger.error({ err }, 'delivery worker could not claim deliveries; retrying');
+        lastClaimWasFull = false;
         await this.sleep(this.options.pollIntervalMs); // the store is failing: back off, never spin
         continue;
       }
       for (const delivery of claimed) this.track(this.attempt(delivery));
-      if (claimed.length === limit) {
+      lastClaimWasFull = claimed.length === limit;
+      if (lastClaimWasFull) {
         await new Promise((resolve) => setImmediate(resolve)); // more are due: let other work run, then claim again
         continue;
       }
@@ -167,8 +173,18 @@ export class DeliveryWorker {
     const ruleSet = this.options.rules();
     if (ruleSet.hash === this.rulesHash) return;
     this.rulesById = new Map(ruleSet.rules.map((rule) => [rule.id, rule]));
+    this.destinations = new Map();
     this.longestTimeoutMs = Math.max(0, ...ruleSet.rules.map((rule) => rule.timeoutMs));
     this.rulesHash = ruleSet.hash;
+  }
+
+  private destinationOf(rule: CompiledRule): string {
+    let destination = this.destinations.get(rule.id);
+    if (destination === undefined) {
+      destination = destinationKey(rule.destination.url);
+      this.destinations.set(rule.id, destination);
+    }
+    return destination;
   }
 
   private ruleFor(id: string): CompiledRule | undefined {
@@ -189,7 +205,7 @@ export class DeliveryWorker {
         await store.releaseDelivery(delivery.id, delivery.leaseToken, now + DISABLED_RULE_RECHECK_MS);
         return;
       }
-      const destination = destinationKey(rule.destination.url);
+      const destination = this.destinationOf(rule);
       if (this.options.breaker.isOpen(destination, now)) {
         await store.releaseDelivery(delivery.id, delivery.leaseToken, this.options.breaker.reopensAt(destination, now) ?? now + BUSY_DESTINATION_DELAY_MS);
         return;
