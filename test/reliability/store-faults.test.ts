@@ -51,6 +51,15 @@ async function receiverWithSink(dataDir?: string): Promise<{ app: TestReceiver; 
   return { app, sink };
 }
 
+/** A working receiver (one event stored), then a second connection of our own takes its write lock. */
+async function receiverWithWriteLockHeld(): Promise<{ app: TestReceiver; sink: CountingSink; locker: Database.Database }> {
+  const { app, sink } = await receiverWithSink();
+  expect((await postSigned(app.webhookUrl(), newEvent().raw, TEST_SECRET)).status).toBe(200);
+  const locker = new Database(join(app.dataDir, DATABASE_FILE));
+  locker.exec('BEGIN IMMEDIATE');
+  return { app, sink, locker };
+}
+
 /** Rows stored for a transfer id, read by a connection of our own (never the receiver's). */
 function storedCount(dataDir: string, resultId: string): number {
   const db = new Database(join(dataDir, DATABASE_FILE), { readonly: true, fileMustExist: true });
@@ -118,10 +127,7 @@ describe('store faults: ingest answers 503, acknowledges only what it stored, an
   it(
     'the database locked by another writer (BEGIN IMMEDIATE held by a second connection)',
     async () => {
-      const { app, sink } = await receiverWithSink();
-      expect((await postSigned(app.webhookUrl(), newEvent().raw, TEST_SECRET)).status).toBe(200);
-      const locker = new Database(join(app.dataDir, DATABASE_FILE));
-      locker.exec('BEGIN IMMEDIATE');
+      const { app, sink, locker } = await receiverWithWriteLockHeld();
       let fault;
       let healthzMs = 0;
       try {
@@ -143,6 +149,36 @@ describe('store faults: ingest answers 503, acknowledges only what it stored, an
       }
       await checkRecovery(app, sink, fault);
       report('store-faults/locked', { posts: fault.replies.length, refused503: fault.refused.length, acknowledged: fault.acknowledged.length, lost: 0, slowestAnswerMs: fault.slowestMs, healthzDuringLockMs: healthzMs });
+    },
+    timeLimit(60_000, 180_000),
+  );
+
+  it(
+    'a lock held for a moment (as the checkpoint thread\'s WAL restart does under load) is waited out: every post is acknowledged, the event loop stays free',
+    async () => {
+      const { app, sink, locker } = await receiverWithWriteLockHeld();
+      // Longer than the 200 ms a synchronous write would wait, far shorter than the 2 s retry window.
+      const released = new Promise<void>((resolve) => setTimeout(() => {
+        locker.exec('ROLLBACK');
+        locker.close();
+        resolve();
+      }, 500));
+      const healthz = (async () => {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        const t = performance.now();
+        expect((await send(`${app.url}/healthz`)).status).toBe(200);
+        return performance.now() - t;
+      })();
+      const events = Array.from({ length: LOCKED_POSTS }, () => newEvent());
+      const fault = await postDuringFault(app, events);
+      await released;
+      const healthzMs = await healthz;
+      expect(fault.refused).toEqual([]);
+      expect(fault.acknowledged).toHaveLength(events.length);
+      // Answered while the lock was held: nothing blocked the event loop for the lock's duration.
+      expect(healthzMs).toBeLessThan(400);
+      await checkRecovery(app, sink, fault);
+      report('store-faults/locked-briefly', { posts: events.length, acknowledged: fault.acknowledged.length, slowestAnswerMs: fault.slowestMs, healthzDuringLockMs: Math.round(healthzMs) });
     },
     timeLimit(60_000, 180_000),
   );

@@ -1,10 +1,27 @@
+/** Waiting out a write lock that another connection holds (see `BusyRetry`). */
+export interface BusyRetry {
+  /** The commit failed only because another connection held the write lock; nothing was written. */
+  isBusy: (err: unknown) => boolean;
+  /** How long a batch keeps trying, from when its oldest item was submitted, before it fails. */
+  forMs: number;
+  /** Pause between two tries; the event loop serves other work meanwhile. */
+  pauseMs: number;
+}
+
+interface Entry<Item, Result> {
+  item: Item;
+  submittedAt: number;
+  resolve: (r: Result) => void;
+  reject: (e: unknown) => void;
+}
+
 /**
  * Collects work submitted during one turn of the event loop and commits it in a single transaction, so
  * that N concurrent requests pay for one commit instead of N. Each submitter's promise settles only after
  * the transaction holding its item has committed and been made durable (or failed).
  */
 export class GroupCommit<Item, Result> {
-  private queue: { item: Item; resolve: (r: Result) => void; reject: (e: unknown) => void }[] = [];
+  private queue: Entry<Item, Result>[] = [];
   private scheduled = false;
 
   /**
@@ -13,6 +30,8 @@ export class GroupCommit<Item, Result> {
    * @param makeDurable awaited after each commit before anyone is answered (the WAL fsync); while it runs
    *   the next batch is already being collected and committed.
    * @param maxBatch upper bound per transaction, so one huge burst does not hold the write lock for long.
+   * @param busyRetry a lock held elsewhere for a moment (the checkpoint thread's WAL restart, a CLI import)
+   *   makes the batch wait and try again instead of failing every request in it at once.
    */
   constructor(
     private readonly commitBatch: (items: Item[]) => Result[],
@@ -20,15 +39,13 @@ export class GroupCommit<Item, Result> {
     private readonly maxBatch = 256,
     /** Errors that fail every item alike (disk full, lock held elsewhere): no point retrying item by item. */
     private readonly failsEveryItem: (err: unknown) => boolean = () => false,
+    private readonly busyRetry?: BusyRetry,
   ) {}
 
   submit(item: Item): Promise<Result> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ item, resolve, reject });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => this.flush());
-      }
+      this.queue.push({ item, submittedAt: performance.now(), resolve, reject });
+      this.schedule(0);
     });
   }
 
@@ -36,21 +53,31 @@ export class GroupCommit<Item, Result> {
     return this.queue.length;
   }
 
+  private schedule(delayMs: number): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    if (delayMs > 0) setTimeout(() => this.flush(), delayMs);
+    else setImmediate(() => this.flush());
+  }
+
   private flush(): void {
     this.scheduled = false;
     const batch = this.queue.splice(0, this.maxBatch);
-    if (this.queue.length > 0) {
-      this.scheduled = true;
-      setImmediate(() => this.flush());
-    }
     if (batch.length === 0) return;
-    const settled: { entry: (typeof batch)[number]; result?: Result; error?: unknown }[] = [];
+    const settled: { entry: Entry<Item, Result>; result?: Result; error?: unknown }[] = [];
     try {
       const results = this.commitBatch(batch.map((entry) => entry.item));
       batch.forEach((entry, i) => settled.push({ entry, result: results[i]! }));
     } catch (batchError) {
+      if (this.shouldWaitOut(batchError, batch)) {
+        // The transaction rolled back whole: the same items go first again after a pause.
+        this.queue.unshift(...batch);
+        this.schedule(this.busyRetry!.pauseMs);
+        return;
+      }
       if (batch.length === 1 || this.failsEveryItem(batchError)) {
         for (const entry of batch) entry.reject(batchError);
+        this.scheduleRest();
         return;
       }
       // One bad item must not fail its neighbours: fall back to one transaction each.
@@ -62,6 +89,7 @@ export class GroupCommit<Item, Result> {
         }
       }
     }
+    this.scheduleRest();
     const answer = (durableError?: unknown): void => {
       for (const { entry, result, error } of settled) {
         if (error !== undefined || durableError !== undefined) entry.reject(error ?? durableError);
@@ -69,5 +97,15 @@ export class GroupCommit<Item, Result> {
       }
     };
     this.makeDurable().then(() => answer(), answer);
+  }
+
+  /** More than one batch was waiting: the next one goes on the next turn. */
+  private scheduleRest(): void {
+    if (this.queue.length > 0) this.schedule(0);
+  }
+
+  private shouldWaitOut(err: unknown, batch: Entry<Item, Result>[]): boolean {
+    const retry = this.busyRetry;
+    return retry !== undefined && retry.isBusy(err) && performance.now() - batch[0]!.submittedAt < retry.forMs;
   }
 }

@@ -35,11 +35,22 @@ export interface SqliteStoreOptions {
   checkpointIntervalMs?: number;
   /** WAL size past which the checkpoint thread makes it start over (default 16 MiB). */
   walRestartBytes?: number;
-  /** How long a write waits for another process's lock before the store reports itself unavailable. */
+  /**
+   * How long a synchronous write (claims, admin changes) waits for a lock held by another connection, with
+   * the event loop blocked: better-sqlite3 is synchronous. Group commits never wait this way (busyRetryMs).
+   */
   busyTimeoutMs?: number;
+  /** How long ingest and attempt records keep retrying a lock held elsewhere before they fail (503). */
+  busyRetryMs?: number;
+}
+
+/** SQLITE_BUSY and its extended codes: another connection holds the lock; nothing was written. */
+export function isBusyError(err: unknown): boolean {
+  return /^SQLITE_BUSY/.test((err as { code?: string }).code ?? '');
 }
 
 export const DATABASE_FILE = 'hookrelay.db';
+const DEFAULT_BUSY_TIMEOUT_MS = 200;
 
 /** SQLite result codes that mean the store as a whole cannot write right now, whatever the data. */
 const STORE_WIDE_CODES = /^SQLITE_(BUSY|LOCKED|FULL|READONLY|IOERR|CANTOPEN|PROTOCOL|CORRUPT|NOTADB|NOMEM)/;
@@ -58,7 +69,7 @@ function asStoreError(err: unknown): HookrelayError {
 export function openDatabase(options: SqliteStoreOptions): BetterSqlite3.Database {
   mkdirSync(options.dataDir, { recursive: true });
   // Waiting for a lock blocks the event loop (better-sqlite3 is synchronous): keep it short, answer 503 instead.
-  const db = new Database(join(options.dataDir, DATABASE_FILE), { timeout: options.busyTimeoutMs ?? 200 });
+  const db = new Database(join(options.dataDir, DATABASE_FILE), { timeout: options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS });
   // auto_vacuum must be chosen before the first table exists; incremental lets retention give space back.
   db.pragma('auto_vacuum = INCREMENTAL');
   db.pragma('journal_mode = WAL');
@@ -109,10 +120,23 @@ export class SqliteStore implements Store {
     this.outbox = new OutboxQueries(this.db);
     const saveBatch = this.db.transaction((events: NewEvent[]) => events.map((e) => this.insertEvent(e)));
     const walFsync = this.walFsync;
-    this.saveGroup = new GroupCommit((events) => saveBatch.immediate(events), walFsync ? () => walFsync.sync() : undefined, 256, isStoreWideError);
+    // The checkpoint thread's WAL restart holds the write lock for a moment under sustained load (longer
+    // when the disk is slow). A group commit does not wait for it with the event loop blocked: it fails at
+    // once, and the batch tries again a few milliseconds later, for up to busyRetryMs, before answering 503.
+    const busyRetry = { isBusy: isBusyError, forMs: options.busyRetryMs ?? 2_000, pauseMs: 5 };
+    const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
+    const withoutLockWait = <T>(commit: () => T): T => {
+      this.db.pragma('busy_timeout = 0');
+      try {
+        return commit();
+      } finally {
+        this.db.pragma(`busy_timeout = ${busyTimeoutMs}`);
+      }
+    };
+    this.saveGroup = new GroupCommit((events) => withoutLockWait(() => saveBatch.immediate(events)), walFsync ? () => walFsync.sync() : undefined, 256, isStoreWideError, busyRetry);
     // Attempt records need no fsync of their own: losing the last ones to a power cut means a repeat attempt.
     const attemptBatch = this.db.transaction((records: AttemptToRecord[]) => this.outbox.recordAttempts(records, Date.now()));
-    this.attemptGroup = new GroupCommit((records) => attemptBatch.immediate(records), undefined, 256, isStoreWideError);
+    this.attemptGroup = new GroupCommit((records) => withoutLockWait(() => attemptBatch.immediate(records)), undefined, 256, isStoreWideError, busyRetry);
   }
 
   /** Synchronous writes outside a group commit still report store faults as store_unavailable. */

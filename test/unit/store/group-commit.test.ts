@@ -59,4 +59,57 @@ describe('GroupCommit', () => {
     finishDurable(new Error('EIO'));
     await expect(failing).rejects.toThrow('EIO');
   });
+
+  describe('a write lock held elsewhere for a moment', () => {
+    const busy = (): Error => Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
+    const retry = { isBusy: (err: unknown) => (err as { code?: string }).code === 'SQLITE_BUSY', forMs: 1_000, pauseMs: 5 };
+
+    it('is waited out without blocking: the same batch commits once the lock is gone, later items join it', async () => {
+      let lockedUntil = performance.now() + 60;
+      const tries: number[][] = [];
+      const group = new GroupCommit<number, number>((items) => {
+        tries.push([...items]);
+        if (performance.now() < lockedUntil) throw busy();
+        return items.map((n) => n * 10);
+      }, undefined, 256, () => true, retry);
+      const first = Promise.all([1, 2].map((n) => group.submit(n)));
+      // While the batch waits, the event loop keeps running: timers fire on time and new items queue up.
+      const lag = await new Promise<number>((resolve) => {
+        const t = performance.now();
+        setTimeout(() => resolve(performance.now() - t - 10), 10);
+      });
+      const later = group.submit(3);
+      expect(await first).toEqual([10, 20]);
+      expect(await later).toBe(30);
+      expect(lag).toBeLessThan(50);
+      expect(tries.length).toBeGreaterThan(2);
+      expect(tries[0]).toEqual([1, 2]);
+      expect(tries.at(-1)).toEqual([1, 2, 3]);
+      lockedUntil = 0;
+    });
+
+    it('fails every item of the batch once the lock has been held longer than the retry window', async () => {
+      let tries = 0;
+      const group = new GroupCommit<number, number>(() => {
+        tries += 1;
+        throw busy();
+      }, undefined, 256, () => true, { ...retry, forMs: 80 });
+      const started = performance.now();
+      const results = await Promise.allSettled([1, 2].map((n) => group.submit(n)));
+      expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+      expect((results[0] as PromiseRejectedResult).reason.code).toBe('SQLITE_BUSY');
+      expect(performance.now() - started).toBeGreaterThanOrEqual(80);
+      expect(tries).toBeGreaterThan(2);
+    });
+
+    it('is not retried when it is not a lock (a full disk fails at once)', async () => {
+      let tries = 0;
+      const group = new GroupCommit<number, number>(() => {
+        tries += 1;
+        throw Object.assign(new Error('disk full'), { code: 'SQLITE_FULL' });
+      }, undefined, 256, () => true, retry);
+      await expect(group.submit(1)).rejects.toThrow('disk full');
+      expect(tries).toBe(1);
+    });
+  });
 });
