@@ -1,0 +1,66 @@
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { sampleTransferSucceeded } from '../../../src/samples/transfer-succeeded.js';
+import { DATABASE_FILE, SqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
+import type { NewEvent } from '../../../src/store/store.js';
+import { makeTempDir, removeTempDirs } from '../../helpers/temp-dir.js';
+
+afterAll(() => removeTempDirs());
+
+function newEvent(): NewEvent {
+  const body = sampleTransferSucceeded();
+  return { source: 'checkout', event: body.event, resultId: body.result.id, checkoutId: null, email: null, walletAddress: null, validation: 'valid', receivedAt: Date.now(), headers: {}, body: Buffer.from(JSON.stringify(body)) };
+}
+
+/** The longest a 5 ms timer was late while `during` ran: how long the event loop was blocked at a stretch. */
+async function longestTimerLag(during: Promise<unknown>): Promise<number> {
+  let longest = 0;
+  let done = false;
+  const probe = (async () => {
+    while (!done) {
+      const started = performance.now();
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      longest = Math.max(longest, performance.now() - started - 5);
+    }
+  })();
+  await during.finally(() => (done = true));
+  await probe;
+  return longest;
+}
+
+describe('a write lock held by another connection', () => {
+  it('does not block the event loop while an ingest commit waits for it, and the commit lands once it is released', async () => {
+    const dataDir = makeTempDir();
+    const store = new SqliteStore({ dataDir, durability: 'full' });
+    const locker = new Database(join(dataDir, DATABASE_FILE));
+    try {
+      locker.exec('BEGIN IMMEDIATE');
+      setTimeout(() => locker.exec('ROLLBACK'), 600);
+      const saving = store.saveEvent(newEvent());
+      const lag = await longestTimerLag(saving);
+      expect((await saving).duplicate).toBe(false);
+      // A synchronous wait would hold the loop for the whole 200 ms busy timeout, try after try.
+      expect(lag).toBeLessThan(150);
+      expect((await store.listEvents({}, { limit: 10 })).items).toHaveLength(1);
+    } finally {
+      locker.close();
+      await store.close();
+    }
+  });
+
+  it('fails the commit with store_unavailable once the lock outlasts the retry window, storing nothing', async () => {
+    const dataDir = makeTempDir();
+    const store = new SqliteStore({ dataDir, durability: 'full', busyRetryMs: 300 });
+    const locker = new Database(join(dataDir, DATABASE_FILE));
+    try {
+      locker.exec('BEGIN IMMEDIATE');
+      await expect(store.saveEvent(newEvent())).rejects.toMatchObject({ code: 'store_unavailable', details: { sqlite: expect.stringMatching(/^SQLITE_BUSY/) } });
+      locker.exec('ROLLBACK');
+      expect((await store.listEvents({}, { limit: 10 })).items).toHaveLength(0);
+    } finally {
+      locker.close();
+      await store.close();
+    }
+  });
+});
