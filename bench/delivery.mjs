@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { baselineLoop, hookrelayDrain, readServePort } from './lib/drain.mjs';
-import { load, printTable, ratio, startServer, stopServer, summarize } from './lib/run.mjs';
+import { combineRounds, load, median, medianRatio, printTable, startServer, stopServer, summarize } from './lib/run.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dist = (p) => join(root, 'dist', p);
@@ -66,29 +66,43 @@ async function ingestWithRules(count) {
   }
 }
 
-console.log(`bench:delivery — node ${process.version}\n`);
+// Rounds, as in bench:ingest: each ratio is taken within a round and the median of the rounds reported.
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+console.log(`bench:delivery — node ${process.version}, ${ROUNDS} round(s)\n`);
+
+async function ingestRounds() {
+  const counts = [1, 100, 1000];
+  const rounds = counts.map(() => []);
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [i, count] of counts.entries()) rounds[i].push(await ingestWithRules(count));
+  }
+  return counts.map((count, i) => ({ ...combineRounds(`ingest with ${count} rule(s)`, rounds[i]), 'vs 1 rule': medianRatio(rounds[i], rounds[0]), ratio: median(rounds[i].map((r, k) => r.rps / rounds[0][k].rps)) }));
+}
+
 if (process.env.BENCH_ONLY === 'rules') {
-  const rows = [];
-  for (const count of [1, 100, 1000]) rows.push(await ingestWithRules(count));
-  for (const row of rows) row['vs 1 rule'] = ratio(row.rps, rows[0].rps);
-  printTable(rows, ['name', 'rps', 'p50', 'p99', 'non2xx', 'errors', 'vs 1 rule']);
+  printTable(await ingestRounds(), ['name', 'rps', 'rps range', 'p50', 'p99', 'non2xx', 'errors', 'vs 1 rule']);
   process.exit(0);
 }
 const sink = await startServer(process.execPath, [join(root, 'bench/lib/counting-sink.mjs')], { readPort: readJsonPort });
-let deliveryRows;
+const drains = [];
+const loops = [];
 try {
-  const drained = await hookrelayDrain({ sinkPort: sink.port, rows: DELIVERIES, concurrency: CONCURRENCY });
-  const base = await baselineLoop(sink.port, DELIVERIES, 700, CONCURRENCY);
-  deliveryRows = [base, drained].map((row) => ({ ...row, 'vs undici loop': ratio(row.deliveriesPerSec, base.deliveriesPerSec) }));
+  for (let round = 0; round < ROUNDS; round++) {
+    drains.push(await hookrelayDrain({ sinkPort: sink.port, rows: DELIVERIES, concurrency: CONCURRENCY }));
+    loops.push(await baselineLoop(sink.port, DELIVERIES, 700, CONCURRENCY));
+  }
 } finally {
   await stopServer(sink.child);
 }
-printTable(deliveryRows, ['name', 'deliveriesPerSec', 'seconds', 'vs undici loop']);
+const deliveryRatio = median(drains.map((d, i) => d.deliveriesPerSec / loops[i].deliveriesPerSec));
+const deliveryRow = (runs, ratioText) => {
+  const rates = runs.map((r) => r.deliveriesPerSec);
+  return { name: runs[0].name, deliveriesPerSec: Math.round(median(rates)), range: `${Math.min(...rates)}–${Math.max(...rates)}`, 'vs undici loop': ratioText };
+};
+printTable([deliveryRow(loops, '1.00x'), deliveryRow(drains, `${deliveryRatio.toFixed(2)}x`)], ['name', 'deliveriesPerSec', 'range', 'vs undici loop']);
 console.log('');
-const ingestRows = [];
-for (const count of [1, 100, 1000]) ingestRows.push(await ingestWithRules(count));
-for (const row of ingestRows) row['vs 1 rule'] = ratio(row.rps, ingestRows[0].rps);
-printTable(ingestRows, ['name', 'rps', 'p50', 'p99', 'non2xx', 'errors', 'vs 1 rule']);
-const deliveryRatio = deliveryRows[1].deliveriesPerSec / deliveryRows[0].deliveriesPerSec;
-const rulesRatio = ingestRows[2].rps / ingestRows[0].rps;
-console.log(`\ntargets: delivery >= 0.5x undici loop: ${deliveryRatio >= 0.5 ? 'met' : 'NOT met'} (${deliveryRatio.toFixed(2)}x); ingest with 1,000 rules >= 0.5x 1 rule: ${rulesRatio >= 0.5 ? 'met' : 'NOT met'} (${rulesRatio.toFixed(2)}x)`);
+const ingestRows = await ingestRounds();
+printTable(ingestRows, ['name', 'rps', 'rps range', 'p50', 'p99', 'non2xx', 'errors', 'vs 1 rule']);
+const rulesRatio = ingestRows[2].ratio;
+console.log(`\nmedians over rounds; ratios = median of the per-round ratios.`);
+console.log(`targets: delivery >= 0.5x undici loop: ${deliveryRatio >= 0.5 ? 'met' : 'NOT met'} (${deliveryRatio.toFixed(2)}x); ingest with 1,000 rules >= 0.5x 1 rule: ${rulesRatio >= 0.5 ? 'met' : 'NOT met'} (${rulesRatio.toFixed(2)}x)`);

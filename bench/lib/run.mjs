@@ -73,3 +73,33 @@ export function printTable(rows, columns) {
 }
 
 export const ratio = (a, b) => (b ? (a / b).toFixed(2) + 'x' : 'n/a');
+
+export const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+
+/**
+ * One row from the same case measured in several rounds: median rps and latencies, the rps range (so the
+ * noise is visible next to the figure), the highest peak RSS, summed failures.
+ */
+export function combineRounds(name, results) {
+  const rps = results.map((r) => r.rps);
+  return {
+    name,
+    rps: Math.round(median(rps)),
+    'rps range': `${Math.min(...rps)}–${Math.max(...rps)}`,
+    p50: median(results.map((r) => r.p50)),
+    p99: median(results.map((r) => r.p99)),
+    'p99 range': `${Math.min(...results.map((r) => r.p99))}–${Math.max(...results.map((r) => r.p99))}`,
+    rssMb: Math.max(...results.map((r) => r.rssMb ?? 0)),
+    non2xx: results.reduce((sum, r) => sum + (r.non2xx ?? 0), 0),
+    errors: results.reduce((sum, r) => sum + (r.errors ?? 0), 0),
+  };
+}
+
+/** Median over rounds of the per-round ratio a/b: each round's cases ran back to back, on the same machine state. */
+export function medianRatio(aRounds, bRounds) {
+  return `${median(aRounds.map((a, i) => a.rps / bRounds[i].rps)).toFixed(2)}x`;
+}
