@@ -65,7 +65,7 @@ describe('GroupCommit', () => {
     const retry = { isBusy: (err: unknown) => (err as { code?: string }).code === 'SQLITE_BUSY', forMs: 1_000, pauseMs: 5 };
 
     it('is waited out without blocking: the same batch commits once the lock is gone, later items join it', async () => {
-      let lockedUntil = performance.now() + 60;
+      let lockedUntil = performance.now() + 400;
       const tries: number[][] = [];
       const group = new GroupCommit<number, number>((items) => {
         tries.push([...items]);
@@ -81,7 +81,7 @@ describe('GroupCommit', () => {
       const later = group.submit(3);
       expect(await first).toEqual([10, 20]);
       expect(await later).toBe(30);
-      expect(lag).toBeLessThan(50);
+      expect(lag).toBeLessThan(200);
       expect(tries.length).toBeGreaterThan(2);
       expect(tries[0]).toEqual([1, 2]);
       expect(tries.at(-1)).toEqual([1, 2, 3]);
