@@ -1,44 +1,16 @@
-import type { Browser } from 'playwright-core';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { verifyHmacSha256Hex } from '../../../src/signing/hmac-sha256-hex.js';
-import { launchBrowser, saveScreenshot } from '../../helpers/browser.js';
+import { saveScreenshot } from '../../helpers/browser.js';
 import { removeTempDirs } from '../../helpers/temp-dir.js';
-import {
-  allSettledOrThrow,
-  MOCK_API_KEY,
-  RULE_SECRET,
-  RULE_SIGNATURE_HEADER,
-  SOURCE_SECRET,
-  forwardingRule,
-  readStore,
-  sinkRequests,
-  startMockCheckout,
-  startReceiver,
-  startWebhookSink,
-  stopAllProcesses,
-  type WebhookSink,
-} from './support/stack.js';
+import { startBrowserFlow, stopBrowserFlow } from './support/browser-flow.js';
+import { MOCK_API_KEY, RULE_SECRET, RULE_SIGNATURE_HEADER, SOURCE_SECRET, readStore, sinkRequests } from './support/stack.js';
 
-let browser: Browser | undefined;
-let sink: WebhookSink | undefined;
-
-afterEach(async () => {
-  await browser?.close();
-  browser = undefined;
-  await stopAllProcesses();
-  await sink?.close();
-  sink = undefined;
-});
+afterEach(stopBrowserFlow);
 afterAll(() => removeTempDirs());
 
 describe('mock checkout → hookrelay → rule → sink, bought in a real browser', () => {
   it('stores the event byte-exact, verifies its signature and forwards the same bytes signed by hookrelay', async () => {
-    sink = await startWebhookSink();
-    const [receiver, mock, launched] = await allSettledOrThrow([
-      startReceiver({ 'forward.yaml': forwardingRule('forward-all', `${sink.url}/all`) }),
-      startMockCheckout(),
-      launchBrowser().then((b) => (browser = b)), // assigned at once, for afterEach
-    ]);
+    const { sink, receiver, mock, browser: launched } = await startBrowserFlow('forward-all');
     const checkout = await mock.createCheckout(receiver.url);
     expect(checkout.checkoutUrl).toBe(`${mock.url}/checkout/${checkout.id}`);
 

@@ -1,38 +1,15 @@
-import type { Browser } from 'playwright-core';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { launchBrowser, saveScreenshot } from '../../helpers/browser.js';
+import { saveScreenshot } from '../../helpers/browser.js';
 import { removeTempDirs } from '../../helpers/temp-dir.js';
-import {
-  allSettledOrThrow,
-  forwardingRule,
-  readStore,
-  startMockCheckout,
-  startReceiver,
-  startWebhookSink,
-  stopAllProcesses,
-  type WebhookSink,
-} from './support/stack.js';
+import { startBrowserFlow, stopBrowserFlow } from './support/browser-flow.js';
+import { readStore } from './support/stack.js';
 
-let browser: Browser | undefined;
-let sink: WebhookSink | undefined;
-
-afterEach(async () => {
-  await browser?.close();
-  browser = undefined;
-  await stopAllProcesses();
-  await sink?.close();
-  sink = undefined;
-});
+afterEach(stopBrowserFlow);
 afterAll(() => removeTempDirs());
 
 describe('one-time checkout link bought twice', () => {
   it('refuses the second purchase from the browser and the hook with 410, and hookrelay stores one event', async () => {
-    sink = await startWebhookSink();
-    const [receiver, mock, launched] = await allSettledOrThrow([
-      startReceiver({ 'all.yaml': forwardingRule('all-purchases', `${sink.url}/all`) }),
-      startMockCheckout(),
-      launchBrowser().then((b) => (browser = b)), // assigned at once, for afterEach
-    ]);
+    const { sink, receiver, mock, browser: launched } = await startBrowserFlow('all-purchases');
     const checkout = await mock.createCheckout(receiver.url, { oneTimeLink: true });
 
     // Two buyers open the same link; both see the form.
