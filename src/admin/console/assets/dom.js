@@ -137,3 +137,24 @@ export function every(ms, fn) {
     clearTimeout(timer);
   };
 }
+
+/** A titled card: heading, one muted line that says what it does, then its content. */
+export function card(title, description, ...children) {
+  return h('section', { class: 'card' }, h('h2', { text: title }), h('p', { class: 'muted', text: description }), ...children);
+}
+
+/**
+ * Runs a form's action with its button disabled and `busyText` in `out`; what the action returns (nodes,
+ * arrays of nodes) then fills `out`, and a failure shows as an error box there.
+ */
+export async function showResultIn(out, button, busyText, action) {
+  button.disabled = true;
+  replace(out, h('p', { class: 'muted', text: busyText }));
+  try {
+    replace(out, await action());
+  } catch (err) {
+    replace(out, errorBox(err));
+  } finally {
+    button.disabled = false;
+  }
+}

@@ -1,6 +1,6 @@
 // Event detail: the stored event, its delivery timeline per rule, and replay / resend / retry.
 import { api } from './api.js';
-import { badge, dash, dataTable, definitionList, errorBox, errorText, every, flash, h, replace, timeEl } from './dom.js';
+import { badge, card, dash, dataTable, definitionList, errorBox, errorText, every, flash, h, replace, showResultIn, timeEl } from './dom.js';
 
 const POLL_MS = 2000;
 
@@ -90,11 +90,9 @@ function replayCard(eventId, ruleIds, refresh) {
     }
   };
 
-  return h(
-    'section',
-    { class: 'card' },
-    h('h2', { text: 'Replay' }),
-    h('p', { class: 'muted', text: 'Queues new deliveries of the stored bytes through the rules as they are now.' }),
+  return card(
+    'Replay',
+    'Queues new deliveries of the stored bytes through the rules as they are now.',
     h('button', { type: 'button', id: 'replay-all', text: 'Replay to all matching rules', on: { click: (e) => replay(e.currentTarget, {}) } }),
     ruleIds.length > 0
       ? h(
@@ -140,32 +138,19 @@ function resendCard(eventId) {
     event.preventDefault();
     const button = form.querySelector('button[type=submit]');
     const signing = mode.value === 'resign' ? { mode: 'resign', scheme: scheme.value, secret: secret.value } : { mode: mode.value };
-    button.disabled = true;
-    replace(out, h('p', { class: 'muted', text: 'Sending…' }));
-    try {
+    await showResultIn(out, button, 'Sending…', async () => {
       const result = await api(`/events/${eventId}/resend`, { method: 'POST', body: { url: url.value.trim(), signing } });
-      replace(
-        out,
+      return [
         definitionList([
           ['Status', result.status === null || result.status === undefined ? 'no response' : String(result.status)],
           ['Duration', `${result.durationMs} ms`],
           ['Error', dash(result.error)],
         ]),
         result.responseExcerpt ? h('pre', { class: 'excerpt', text: result.responseExcerpt }) : null,
-      );
-    } catch (err) {
-      replace(out, errorBox(err));
-    } finally {
-      button.disabled = false;
-    }
+      ];
+    });
   });
-  return h(
-    'section',
-    { class: 'card' },
-    h('h2', { text: 'Resend to a URL' }),
-    h('p', { class: 'muted', text: 'Sends the exact stored bytes once, now, outside the rules (not recorded as a delivery).' }),
-    form,
-  );
+  return card('Resend to a URL', 'Sends the exact stored bytes once, now, outside the rules (not recorded as a delivery).', form);
 }
 
 function factsOf(event) {

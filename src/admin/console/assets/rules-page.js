@@ -1,6 +1,6 @@
 // Rules: which rule files are in use, why an edit was refused (file:line), per-rule counts, dry-run.
 import { api } from './api.js';
-import { append, badge, dataTable, definitionList, errorBox, h, replace, timeEl } from './dom.js';
+import { append, badge, card, dataTable, definitionList, errorBox, h, replace, showResultIn, timeEl } from './dom.js';
 
 /** Rule-file problems arrive as "file:line path: message" strings (or as objects with those parts). */
 function problemText(problem) {
@@ -85,25 +85,12 @@ function dryRunCard(rules, query) {
       replace(out, h('p', { class: 'error', text: 'Give an event id or a number of recent events.' }));
       return;
     }
-    button.disabled = true;
-    replace(out, h('p', { class: 'muted', text: 'Running…' }));
-    try {
+    await showResultIn(out, button, 'Running…', async () => {
       const { results } = await api(`/rules/${encodeURIComponent(ruleSelect.value)}/dry-run`, { method: 'POST', body });
-      replace(out, results.length === 0 ? h('p', { class: 'empty', text: 'No events to test.' }) : results.map(dryRunResult));
-    } catch (err) {
-      replace(out, errorBox(err));
-    } finally {
-      button.disabled = false;
-    }
+      return results.length === 0 ? h('p', { class: 'empty', text: 'No events to test.' }) : results.map(dryRunResult);
+    });
   });
-  return h(
-    'section',
-    { class: 'card' },
-    h('h2', { text: 'Dry run' }),
-    h('p', { class: 'muted', text: 'Shows whether a rule matches stored events and the body it would send. Nothing is sent.' }),
-    form,
-    out,
-  );
+  return card('Dry run', 'Shows whether a rule matches stored events and the body it would send. Nothing is sent.', form, out);
 }
 
 export function renderRules(view, query) {
