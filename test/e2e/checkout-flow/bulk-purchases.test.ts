@@ -11,22 +11,15 @@ import {
   sinkRequests,
   startMockCheckout,
   startReceiver,
-  startWebhookSink,
+  startSink,
   stopAllProcesses,
   type MockDelivery,
-  type WebhookSink,
 } from './support/stack.js';
 
 const PURCHASES = 200;
 const CONCURRENCY = 10;
 
-let sink: WebhookSink | undefined;
-
-afterEach(async () => {
-  await stopAllProcesses();
-  await sink?.close();
-  sink = undefined;
-});
+afterEach(stopAllProcesses);
 afterAll(() => removeTempDirs());
 
 function resultIdOf(body: Buffer | string): string {
@@ -35,7 +28,7 @@ function resultIdOf(body: Buffer | string): string {
 
 describe('200 purchases across 3 checkouts through the automation hook', () => {
   it('stores every purchase once and forwards it once per matching rule, byte-exact and signed', { timeout: 60_000 }, async () => {
-    sink = await startWebhookSink();
+    const sink = await startSink();
     const [receiver, mock] = await allSettledOrThrow([
       startReceiver({
         'all.yaml': forwardingRule('all-purchases', `${sink.url}/all`),

@@ -7,24 +7,17 @@ import {
   sinkRequests,
   startMockCheckout,
   startReceiver,
-  startWebhookSink,
+  startSink,
   stopAllProcesses,
   type MockDelivery,
-  type WebhookSink,
 } from './support/stack.js';
 
-let sink: WebhookSink | undefined;
-
-afterEach(async () => {
-  await stopAllProcesses();
-  await sink?.close();
-  sink = undefined;
-});
+afterEach(stopAllProcesses);
 afterAll(() => removeTempDirs());
 
 describe('bad signatures and duplicate deliveries from the mock', () => {
   it('refuses invalid and empty signatures with 401, accepts a duplicate twice but stores and forwards it once', async () => {
-    sink = await startWebhookSink();
+    const sink = await startSink();
     const [receiver, mock] = await allSettledOrThrow([startReceiver({ 'all.yaml': forwardingRule('all-purchases', `${sink.url}/all`) }), startMockCheckout()]);
     const checkout = await mock.createCheckout(receiver.url);
 

@@ -1,16 +1,15 @@
 import type { Browser } from 'playwright-core';
 import { launchBrowser } from '../../../helpers/browser.js';
-import { allSettledOrThrow, forwardingRule, startMockCheckout, startReceiver, startWebhookSink, stopAllProcesses, type WebhookSink } from './stack.js';
+import { allSettledOrThrow, forwardingRule, startMockCheckout, startReceiver, startSink, stopAllProcesses } from './stack.js';
 
 let browser: Browser | undefined;
-let sink: WebhookSink | undefined;
 
 /**
  * A sink, a receiver with one rule forwarding every purchase to `${sink}/all`, the mock checkout and a
  * browser, started together. Call `stopBrowserFlow` in afterEach: it closes whatever did start.
  */
 export async function startBrowserFlow(ruleId: string) {
-  sink = await startWebhookSink();
+  const sink = await startSink();
   const [receiver, mock, launched] = await allSettledOrThrow([
     startReceiver({ [`${ruleId}.yaml`]: forwardingRule(ruleId, `${sink.url}/all`) }),
     startMockCheckout(),
@@ -23,6 +22,4 @@ export async function stopBrowserFlow(): Promise<void> {
   await browser?.close();
   browser = undefined;
   await stopAllProcesses();
-  await sink?.close();
-  sink = undefined;
 }

@@ -59,9 +59,10 @@ async function stopProcess({ proc }: Running, graceMs = 10_000): Promise<void> {
   clearTimeout(timer);
 }
 
-/** For afterEach/afterAll: stops every process started here that is still running, even after a failure. */
+/** For afterEach/afterAll: stops every process started here that is still running, and closes every sink, even after a failure. */
 export async function stopAllProcesses(): Promise<void> {
   await Promise.all(running.splice(0).map((r) => stopProcess(r)));
+  await Promise.all(sinks.splice(0).map((sink) => sink.close()));
 }
 
 export interface Receiver {
@@ -188,8 +189,15 @@ export async function startMockCheckout(): Promise<MockCheckoutProcess> {
   };
 }
 
-/** A capturing sink; `sinkRequests(sink, '/all')` picks the requests one rule sent to `${sink.url}/all`. */
-export { startWebhookSink, type WebhookSink };
+const sinks: WebhookSink[] = [];
+
+/** A capturing sink that `stopAllProcesses` closes; `sinkRequests(sink, '/all')` picks the requests one rule sent to `${sink.url}/all`. */
+export async function startSink(): Promise<WebhookSink> {
+  const sink = await startWebhookSink();
+  sinks.push(sink);
+  return sink;
+}
+export type { WebhookSink };
 export function sinkRequests(sink: WebhookSink, suffix: string) {
   return sink.received.filter((r) => r.path === `/hooks${suffix}`);
 }
