@@ -1,6 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { EventPosition, EventSearch, EventSearchPage, RuleDeliveryCounts } from '../store.js';
-import { coarseTerms } from './coarse-columns.js';
+import { coarseTerm, coarseTerms } from './coarse-columns.js';
 import { SUMMARY_COLUMNS, toEventSummary, type EventRow } from './event-rows.js';
 
 // Equality filters, finest first: the first one given drives the query through its (column, id) index.
@@ -64,8 +64,7 @@ export function eventSearchSql(search: EventSearch, page: { limit: number; after
     if (drives || !term.indexed) {
       where.push(term.sql);
     } else {
-      const probe = coarseTerms({ [term.spec.key]: search[term.spec.key] }, 'x')[0]!;
-      where.push(`EXISTS (SELECT 1 FROM events x WHERE ${probe.sql} AND x.id = ${rowId})`);
+      where.push(`EXISTS (SELECT 1 FROM events x WHERE ${coarseTerm(term.spec, search[term.spec.key]!, 'x').sql} AND x.id = ${rowId})`);
     }
     params.push(...term.params);
   }

@@ -29,14 +29,20 @@ async function longestTimerLag(during: Promise<unknown>): Promise<number> {
   return longest;
 }
 
+/** A store in a fresh data dir, and a second connection of our own already holding its write lock. */
+function storeWithLockHeld(options: { busyTimeoutMs?: number; busyRetryMs?: number }): { store: SqliteStore; locker: Database.Database } {
+  const dataDir = makeTempDir();
+  const store = new SqliteStore({ dataDir, durability: 'full', ...options });
+  const locker = new Database(join(dataDir, DATABASE_FILE));
+  locker.exec('BEGIN IMMEDIATE');
+  return { store, locker };
+}
+
 describe('a write lock held by another connection', () => {
   it('does not block the event loop while an ingest commit waits for it, and the commit lands once it is released', async () => {
-    const dataDir = makeTempDir();
     // A long busy timeout: a commit that waited for the lock synchronously would hold the loop for all of it.
-    const store = new SqliteStore({ dataDir, durability: 'full', busyTimeoutMs: 2_000 });
-    const locker = new Database(join(dataDir, DATABASE_FILE));
+    const { store, locker } = storeWithLockHeld({ busyTimeoutMs: 2_000 });
     try {
-      locker.exec('BEGIN IMMEDIATE');
       setTimeout(() => locker.exec('ROLLBACK'), 1_000);
       const saving = store.saveEvent(newEvent());
       const lag = await longestTimerLag(saving);
@@ -50,11 +56,8 @@ describe('a write lock held by another connection', () => {
   });
 
   it('fails the commit with store_unavailable once the lock outlasts the retry window, storing nothing', async () => {
-    const dataDir = makeTempDir();
-    const store = new SqliteStore({ dataDir, durability: 'full', busyRetryMs: 300 });
-    const locker = new Database(join(dataDir, DATABASE_FILE));
+    const { store, locker } = storeWithLockHeld({ busyRetryMs: 300 });
     try {
-      locker.exec('BEGIN IMMEDIATE');
       await expect(store.saveEvent(newEvent())).rejects.toMatchObject({ code: 'store_unavailable', details: { sqlite: expect.stringMatching(/^SQLITE_BUSY/) } });
       locker.exec('ROLLBACK');
       expect((await store.listEvents({}, { limit: 10 })).items).toHaveLength(0);
