@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { baselineLoop, hookrelayDrain, readServePort } from './lib/drain.mjs';
-import { combineRounds, load, median, medianRatio, printTable, startServer, stopServer, summarize } from './lib/run.mjs';
+import { combineRounds, load, median, medianRatio, printTable, formatRatio, startServer, stopServer, summarize } from './lib/run.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dist = (p) => join(root, 'dist', p);
@@ -76,7 +76,10 @@ async function ingestRounds() {
   for (let round = 0; round < ROUNDS; round++) {
     for (const [i, count] of counts.entries()) rounds[i].push(await ingestWithRules(count));
   }
-  return counts.map((count, i) => ({ ...combineRounds(`ingest with ${count} rule(s)`, rounds[i]), 'vs 1 rule': medianRatio(rounds[i], rounds[0]), ratio: median(rounds[i].map((r, k) => r.rps / rounds[0][k].rps)) }));
+  return counts.map((count, i) => {
+    const vsOneRule = medianRatio(rounds[i], rounds[0]);
+    return { ...combineRounds(`ingest with ${count} rule(s)`, rounds[i]), 'vs 1 rule': formatRatio(vsOneRule), vsOneRule };
+  });
 }
 
 if (process.env.BENCH_ONLY === 'rules') {
@@ -94,15 +97,15 @@ try {
 } finally {
   await stopServer(sink.child);
 }
-const deliveryRatio = median(drains.map((d, i) => d.deliveriesPerSec / loops[i].deliveriesPerSec));
+const deliveryRatio = medianRatio(drains, loops, 'deliveriesPerSec');
 const deliveryRow = (runs, ratioText) => {
   const rates = runs.map((r) => r.deliveriesPerSec);
   return { name: runs[0].name, deliveriesPerSec: Math.round(median(rates)), range: `${Math.min(...rates)}–${Math.max(...rates)}`, 'vs undici loop': ratioText };
 };
-printTable([deliveryRow(loops, '1.00x'), deliveryRow(drains, `${deliveryRatio.toFixed(2)}x`)], ['name', 'deliveriesPerSec', 'range', 'vs undici loop']);
+printTable([deliveryRow(loops, formatRatio(1)), deliveryRow(drains, formatRatio(deliveryRatio))], ['name', 'deliveriesPerSec', 'range', 'vs undici loop']);
 console.log('');
 const ingestRows = await ingestRounds();
 printTable(ingestRows, ['name', 'rps', 'rps range', 'p50', 'p99', 'non2xx', 'errors', 'vs 1 rule']);
-const rulesRatio = ingestRows[2].ratio;
+const rulesRatio = ingestRows[2].vsOneRule;
 console.log(`\nmedians over rounds; ratios = median of the per-round ratios.`);
-console.log(`targets: delivery >= 0.5x undici loop: ${deliveryRatio >= 0.5 ? 'met' : 'NOT met'} (${deliveryRatio.toFixed(2)}x); ingest with 1,000 rules >= 0.5x 1 rule: ${rulesRatio >= 0.5 ? 'met' : 'NOT met'} (${rulesRatio.toFixed(2)}x)`);
+console.log(`targets: delivery >= 0.5x undici loop: ${deliveryRatio >= 0.5 ? 'met' : 'NOT met'} (${formatRatio(deliveryRatio)}); ingest with 1,000 rules >= 0.5x 1 rule: ${rulesRatio >= 0.5 ? 'met' : 'NOT met'} (${formatRatio(rulesRatio)})`);

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fixedRateLoad, rawPost } from './lib/fixed-rate.mjs';
-import { combineRounds, load, median, medianRatio, peakRssMb, printTable, startServer, stopServer, summarize } from './lib/run.mjs';
+import { combineRounds, load, median, medianRatio, peakRssMb, printTable, formatRatio, startServer, stopServer, summarize } from './lib/run.mjs';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = 50;
@@ -109,24 +109,24 @@ if (process.env.BENCH_ONLY) {
 // rounds is reported, with the spread beside it.
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const cases = [
-  ['node:http (bare, 200)', () => baselineCase('node:http (bare, 200)', 'node-http')],
-  ['express hello (express.raw)', () => baselineCase('express hello (express.raw)', 'express')],
-  ['hookrelay, durability full', () => hookrelayCase('hookrelay, durability full', 'full')],
-  ['hookrelay, durability normal', () => hookrelayCase('hookrelay, durability normal', 'normal')],
+  ['node:http (bare, 200)', (name) => baselineCase(name, 'node-http')],
+  ['express hello (express.raw)', (name) => baselineCase(name, 'express')],
+  ['hookrelay, durability full', (name) => hookrelayCase(name, 'full')],
+  ['hookrelay, durability normal', (name) => hookrelayCase(name, 'normal')],
 ];
 const rounds = cases.map(() => []);
 for (let round = 0; round < ROUNDS; round++) {
-  for (const [i, [, run]] of cases.entries()) rounds[i].push(await run());
+  for (const [i, [name, run]] of cases.entries()) rounds[i].push(await run(name));
 }
 const [bare, hello, full] = rounds;
 const half = Math.max(1, Math.round(median(full.map((r) => r.rps)) / 2));
 const halfName = `hookrelay full @ ${half} rps (half, fixed rate)`;
 const halfRounds = [];
 for (let round = 0; round < ROUNDS; round++) halfRounds.push(await hookrelayCase(halfName, 'full', { fixedRate: half }));
-const rows = [...cases.map(([name], i) => ({ ...combineRounds(name, rounds[i]), 'vs node:http': medianRatio(rounds[i], bare), 'vs express': medianRatio(rounds[i], hello) })), combineRounds(halfName, halfRounds)];
+const rows = [...cases.map(([name], i) => ({ ...combineRounds(name, rounds[i]), 'vs node:http': formatRatio(medianRatio(rounds[i], bare)), 'vs express': formatRatio(medianRatio(rounds[i], hello)) })), combineRounds(halfName, halfRounds)];
 printTable(rows, ['name', 'rps', 'rps range', 'p50', 'p99', 'p99 range', 'rssMb', 'non2xx', 'errors', 'vs node:http', 'vs express']);
 console.log(`\n${ROUNDS} round(s); median per case; latency in ms; rssMb = highest peak resident set of the server process;`);
 console.log('ratios = median over rounds of (rps / baseline rps in the same round).');
 const halfRow = rows.at(-1);
-const fullRatio = median(full.map((r, i) => r.rps / hello[i].rps));
-console.log(`targets: full >= express hello: ${fullRatio >= 1 ? 'met' : 'NOT met'} (${fullRatio.toFixed(2)}x); p99 at half load < 10 ms: ${halfRow.p99 < 10 ? 'met' : 'NOT met'} (${halfRow.p99} ms); RSS < 150 MB: ${Math.max(...rows.slice(2).map((r) => r.rssMb)) < 150 ? 'met' : 'NOT met'}`);
+const fullRatio = medianRatio(full, hello);
+console.log(`targets: full >= express hello: ${fullRatio >= 1 ? 'met' : 'NOT met'} (${formatRatio(fullRatio)}); p99 at half load < 10 ms: ${halfRow.p99 < 10 ? 'met' : 'NOT met'} (${halfRow.p99} ms); RSS < 150 MB: ${Math.max(...rows.slice(2).map((r) => r.rssMb)) < 150 ? 'met' : 'NOT met'}`);

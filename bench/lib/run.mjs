@@ -72,7 +72,8 @@ export function printTable(rows, columns) {
   for (const row of rows) console.log(line(columns.map((c) => row[c])));
 }
 
-export const ratio = (a, b) => (b ? (a / b).toFixed(2) + 'x' : 'n/a');
+export const formatRatio = (r) => `${r.toFixed(2)}x`;
+export const ratio = (a, b) => (b ? formatRatio(a / b) : 'n/a');
 
 export const median = (values) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -99,7 +100,7 @@ export function combineRounds(name, results) {
   };
 }
 
-/** Median over rounds of the per-round ratio a/b: each round's cases ran back to back, on the same machine state. */
-export function medianRatio(aRounds, bRounds) {
-  return `${median(aRounds.map((a, i) => a.rps / bRounds[i].rps)).toFixed(2)}x`;
+/** Median over rounds of the per-round ratio a/b of `key`: each round's cases ran back to back, on the same machine state. */
+export function medianRatio(aRounds, bRounds, key = 'rps') {
+  return median(aRounds.map((a, i) => a[key] / bRounds[i][key]));
 }
