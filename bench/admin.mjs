@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { hookrelayDrain, readServePort, resetSink, sinkCount } from './lib/drain.mjs';
-import { printTable, ratio, startServer, stopServer } from './lib/run.mjs';
+import { printTable, ratio, serveCommand, startServer, stopServer } from './lib/run.mjs';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 1_000_000);
 const REPLAY = Math.min(EVENTS, Number(process.env.BENCH_REPLAY ?? 100_000));
@@ -97,7 +97,7 @@ try {
   writeFileSync(join(rulesDir, 'replay.yaml'), `id: replay-sink\non: [transfer:succeeded]\nto:\n  url: http://127.0.0.1:${sink.port}/replay\nconcurrency: ${CONCURRENCY}\n`);
   const config = join(dataDir, 'hookrelay.yaml');
   writeFileSync(config, `delivery:\n  allowNetworks: [127.0.0.1/32]\n  maxInFlight: ${CONCURRENCY}\n  batchSize: ${CONCURRENCY}\nretention:\n  enabled: false\n`);
-  const server = await startServer(process.execPath, [dist('cli.js'), 'serve'], {
+  const server = await startServer(process.execPath, serveCommand(dist('cli.js')), {
     env: { HOOKRELAY_PORT: '0', HOOKRELAY_HOST: '127.0.0.1', HOOKRELAY_DATA_DIR: dataDir, HOOKRELAY_RULES_DIR: rulesDir, HOOKRELAY_SECRET: 's', HOOKRELAY_ADMIN_TOKEN: TOKEN, HOOKRELAY_CONFIG: config },
     readPort: readServePort,
   });

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { baselineLoop, hookrelayDrain, readServePort } from './lib/drain.mjs';
-import { combineRounds, load, median, medianRatio, printTable, formatRatio, startServer, stopServer, summarize } from './lib/run.mjs';
+import { combineRounds, load, median, medianRatio, printTable, formatRatio, serveCommand, startServer, stopServer, summarize } from './lib/run.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dist = (p) => join(root, 'dist', p);
@@ -38,9 +38,7 @@ async function ingestWithRules(count) {
   writeFileSync(join(rulesDir, 'rules.yaml'), ingestRules(count).join('---\n'));
   const config = join(dataDir, 'hookrelay.yaml');
   writeFileSync(config, 'delivery:\n  enabled: false\n');
-  // BENCH_NODE_ARGS (e.g. "--cpu-prof") profiles the draining server.
-  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const server = await startServer(process.execPath, [...nodeArgs, cli, 'serve'], {
+  const server = await startServer(process.execPath, serveCommand(cli), {
     env: { HOOKRELAY_PORT: '0', HOOKRELAY_HOST: '127.0.0.1', HOOKRELAY_DATA_DIR: dataDir, HOOKRELAY_RULES_DIR: rulesDir, HOOKRELAY_SECRET: SECRET, HOOKRELAY_CONFIG: config },
     readPort: readServePort,
   });

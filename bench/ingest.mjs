@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fixedRateLoad, rawPost } from './lib/fixed-rate.mjs';
-import { combineRounds, load, median, medianRatio, peakRssMb, printTable, formatRatio, startServer, stopServer, summarize } from './lib/run.mjs';
+import { combineRounds, load, median, medianRatio, peakRssMb, printTable, formatRatio, serveCommand, startServer, stopServer, summarize } from './lib/run.mjs';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = 50;
@@ -86,9 +86,7 @@ async function hookrelayCase(name, durability, options) {
   const dataDir = mkdtempSync(join(tmpdir(), 'hookrelay-bench-'));
   const env = { HOOKRELAY_PORT: '0', HOOKRELAY_HOST: '127.0.0.1', HOOKRELAY_DATA_DIR: dataDir, HOOKRELAY_RULES_DIR: join(dataDir, 'rules'), HOOKRELAY_SECRET: SECRET, HOOKRELAY_DURABILITY: durability, HOOKRELAY_LOG_LEVEL: 'info' };
   const readPort = (line) => line.includes('"hookrelay listening"') && Number(new URL(JSON.parse(line).url).port);
-  // BENCH_NODE_ARGS (e.g. "--cpu-prof") profiles the server.
-  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const server = await startServer(process.execPath, [...nodeArgs, cli, 'serve'], { env, readPort });
+  const server = await startServer(process.execPath, serveCommand(cli), { env, readPort });
   try {
     return await measure(name, server, options);
   } finally {

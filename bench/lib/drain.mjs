@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
-import { startServer, stopServer } from './run.mjs';
+import { serveCommand, startServer, stopServer } from './run.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const dist = (p) => join(root, 'dist', p);
@@ -80,9 +80,7 @@ export async function hookrelayDrain({ sinkPort, rows: DELIVERIES, concurrency: 
   writeFileSync(config, `delivery:\n  allowNetworks: [127.0.0.1/32]\n  maxInFlight: ${CONCURRENCY}\n  batchSize: ${CONCURRENCY}\n`);
   await resetSink(sinkPort);
   const started = performance.now();
-  // BENCH_NODE_ARGS (e.g. "--cpu-prof") profiles the draining server.
-  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const server = await startServer(process.execPath, [...nodeArgs, cli, 'serve'], {
+  const server = await startServer(process.execPath, serveCommand(cli), {
     env: { HOOKRELAY_PORT: '0', HOOKRELAY_HOST: '127.0.0.1', HOOKRELAY_DATA_DIR: dataDir, HOOKRELAY_RULES_DIR: rulesDir, HOOKRELAY_SECRET: SECRET, HOOKRELAY_CONFIG: config },
     readPort: readServePort,
   });

@@ -3,6 +3,20 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 
+const packageJson = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+
+/**
+ * `hookrelay serve` as `npm start` runs it: the node options of the start script (e.g. the young-generation
+ * cap), then the CLI, so every benchmark measures what operators run. BENCH_NODE_ARGS (e.g. "--cpu-prof")
+ * adds options, for profiling.
+ */
+export function serveCommand(cli) {
+  const words = packageJson.scripts.start.split(/\s+/);
+  const startOptions = words.slice(1, words.indexOf('dist/cli.js')).filter((w) => w.startsWith('--'));
+  const extra = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  return [...startOptions, ...extra, cli, 'serve'];
+}
+
 /** Spawns a server, resolves with its port once `readPort(line)` finds it in stdout. */
 export function startServer(command, args, { env = {}, readPort }) {
   const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { sampleTransferSucceeded } from '../../src/samples/transfer-succeeded.js';
 import { signHmacSha256Hex } from '../../src/signing/hmac-sha256-hex.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { runCli, startServeProcess } from '../helpers/cli-process.js';
+import { runCli, START_COMMAND, START_NODE_OPTIONS, startServeProcess } from '../helpers/cli-process.js';
 import { postSigned } from '../helpers/http.js';
 import { makeTempDir, removeTempDirs } from '../helpers/temp-dir.js';
 
@@ -102,6 +102,32 @@ describe('hookrelay serve as a process', () => {
     expect(JSON.parse(answer.body)).toMatchObject({ duplicate: false });
     expect((await server.exited).code).toBe(0);
     expect(server.stdout()).toContain('"msg":"stopped"');
+  });
+});
+
+describe('the start command', () => {
+  it('is the same for npm start and the Docker image', () => {
+    const dockerfile = readFileSync(new URL('../../Dockerfile', import.meta.url), 'utf8');
+    const cmd = /^CMD (\[.*\])$/m.exec(dockerfile)?.[1];
+    expect(cmd).toBeDefined();
+    expect(JSON.parse(cmd!)).toEqual(START_COMMAND);
+    expect(START_COMMAND.slice(-2)).toEqual(['dist/cli.js', 'serve']);
+  });
+
+  it('caps the young generation, so a busy receiver stays small', async () => {
+    expect(START_NODE_OPTIONS).toContain('--max-semi-space-size=4');
+    const server = await startServeProcess({ HOOKRELAY_DATA_DIR: makeTempDir(), HOOKRELAY_RULES_DIR: makeTempDir(), HOOKRELAY_SECRET: SECRET });
+    try {
+      // Enough garbage that an uncapped young generation grows past two 4 MiB semi-spaces (it reaches 32 MiB).
+      await Promise.all(Array.from({ length: 400 }, () => postSigned(`${server.url}/webhooks/checkout`, sampleTransferSucceeded(), SECRET)));
+      const metrics = await (await fetch(`${server.url}/metrics`)).text();
+      const newSpace = Number(/^nodejs_heap_space_size_total_bytes\{space="new"\} (\d+)/m.exec(metrics)?.[1]);
+      expect(newSpace).toBeGreaterThan(0);
+      expect(newSpace).toBeLessThanOrEqual(2 * 4 * 1024 * 1024);
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.exited;
+    }
   });
 });
 

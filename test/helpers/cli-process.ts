@@ -1,8 +1,15 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /** The built CLI, as `npm start` and the Dockerfile run it (`npm test` builds first). */
 export const CLI_PATH = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
+
+/** The words of `npm start` (package.json), e.g. ["node", "--max-semi-space-size=4", "dist/cli.js", "serve"]. */
+export const START_COMMAND: readonly string[] = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } }).scripts.start.split(/\s+/);
+
+/** The node options `npm start` runs the CLI with. */
+export const START_NODE_OPTIONS: readonly string[] = START_COMMAND.slice(1, START_COMMAND.indexOf('dist/cli.js'));
 
 export interface CliProcess {
   child: ChildProcess;
@@ -19,8 +26,8 @@ process.once('exit', () => {
   for (const child of running) child.kill('SIGKILL');
 });
 
-export function runCli(args: string[], options: { env?: Record<string, string>; cwd?: string; input?: string } = {}): CliProcess {
-  const child = spawn(process.execPath, [CLI_PATH, ...args], {
+export function runCli(args: string[], options: { env?: Record<string, string>; cwd?: string; input?: string; nodeOptions?: readonly string[] } = {}): CliProcess {
+  const child = spawn(process.execPath, [...(options.nodeOptions ?? []), CLI_PATH, ...args], {
     cwd: options.cwd,
     env: { PATH: process.env.PATH ?? '', ...options.env },
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -72,9 +79,9 @@ export function runCli(args: string[], options: { env?: Record<string, string>; 
   };
 }
 
-/** Starts `hookrelay serve` on an ephemeral loopback port and resolves once it listens. */
+/** Starts `hookrelay serve` as `npm start` does, on an ephemeral loopback port; resolves once it listens. */
 export async function startServeProcess(env: Record<string, string>, args: string[] = []): Promise<CliProcess & { url: string }> {
-  const proc = runCli(['serve', ...args], { env: { HOOKRELAY_HOST: '127.0.0.1', HOOKRELAY_PORT: '0', ...env } });
+  const proc = runCli(['serve', ...args], { env: { HOOKRELAY_HOST: '127.0.0.1', HOOKRELAY_PORT: '0', ...env }, nodeOptions: START_NODE_OPTIONS });
   const listening = await proc.waitForLog((line) => line.msg === 'hookrelay listening');
   return { ...proc, url: listening.url as string };
 }
