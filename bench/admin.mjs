@@ -12,13 +12,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { hookrelayDrain, readServePort, resetSink, sinkCount } from './lib/drain.mjs';
-import { printTable, ratio, serveCommand, startServer, stopServer } from './lib/run.mjs';
+import { BENCH_ADMIN_TOKEN, printTable, ratio, serveCommand, startServer, stopServer } from './lib/run.mjs';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 1_000_000);
 const REPLAY = Math.min(EVENTS, Number(process.env.BENCH_REPLAY ?? 100_000));
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 200);
 const CONCURRENCY = 64;
-const TOKEN = 'bench-admin-token-0123456789';
+const TOKEN = BENCH_ADMIN_TOKEN;
 const STEP_MS = 10; // one event every 10 ms of "received" time
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dist = (p) => join(root, 'dist', p);
@@ -98,7 +98,7 @@ try {
   const config = join(dataDir, 'hookrelay.yaml');
   writeFileSync(config, `delivery:\n  allowNetworks: [127.0.0.1/32]\n  maxInFlight: ${CONCURRENCY}\n  batchSize: ${CONCURRENCY}\nretention:\n  enabled: false\n`);
   const server = await startServer(process.execPath, serveCommand(dist('cli.js')), {
-    env: { HOOKRELAY_PORT: '0', HOOKRELAY_HOST: '127.0.0.1', HOOKRELAY_DATA_DIR: dataDir, HOOKRELAY_RULES_DIR: rulesDir, HOOKRELAY_SECRET: 's', HOOKRELAY_ADMIN_TOKEN: TOKEN, HOOKRELAY_CONFIG: config },
+    env: { HOOKRELAY_PORT: '0', HOOKRELAY_HOST: '127.0.0.1', HOOKRELAY_DATA_DIR: dataDir, HOOKRELAY_RULES_DIR: rulesDir, HOOKRELAY_SECRET: 's', HOOKRELAY_CONFIG: config },
     readPort: readServePort,
   });
   const api = `http://127.0.0.1:${server.port}/admin/api`;

@@ -10,8 +10,11 @@ import { connect } from 'node:net';
 
 const HEADER_END = Buffer.from('\r\n\r\n');
 
-/** One keep-alive HTTP/1.1 connection that sends one request at a time and reports each response. */
-function openConnection(port, onResponse) {
+/**
+ * One keep-alive HTTP/1.1 connection that sends one request at a time. `onResponse(conn, status)` for each
+ * answer; `onClose(conn)` when the socket ends (a server's idle timeout, or a failure mid-request).
+ */
+function openConnection(port, onResponse, onClose) {
   const socket = connect({ port, host: '127.0.0.1', noDelay: true });
   let buffered = Buffer.alloc(0);
   const conn = { socket, busy: false, index: -1, ready: new Promise((resolve, reject) => socket.once('connect', resolve).once('error', reject)) };
@@ -30,6 +33,8 @@ function openConnection(port, onResponse) {
       onResponse(conn, status);
     }
   });
+  socket.on('error', () => {}); // reported through 'close'
+  socket.on('close', () => onClose(conn));
   return conn;
 }
 
@@ -45,6 +50,9 @@ export async function fixedRateLoad({ port, rate, seconds, connections, requests
   let answered = 0;
   let sent = 0;
   const waiting = []; // indexes due but not yet sent (every connection busy)
+  // Idle connections, least recently used first: every connection keeps being used, so none sits idle
+  // long enough for the server's keep-alive timeout to close it under the client.
+  const idle = [];
   let started = 0;
   let finish;
   const finished = new Promise((resolve) => (finish = resolve));
@@ -54,23 +62,43 @@ export async function fixedRateLoad({ port, rate, seconds, connections, requests
     conn.index = index;
     conn.socket.write(requests[index]);
   };
-  const onResponse = (conn, status) => {
+  const settle = (conn, status) => {
     latencies[conn.index] = performance.now() - (started + (conn.index * 1000) / rate);
     if (status >= 200 && status < 300) ok += 1;
     else failed += 1;
     answered += 1;
-    if (waiting.length) send(conn, waiting.shift());
     if (answered === total) finish();
   };
-  const pool = Array.from({ length: connections }, () => openConnection(port, onResponse));
+  const release = (conn) => {
+    if (waiting.length) send(conn, waiting.shift());
+    else idle.push(conn);
+  };
+  const onResponse = (conn, status) => {
+    settle(conn, status);
+    release(conn);
+  };
+  // A closed connection fails the request it carried (if any) and is replaced by a fresh one.
+  const onClose = (conn) => {
+    const at = idle.indexOf(conn);
+    if (at >= 0) idle.splice(at, 1);
+    if (conn.busy) {
+      conn.busy = false;
+      settle(conn, 0);
+    }
+    if (answered === total) return;
+    const fresh = openConnection(port, onResponse, onClose);
+    fresh.ready.then(() => release(fresh), () => {});
+  };
+  const pool = Array.from({ length: connections }, () => openConnection(port, onResponse, onClose));
   await Promise.all(pool.map((c) => c.ready));
+  idle.push(...pool);
 
   started = performance.now();
   const tick = () => {
     const due = Math.min(total, Math.floor(((performance.now() - started) / 1000) * rate) + 1);
     while (sent < due) {
-      const idle = pool.find((c) => !c.busy);
-      if (idle) send(idle, sent);
+      const conn = idle.shift();
+      if (conn) send(conn, sent);
       else waiting.push(sent);
       sent += 1;
     }
@@ -79,7 +107,7 @@ export async function fixedRateLoad({ port, rate, seconds, connections, requests
   tick();
   await finished;
   const elapsed = (performance.now() - started) / 1000;
-  for (const conn of pool) conn.socket.destroy();
+  for (const conn of [...pool, ...idle]) conn.socket.destroy();
   const sorted = Array.from(latencies).sort((a, b) => a - b);
   const at = (q) => Math.round(sorted[Math.min(total - 1, Math.floor(q * total))] * 10) / 10;
   return { sent: total, ok, failed, seconds: elapsed, p50: at(0.5), p90: at(0.9), p99: at(0.99), max: Math.round(sorted[total - 1] * 10) / 10 };

@@ -17,9 +17,12 @@ export function serveCommand(cli) {
   return [...startOptions, ...extra, cli, 'serve'];
 }
 
+// A fixed admin token: otherwise every hookrelay server a benchmark starts prints a freshly generated one.
+export const BENCH_ADMIN_TOKEN = 'bench-admin-token-0123456789';
+
 /** Spawns a server, resolves with its port once `readPort(line)` finds it in stdout. */
 export function startServer(command, args, { env = {}, readPort }) {
-  const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(command, args, { env: { HOOKRELAY_ADMIN_TOKEN: BENCH_ADMIN_TOKEN, ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let buffer = '';
     const onData = (chunk) => {
