@@ -96,11 +96,13 @@ try {
   await stopServer(sink.child);
 }
 const deliveryRatio = medianRatio(drains, loops, 'deliveriesPerSec');
-const deliveryRow = (runs, ratioText) => {
+const deliveryRow = (runs, ratioText, cpuRatioText) => {
   const rates = runs.map((r) => r.deliveriesPerSec);
-  return { name: runs[0].name, deliveriesPerSec: Math.round(median(rates)), range: `${Math.min(...rates)}–${Math.max(...rates)}`, 'vs undici loop': ratioText };
+  return { name: runs[0].name, deliveriesPerSec: Math.round(median(rates)), range: `${Math.min(...rates)}–${Math.max(...rates)}`, cpuUs: median(runs.map((r) => r.cpuUs)), 'vs undici loop': ratioText, 'cpu vs undici loop': cpuRatioText };
 };
-printTable([deliveryRow(loops, formatRatio(1)), deliveryRow(drains, formatRatio(deliveryRatio))], ['name', 'deliveriesPerSec', 'range', 'vs undici loop']);
+const cpuRatio = medianRatio(drains, loops, 'cpuUs');
+printTable([deliveryRow(loops, formatRatio(1), formatRatio(1)), deliveryRow(drains, formatRatio(deliveryRatio), formatRatio(cpuRatio))], ['name', 'deliveriesPerSec', 'range', 'cpuUs', 'vs undici loop', 'cpu vs undici loop']);
+console.log('cpuUs = CPU time per delivery of the sending process (the loop, or hookrelay serve with all its threads).');
 console.log('');
 const ingestRows = await ingestRounds();
 printTable(ingestRows, ['name', 'rps', 'rps range', 'p50', 'p99', 'non2xx', 'errors', 'vs 1 rule']);

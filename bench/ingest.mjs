@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fixedRateLoad, rawPost } from './lib/fixed-rate.mjs';
-import { combineRounds, load, median, medianRatio, peakRssMb, printTable, formatRatio, serveCommand, startServer, stopServer, summarize } from './lib/run.mjs';
+import { combineRounds, cpuMs, load, median, medianRatio, peakRssMb, printTable, formatRatio, serveCommand, startServer, stopServer, summarize } from './lib/run.mjs';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = 50;
@@ -61,17 +61,22 @@ function signedRequest() {
 
 async function measure(name, server, { fixedRate } = {}) {
   await load({ url: `http://127.0.0.1:${server.port}`, connections: CONNECTIONS, duration: 2, requests: [signedRequest()] }); // warm-up
+  const pid = server.child.pid;
   if (fixedRate) {
     // Open loop at a fixed rate (see lib/fixed-rate.mjs): autocannon's rate option sends in bursts.
     const requests = Array.from({ length: fixedRate * DURATION }, () => {
       const { body, headers } = signedBody();
       return rawPost('/webhooks/checkout', headers, body);
     });
+    const cpuBefore = cpuMs(pid);
     const result = await fixedRateLoad({ port: server.port, rate: fixedRate, seconds: DURATION, connections: CONNECTIONS, requests });
-    return { name, rps: Math.round(result.ok / result.seconds), p50: result.p50, p99: result.p99, non2xx: result.failed, errors: 0, rssMb: peakRssMb(server.child.pid) };
+    const cpuUs = ((cpuMs(pid) - cpuBefore) * 1000) / result.sent;
+    return { name, rps: Math.round(result.ok / result.seconds), p50: result.p50, p99: result.p99, non2xx: result.failed, errors: 0, rssMb: peakRssMb(pid), cpuUs };
   }
+  const cpuBefore = cpuMs(pid);
   const result = await load({ url: `http://127.0.0.1:${server.port}`, connections: CONNECTIONS, duration: DURATION, requests: [signedRequest()] });
-  return summarize(name, result, { rssMb: peakRssMb(server.child.pid) });
+  const cpuUs = ((cpuMs(pid) - cpuBefore) * 1000) / Math.max(1, result.requests.total);
+  return summarize(name, result, { rssMb: peakRssMb(pid), cpuUs });
 }
 
 async function baselineCase(name, kind, options) {
@@ -100,7 +105,7 @@ console.log(`bench:ingest — ${CONNECTIONS} connections, ${DURATION}s per case 
 if (process.env.BENCH_ONLY) {
   // BENCH_ONLY=full|normal: one hookrelay case, for profiling.
   const row = await hookrelayCase(`hookrelay, durability ${process.env.BENCH_ONLY}`, process.env.BENCH_ONLY);
-  printTable([row], ['name', 'rps', 'p50', 'p99', 'rssMb', 'non2xx', 'errors']);
+  printTable([row], ['name', 'rps', 'p50', 'p99', 'rssMb', 'cpuUs', 'non2xx', 'errors']);
   process.exit(0);
 }
 // Rounds: every case once per round, rounds back to back. On a shared 2-core machine identical runs differ
@@ -131,12 +136,18 @@ for (let round = 0; round < ROUNDS; round++) {
   for (const [i, [name, run]] of halfCases.entries()) halfRounds[i].push(await run(name));
 }
 const rows = [
-  ...cases.map(([name], i) => ({ ...combineRounds(name, rounds[i]), 'vs node:http': formatRatio(medianRatio(rounds[i], bare)), 'vs express': formatRatio(medianRatio(rounds[i], hello)) })),
+  ...cases.map(([name], i) => ({
+    ...combineRounds(name, rounds[i]),
+    'vs node:http': formatRatio(medianRatio(rounds[i], bare)),
+    'vs express': formatRatio(medianRatio(rounds[i], hello)),
+    'cpu vs express': formatRatio(medianRatio(rounds[i], hello, 'cpuUs')),
+  })),
   ...halfCases.map(([name], i) => combineRounds(name, halfRounds[i])),
 ];
-printTable(rows, ['name', 'rps', 'rps range', 'p50', 'p99', 'p99 range', 'rssMb', 'non2xx', 'errors', 'vs node:http', 'vs express']);
+printTable(rows, ['name', 'rps', 'rps range', 'p50', 'p99', 'p99 range', 'rssMb', 'cpuUs', 'non2xx', 'errors', 'vs node:http', 'vs express', 'cpu vs express']);
 console.log(`\n${ROUNDS} round(s); median per case; latency in ms; rssMb = highest peak resident set of the server process;`);
-console.log('ratios = median over rounds of (rps / baseline rps in the same round); the last three rows: open loop at a fixed rate.');
+console.log('cpuUs = CPU time of the server process (all threads) per request; ratios = median over rounds of');
+console.log('(rps / baseline rps) and (cpuUs / baseline cpuUs) in the same round; the last three rows: open loop at a fixed rate.');
 const [bareHalf, helloHalf, fullHalf] = rows.slice(-3);
 const fullRatio = medianRatio(full, hello);
 console.log(`targets: full >= express hello: ${fullRatio >= 1 ? 'met' : 'NOT met'} (${formatRatio(fullRatio)}); p99 at half load < 10 ms: ${fullHalf.p99 < 10 ? 'met' : 'NOT met'} (${fullHalf.p99} ms; express hello ${helloHalf.p99} ms, node:http ${bareHalf.p99} ms at the same rate); RSS < 150 MB: ${Math.max(...rows.slice(2, 4).map((r) => r.rssMb), fullHalf.rssMb) < 150 ? 'met' : 'NOT met'}`);

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
-import { serveCommand, startServer, stopServer } from './run.mjs';
+import { cpuMs, serveCommand, startServer, stopServer } from './run.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const dist = (p) => join(root, 'dist', p);
@@ -46,11 +46,11 @@ export async function resetSink(port) {
 /** The baseline: a plain undici loop posting `total` bodies with `concurrency` in flight, in its own process. */
 export async function baselineLoop(sinkPort, total, bodyBytes, CONCURRENCY) {
   const child = await startServer(process.execPath, [join(root, 'bench/lib/undici-loop.mjs'), `http://127.0.0.1:${sinkPort}/baseline`, String(total), String(CONCURRENCY), String(bodyBytes)], {
-    readPort: (line) => line.startsWith('{') && (JSON.parse(line).ms || 0.001),
+    readPort: (line) => line.startsWith('{') && JSON.parse(line),
   });
-  const ms = child.port; // readPort returned the elapsed ms
+  const { ms, cpuMs: loopCpuMs } = child.port; // readPort returned the loop's report
   await new Promise((resolve) => child.child.once('exit', resolve));
-  return { name: `undici loop, ${total} POSTs, ${CONCURRENCY} in flight`, deliveriesPerSec: Math.round(total / (ms / 1000)), seconds: (ms / 1000).toFixed(1) };
+  return { name: `undici loop, ${total} POSTs, ${CONCURRENCY} in flight`, deliveriesPerSec: Math.round(total / (ms / 1000)), seconds: (ms / 1000).toFixed(1), cpuUs: Math.round((loopCpuMs * 1000) / total) };
 }
 
 /** Fills an outbox with `rows` deliveries (10 rules) exactly as ingest would, then times `hookrelay serve` draining it. */
@@ -85,15 +85,19 @@ export async function hookrelayDrain({ sinkPort, rows: DELIVERIES, concurrency: 
     readPort: readServePort,
   });
   let sink = { count: 0 };
+  // CPU per delivery: the server's CPU time between the first poll that sees arrivals and the last one.
+  let cpuFrom = null;
   while (sink.count < rows) {
     await new Promise((r) => setTimeout(r, 100));
     sink = await sinkCount(sinkPort);
+    if (cpuFrom === null && sink.count > 0) cpuFrom = { cpu: cpuMs(server.child.pid), count: sink.count };
     if (performance.now() - started > 600_000) throw new Error(`only ${sink.count} of ${rows} delivered in 10 minutes`);
   }
+  const cpuUs = Math.round(((cpuMs(server.child.pid) - cpuFrom.cpu) * 1000) / Math.max(1, rows - cpuFrom.count));
   // From the first arrival to the last, like the baseline: process start and rule loading are not delivery.
   const ms = sink.last - sink.first;
   await stopServer(server.child);
   rmSync(dataDir, { recursive: true, force: true });
-  return { name: `hookrelay worker, ${rows} outbox rows, 10 rules`, deliveriesPerSec: Math.round(rows / (ms / 1000)), seconds: (ms / 1000).toFixed(1) };
+  return { name: `hookrelay worker, ${rows} outbox rows, 10 rules`, deliveriesPerSec: Math.round(rows / (ms / 1000)), seconds: (ms / 1000).toFixed(1), cpuUs };
 }
 

@@ -61,6 +61,16 @@ export function peakRssMb(pid) {
   return Math.round(kb / 1024);
 }
 
+/**
+ * CPU time a process (all its threads) has used so far, in ms, from /proc/PID/stat (user + system, in clock
+ * ticks of 10 ms). CPU per request is far steadier than requests per second on a shared machine: when a
+ * neighbour takes the cores, rps drops but the work each request costs stays the same.
+ */
+export function cpuMs(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
 export function load(options) {
   return new Promise((resolve, reject) => {
     const instance = autocannon(options, (err, result) => (err ? reject(err) : resolve(result)));
@@ -112,6 +122,7 @@ export function combineRounds(name, results) {
     p99: median(results.map((r) => r.p99)),
     'p99 range': `${Math.min(...results.map((r) => r.p99))}–${Math.max(...results.map((r) => r.p99))}`,
     rssMb: Math.max(...results.map((r) => r.rssMb ?? 0)),
+    ...(results[0].cpuUs !== undefined && { cpuUs: Math.round(median(results.map((r) => r.cpuUs))) }),
     non2xx: results.reduce((sum, r) => sum + (r.non2xx ?? 0), 0),
     errors: results.reduce((sum, r) => sum + (r.errors ?? 0), 0),
   };

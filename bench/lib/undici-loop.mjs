@@ -1,5 +1,5 @@
 // Baseline for bench:delivery, run as a child process: POSTs `total` bodies to `url` with `concurrency`
-// requests in flight over keep-alive connections, then prints {"ms": elapsed}.
+// requests in flight over keep-alive connections, then prints {"ms": elapsed, "cpuMs": CPU time used meanwhile}.
 import { Agent, request } from 'undici';
 
 const [url, total, concurrency, bodyBytes] = [process.argv[2], Number(process.argv[3]), Number(process.argv[4]), Number(process.argv[5])];
@@ -7,6 +7,7 @@ const body = Buffer.alloc(bodyBytes, 0x20);
 const dispatcher = new Agent({ connections: concurrency });
 let next = 0;
 const started = performance.now();
+const cpuBefore = process.cpuUsage();
 async function lane() {
   while (next < total) {
     next += 1;
@@ -15,5 +16,6 @@ async function lane() {
   }
 }
 await Promise.all(Array.from({ length: concurrency }, lane));
-process.stdout.write(`${JSON.stringify({ ms: performance.now() - started })}\n`);
+const cpu = process.cpuUsage(cpuBefore);
+process.stdout.write(`${JSON.stringify({ ms: performance.now() - started, cpuMs: (cpu.user + cpu.system) / 1000 })}\n`);
 await dispatcher.close();
