@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
-import { request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { DestinationRefusedError } from './destination-refused-error.js';
-import { readExcerpt, ResponseExcerpt } from './response-excerpt.js';
+import { ResponseExcerpt } from './response-excerpt.js';
 import { USER_AGENT } from './user-agent.js';
 
 export const DEFAULT_MAX_EXCERPT_BYTES = 4096;
@@ -60,9 +60,8 @@ function flattenHeaders(headers: Record<string, string | string[] | undefined>):
 
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 
-function describeError(error: unknown, timedOut: boolean, timeoutMs: number): AttemptError {
-  if (timedOut) return { code: 'timeout', message: `no complete response within ${timeoutMs} ms` };
-  if ((error as { name?: unknown }).name === 'AbortError') return { code: 'aborted', message: 'attempt aborted before it completed' };
+/** An error undici reported (the attempt's own deadline and shutdown are reported where they happen). */
+function describeError(error: unknown, timeoutMs: number): AttemptError {
   if (error instanceof DestinationRefusedError) return { code: error.code, message: error.message };
   const err = error as { code?: unknown; message?: unknown; cause?: { code?: unknown; message?: unknown } };
   const code = typeof err.code === 'string' ? err.code : typeof err.cause?.code === 'string' ? err.cause.code : 'network_error';
@@ -72,84 +71,102 @@ function describeError(error: unknown, timedOut: boolean, timeoutMs: number): At
   return { code, message: `${message}${cause}` };
 }
 
-/** Rejects when `signal` aborts; never an unhandled rejection. */
-function abortion(signal: AbortSignal): Promise<never> {
-  const aborted = new Promise<never>((_resolve, reject) => {
-    const fail = (): void => reject(Object.assign(new Error('attempt aborted'), { name: 'AbortError' }));
-    if (signal.aborted) fail();
-    else signal.addEventListener('abort', fail, { once: true });
-  });
-  aborted.catch(() => {});
-  return aborted;
-}
-
-function isHttpUrl(url: string): boolean {
+function httpUrl(url: string): URL | null {
   try {
-    const { protocol } = new URL(url);
-    return protocol === 'http:' || protocol === 'https:';
+    const parsed = new URL(url);
+    return parsed.protocol === 'http:' || parsed.protocol === 'https:' ? parsed : null;
   } catch {
-    return false;
+    return null;
   }
 }
 
 /**
  * One HTTP attempt. Never throws for network trouble: the outcome is data (status, headers, excerpt,
  * error) for `classifyAttempt` and the attempt log. Redirects are returned, not followed.
+ *
+ * Built on undici's `dispatch` with a handler that keeps the excerpt as chunks arrive: no response stream,
+ * no promise per chunk, which halves the CPU an attempt costs compared with `request()`.
  */
-export async function sendAttempt(input: SendAttemptInput): Promise<AttemptResult> {
+export function sendAttempt(input: SendAttemptInput): Promise<AttemptResult> {
   const started = performance.now();
   const elapsed = (): number => Math.round(performance.now() - started);
+  const target = httpUrl(input.url);
+  if (!target) {
+    // The URL itself stays out of the message: Slack and Zapier hook URLs are secrets.
+    return Promise.resolve({ durationMs: elapsed(), responseExcerpt: '', error: { code: 'invalid_url', message: 'the destination is not an http(s) URL' } });
+  }
   const excerpt = new ResponseExcerpt(input.maxExcerptBytes ?? DEFAULT_MAX_EXCERPT_BYTES);
 
-  if (!isHttpUrl(input.url)) {
-    // The URL itself stays out of the message: Slack and Zapier hook URLs are secrets.
-    return { durationMs: elapsed(), responseExcerpt: '', error: { code: 'invalid_url', message: 'the destination is not an http(s) URL' } };
-  }
+  return new Promise<AttemptResult>((resolve) => {
+    let status: number | undefined;
+    let headers: Record<string, string> | undefined;
+    let exchange: Dispatcher.DispatchController | null = null;
+    let done = false;
 
-  // One controller for both causes; the listener is removed afterwards so a long-lived shutdown
-  // signal does not collect one listener per attempt.
-  const controller = new AbortController();
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    controller.abort();
-  }, input.timeoutMs);
-  const abortFromOutside = (): void => controller.abort();
-  input.signal?.addEventListener('abort', abortFromOutside, { once: true });
-  if (input.signal?.aborted) controller.abort();
-
-  let status: number | undefined;
-  let headers: Record<string, string> | undefined;
-  try {
-    const pending = request(input.url, {
-      method: input.method ?? 'POST',
-      headers: outgoingHeaders(input.headers, input.body !== undefined),
-      body: input.body ?? null,
-      dispatcher: input.dispatcher,
-      signal: controller.signal,
-      // Belt and braces: undici's own timers, in case the abort signal is late.
-      headersTimeout: input.timeoutMs,
-      bodyTimeout: input.timeoutMs,
-    });
-    // undici honours an abort only once the connection settles; the race keeps the deadline exact
-    // even while DNS or connect hangs. The loser's rejection is expected and ignored.
-    pending.catch(() => {});
-    const response = await Promise.race([pending, abortion(controller.signal)]);
-    status = response.statusCode;
-    headers = flattenHeaders(response.headers);
-    await readExcerpt(response.body, excerpt);
-    return { status, headers, durationMs: elapsed(), responseExcerpt: excerpt.text() };
-  } catch (error) {
-    const result: AttemptResult = {
-      durationMs: elapsed(),
-      responseExcerpt: excerpt.text(),
-      error: describeError(error, timedOut, input.timeoutMs),
+    const finish = (error?: AttemptError): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(deadline);
+      input.signal?.removeEventListener('abort', onShutdown);
+      const result: AttemptResult = { durationMs: elapsed(), responseExcerpt: excerpt.text() };
+      if (status !== undefined) result.status = status;
+      if (headers !== undefined) result.headers = headers;
+      if (error !== undefined) result.error = error;
+      resolve(result);
     };
-    if (status !== undefined) result.status = status;
-    if (headers !== undefined) result.headers = headers;
-    return result;
-  } finally {
-    clearTimeout(timer);
-    input.signal?.removeEventListener('abort', abortFromOutside);
-  }
+    // Ends the attempt now. undici starts an exchange only once its connection settles (DNS and connect
+    // may hang): until then there is nothing to abort, and it is aborted the moment it starts.
+    const stop = (error: AttemptError): void => {
+      finish(error);
+      exchange?.abort(new Error(error.message));
+    };
+    const deadline = setTimeout(() => stop({ code: 'timeout', message: `no complete response within ${input.timeoutMs} ms` }), input.timeoutMs);
+    const onShutdown = (): void => stop({ code: 'aborted', message: 'attempt aborted before it completed' });
+    input.signal?.addEventListener('abort', onShutdown, { once: true });
+    if (input.signal?.aborted) {
+      onShutdown();
+      return;
+    }
+
+    const handler: Dispatcher.DispatchHandler = {
+      onRequestStart(controller) {
+        exchange = controller;
+        if (done) controller.abort(new Error('the attempt already ended'));
+      },
+      onResponseStart(_controller, statusCode, responseHeaders) {
+        status = statusCode;
+        headers = flattenHeaders(responseHeaders);
+      },
+      onResponseData(controller, chunk) {
+        // The cap is reached: the rest of a huge body is not read, and its connection is closed.
+        if (excerpt.add(chunk)) {
+          finish();
+          controller.abort(new Error('response excerpt complete'));
+        }
+      },
+      onResponseEnd() {
+        finish();
+      },
+      onResponseError(_controller, error) {
+        finish(describeError(error, input.timeoutMs));
+      },
+    };
+    try {
+      input.dispatcher.dispatch(
+        {
+          origin: target.origin,
+          path: `${target.pathname}${target.search}`,
+          method: input.method ?? 'POST',
+          headers: outgoingHeaders(input.headers, input.body !== undefined),
+          body: input.body ?? null,
+          // Belt and braces: undici's own timers, in case the deadline's abort is late.
+          headersTimeout: input.timeoutMs,
+          bodyTimeout: input.timeoutMs,
+        },
+        handler,
+      );
+    } catch (error) {
+      finish(describeError(error, input.timeoutMs));
+    }
+  });
 }

@@ -27,18 +27,3 @@ export class ResponseExcerpt {
     return new TextDecoder('utf-8').decode(Buffer.concat(this.chunks, this.size), { stream: true });
   }
 }
-
-/**
- * Reads `body` into `excerpt` until the body ends or the cap is reached, then destroys the rest, so a
- * huge response costs at most the cap in memory and never keeps the connection busy.
- */
-export async function readExcerpt(body: AsyncIterable<Buffer> & { destroy(): unknown }, excerpt: ResponseExcerpt): Promise<void> {
-  if (excerpt.full) {
-    body.destroy();
-    return;
-  }
-  // Leaving the loop early closes the iterator, which destroys the stream and its socket.
-  for await (const chunk of body) {
-    if (excerpt.add(chunk)) break;
-  }
-}

@@ -144,11 +144,16 @@ describe('sendAttempt against a loopback sink', () => {
       res.on('close', () => source.destroy());
     });
     const started = Date.now();
-    const result = await sendAttempt({ url: target.origin, body, timeoutMs: 10_000, dispatcher: dispatcher(), maxExcerptBytes: 4096 });
+    const agent = dispatcher();
+    const result = await sendAttempt({ url: target.origin, body, timeoutMs: 10_000, dispatcher: agent, maxExcerptBytes: 4096 });
     expect(result.status).toBe(200);
     expect(result.error).toBeUndefined();
     expect(Buffer.byteLength(result.responseExcerpt)).toBe(4096);
     expect(Date.now() - started).toBeLessThan(3000);
+    // The unread rest closed its connection, not the dispatcher: the next attempt goes through.
+    const next = await sendAttempt({ url: target.origin, body, timeoutMs: 10_000, dispatcher: agent, maxExcerptBytes: 16 });
+    expect(next).toMatchObject({ status: 200, responseExcerpt: 'x'.repeat(16) });
+    expect(target.requests).toHaveLength(2);
   });
 
   it('a DNS lookup that never answers is bounded by the same deadline, and nothing connects', async () => {
