@@ -70,12 +70,12 @@ async function measure(name, server, { fixedRate } = {}) {
     });
     const cpuBefore = cpuMs(pid);
     const result = await fixedRateLoad({ port: server.port, rate: fixedRate, seconds: DURATION, connections: CONNECTIONS, requests });
-    const cpuUs = ((cpuMs(pid) - cpuBefore) * 1000) / result.sent;
+    const cpuUs = Math.round(((cpuMs(pid) - cpuBefore) * 1000) / result.sent);
     return { name, rps: Math.round(result.ok / result.seconds), p50: result.p50, p99: result.p99, non2xx: result.failed, errors: 0, rssMb: peakRssMb(pid), cpuUs };
   }
   const cpuBefore = cpuMs(pid);
   const result = await load({ url: `http://127.0.0.1:${server.port}`, connections: CONNECTIONS, duration: DURATION, requests: [signedRequest()] });
-  const cpuUs = ((cpuMs(pid) - cpuBefore) * 1000) / Math.max(1, result.requests.total);
+  const cpuUs = Math.round(((cpuMs(pid) - cpuBefore) * 1000) / Math.max(1, result.requests.total));
   return summarize(name, result, { rssMb: peakRssMb(pid), cpuUs });
 }
 
