@@ -175,6 +175,14 @@ describe('sendAttempt against a loopback sink', () => {
     expect(classifyAttempt({ ...result, now: Date.now() })).toMatchObject({ outcome: 'retry' });
   });
 
+  it('a header value that cannot be sent is reported, not thrown, and nothing is sent', async () => {
+    const target = await sink((_req, res) => res.writeHead(200).end());
+    const result = await sendAttempt({ url: target.origin, headers: { 'x-split': 'a\r\nb' }, body, timeoutMs: 2000, dispatcher: dispatcher() });
+    expect(result.status).toBeUndefined();
+    expect(result.error).toEqual({ code: 'UND_ERR_INVALID_ARG', message: 'invalid x-split header' });
+    expect(target.requests).toHaveLength(0);
+  });
+
   it('a non-http URL is reported, not thrown', async () => {
     const result = await sendAttempt({ url: 'ftp://127.0.0.1/x', body, timeoutMs: 1000, dispatcher: dispatcher() });
     expect(result.error?.code).toBe('invalid_url');
