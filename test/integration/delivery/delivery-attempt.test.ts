@@ -1,32 +1,17 @@
 import { Webhook } from 'standardwebhooks';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createCircuitBreaker } from '../../../src/delivery/circuit-breaker.js';
 import { classifyAttempt } from '../../../src/delivery/classify-attempt.js';
 import { createDestinationLimiter, destinationKey } from '../../../src/delivery/destination-limiter.js';
-import { createGuardedDispatcher } from '../../../src/delivery/guarded-dispatcher.js';
 import { sendAttempt } from '../../../src/delivery/http-sender.js';
 import { signOutgoing } from '../../../src/delivery/outgoing-signing.js';
 import { DEFAULT_RETRY_SCHEDULE_MS, nextAttemptDelay } from '../../../src/delivery/retry-schedule.js';
 import { createSsrfGuard } from '../../../src/delivery/ssrf-guard.js';
 import { verifyHmacSha256Hex } from '../../../src/signing/hmac-sha256-hex.js';
-import { startLoopbackSink, type LoopbackSink, type SinkHandler } from './loopback-sink.js';
+import { closedAfterEach } from './closed-after-each.js';
 
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  await Promise.all(cleanups.splice(0).map((cleanup) => cleanup()));
-});
-
-async function sink(handler: SinkHandler): Promise<LoopbackSink> {
-  const started = await startLoopbackSink(handler);
-  cleanups.push(() => started.close());
-  return started;
-}
-
-function agent() {
-  const dispatcher = createGuardedDispatcher({ guard: createSsrfGuard({ allowNetworks: ['127.0.0.1/32'] }), connectTimeoutMs: 2000 });
-  cleanups.push(() => dispatcher.destroy());
-  return dispatcher;
-}
+const { sink, guardedDispatcher } = closedAfterEach();
+const agent = () => guardedDispatcher({ guard: createSsrfGuard({ allowNetworks: ['127.0.0.1/32'] }), connectTimeoutMs: 2000 });
 
 const body = '{"event":"transfer:succeeded","result":{"id":"tr_9"}}';
 

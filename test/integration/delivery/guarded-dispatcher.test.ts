@@ -1,29 +1,21 @@
 import type { buildConnector } from 'undici';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { classifyAttempt } from '../../../src/delivery/classify-attempt.js';
-import { createGuardedDispatcher } from '../../../src/delivery/guarded-dispatcher.js';
 import { sendAttempt } from '../../../src/delivery/http-sender.js';
 import { createSsrfGuard, type LookupFunction } from '../../../src/delivery/ssrf-guard.js';
-import { loopbackOnlyConnector, startLoopbackSink, type LoopbackSink } from './loopback-sink.js';
+import { closedAfterEach } from './closed-after-each.js';
+import { loopbackOnlyConnector, type LoopbackSink } from './loopback-sink.js';
 
 // Every target in this file is loopback, and connections go through `loopbackOnlyConnector`, which
 // records the address it is asked for and opens nothing outside 127.0.0.0/8 and ::1.
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  await Promise.all(cleanups.splice(0).map((cleanup) => cleanup()));
-});
+const { sink, guardedDispatcher } = closedAfterEach();
 
-async function okSink(): Promise<LoopbackSink> {
-  const sink = await startLoopbackSink((req, res) => res.writeHead(200).end(`host=${req.headers.host}`));
-  cleanups.push(() => sink.close());
-  return sink;
-}
+const okSink = (): Promise<LoopbackSink> => sink((req, res) => res.writeHead(200).end(`host=${req.headers.host}`));
 
 function guardedAgent(allowNetworks: string[], lookup?: LookupFunction) {
   const guard = lookup ? createSsrfGuard({ allowNetworks, lookup }) : createSsrfGuard({ allowNetworks });
   const spy = loopbackOnlyConnector();
-  const agent = createGuardedDispatcher({ guard, baseConnector: spy.connector });
-  cleanups.push(() => agent.destroy());
+  const agent = guardedDispatcher({ guard, baseConnector: spy.connector });
   return { agent, targets: spy.targets };
 }
 
@@ -73,8 +65,7 @@ describe('guarded dispatcher: literal addresses', () => {
 
   it('delivers through the default connector when allowlisted', async () => {
     const sink = await okSink();
-    const agent = createGuardedDispatcher({ guard: createSsrfGuard({ allowNetworks: ['127.0.0.1/32'] }), connectTimeoutMs: 2000 });
-    cleanups.push(() => agent.destroy());
+    const agent = guardedDispatcher({ guard: createSsrfGuard({ allowNetworks: ['127.0.0.1/32'] }), connectTimeoutMs: 2000 });
     const result = await send(`${sink.origin}/hook`, agent);
     expect(result.status).toBe(200);
     expect(sink.connections).toBe(1);
@@ -148,8 +139,7 @@ describe('guarded dispatcher: host names (injected DNS)', () => {
       calls.push(options);
       callback(new Error('spy: no socket opened'), null);
     };
-    const agent = createGuardedDispatcher({ guard: createSsrfGuard({ allowNetworks: [], lookup }), baseConnector: spy });
-    cleanups.push(() => agent.destroy());
+    const agent = guardedDispatcher({ guard: createSsrfGuard({ allowNetworks: [], lookup }), baseConnector: spy });
     const result = await send('https://rebind.example/hook', agent);
     expect(result.error?.message).toContain('spy: no socket opened');
     expect(lookup).toHaveBeenCalledTimes(1);
@@ -159,12 +149,11 @@ describe('guarded dispatcher: host names (injected DNS)', () => {
 
   it('a lookup that never answers fails the connection after connectTimeoutMs, opening nothing', async () => {
     const spy = loopbackOnlyConnector();
-    const agent = createGuardedDispatcher({
+    const agent = guardedDispatcher({
       guard: createSsrfGuard({ allowNetworks: ['127.0.0.1/32'], lookup: () => new Promise(() => {}) }),
       baseConnector: spy.connector,
       connectTimeoutMs: 150,
     });
-    cleanups.push(() => agent.destroy());
     const result = await sendAttempt({ url: 'http://slow-dns.test/hook', body: '{}', timeoutMs: 5000, dispatcher: agent });
     expect(result.error?.code).toBe('UND_ERR_CONNECT_TIMEOUT');
     expect(result.durationMs).toBeLessThan(2000);

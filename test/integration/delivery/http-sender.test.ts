@@ -1,30 +1,14 @@
 import { Readable } from 'node:stream';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { classifyAttempt } from '../../../src/delivery/classify-attempt.js';
-import { createGuardedDispatcher } from '../../../src/delivery/guarded-dispatcher.js';
 import { sendAttempt } from '../../../src/delivery/http-sender.js';
 import { createSsrfGuard } from '../../../src/delivery/ssrf-guard.js';
 import { USER_AGENT } from '../../../src/delivery/user-agent.js';
-import { startLoopbackSink, type LoopbackSink, type SinkHandler } from './loopback-sink.js';
+import { closedAfterEach } from './closed-after-each.js';
 
 const guard = createSsrfGuard({ allowNetworks: ['127.0.0.1/32'] });
-const cleanups: (() => Promise<unknown>)[] = [];
-
-afterEach(async () => {
-  await Promise.all(cleanups.splice(0).map((cleanup) => cleanup()));
-});
-
-async function sink(handler: SinkHandler): Promise<LoopbackSink> {
-  const started = await startLoopbackSink(handler);
-  cleanups.push(() => started.close());
-  return started;
-}
-
-function dispatcher(): ReturnType<typeof createGuardedDispatcher> {
-  const agent = createGuardedDispatcher({ guard, connectTimeoutMs: 2000 });
-  cleanups.push(() => agent.destroy());
-  return agent;
-}
+const { sink, guardedDispatcher } = closedAfterEach();
+const dispatcher = () => guardedDispatcher({ guard, connectTimeoutMs: 2000 });
 
 const body = '{"event":"transfer:succeeded","result":{"id":"tr_1"}}';
 
@@ -158,8 +142,7 @@ describe('sendAttempt against a loopback sink', () => {
 
   it('a DNS lookup that never answers is bounded by the same deadline, and nothing connects', async () => {
     const hanging = createSsrfGuard({ allowNetworks: ['127.0.0.1/32'], lookup: () => new Promise(() => {}) });
-    const agent = createGuardedDispatcher({ guard: hanging });
-    cleanups.push(() => agent.destroy());
+    const agent = guardedDispatcher({ guard: hanging });
     const result = await sendAttempt({ url: 'http://never.test/hook', body, timeoutMs: 200, dispatcher: agent });
     expect(result.error?.code).toBe('timeout');
     expect(result.durationMs).toBeLessThan(1500);
