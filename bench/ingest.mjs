@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fixedRateLoad, rawPost } from './lib/fixed-rate.mjs';
-import { combineRounds, cpuMs, load, median, medianRatio, peakRssMb, printTable, formatRatio, serveCommand, startServer, stopServer, summarize } from './lib/run.mjs';
+import { combineRounds, cpuMs, cpuUsPer, load, median, medianRatio, peakRssMb, printTable, formatRatio, serveCommand, startServer, stopServer, summarize } from './lib/run.mjs';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = 50;
@@ -70,12 +70,12 @@ async function measure(name, server, { fixedRate } = {}) {
     });
     const cpuBefore = cpuMs(pid);
     const result = await fixedRateLoad({ port: server.port, rate: fixedRate, seconds: DURATION, connections: CONNECTIONS, requests });
-    const cpuUs = Math.round(((cpuMs(pid) - cpuBefore) * 1000) / result.sent);
+    const cpuUs = cpuUsPer(pid, cpuBefore, result.sent);
     return { name, rps: Math.round(result.ok / result.seconds), p50: result.p50, p99: result.p99, non2xx: result.failed, errors: 0, rssMb: peakRssMb(pid), cpuUs };
   }
   const cpuBefore = cpuMs(pid);
   const result = await load({ url: `http://127.0.0.1:${server.port}`, connections: CONNECTIONS, duration: DURATION, requests: [signedRequest()] });
-  const cpuUs = Math.round(((cpuMs(pid) - cpuBefore) * 1000) / Math.max(1, result.requests.total));
+  const cpuUs = cpuUsPer(pid, cpuBefore, result.requests.total);
   return summarize(name, result, { rssMb: peakRssMb(pid), cpuUs });
 }
 

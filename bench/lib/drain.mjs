@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
-import { cpuMs, serveCommand, startServer, stopServer } from './run.mjs';
+import { cpuMs, cpuUsPer, serveCommand, startServer, stopServer } from './run.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const dist = (p) => join(root, 'dist', p);
@@ -93,7 +93,7 @@ export async function hookrelayDrain({ sinkPort, rows: DELIVERIES, concurrency: 
     if (cpuFrom === null && sink.count > 0) cpuFrom = { cpu: cpuMs(server.child.pid), count: sink.count };
     if (performance.now() - started > 600_000) throw new Error(`only ${sink.count} of ${rows} delivered in 10 minutes`);
   }
-  const cpuUs = Math.round(((cpuMs(server.child.pid) - cpuFrom.cpu) * 1000) / Math.max(1, rows - cpuFrom.count));
+  const cpuUs = cpuUsPer(server.child.pid, cpuFrom.cpu, rows - cpuFrom.count);
   // From the first arrival to the last, like the baseline: process start and rule loading are not delivery.
   const ms = sink.last - sink.first;
   await stopServer(server.child);

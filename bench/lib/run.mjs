@@ -12,7 +12,7 @@ const packageJson = JSON.parse(readFileSync(new URL('../../package.json', import
  */
 export function serveCommand(cli) {
   const words = packageJson.scripts.start.split(/\s+/);
-  const startOptions = words.slice(1, words.indexOf('dist/cli.js')).filter((w) => w.startsWith('--'));
+  const startOptions = words.slice(1, words.indexOf('dist/cli.js'));
   const extra = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
   return [...startOptions, ...extra, cli, 'serve'];
 }
@@ -69,6 +69,11 @@ export function peakRssMb(pid) {
 export function cpuMs(pid) {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** CPU microseconds per unit of work (request, delivery) that process `pid` spent since `cpuMs(pid)` read `before`. */
+export function cpuUsPer(pid, before, count) {
+  return Math.round(((cpuMs(pid) - before) * 1000) / Math.max(1, count));
 }
 
 export function load(options) {
