@@ -1,4 +1,4 @@
-import { closeSync, fsync, openSync } from 'node:fs';
+import { closeSync, fdatasync, openSync } from 'node:fs';
 
 export type FsyncFn = (fd: number, callback: (err: NodeJS.ErrnoException | null) => void) => void;
 
@@ -9,6 +9,9 @@ export type FsyncFn = (fd: number, callback: (err: NodeJS.ErrnoException | null)
  * started, so commits made while one is in flight share the next: that is what lets `durability: full`
  * keep up with load. Equivalent to synchronous=FULL for what is acknowledged: nothing is acknowledged
  * before its WAL frames are on stable storage.
+ *
+ * fdatasync, as SQLite itself syncs on Linux: it flushes the data and the file size, not timestamps, so a
+ * WAL rewritten in place needs no file-system journal commit (at 2,800 rps: p90 1.3-2.1 ms instead of 2.3-2.5).
  */
 export class WalFsync {
   private readonly fd: number;
@@ -16,7 +19,7 @@ export class WalFsync {
   private syncing = false;
   private waiters: { ticket: number; resolve: () => void; reject: (err: Error) => void }[] = [];
 
-  constructor(walPath: string, private readonly fsyncFn: FsyncFn = fsync) {
+  constructor(walPath: string, private readonly fsyncFn: FsyncFn = fdatasync) {
     // Any descriptor of the file flushes its data; SQLite keeps the WAL file while a connection is open.
     this.fd = openSync(walPath, 'r');
   }
