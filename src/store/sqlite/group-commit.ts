@@ -23,23 +23,19 @@ interface Entry<Item, Result> {
 export class GroupCommit<Item, Result> {
   private queue: Entry<Item, Result>[] = [];
   private scheduled = false;
-  /** A committed batch is waiting for `makeDurable`; items submitted meanwhile wait to form the next batch. */
-  private awaitingDurability = false;
 
   /**
    * @param commitBatch runs ONE transaction over all items and returns their results in order; must be
    *   synchronous so nothing else interleaves with the transaction.
-   * @param makeDurable awaited after each commit before anyone is answered (the WAL fsync). While it runs,
-   *   new items only queue up: they could not be answered before the next fsync anyway, and committed
-   *   together when it finishes they make one transaction instead of one per event-loop turn. Each commit
-   *   rewrites the same table and index pages, so fewer, larger commits write several times less WAL.
+   * @param makeDurable awaited after each commit before anyone is answered (the WAL fsync); while it runs
+   *   the next batch is already being collected and committed.
    * @param maxBatch upper bound per transaction, so one huge burst does not hold the write lock for long.
    * @param busyRetry a lock held elsewhere for a moment (the checkpoint thread's WAL restart, a CLI import)
    *   makes the batch wait and try again instead of failing every request in it at once.
    */
   constructor(
     private readonly commitBatch: (items: Item[]) => Result[],
-    private readonly makeDurable?: () => Promise<void>,
+    private readonly makeDurable: () => Promise<void> = () => Promise.resolve(),
     private readonly maxBatch = 256,
     /** Errors that fail every item alike (disk full, lock held elsewhere): no point retrying item by item. */
     private readonly failsEveryItem: (err: unknown) => boolean = () => false,
@@ -58,7 +54,7 @@ export class GroupCommit<Item, Result> {
   }
 
   private schedule(delayMs: number): void {
-    if (this.scheduled || this.awaitingDurability) return;
+    if (this.scheduled) return;
     this.scheduled = true;
     if (delayMs > 0) setTimeout(() => this.flush(), delayMs);
     else setImmediate(() => this.flush());
@@ -93,27 +89,17 @@ export class GroupCommit<Item, Result> {
         }
       }
     }
+    this.scheduleRest();
     const answer = (durableError?: unknown): void => {
       for (const { entry, result, error } of settled) {
         if (error !== undefined || durableError !== undefined) entry.reject(error ?? durableError);
         else entry.resolve(result!);
       }
     };
-    if (!this.makeDurable) {
-      answer();
-      this.scheduleRest();
-      return;
-    }
-    this.awaitingDurability = true;
-    const durable = (err?: unknown): void => {
-      this.awaitingDurability = false;
-      answer(err);
-      this.scheduleRest();
-    };
-    this.makeDurable().then(() => durable(), durable);
+    this.makeDurable().then(() => answer(), answer);
   }
 
-  /** Items are waiting (more than one batch, or submitted during the fsync): they go on the next turn. */
+  /** More than one batch was waiting: the next one goes on the next turn. */
   private scheduleRest(): void {
     if (this.queue.length > 0) this.schedule(0);
   }
