@@ -2,21 +2,25 @@ import { pino, type Logger, type DestinationStream, type Level } from 'pino';
 
 export type { Logger };
 
-/** Header and field paths that may carry secrets or signatures: never written to a log line. */
+/**
+ * Header and field paths that may carry secrets or signatures: never written to a log line. Every path names
+ * its top-level key: pino then redacts only lines that have one of these keys. A path starting with a
+ * wildcard (`*.secret`) would send every value of every line (each ingest request, each delivery attempt)
+ * through the redactor, which parses its paths and clones on each call: that was 40 % of all memory the
+ * delivery worker allocated.
+ */
 export const REDACT_PATHS = [
   'req.headers.authorization',
   'req.headers.cookie',
   'req.headers["x-service-signature"]',
   'req.headers["webhook-signature"]',
   'headers.authorization',
+  'headers.cookie',
   'headers["x-service-signature"]',
   'headers["webhook-signature"]',
   'secret',
   'secrets',
-  '*.secret',
-  '*.secrets',
   'token',
-  '*.token',
 ];
 
 /**

@@ -1,0 +1,35 @@
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/log.js';
+
+function capturingLogger(): { logger: ReturnType<typeof createLogger>; lines: Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(JSON.parse(chunk.toString()));
+      done();
+    },
+  });
+  return { logger: createLogger('info', destination), lines };
+}
+
+describe('log lines', () => {
+  it('never carry credentials, signatures or secrets', () => {
+    const { logger, lines } = capturingLogger();
+    const headers = { authorization: 'Bearer abc', cookie: 'session=abc', 'x-service-signature': 'sha256=abc', 'webhook-signature': 'v1,abc', 'content-type': 'application/json' };
+    logger.info({ req: { method: 'POST', headers: { ...headers } }, headers: { ...headers }, secret: 's1', secrets: ['s2'], token: 't1' }, 'with secrets');
+    const line = lines[0]!;
+    expect(JSON.stringify(line)).not.toMatch(/abc|s1|s2|t1/);
+    expect(line.req).toEqual({ method: 'POST', headers: { authorization: '[redacted]', cookie: '[redacted]', 'x-service-signature': '[redacted]', 'webhook-signature': '[redacted]', 'content-type': 'application/json' } });
+    expect(line.headers).toMatchObject({ authorization: '[redacted]', cookie: '[redacted]', 'x-service-signature': '[redacted]', 'content-type': 'application/json' });
+    expect([line.secret, line.secrets, line.token]).toEqual(['[redacted]', '[redacted]', '[redacted]']);
+  });
+
+  it('keep every other field as logged, and leave the logged object untouched', () => {
+    const { logger, lines } = capturingLogger();
+    const fields = { reqId: 'r-1', source: 'checkout', status: 200, durationMs: 1.25, headers: { 'x-service-signature': 'sha256=abc' } };
+    logger.info(fields, 'ingest');
+    expect(lines[0]).toMatchObject({ msg: 'ingest', reqId: 'r-1', source: 'checkout', status: 200, durationMs: 1.25, service: 'hookrelay' });
+    expect(fields.headers['x-service-signature']).toBe('sha256=abc');
+  });
+});
