@@ -23,19 +23,23 @@ interface Entry<Item, Result> {
 export class GroupCommit<Item, Result> {
   private queue: Entry<Item, Result>[] = [];
   private scheduled = false;
+  /** A committed batch is waiting for `makeDurable`; items submitted meanwhile wait to form the next batch. */
+  private awaitingDurability = false;
 
   /**
    * @param commitBatch runs ONE transaction over all items and returns their results in order; must be
    *   synchronous so nothing else interleaves with the transaction.
-   * @param makeDurable awaited after each commit before anyone is answered (the WAL fsync); while it runs
-   *   the next batch is already being collected and committed.
+   * @param makeDurable awaited after each commit before anyone is answered (the WAL fsync). While it runs,
+   *   new items only queue up: they could not be answered before the next fsync anyway. When it ends they
+   *   are committed at once, as one transaction, and the next fsync starts. Each commit rewrites the table
+   *   and index pages it touches (two writes per page), so fewer, larger commits write less WAL.
    * @param maxBatch upper bound per transaction, so one huge burst does not hold the write lock for long.
    * @param busyRetry a lock held elsewhere for a moment (the checkpoint thread's WAL restart, a CLI import)
    *   makes the batch wait and try again instead of failing every request in it at once.
    */
   constructor(
     private readonly commitBatch: (items: Item[]) => Result[],
-    private readonly makeDurable: () => Promise<void> = () => Promise.resolve(),
+    private readonly makeDurable?: () => Promise<void>,
     private readonly maxBatch = 256,
     /** Errors that fail every item alike (disk full, lock held elsewhere): no point retrying item by item. */
     private readonly failsEveryItem: (err: unknown) => boolean = () => false,
@@ -54,7 +58,7 @@ export class GroupCommit<Item, Result> {
   }
 
   private schedule(delayMs: number): void {
-    if (this.scheduled) return;
+    if (this.scheduled || this.awaitingDurability) return;
     this.scheduled = true;
     if (delayMs > 0) setTimeout(() => this.flush(), delayMs);
     else setImmediate(() => this.flush());
@@ -89,17 +93,29 @@ export class GroupCommit<Item, Result> {
         }
       }
     }
-    this.scheduleRest();
     const answer = (durableError?: unknown): void => {
       for (const { entry, result, error } of settled) {
         if (error !== undefined || durableError !== undefined) entry.reject(error ?? durableError);
         else entry.resolve(result!);
       }
     };
-    this.makeDurable().then(() => answer(), answer);
+    if (!this.makeDurable) {
+      answer();
+      this.scheduleRest();
+      return;
+    }
+    this.awaitingDurability = true;
+    const durable = (err?: unknown): void => {
+      this.awaitingDurability = false;
+      answer(err); // settles promises only: the answers are written after this callback returns
+      // Commit what gathered meanwhile now, before those answers are written, so the next fsync starts at once
+      // and the disk never waits for the event loop.
+      if (this.queue.length > 0) this.flush();
+    };
+    this.makeDurable().then(() => durable(), durable);
   }
 
-  /** More than one batch was waiting: the next one goes on the next turn. */
+  /** Items are waiting (more than one batch, or submitted during the fsync): they go on the next turn. */
   private scheduleRest(): void {
     if (this.queue.length > 0) this.schedule(0);
   }

@@ -60,6 +60,36 @@ describe('GroupCommit', () => {
     await expect(failing).rejects.toThrow('EIO');
   });
 
+  it('holds items submitted while a commit waits for durability, and commits them together as soon as it is durable', async () => {
+    const batches: number[][] = [];
+    const durableWaits: (() => void)[] = [];
+    const group = new GroupCommit<number, number>(
+      (items) => {
+        batches.push([...items]);
+        return items;
+      },
+      () => new Promise<void>((resolve) => durableWaits.push(resolve)),
+    );
+    const first = group.submit(1);
+    const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+    await nextTurn();
+    expect(batches).toEqual([[1]]);
+    // Three more items over three turns of the event loop: no transaction while the first is not durable.
+    const later: Promise<number>[] = [];
+    for (const n of [2, 3, 4]) {
+      later.push(group.submit(n));
+      await nextTurn();
+    }
+    expect(batches).toEqual([[1]]);
+    durableWaits[0]!();
+    expect(await first).toBe(1);
+    // Committed as the fsync ended, before the first item's answer ran: the next fsync need not wait a turn.
+    expect(batches).toEqual([[1], [2, 3, 4]]);
+    expect(durableWaits).toHaveLength(2);
+    durableWaits[1]!();
+    expect(await Promise.all(later)).toEqual([2, 3, 4]);
+  });
+
   describe('a write lock held elsewhere for a moment', () => {
     const busy = (): Error => Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
     const retry = { isBusy: (err: unknown) => (err as { code?: string }).code === 'SQLITE_BUSY', forMs: 1_000, pauseMs: 5 };
