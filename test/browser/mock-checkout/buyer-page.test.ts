@@ -1,22 +1,16 @@
 import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { verifyHmacSha256Hex } from '../../../src/signing/hmac-sha256-hex.js';
-import { launchBrowser, saveScreenshot } from '../../helpers/browser.js';
-import { SAMPLE_CHECKOUT, startMock, type RunningMock } from '../../integration/mock-checkout/support/mock-harness.js';
-import { startWebhookSink, type WebhookSink } from '../../helpers/webhook-sink.js';
+import { saveScreenshot } from '../../helpers/browser.js';
+import { browserStackForFile } from './browser-stack.js';
+import { SAMPLE_CHECKOUT, type RunningMock } from '../../integration/mock-checkout/support/mock-harness.js';
+import type { WebhookSink } from '../../helpers/webhook-sink.js';
 
 let browser: Browser;
 let mock: RunningMock;
 let sink: WebhookSink;
 
-beforeAll(async () => {
-  [browser, mock, sink] = await Promise.all([launchBrowser(), startMock(), startWebhookSink()]);
-});
-afterAll(async () => {
-  await browser?.close();
-  await mock?.close();
-  await sink?.close();
-});
+browserStackForFile((stack) => ({ browser, mock, sink } = stack));
 
 async function createCheckout(extra: Record<string, unknown> = {}) {
   const created = await mock.call('POST', '/api/v1/checkout', { ...SAMPLE_CHECKOUT, webhookUrls: [sink.url], ...extra });

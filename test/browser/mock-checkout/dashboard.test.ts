@@ -1,22 +1,16 @@
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { verifyHmacSha256Hex } from '../../../src/signing/hmac-sha256-hex.js';
-import { launchBrowser, saveScreenshot } from '../../helpers/browser.js';
-import { SAMPLE_CHECKOUT, TEST_API_KEY, startMock, type RunningMock } from '../../integration/mock-checkout/support/mock-harness.js';
-import { startWebhookSink, type WebhookSink } from '../../helpers/webhook-sink.js';
+import { saveScreenshot } from '../../helpers/browser.js';
+import { browserStackForFile } from './browser-stack.js';
+import { SAMPLE_CHECKOUT, TEST_API_KEY, type RunningMock } from '../../integration/mock-checkout/support/mock-harness.js';
+import type { WebhookSink } from '../../helpers/webhook-sink.js';
 
 let browser: Browser;
 let mock: RunningMock;
 let sink: WebhookSink;
 
-beforeAll(async () => {
-  [browser, mock, sink] = await Promise.all([launchBrowser(), startMock(), startWebhookSink()]);
-});
-afterAll(async () => {
-  await browser?.close();
-  await mock?.close();
-  await sink?.close();
-});
+browserStackForFile((stack) => ({ browser, mock, sink } = stack));
 
 async function logIn(page: Page): Promise<void> {
   await page.goto(`${mock.url}/dashboard`);

@@ -1,19 +1,15 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { verifyHmacSha256Hex } from '../../../src/signing/hmac-sha256-hex.js';
 import { getPage, postForm } from './support/forms.js';
-import { SAMPLE_CHECKOUT, startMock, type RunningMock } from './support/mock-harness.js';
-import { startWebhookSink, type WebhookSink } from '../../helpers/webhook-sink.js';
+import { SAMPLE_CHECKOUT, mockAndSinkFor, type RunningMock } from './support/mock-harness.js';
+import type { WebhookSink } from '../../helpers/webhook-sink.js';
 
 let mock: RunningMock;
 let sink: WebhookSink;
 
-beforeEach(async () => {
-  mock = await startMock();
-  sink = await startWebhookSink();
-});
-afterEach(async () => {
-  await mock.close();
-  await sink.close();
+mockAndSinkFor('each test', (m, s) => {
+  mock = m;
+  sink = s;
 });
 
 async function createCheckout(extra: Record<string, unknown> = {}) {

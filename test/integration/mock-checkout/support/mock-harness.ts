@@ -1,8 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { createLogger } from '../../../../src/log.js';
 import { createMockCheckout, type MockCheckout, type MockCheckoutOptions } from '../../../../src/mock-checkout/index.js';
+import { startWebhookSink, type WebhookSink } from '../../../helpers/webhook-sink.js';
 
 export const TEST_API_KEY = 'test-api-key-0123456789';
 
@@ -39,6 +41,35 @@ export async function startMock(options: MockCheckoutOptions = {}): Promise<Runn
     },
     close: () => server.close(),
   };
+}
+
+/** A mock checkout and a webhook sink, started together; `close` stops both. */
+export async function startMockAndSink(): Promise<{ mock: RunningMock; sink: WebhookSink; close(): Promise<void> }> {
+  const [mock, sink] = await Promise.all([startMock(), startWebhookSink()]);
+  return { mock, sink, close: async () => void (await Promise.all([mock.close(), sink.close()])) };
+}
+
+/**
+ * Starts a mock checkout and a webhook sink for the tests of a file (fresh for each test, or one pair for
+ * the whole file) and closes both afterwards; `use` receives each new pair.
+ */
+export function mockAndSinkFor(scope: 'each test' | 'the file', use: (mock: RunningMock, sink: WebhookSink) => void): void {
+  let running: Awaited<ReturnType<typeof startMockAndSink>> | undefined;
+  const start = async (): Promise<void> => {
+    running = await startMockAndSink();
+    use(running.mock, running.sink);
+  };
+  const stop = async (): Promise<void> => {
+    await running?.close();
+    running = undefined;
+  };
+  if (scope === 'each test') {
+    beforeEach(start);
+    afterEach(stop);
+  } else {
+    beforeAll(start);
+    afterAll(stop);
+  }
 }
 
 export const SAMPLE_CHECKOUT = {
