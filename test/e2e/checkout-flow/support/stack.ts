@@ -7,6 +7,7 @@ import { runCli, type CliProcess } from '../../../helpers/cli-process.js';
 import { TEST_DELIVERY, rulesDirWith } from '../../../helpers/rules.js';
 import { makeTempDir } from '../../../helpers/temp-dir.js';
 import { startWebhookSink, type WebhookSink } from '../../../helpers/webhook-sink.js';
+import { SAMPLE_CHECKOUT } from '../../../helpers/sample-checkout.js';
 
 /** Secret of hookrelay's `checkout` source; the mock signs with it (set on each checkout). */
 export const SOURCE_SECRET = 'whsec_checkout_flow_e2e';
@@ -16,15 +17,7 @@ export const RULE_SECRET = 'rule-signing-secret-e2e';
 export const RULE_SIGNATURE_HEADER = 'x-hookrelay-signature';
 export const MOCK_API_KEY = 'mock-e2e-api-key-0123456789';
 
-export const SAMPLE_CHECKOUT = {
-  contractAddress: '0x2bD7d2a7E6a4c4e3f1B5d8A0b7f6e5C4d3B2a1F0',
-  contractChain: 'polygon',
-  collectionTitle: 'Genesis Passes',
-  contractType: 'ACME_NFT_DROP_V2',
-  successCallbackUrl: 'https://shop.example.com/thanks',
-  priceValue: 0.5,
-  priceCurrency: 'MATIC',
-};
+export { SAMPLE_CHECKOUT };
 
 /** A rule forwarding `transfer:succeeded` untransformed to `url`, signed hex HMAC with RULE_SECRET. */
 export function forwardingRule(id: string, url: string, where?: string): string {

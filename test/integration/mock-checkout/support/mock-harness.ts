@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { createLogger } from '../../../../src/log.js';
 import { createMockCheckout, type MockCheckout, type MockCheckoutOptions } from '../../../../src/mock-checkout/index.js';
 import { startWebhookSink, type WebhookSink } from '../../../helpers/webhook-sink.js';
+import { SAMPLE_CHECKOUT } from '../../../helpers/sample-checkout.js';
 
 export const TEST_API_KEY = 'test-api-key-0123456789';
 
@@ -72,15 +73,7 @@ export function mockAndSinkFor(scope: 'each test' | 'the file', use: (mock: Runn
   }
 }
 
-export const SAMPLE_CHECKOUT = {
-  contractAddress: '0x2bD7d2a7E6a4c4e3f1B5d8A0b7f6e5C4d3B2a1F0',
-  contractChain: 'polygon',
-  collectionTitle: 'Genesis Passes',
-  contractType: 'ACME_NFT_DROP_V2',
-  successCallbackUrl: 'https://shop.example.com/thanks',
-  priceValue: 0.5,
-  priceCurrency: 'MATIC',
-};
+export { SAMPLE_CHECKOUT };
 
 /** A temporary directory removed by the returned cleanup. */
 export function tempDir(): { path: string; cleanup(): void } {
