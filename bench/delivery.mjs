@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { baselineLoop, hookrelayDrain, readServePort } from './lib/drain.mjs';
-import { combineRounds, load, median, medianRatio, printTable, formatRatio, serveCommand, startServer, stopServer, summarize } from './lib/run.mjs';
+import { ROUNDS, combineRounds, inRounds, load, median, medianRatio, printTable, formatRatio, serveCommand, startServer, stopServer, summarize } from './lib/run.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dist = (p) => join(root, 'dist', p);
@@ -65,15 +65,11 @@ async function ingestWithRules(count) {
 }
 
 // Rounds, as in bench:ingest: each ratio is taken within a round and the median of the rounds reported.
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 console.log(`bench:delivery — node ${process.version}, ${ROUNDS} round(s)\n`);
 
 async function ingestRounds() {
   const counts = [1, 100, 1000];
-  const rounds = counts.map(() => []);
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const [i, count] of counts.entries()) rounds[i].push(await ingestWithRules(count));
-  }
+  const rounds = await inRounds(counts.map((count) => () => ingestWithRules(count)));
   return counts.map((count, i) => {
     const vsOneRule = medianRatio(rounds[i], rounds[0]);
     return { ...combineRounds(`ingest with ${count} rule(s)`, rounds[i]), 'vs 1 rule': formatRatio(vsOneRule), vsOneRule };
@@ -85,20 +81,19 @@ if (process.env.BENCH_ONLY === 'rules') {
   process.exit(0);
 }
 const sink = await startServer(process.execPath, [join(root, 'bench/lib/counting-sink.mjs')], { readPort: readJsonPort });
-const drains = [];
-const loops = [];
+let drains, loops;
 try {
-  for (let round = 0; round < ROUNDS; round++) {
-    drains.push(await hookrelayDrain({ sinkPort: sink.port, rows: DELIVERIES, concurrency: CONCURRENCY }));
-    loops.push(await baselineLoop(sink.port, DELIVERIES, 700, CONCURRENCY));
-  }
+  [drains, loops] = await inRounds([
+    () => hookrelayDrain({ sinkPort: sink.port, rows: DELIVERIES, concurrency: CONCURRENCY }),
+    () => baselineLoop(sink.port, DELIVERIES, 700, CONCURRENCY),
+  ]);
 } finally {
   await stopServer(sink.child);
 }
 const deliveryRatio = medianRatio(drains, loops, 'deliveriesPerSec');
 const deliveryRow = (runs, ratioText, cpuRatioText) => {
   const rates = runs.map((r) => r.deliveriesPerSec);
-  return { name: runs[0].name, deliveriesPerSec: Math.round(median(rates)), range: `${Math.min(...rates)}–${Math.max(...rates)}`, cpuUs: median(runs.map((r) => r.cpuUs)), 'vs undici loop': ratioText, 'cpu vs undici loop': cpuRatioText };
+  return { name: runs[0].name, deliveriesPerSec: Math.round(median(rates)), range: `${Math.min(...rates)}–${Math.max(...rates)}`, cpuUs: Math.round(median(runs.map((r) => r.cpuUs))), 'vs undici loop': ratioText, 'cpu vs undici loop': cpuRatioText };
 };
 const cpuRatio = medianRatio(drains, loops, 'cpuUs');
 printTable([deliveryRow(loops, formatRatio(1), formatRatio(1)), deliveryRow(drains, formatRatio(deliveryRatio), formatRatio(cpuRatio))], ['name', 'deliveriesPerSec', 'range', 'cpuUs', 'vs undici loop', 'cpu vs undici loop']);

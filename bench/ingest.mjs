@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fixedRateLoad, rawPost } from './lib/fixed-rate.mjs';
-import { combineRounds, cpuMs, cpuUsPer, load, median, medianRatio, peakRssMb, printTable, formatRatio, serveCommand, startServer, stopServer, summarize } from './lib/run.mjs';
+import { ROUNDS, combineRounds, cpuMs, cpuUsPer, inRounds, load, median, medianRatio, peakRssMb, printTable, formatRatio, serveCommand, startServer, stopServer, summarize } from './lib/run.mjs';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = 50;
@@ -111,17 +111,13 @@ if (process.env.BENCH_ONLY) {
 // Rounds: every case once per round, rounds back to back. On a shared 2-core machine identical runs differ
 // by up to 20 %, so each ratio is taken within a round (cases measured minutes apart) and the median of the
 // rounds is reported, with the spread beside it.
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const cases = [
   ['node:http (bare, 200)', (name) => baselineCase(name, 'node-http')],
   ['express hello (express.raw)', (name) => baselineCase(name, 'express')],
   ['hookrelay, durability full', (name) => hookrelayCase(name, 'full')],
   ['hookrelay, durability normal', (name) => hookrelayCase(name, 'normal')],
 ];
-const rounds = cases.map(() => []);
-for (let round = 0; round < ROUNDS; round++) {
-  for (const [i, [name, run]] of cases.entries()) rounds[i].push(await run(name));
-}
+const rounds = await inRounds(cases.map(([name, run]) => () => run(name)));
 const [bare, hello, full] = rounds;
 // Half of hookrelay's rate, open loop, for hookrelay and for both baselines at that same rate: a latency
 // tail is only meaningful next to what a server doing nothing takes on the same machine at the same moment.
@@ -131,10 +127,7 @@ const halfCases = [
   [`express hello @ ${half} rps`, (name) => baselineCase(name, 'express', { fixedRate: half })],
   [`hookrelay full @ ${half} rps (half load)`, (name) => hookrelayCase(name, 'full', { fixedRate: half })],
 ];
-const halfRounds = halfCases.map(() => []);
-for (let round = 0; round < ROUNDS; round++) {
-  for (const [i, [name, run]] of halfCases.entries()) halfRounds[i].push(await run(name));
-}
+const halfRounds = await inRounds(halfCases.map(([name, run]) => () => run(name)));
 const rows = [
   ...cases.map(([name], i) => ({
     ...combineRounds(name, rounds[i]),

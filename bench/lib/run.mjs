@@ -133,6 +133,21 @@ export function combineRounds(name, results) {
   };
 }
 
+/** Rounds per benchmark (BENCH_ROUNDS, default 3). */
+export const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+
+/**
+ * Runs every case once per round, rounds back to back, and returns each case's results in round order. On a
+ * shared machine identical runs differ a lot, so ratios are taken within a round (see medianRatio).
+ */
+export async function inRounds(cases) {
+  const results = cases.map(() => []);
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [i, run] of cases.entries()) results[i].push(await run());
+  }
+  return results;
+}
+
 /** Median over rounds of the per-round ratio a/b of `key`: each round's cases ran back to back, on the same machine state. */
 export function medianRatio(aRounds, bRounds, key = 'rps') {
   return median(aRounds.map((a, i) => a[key] / bRounds[i][key]));
