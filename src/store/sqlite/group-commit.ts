@@ -115,7 +115,7 @@ export class GroupCommit<Item, Result> {
     this.makeDurable().then(() => durable(), durable);
   }
 
-  /** Items are waiting (more than one batch, or submitted during the fsync): they go on the next turn. */
+  /** More items are waiting (a burst larger than one batch, or items behind a failed batch): the next turn takes them. */
   private scheduleRest(): void {
     if (this.queue.length > 0) this.schedule(0);
   }

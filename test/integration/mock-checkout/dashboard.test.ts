@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { verifyHmacSha256Hex } from '../../../src/signing/hmac-sha256-hex.js';
 import { getPage, postForm } from './support/forms.js';
-import { SAMPLE_CHECKOUT, TEST_API_KEY, mockAndSinkFor, type RunningMock } from './support/mock-harness.js';
+import { SAMPLE_CHECKOUT, TEST_API_KEY, mockAndSinkForEachTest, type RunningMock } from './support/mock-harness.js';
 import type { WebhookSink } from '../../helpers/webhook-sink.js';
 
 let mock: RunningMock;
 let sink: WebhookSink;
 
-mockAndSinkFor('each test', (m, s) => {
+mockAndSinkForEachTest((m, s) => {
   mock = m;
   sink = s;
 });

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
+import { afterEach, beforeEach } from 'vitest';
 import { createLogger } from '../../../../src/log.js';
 import { createMockCheckout, type MockCheckout, type MockCheckoutOptions } from '../../../../src/mock-checkout/index.js';
 import { startWebhookSink, type WebhookSink } from '../../../helpers/webhook-sink.js';
@@ -50,27 +50,17 @@ export async function startMockAndSink(): Promise<{ mock: RunningMock; sink: Web
   return { mock, sink, close: async () => void (await Promise.all([mock.close(), sink.close()])) };
 }
 
-/**
- * Starts a mock checkout and a webhook sink for the tests of a file (fresh for each test, or one pair for
- * the whole file) and closes both afterwards; `use` receives each new pair.
- */
-export function mockAndSinkFor(scope: 'each test' | 'the file', use: (mock: RunningMock, sink: WebhookSink) => void): void {
+/** A fresh mock checkout and webhook sink for each test of a file, closed after it; `use` receives each pair. */
+export function mockAndSinkForEachTest(use: (mock: RunningMock, sink: WebhookSink) => void): void {
   let running: Awaited<ReturnType<typeof startMockAndSink>> | undefined;
-  const start = async (): Promise<void> => {
+  beforeEach(async () => {
     running = await startMockAndSink();
     use(running.mock, running.sink);
-  };
-  const stop = async (): Promise<void> => {
+  });
+  afterEach(async () => {
     await running?.close();
     running = undefined;
-  };
-  if (scope === 'each test') {
-    beforeEach(start);
-    afterEach(stop);
-  } else {
-    beforeAll(start);
-    afterAll(stop);
-  }
+  });
 }
 
 export { SAMPLE_CHECKOUT };
