@@ -53,12 +53,20 @@ export interface Delivery {
   updatedAt: number;
 }
 
-/** A delivery the worker holds a lease on, with everything needed to send it. */
-export interface ClaimedDelivery extends Delivery {
+/**
+ * A delivery the worker holds a lease on: only what an attempt needs (claiming is the worker's hot path;
+ * the rest of the row is for the admin views, through `getDelivery`).
+ */
+export interface ClaimedDelivery {
+  id: number;
+  eventId: number;
+  ruleId: string;
+  contentType: string;
+  /** Attempts made before this one. */
+  attempts: number;
   leaseToken: string;
   /** What to send: the transformed body, or the event's raw bytes. */
   payload: Buffer;
-  event: { source: string; event: string; resultId: string };
 }
 
 export interface AttemptRecord {

@@ -52,6 +52,9 @@ function toDelivery(row: DeliveryRow): Delivery {
   };
 }
 
+/** A claimed row as `claimRows` returns it: id, event_id, rule_id, content_type, attempts, payload. */
+type ClaimRow = [number, number, string, string, number, Buffer];
+
 export interface AttemptToRecord {
   deliveryId: number;
   leaseToken: string;
@@ -62,8 +65,7 @@ export interface AttemptToRecord {
 /** The outbox's SQL, synchronous; the store decides which transaction each call runs in. */
 export class OutboxQueries {
   private readonly insert;
-  private readonly claimIds;
-  private readonly payloads;
+  private readonly claimRows;
   private readonly insertAttempt;
   private readonly resolve;
   private readonly release;
@@ -77,14 +79,13 @@ export class OutboxQueries {
       INSERT INTO deliveries (event_id, rule_id, rule_set_hash, origin, state, body, content_type, next_attempt_at, dead_reason, created_at, updated_at)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`);
     // Claiming moves next_attempt_at to the lease end: a crashed worker's rows fall due again by themselves.
-    this.claimIds = db.prepare<unknown[], DeliveryRow>(`
+    // One statement returns what an attempt needs, payload included, as arrays (`raw`): no per-row object
+    // with named keys to build on the worker's hot path.
+    this.claimRows = db.prepare<unknown[], ClaimRow>(`
       UPDATE deliveries SET next_attempt_at = ?, lease_token = ?, updated_at = ?
       WHERE id IN (${DUE_DELIVERY_IDS_SQL})
-      RETURNING ${DELIVERY_COLUMNS}`);
-    this.payloads = db.prepare<[string], { id: number; payload: Buffer; source: string; event: string; result_id: string }>(`
-      SELECT d.id, COALESCE(d.body, e.body) AS payload, e.source, e.event, e.result_id
-      FROM deliveries d JOIN events e ON e.id = d.event_id
-      WHERE d.id IN (SELECT value FROM json_each(?))`);
+      RETURNING id, event_id, rule_id, content_type, attempts,
+        COALESCE(body, (SELECT e.body FROM events e WHERE e.id = deliveries.event_id))`).raw() as unknown as BetterSqlite3.Statement<unknown[], ClaimRow>;
     this.insertAttempt = db.prepare(`
       INSERT INTO delivery_attempts (delivery_id, attempt, started_at, duration_ms, url_origin, status, error_code, error_message, response_excerpt, outcome)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
@@ -109,14 +110,10 @@ export class OutboxQueries {
   }
 
   claim(now: number, limit: number, leaseMs: number): ClaimedDelivery[] {
-    const token = randomUUID();
-    const rows = this.claimIds.all(now + leaseMs, token, now, now, limit);
-    if (rows.length === 0) return [];
-    const payloads = new Map(this.payloads.all(JSON.stringify(rows.map((r) => r.id))).map((p) => [p.id, p]));
-    return rows.map((row) => {
-      const p = payloads.get(row.id)!;
-      return { ...toDelivery(row), leaseToken: token, payload: p.payload, event: { source: p.source, event: p.event, resultId: p.result_id } };
-    });
+    const leaseToken = randomUUID();
+    return this.claimRows.all(now + leaseMs, leaseToken, now, now, limit).map(
+      ([id, eventId, ruleId, contentType, attempts, payload]) => ({ id, eventId, ruleId, contentType, attempts, leaseToken, payload }),
+    );
   }
 
   recordAttempts(records: readonly AttemptToRecord[], now: number): boolean[] {

@@ -10,11 +10,7 @@ import type { ClaimedDelivery, Store } from '../../../src/store/store.js';
 const emptyRules = { rules: [], hash: 'empty', loadedAt: new Date(), files: [] } as unknown as RuleSet;
 
 function claimed(id: number): ClaimedDelivery {
-  return {
-    id, eventId: id, ruleId: 'gone', ruleSetHash: 'h', origin: 'ingest', state: 'pending', contentType: 'application/json', attempts: 0,
-    nextAttemptAt: 0, lastStatus: null, lastError: null, deadReason: null, createdAt: 0, updatedAt: 0, leaseToken: 't', payload: Buffer.from('{}'),
-    event: { source: 'checkout', event: 'transfer:succeeded', resultId: String(id) },
-  };
+  return { id, eventId: id, ruleId: 'gone', contentType: 'application/json', attempts: 0, leaseToken: 't', payload: Buffer.from('{}') };
 }
 
 function worker(store: Partial<Store>, options: { maxInFlight?: number; batchSize?: number; rules?: RuleSet } = {}): DeliveryWorker {
