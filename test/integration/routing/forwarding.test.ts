@@ -20,11 +20,13 @@ async function sink(reply?: (index: number) => SinkReply): Promise<WebhookSink> 
   return s;
 }
 
-async function receiver(rules: Record<string, string>, delivery: Record<string, unknown> = {}): Promise<TestReceiver> {
-  const r = await startTestReceiver({ rulesDir: rulesDirWith(rules), delivery: { ...TEST_DELIVERY, ...delivery } });
+async function receiver(rules: Record<string, string>, delivery: Record<string, unknown> = {}, logLevel = 'info'): Promise<TestReceiver> {
+  const r = await startTestReceiver({ rulesDir: rulesDirWith(rules), delivery: { ...TEST_DELIVERY, ...delivery }, logLevel });
   running.unshift(r); // closed before the sinks
   return r;
 }
+
+const attemptLines = (app: TestReceiver): Record<string, unknown>[] => app.logLines().filter((l) => l.msg === 'delivery attempt');
 
 const rule = (id: string, url: string, extra = ''): string => `id: ${id}\non: [transfer:succeeded]\nto:\n  url: ${url}\n${extra}`;
 
@@ -110,6 +112,17 @@ describe('retries and dead letters', () => {
     });
     const detail = await app.store.getDelivery(delivery.id);
     expect(detail!.attemptLog.map((a) => [a.attempt, a.status, a.outcome])).toEqual([[1, 500, 'retry'], [2, 200, 'delivered']]);
+    // The failed attempt is logged at info; the success only at debug (it is in the attempt log above).
+    expect(attemptLines(app)).toEqual([expect.objectContaining({ level: 30, deliveryId: delivery.id, attempt: 1, status: 500, outcome: 'retry', nextAttemptAt: expect.any(String) })]);
+  });
+
+  it('logs successful attempts too when the log level is debug', async () => {
+    const target = await sink();
+    const app = await receiver({ 'r.yaml': rule('r', target.url) }, {}, 'debug');
+    await postSigned(app.webhookUrl(), sampleTransferSucceeded(), TEST_SECRET);
+    await target.waitFor(1);
+    const line = await eventually(async () => attemptLines(app)[0]);
+    expect(line).toMatchObject({ level: 20, ruleId: 'r', attempt: 1, status: 200, outcome: 'delivered', destination: new URL(target.url).origin });
   });
 
   it('honours Retry-After on a 429', async () => {
@@ -128,6 +141,7 @@ describe('retries and dead letters', () => {
     const detail = await app.store.getDelivery(dead.id);
     expect(target.received).toHaveLength(1);
     expect(detail!.attemptLog).toEqual([expect.objectContaining({ status: 404, outcome: 'dead', responseExcerpt: '{"error":"no such hook"}' })]);
+    expect(attemptLines(app)).toEqual([expect.objectContaining({ level: 40, deliveryId: dead.id, status: 404, outcome: 'dead' })]);
   });
 
   it('gives up on a hanging destination after the rule timeout and dead-letters when the schedule is exhausted', async () => {
