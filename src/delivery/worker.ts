@@ -1,4 +1,3 @@
-import { setMaxListeners } from 'node:events';
 import type { Dispatcher } from 'undici';
 import type { Logger } from 'pino';
 import type { CompiledRule, RuleSet } from '../rules/types.js';
@@ -64,12 +63,16 @@ export class DeliveryWorker {
   private destinations = new Map<string, string>();
   private longestTimeoutMs = 0;
   private rulesHash: string | null = null;
+  /**
+   * Claiming is a write transaction: the loop waits until this many slots are free rather than claiming one
+   * row each time one attempt finishes, and attempts wake it only then (not once per finished attempt).
+   */
+  private readonly claimThreshold: number;
 
   constructor(private readonly options: DeliveryWorkerOptions) {
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
-    // Every in-flight attempt listens on the one shutdown signal; that many listeners is expected, not a leak.
-    setMaxListeners(options.maxInFlight + 16, this.abort.signal);
+    this.claimThreshold = Math.max(1, Math.floor(Math.min(options.batchSize, options.maxInFlight) / 4));
   }
 
   start(): void {
@@ -97,15 +100,13 @@ export class DeliveryWorker {
   }
 
   private async loop(): Promise<void> {
-    // Claiming is a write transaction: wait until a quarter of a batch of slots is free rather than claiming
-    // one row each time one attempt finishes.
-    const claimThreshold = Math.max(1, Math.floor(Math.min(this.options.batchSize, this.options.maxInFlight) / 4));
+    const claimThreshold = this.claimThreshold;
     // After a full batch more rows are most likely due: claim again without asking first.
     let lastClaimWasFull = false;
     while (!this.stopping) {
       const free = this.options.maxInFlight - this.inFlight.size;
       if (free < claimThreshold && this.inFlight.size > 0) {
-        await this.sleep(this.options.pollIntervalMs); // woken as soon as an attempt finishes
+        await this.sleep(this.options.pollIntervalMs); // woken as soon as enough attempts have finished
         continue;
       }
       // A read first: claiming is a write transaction, not worth taking (or waiting for a lock) when nothing is due.
@@ -172,7 +173,7 @@ export class DeliveryWorker {
     this.inFlight.add(attempt);
     attempt.finally(() => {
       this.inFlight.delete(attempt);
-      this.wake(); // a slot is free
+      if (this.options.maxInFlight - this.inFlight.size >= this.claimThreshold) this.wake(); // enough slots are free to claim
     });
   }
 

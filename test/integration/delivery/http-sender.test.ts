@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { classifyAttempt } from '../../../src/delivery/classify-attempt.js';
@@ -156,6 +157,22 @@ describe('sendAttempt against a loopback sink', () => {
     expect(result.error?.code).toBe('aborted');
     expect(result.durationMs).toBeLessThan(2000);
     expect(classifyAttempt({ ...result, now: Date.now() })).toMatchObject({ outcome: 'retry' });
+  });
+
+  it('attempts sharing one shutdown signal: all end as aborted, the signal holds one listener, finished ones are forgotten', async () => {
+    const answered = await sink((_req, res) => res.writeHead(200).end());
+    const hanging = await sink(() => {});
+    const shutdown = new AbortController();
+    const agent = dispatcher();
+    const done = await sendAttempt({ url: answered.origin, body, timeoutMs: 5000, dispatcher: agent, signal: shutdown.signal });
+    expect(done.status).toBe(200);
+    const pending = Array.from({ length: 5 }, () => sendAttempt({ url: hanging.origin, body, timeoutMs: 5000, dispatcher: agent, signal: shutdown.signal }));
+    while (hanging.requests.length < 5) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(getEventListeners(shutdown.signal, 'abort')).toHaveLength(1);
+    shutdown.abort();
+    const results = await Promise.all(pending);
+    expect(results.map((r) => r.error?.code)).toEqual(Array(5).fill('aborted'));
+    expect(done.error).toBeUndefined(); // the finished attempt was not touched by the abort
   });
 
   it('a header value that cannot be sent is reported, not thrown, and nothing is sent', async () => {
