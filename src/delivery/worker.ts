@@ -99,13 +99,16 @@ export class DeliveryWorker {
     await Promise.all(this.inFlight);
   }
 
+  private freeSlots(): number {
+    return this.options.maxInFlight - this.inFlight.size;
+  }
+
   private async loop(): Promise<void> {
-    const claimThreshold = this.claimThreshold;
     // After a full batch more rows are most likely due: claim again without asking first.
     let lastClaimWasFull = false;
     while (!this.stopping) {
-      const free = this.options.maxInFlight - this.inFlight.size;
-      if (free < claimThreshold && this.inFlight.size > 0) {
+      const free = this.freeSlots();
+      if (free < this.claimThreshold && this.inFlight.size > 0) {
         await this.sleep(this.options.pollIntervalMs); // woken as soon as enough attempts have finished
         continue;
       }
@@ -173,7 +176,7 @@ export class DeliveryWorker {
     this.inFlight.add(attempt);
     attempt.finally(() => {
       this.inFlight.delete(attempt);
-      if (this.options.maxInFlight - this.inFlight.size >= this.claimThreshold) this.wake(); // enough slots are free to claim
+      if (this.freeSlots() >= this.claimThreshold) this.wake(); // enough slots are free to claim
     });
   }
 
@@ -286,7 +289,10 @@ export class DeliveryWorker {
       outcome,
     }, resolution);
     this.options.onAttempt?.({ ruleId: delivery.ruleId, outcome, durationMs: result.durationMs });
-    this.options.logger[ATTEMPT_LOG_LEVEL[outcome]]({
+    const level = ATTEMPT_LOG_LEVEL[outcome];
+    // Successes are below the default level: do not build their line only for pino to drop it.
+    if (!this.options.logger.isLevelEnabled(level)) return;
+    this.options.logger[level]({
       deliveryId: delivery.id, eventId: delivery.eventId, ruleId: delivery.ruleId, destination, attempt, status: result.status ?? null,
       outcome, durationMs: Math.round(result.durationMs), error: result.error?.code ?? null, leaseLost: !kept || undefined,
       nextAttemptAt: resolution.state === 'pending' ? new Date(resolution.nextAttemptAt).toISOString() : undefined,

@@ -5,6 +5,7 @@ import { classifyAttempt } from '../../../src/delivery/classify-attempt.js';
 import { sendAttempt } from '../../../src/delivery/http-sender.js';
 import { createSsrfGuard } from '../../../src/delivery/ssrf-guard.js';
 import { USER_AGENT } from '../../../src/delivery/user-agent.js';
+import { eventually } from '../../helpers/rules.js';
 import { closedAfterEach } from './closed-after-each.js';
 
 const guard = createSsrfGuard({ allowNetworks: ['127.0.0.1/32'] });
@@ -167,7 +168,7 @@ describe('sendAttempt against a loopback sink', () => {
     const done = await sendAttempt({ url: answered.origin, body, timeoutMs: 5000, dispatcher: agent, signal: shutdown.signal });
     expect(done.status).toBe(200);
     const pending = Array.from({ length: 5 }, () => sendAttempt({ url: hanging.origin, body, timeoutMs: 5000, dispatcher: agent, signal: shutdown.signal }));
-    while (hanging.requests.length < 5) await new Promise((resolve) => setTimeout(resolve, 10));
+    await eventually(() => hanging.requests.length === 5, 5_000, 'five requests at the hanging sink');
     expect(getEventListeners(shutdown.signal, 'abort')).toHaveLength(1);
     shutdown.abort();
     const results = await Promise.all(pending);
