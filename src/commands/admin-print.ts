@@ -36,6 +36,7 @@ export function printEventDetail({ event, deliveries }: EventWithDeliveries): vo
     ['id', event.id], ['source', event.source], ['event', event.event], ['transfer id', event.transferId],
     ['checkout id', event.checkoutId], ['email', event.email], ['wallet', event.walletAddress], ['validation', event.validation],
     ['received', event.receivedAt], ['last received', event.lastReceivedAt], ['received count', event.receivedCount], ['body bytes', event.bodyBytes],
+    ...(event.importedAt ? [['imported', event.importedAt] as [string, unknown]] : []),
   ];
   for (const [name, value] of fields) printLine(`${name.padEnd(15)} ${value ?? '-'}`);
   printLine('\nheaders');

@@ -121,9 +121,11 @@ export interface StoredEvent extends Omit<NewEvent, 'receivedAt'> {
   receivedAt: number;
   lastReceivedAt: number;
   receivedCount: number;
+  /** When `events import` stored it (its retention age counts from then); null for a webhook received here. */
+  importedAt: number | null;
 }
 
-export type EventSummary = Omit<StoredEvent, 'body' | 'headers'> & { bodyBytes: number };
+export type EventSummary = Omit<StoredEvent, 'body' | 'headers' | 'importedAt'> & { bodyBytes: number };
 
 export interface EventFilter {
   event?: string;
@@ -169,8 +171,11 @@ export interface Store {
   close(): Promise<void>;
 
   // Retention: each call is one short transaction; events with a pending delivery are never deleted.
-  /** Deletes up to `limit` of the oldest events first received before `receivedBefore`; returns how many. */
-  pruneEventsOlderThan(receivedBefore: number, limit: number): Promise<number>;
+  /**
+   * Deletes up to `limit` of the oldest events stored before `storedBefore` (received before it, and for an
+   * imported event also imported before it); returns how many.
+   */
+  pruneEventsOlderThan(storedBefore: number, limit: number): Promise<number>;
   /** Deletes up to `limit` of the oldest events; returns how many. */
   pruneOldestEvents(limit: number): Promise<number>;
   /** Gives up to `maxPages` free database pages back to the file system; returns the free pages left. */
@@ -181,7 +186,7 @@ export interface Store {
   /** Whole events (raw bytes and headers), oldest first; page on with `afterId`. */
   listEventsForExport(selection: EventSelection, limit: number): Promise<StoredEvent[]>;
   /** Stores events not already present (same key as ingest), in one transaction; creates no deliveries. */
-  importEvents(events: ImportedEvent[]): Promise<ImportResult>;
+  importEvents(events: ImportedEvent[], options?: ImportOptions): Promise<ImportResult>;
   /** Replay of many events in one transaction: the outbox rows for each event; returns how many rows. */
   createDeliveriesForEvents(batch: { eventId: number; deliveries: NewDelivery[] }[], origin: DeliveryOrigin): Promise<number>;
   countDeadDeliveries(filter: BulkDeliveryFilter): Promise<number>;
@@ -276,6 +281,14 @@ export interface BulkDeliveryFilter extends EventFilter {
 }
 
 /** An event as exported: everything stored about it except its id (a new one is given on import). */
+export interface ImportOptions {
+  /**
+   * When retention starts counting the events' age: now by default, so an import of old events is not
+   * pruned at the next pass; null keeps the age of their receipt time (a restore of this store's own events).
+   */
+  importedAt?: number | null;
+}
+
 export interface ImportedEvent extends Omit<NewEvent, 'deliveries'> {
   lastReceivedAt: number;
   receivedCount: number;

@@ -31,6 +31,7 @@ export const EventSummarySchema = z
   .meta({ id: 'EventSummary' });
 
 export const EventDetailSchema = EventSummarySchema.extend({
+  importedAt: isoTime.nullable().meta({ description: 'when `events import` stored it (retention counts its age from then); null for a webhook received here' }),
   headers: z.record(z.string(), z.string()).meta({ description: 'received headers, credentials removed (signatures kept)' }),
   body: z.string().meta({ description: 'the raw bytes as UTF-8 text' }),
   bodyBase64: z.string().meta({ description: 'the exact bytes received' }),

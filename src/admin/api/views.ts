@@ -24,9 +24,10 @@ export function eventSummaryView(e: EventSummary): EventSummaryView {
 }
 
 export function eventDetailView(e: StoredEvent): EventDetailView {
-  const { body, headers, ...summary } = e;
+  const { body, headers, importedAt, ...summary } = e;
   return {
     ...eventSummaryView({ ...summary, bodyBytes: body.length }),
+    importedAt: isoOrNull(importedAt),
     headers,
     body: body.toString('utf8'),
     bodyBase64: body.toString('base64'),

@@ -13,6 +13,7 @@ export interface EventRow {
   received_at: number;
   last_received_at: number;
   received_count: number;
+  imported_at?: number | null;
   headers?: string;
   body?: Buffer;
   body_bytes?: number;
@@ -42,5 +43,5 @@ export function toEventSummary(row: EventRow): EventSummary {
 /** A whole event; the row must include `headers` and `body`. */
 export function toStoredEvent(row: EventRow): StoredEvent {
   const { bodyBytes: _bodyBytes, ...summary } = toEventSummary(row);
-  return { ...summary, headers: JSON.parse(row.headers!) as Record<string, string>, body: row.body! };
+  return { ...summary, importedAt: row.imported_at ?? null, headers: JSON.parse(row.headers!) as Record<string, string>, body: row.body! };
 }

@@ -11,17 +11,20 @@ export class RetentionQueries {
 
   constructor(private readonly db: BetterSqlite3.Database) {
     const notPending = "NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.state = 'pending')";
-    // Oldest first along the (received_at, id) index; LIMIT keeps each transaction short.
-    this.deleteOlderThan = db.prepare<[number, number]>(`
+    // Oldest first along the (received_at, id) index; LIMIT keeps each transaction short. An imported event
+    // is old only once its import is too (it was received before it was imported).
+    this.deleteOlderThan = db.prepare<[number, number, number]>(`
       DELETE FROM events WHERE id IN (
-        SELECT e.id FROM events e WHERE e.received_at < ? AND ${notPending} ORDER BY e.received_at, e.id LIMIT ?)`);
+        SELECT e.id FROM events e
+        WHERE e.received_at < ? AND (e.imported_at IS NULL OR e.imported_at < ?) AND ${notPending}
+        ORDER BY e.received_at, e.id LIMIT ?)`);
     this.deleteOldest = db.prepare<[number]>(`
       DELETE FROM events WHERE id IN (
         SELECT e.id FROM events e WHERE ${notPending} ORDER BY e.received_at, e.id LIMIT ?)`);
   }
 
-  pruneOlderThan(receivedBefore: number, limit: number): number {
-    return this.db.transaction(() => this.deleteOlderThan.run(receivedBefore, limit).changes).immediate();
+  pruneOlderThan(storedBefore: number, limit: number): number {
+    return this.db.transaction(() => this.deleteOlderThan.run(storedBefore, storedBefore, limit).changes).immediate();
   }
 
   pruneOldest(limit: number): number {

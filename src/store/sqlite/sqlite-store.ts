@@ -14,7 +14,7 @@ import { GroupCommit } from './group-commit.js';
 import { WalFsync, type FsyncFn } from './wal-fsync.js';
 import { migrate } from './migrate.js';
 import { OutboxQueries, type AttemptToRecord } from './outbox.js';
-import type { BulkDeliveryFilter, EventSelection, ImportedEvent, ImportResult } from '../store.js';
+import type { BulkDeliveryFilter, EventSelection, ImportedEvent, ImportOptions, ImportResult } from '../store.js';
 import { BulkQueries } from './bulk-queries.js';
 import { RetentionQueries } from './retention-queries.js';
 import { TransferQueries } from './transfer-queries.js';
@@ -262,8 +262,8 @@ export class SqliteStore implements Store {
     return (this.bulkSql ??= new BulkQueries(this.db));
   }
 
-  async pruneEventsOlderThan(receivedBefore: number, limit: number): Promise<number> {
-    return this.write(() => this.retention.pruneOlderThan(receivedBefore, limit));
+  async pruneEventsOlderThan(storedBefore: number, limit: number): Promise<number> {
+    return this.write(() => this.retention.pruneOlderThan(storedBefore, limit));
   }
 
   async pruneOldestEvents(limit: number): Promise<number> {
@@ -282,8 +282,9 @@ export class SqliteStore implements Store {
     return this.transfer.listFull(selection, limit);
   }
 
-  async importEvents(events: ImportedEvent[]): Promise<ImportResult> {
-    return this.write(() => this.db.transaction(() => this.transfer.insertAll(events)).immediate());
+  async importEvents(events: ImportedEvent[], options: ImportOptions = {}): Promise<ImportResult> {
+    const importedAt = options.importedAt === undefined ? Date.now() : options.importedAt;
+    return this.write(() => this.db.transaction(() => this.transfer.insertAll(events, importedAt)).immediate());
   }
 
   async createDeliveriesForEvents(batch: { eventId: number; deliveries: NewDelivery[] }[], origin: DeliveryOrigin): Promise<number> {

@@ -11,8 +11,8 @@ export class TransferQueries {
     // Same key as ingest: an event already stored is left exactly as it is.
     this.insertIfNew = db.prepare<unknown[], { id: number }>(`
       INSERT INTO events (source, event, result_id, checkout_id, email, wallet_address, validation,
-                          received_at, last_received_at, received_count, headers, body)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                          received_at, last_received_at, received_count, headers, body, imported_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
       ON CONFLICT (result_id, source, event) DO NOTHING
       RETURNING id`);
   }
@@ -31,12 +31,13 @@ export class TransferQueries {
       .map(toStoredEvent);
   }
 
-  insertAll(events: readonly ImportedEvent[]): ImportResult {
+  /** `importedAt`: when retention starts counting their age (null: from `receivedAt`, as if received here). */
+  insertAll(events: readonly ImportedEvent[], importedAt: number | null): ImportResult {
     let imported = 0;
     for (const e of events) {
       const row = this.insertIfNew.get(
         e.source, e.event, e.resultId, e.checkoutId, e.email, e.walletAddress, e.validation,
-        e.receivedAt, e.lastReceivedAt, e.receivedCount, JSON.stringify(e.headers), e.body,
+        e.receivedAt, e.lastReceivedAt, e.receivedCount, JSON.stringify(e.headers), e.body, importedAt,
       );
       if (row) imported += 1;
     }

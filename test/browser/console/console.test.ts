@@ -369,6 +369,33 @@ describe('console in a browser', () => {
     }
   });
 
+  it('shows when an imported event was imported, beside its original receipt time', async () => {
+    const receivedAt = Date.parse('2025-03-01T12:00:00.000Z');
+    const importedAt = Date.now() - 60_000;
+    const body = Buffer.from('{"event":"order:archived","result":{"id":"imported-1"}}');
+    await receiver.store.importEvents([{
+      source: 'checkout', event: 'order:archived', resultId: 'imported-1', checkoutId: null, email: null, walletAddress: null,
+      validation: 'unrecognised', receivedAt, lastReceivedAt: receivedAt, receivedCount: 1, headers: {}, body,
+    }], { importedAt });
+    const [imported] = (await receiver.store.listEvents({ resultId: 'imported-1' }, { limit: 1 })).items;
+    const page = await browser.newPage();
+    try {
+      await logIn(page);
+      await page.goto(`${receiver.url}/console#/events/${imported!.id}`);
+      const facts = page.locator('dl.facts');
+      await facts.locator('dt:text-is("Imported")').waitFor();
+      expect(await facts.locator('dt:text-is("Imported") + dd time').getAttribute('datetime')).toBe(new Date(importedAt).toISOString());
+      expect(await facts.locator('dt:text-is("Received") + dd time').getAttribute('datetime')).toBe(new Date(receivedAt).toISOString());
+      // A webhook received here has no import time.
+      const alice = (await receiver.store.getEvent(ids.alice!))!;
+      await page.goto(`${receiver.url}/console#/events/${alice.id}`);
+      await facts.locator(`dt:text-is("Received") + dd time[datetime="${new Date(alice.receivedAt).toISOString()}"]`).waitFor();
+      expect(await facts.locator('dt:text-is("Imported")').count()).toBe(0);
+    } finally {
+      await page.close();
+    }
+  });
+
   it('logs out: the session is gone and the console asks for the token again', async () => {
     const context = await browser.newContext();
     const page = await context.newPage();

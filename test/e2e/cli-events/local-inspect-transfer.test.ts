@@ -40,8 +40,10 @@ describe('events list|show|export|import on a data dir, beside a running server'
       expect(Buffer.from(shown.json.event.bodyBase64, 'base64').equals(bodies[0]!)).toBe(true);
       expect(shown.json.event.headers['x-service-signature']).toMatch(/^[0-9a-f]{64}$/);
       expect(shown.json.deliveries).toEqual([]);
+      expect(shown.json.event.importedAt).toBeNull();
       const human = await hookrelay(['events', 'show', String(ids[0]), ...local]);
       expect(human.stdout).toContain(bodies[0]!.toString('utf8'));
+      expect(human.stdout).not.toMatch(/^imported /m);
 
       const file = join(makeTempDir(), 'events.ndjson');
       const exported = await hookrelay(['events', 'export', ...local, '-o', file]);
@@ -56,6 +58,14 @@ describe('events list|show|export|import on a data dir, beside a running server'
       expect(imported.json).toEqual({ imported: 8, duplicates: 0, interrupted: false });
       const again = await hookrelay(['events', 'import', file, '--data-dir', fresh]);
       expect(again.stdout.trim()).toBe('imported 0, duplicates 8');
+      // An imported event keeps its receipt time and says when it was imported (its retention age counts from then).
+      const importedId = (await hookrelay(['events', 'list', '--data-dir', fresh, '--limit', '1', '--json'])).json.items[0].id;
+      const importedShown = await hookrelay(['events', 'show', String(importedId), '--data-dir', fresh, '--json']);
+      expect(importedShown.json.event.receivedAt).toBe(listed.json.items[0].receivedAt);
+      expect(Date.parse(importedShown.json.event.importedAt)).toBeGreaterThanOrEqual(Date.parse(importedShown.json.event.receivedAt));
+      expect(Date.now() - Date.parse(importedShown.json.event.importedAt)).toBeLessThan(60_000);
+      const importedHuman = await hookrelay(['events', 'show', String(importedId), '--data-dir', fresh]);
+      expect(importedHuman.stdout).toMatch(new RegExp(`^imported\\s+${importedShown.json.event.importedAt}$`, 'm'));
 
       const reexported = await hookrelay(['events', 'export', '--data-dir', fresh]);
       expect(reexported.stdout).toBe(text);

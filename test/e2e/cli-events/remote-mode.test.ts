@@ -102,7 +102,10 @@ describe('events and deliveries commands against a running server (--url, admin 
   });
 
   it('asks for the token, refuses import, and cancels the server job on Ctrl-C', async () => {
-    const server = await startServer({ 'later.yaml': 'id: later\non: [order:bulk]\nto:\n  url: http://127.0.0.1:9/hook\nretry: { schedule: [1h] }\n' });
+    // The transform costs about half a millisecond per event, so the replay of 20,000 takes seconds and the
+    // Ctrl-C below lands while it runs, however slow or fast the machine.
+    const slowTransform = 'transform: |\n  { "id": result.id, "digest": $join([1..400].$string(), ",") }\n';
+    const server = await startServer({ 'later.yaml': `id: later\non: [order:bulk]\n${slowTransform}to:\n  url: http://127.0.0.1:9/hook\nretry: { schedule: [1h] }\n` });
     const remote = ['--url', server.url];
     try {
       const noToken = await hookrelay(['events', 'list', ...remote]);
@@ -124,6 +127,9 @@ describe('events and deliveries commands against a running server (--url, admin 
       const file = join(makeTempDir(), 'bulk.ndjson');
       writeFileSync(file, `${lines.join('\n')}\n`);
       expect((await hookrelay(['events', 'import', file, '--data-dir', server.dataDir, '--json'])).json.imported).toBe(20_000);
+      // The running server sees what another process committed to its database.
+      const newest = (await send(`${server.url}/admin/api/events?limit=1`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json;
+      expect(newest.items[0]).toMatchObject({ event: 'order:bulk', transferId: 'b19999' });
 
       const replay = runCli(['events', 'replay', '--all', ...remote, '--json'], { env: withToken });
       const jobs = async () => (await send(`${server.url}/admin/api/jobs`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json;
@@ -132,6 +138,8 @@ describe('events and deliveries commands against a running server (--url, admin 
       expect((await replay.exited).code).toBe(130);
       const [job] = await jobs();
       expect(job.state).toBe('cancelled');
+      // Its retention (first pass a few seconds after start) kept these 2025 events: their age counts from the import.
+      expect(job.total).toBe(20_000);
       expect(job.processed).toBeLessThan(20_000);
       expect(JSON.parse(replay.stdout())).toMatchObject({ state: 'cancelled', jobId: String(job.id) });
     } finally {

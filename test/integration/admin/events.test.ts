@@ -169,7 +169,7 @@ describe('GET /admin/api/events/:id', () => {
     });
     expect(detail.status).toBe(200);
     const { event, deliveries } = detail.json;
-    expect(event).toMatchObject({ id, transferId: 'tr-ü-1', validation: 'unrecognised', bodyBytes: raw.length });
+    expect(event).toMatchObject({ id, transferId: 'tr-ü-1', validation: 'unrecognised', bodyBytes: raw.length, importedAt: null });
     expect(event.body).toBe(raw.toString('utf8'));
     expect(Buffer.from(event.bodyBase64, 'base64').equals(raw)).toBe(true);
     expect(event.parsed).toEqual(JSON.parse(raw.toString()));

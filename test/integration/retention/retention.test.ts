@@ -22,8 +22,9 @@ function storedEvent(daysAgo: number, bodyBytes = 0): ImportedEvent {
   };
 }
 
+/** Stores events as if received here at their `receivedAt` (not as an import, whose age counts from the import). */
 async function seed(app: TestReceiver, events: ImportedEvent[]): Promise<void> {
-  for (let i = 0; i < events.length; i += 500) await app.store.importEvents(events.slice(i, i + 500));
+  for (let i = 0; i < events.length; i += 500) await app.store.importEvents(events.slice(i, i + 500), { importedAt: null });
 }
 
 function db(app: TestReceiver) {
@@ -59,6 +60,31 @@ describe('retention', () => {
       expect(ages.sort((a, b) => a - b)).toEqual([0, 1, 29]);
       const metrics = await send(`${app.url}/metrics`);
       expect(metrics.text).toMatch(/^hookrelay_retention_pruned_events_total\{reason="age"\} 120$/m);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('counts an imported event\'s age from its import, not from its old receipt time', async () => {
+    const app = await startTestReceiver({ retention: RETENTION, delivery: { ...TEST_DELIVERY, enabled: false } });
+    try {
+      const importedToday = [storedEvent(400), storedEvent(45)];
+      const importedLastWeek = storedEvent(90);
+      const importedLongAgo = storedEvent(120);
+      await app.store.importEvents(importedToday); // the default: imported now
+      await app.store.importEvents([importedLastWeek], { importedAt: Date.now() - 7 * DAY_MS });
+      await app.store.importEvents([importedLongAgo], { importedAt: Date.now() - 31 * DAY_MS });
+      await seed(app, [storedEvent(31)]); // received here 31 days ago
+
+      const report = await app.retention!.runOnce();
+
+      expect(report).toMatchObject({ byAge: 2, byCount: 0 });
+      const kept = await app.store.listEventsForExport({}, 10);
+      expect(kept.map((e) => e.resultId).sort()).toEqual([...importedToday, importedLastWeek].map((e) => e.resultId).sort());
+      // Still shown with their own receipt time; the import time is beside it.
+      const oldest = kept.find((e) => e.resultId === importedToday[0]!.resultId)!;
+      expect(oldest.receivedAt).toBe(importedToday[0]!.receivedAt);
+      expect(Date.now() - oldest.importedAt!).toBeLessThan(60_000);
     } finally {
       await app.close();
     }

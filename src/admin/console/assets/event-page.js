@@ -164,6 +164,7 @@ function factsOf(event) {
     ['Received', timeEl(event.receivedAt)],
     ['Times received', event.receivedCount > 1 ? h('span', {}, `${event.receivedCount} times, last `, timeEl(event.lastReceivedAt)) : 'once'],
     ['Size', `${event.bodyBytes} bytes`],
+    ...(event.importedAt ? [['Imported', timeEl(event.importedAt)]] : []),
   ]);
 }
 
