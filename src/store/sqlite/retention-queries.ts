@@ -1,5 +1,16 @@
 import type BetterSqlite3 from 'better-sqlite3';
 
+const NOT_PENDING = "NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.state = 'pending')";
+
+/**
+ * The oldest events stored before a time (params: that time twice, then the limit): oldest first along
+ * events_received_at, which also holds `imported_at`, so imported events too young to go are stepped over
+ * in the index without reading their rows. An imported event is old only once its import is too.
+ */
+export const AGED_EVENT_IDS_SQL = `SELECT e.id FROM events e
+  WHERE e.received_at < ? AND (e.imported_at IS NULL OR e.imported_at < ?) AND ${NOT_PENDING}
+  ORDER BY e.received_at, e.id LIMIT ?`;
+
 /**
  * Retention's SQL, synchronous; each call is one short transaction of its own. Deleting an event deletes
  * its deliveries and their attempts (ON DELETE CASCADE). An event with a pending delivery is never
@@ -10,17 +21,11 @@ export class RetentionQueries {
   private readonly deleteOldest;
 
   constructor(private readonly db: BetterSqlite3.Database) {
-    const notPending = "NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.state = 'pending')";
-    // Oldest first along the (received_at, id) index; LIMIT keeps each transaction short. An imported event
-    // is old only once its import is too (it was received before it was imported).
-    this.deleteOlderThan = db.prepare<[number, number, number]>(`
-      DELETE FROM events WHERE id IN (
-        SELECT e.id FROM events e
-        WHERE e.received_at < ? AND (e.imported_at IS NULL OR e.imported_at < ?) AND ${notPending}
-        ORDER BY e.received_at, e.id LIMIT ?)`);
+    // LIMIT keeps each transaction short.
+    this.deleteOlderThan = db.prepare<[number, number, number]>(`DELETE FROM events WHERE id IN (${AGED_EVENT_IDS_SQL})`);
     this.deleteOldest = db.prepare<[number]>(`
       DELETE FROM events WHERE id IN (
-        SELECT e.id FROM events e WHERE ${notPending} ORDER BY e.received_at, e.id LIMIT ?)`);
+        SELECT e.id FROM events e WHERE ${NOT_PENDING} ORDER BY e.received_at, e.id LIMIT ?)`);
   }
 
   pruneOlderThan(storedBefore: number, limit: number): number {
