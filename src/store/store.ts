@@ -280,7 +280,6 @@ export interface BulkDeliveryFilter extends EventFilter {
   afterId?: number;
 }
 
-/** An event as exported: everything stored about it except its id (a new one is given on import). */
 export interface ImportOptions {
   /**
    * When retention starts counting the events' age: now by default, so an import of old events is not
@@ -289,6 +288,7 @@ export interface ImportOptions {
   importedAt?: number | null;
 }
 
+/** An event as exported: everything stored about it except its id (a new one is given on import). */
 export interface ImportedEvent extends Omit<NewEvent, 'deliveries'> {
   lastReceivedAt: number;
   receivedCount: number;
