@@ -40,19 +40,21 @@ const HEADERS_WE_CONTROL = new Set([
   'host', 'content-length', 'connection', 'keep-alive', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'expect', 'proxy-connection',
 ]);
 
+// for-in rather than Object.entries in these two: they run on every attempt, and an array per header adds up.
 function outgoingHeaders(headers: Readonly<Record<string, string>> | undefined, hasBody: boolean): Record<string, string> {
   const result: Record<string, string> = { 'user-agent': USER_AGENT };
   if (hasBody) result['content-type'] = 'application/json';
-  for (const [name, value] of Object.entries(headers ?? {})) {
+  for (const name in headers) {
     const lower = name.toLowerCase();
-    if (!HEADERS_WE_CONTROL.has(lower)) result[lower] = value;
+    if (!HEADERS_WE_CONTROL.has(lower)) result[lower] = headers[name]!;
   }
   return result;
 }
 
 function flattenHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
   const flat: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) {
+  for (const name in headers) {
+    const value = headers[name];
     if (value !== undefined) flat[name] = Array.isArray(value) ? value.join(', ') : value;
   }
   return flat;
@@ -89,13 +91,27 @@ function onAbort(signal: AbortSignal, stop: () => void): () => void {
   return () => stoppers.delete(stop);
 }
 
-function httpUrl(url: string): URL | null {
+interface HttpTarget {
+  origin: string;
+  path: string;
+}
+
+/** Parsed destinations: a worker sends to a handful of rule URLs over and over. Bounded; cleared when full. */
+const targets = new Map<string, HttpTarget | null>();
+const MAX_CACHED_TARGETS = 1_000;
+
+function httpTarget(url: string): HttpTarget | null {
+  let target = targets.get(url);
+  if (target !== undefined) return target;
   try {
     const parsed = new URL(url);
-    return parsed.protocol === 'http:' || parsed.protocol === 'https:' ? parsed : null;
+    target = parsed.protocol === 'http:' || parsed.protocol === 'https:' ? { origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` } : null;
   } catch {
-    return null;
+    target = null;
   }
+  if (targets.size >= MAX_CACHED_TARGETS) targets.clear();
+  targets.set(url, target);
+  return target;
 }
 
 /**
@@ -108,7 +124,7 @@ function httpUrl(url: string): URL | null {
 export function sendAttempt(input: SendAttemptInput): Promise<AttemptResult> {
   const started = performance.now();
   const elapsed = (): number => Math.round(performance.now() - started);
-  const target = httpUrl(input.url);
+  const target = httpTarget(input.url);
   if (!target) {
     // The URL itself stays out of the message: Slack and Zapier hook URLs are secrets.
     return Promise.resolve({ durationMs: elapsed(), responseExcerpt: '', error: { code: 'invalid_url', message: 'the destination is not an http(s) URL' } });
@@ -174,7 +190,7 @@ export function sendAttempt(input: SendAttemptInput): Promise<AttemptResult> {
       input.dispatcher.dispatch(
         {
           origin: target.origin,
-          path: `${target.pathname}${target.search}`,
+          path: target.path,
           method: input.method ?? 'POST',
           headers: outgoingHeaders(input.headers, input.body !== undefined),
           body: input.body ?? null,

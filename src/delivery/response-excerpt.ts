@@ -24,6 +24,9 @@ export class ResponseExcerpt {
   }
 
   text(): string {
-    return new TextDecoder('utf-8').decode(Buffer.concat(this.chunks, this.size), { stream: true });
+    if (this.size === 0) return '';
+    const bytes = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.size);
+    // A whole body decodes as it is; only a body cut at the cap may end inside a character.
+    return this.full ? new TextDecoder('utf-8').decode(bytes, { stream: true }) : bytes.toString('utf8');
   }
 }

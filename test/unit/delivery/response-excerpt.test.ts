@@ -13,6 +13,14 @@ describe('ResponseExcerpt', () => {
     expect(excerpt.text()).toBe(expected);
   });
 
+  it('decodes a character split across two chunks of a whole body', () => {
+    const euro = Buffer.from('€');
+    const excerpt = new ResponseExcerpt(4096);
+    excerpt.add(Buffer.concat([Buffer.from('a'), euro.subarray(0, 2)]));
+    excerpt.add(Buffer.concat([euro.subarray(2), Buffer.from('b')]));
+    expect(excerpt.text()).toBe('a€b');
+  });
+
   it('says when the cap is reached, so the sender stops reading', () => {
     const excerpt = new ResponseExcerpt(4096);
     expect(excerpt.add(Buffer.alloc(4095, 0x61))).toBe(false);
