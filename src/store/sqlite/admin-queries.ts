@@ -1,6 +1,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { EventPosition, EventSearch, EventSearchPage, RuleDeliveryCounts } from '../store.js';
 import { coarseTerm, coarseTerms } from './coarse-columns.js';
+import { deliveryStateSql } from './delivery-state-sql.js';
 import { SUMMARY_COLUMNS, toEventSummary, type EventRow } from './event-rows.js';
 
 // Equality filters, finest first: the first one given drives the query through its (column, id) index.
@@ -24,7 +25,8 @@ export function coarseCandidates(search: EventSearch): CoarseDriver[] {
   const columns = coarseTerms(search, 'e')
     .filter((term) => term.indexed)
     .map(({ spec }): CoarseDriver => ({ kind: 'column', key: spec.key, column: spec.column }));
-  return search.deliveryState !== undefined ? [{ kind: 'state' }, ...columns] : columns;
+  // Only unsettled rows are indexed by state (migration 006): "has a delivered delivery" is checked per event.
+  return search.deliveryState !== undefined && search.deliveryState !== 'delivered' ? [{ kind: 'state' }, ...columns] : columns;
 }
 
 /** The finest filter drives; then a time range; then the rarest coarse filter (`pickCoarse` knows the data). */
@@ -69,8 +71,7 @@ export function eventSearchSql(search: EventSearch, page: { limit: number; after
     params.push(...term.params);
   }
   if (search.deliveryState !== undefined && driver.kind !== 'state') {
-    where.push(`EXISTS (SELECT 1 FROM deliveries ds WHERE ds.state = ? AND ds.event_id = ${rowId})`);
-    params.push(search.deliveryState);
+    where.push(`EXISTS (SELECT 1 FROM deliveries ds WHERE ${deliveryStateSql('ds', search.deliveryState)} AND ds.event_id = ${rowId})`);
   }
 
   if (search.receivedFrom !== undefined || search.receivedTo !== undefined) {
@@ -88,10 +89,10 @@ export function eventSearchSql(search: EventSearch, page: { limit: number; after
   }
 
   if (driver.kind === 'state') {
-    // Newest event with a delivery in that state first, from deliveries (state, event_id); CROSS JOIN keeps
-    // deliveries the outer loop, GROUP BY folds an event's several deliveries into one row.
-    const outer = ['d.state = ?'];
-    const outerParams: unknown[] = [search.deliveryState];
+    // Newest event with a delivery in that state first, from deliveries_unsettled_event (state, event_id);
+    // CROSS JOIN keeps deliveries the outer loop, GROUP BY folds an event's several deliveries into one row.
+    const outer = [deliveryStateSql('d', search.deliveryState!)];
+    const outerParams: unknown[] = [];
     if (page.after) { outer.push('d.event_id < ?'); outerParams.push(page.after.id); }
     return {
       sql: `SELECT ${SUMMARY_COLUMNS} FROM deliveries d CROSS JOIN events e ON e.id = d.event_id
@@ -112,17 +113,36 @@ const ESTIMATE_CACHE_SIZE = 256;
 /** Distinct page queries kept prepared (one per filter combination and page kind). */
 const STATEMENT_CACHE_SIZE = 64;
 
+/** Delivery counts per rule (see `deliveryCountsByRule`). */
+export const RULE_COUNT_SQL = {
+  total: 'SELECT count(*) FROM deliveries WHERE rule_id = ?',
+  pendingByRule: "SELECT rule_id, count(*) FROM deliveries INDEXED BY deliveries_due WHERE state = 'pending' GROUP BY rule_id",
+  deadByRule: "SELECT rule_id, count(*) FROM deliveries WHERE state = 'dead' GROUP BY rule_id",
+} as const;
+
 /** The admin API's read queries, synchronous; the store decides the transaction. */
 export class AdminQueries {
-  private readonly countsOfRule;
+  private readonly countsOfRules: (ruleIds: readonly string[]) => Map<string, RuleDeliveryCounts>;
   private readonly statements = new Map<string, BetterSqlite3.Statement<unknown[], unknown>>();
   private readonly estimates = new Map<string, { rows: number; at: number }>();
 
   constructor(private readonly db: BetterSqlite3.Database) {
-    // Served by the covering index deliveries_rule_state (rule_id, state).
-    this.countsOfRule = db.prepare<[string], { state: keyof RuleDeliveryCounts; n: number }>(
-      'SELECT state, count(*) AS n FROM deliveries WHERE rule_id = ? GROUP BY state',
-    );
+    // Migration 006: pending rows are counted from deliveries_due (it carries rule_id), dead ones from
+    // deliveries_dead_rule, all of a rule's from deliveries_rule_id; each read from its index alone.
+    const totalOfRule = db.prepare<[string], number>(RULE_COUNT_SQL.total).pluck();
+    const pendingByRule = db.prepare<[], [string, number]>(RULE_COUNT_SQL.pendingByRule).raw();
+    const deadByRule = db.prepare<[], [string, number]>(RULE_COUNT_SQL.deadByRule).raw();
+    // One read transaction: the three counts see the same moment.
+    this.countsOfRules = db.transaction((ruleIds: readonly string[]) => {
+      const pending = new Map(pendingByRule.all());
+      const dead = new Map(deadByRule.all());
+      return new Map(
+        ruleIds.map((ruleId): [string, RuleDeliveryCounts] => {
+          const counts = { pending: pending.get(ruleId) ?? 0, dead: dead.get(ruleId) ?? 0 };
+          return [ruleId, { ...counts, delivered: totalOfRule.get(ruleId)! - counts.pending - counts.dead }];
+        }),
+      );
+    });
   }
 
   searchEvents(search: EventSearch, page: { limit: number; after?: EventPosition }): EventSearchPage {
@@ -149,7 +169,7 @@ export class AdminQueries {
   private rarest(search: EventSearch, candidates: CoarseDriver[]): SearchDriver {
     const sized = candidates.map((candidate) => {
       if (candidate.kind === 'state') {
-        return { candidate, rows: this.estimate('SELECT count(*) AS n FROM (SELECT 1 FROM deliveries WHERE state = ? LIMIT ?)', [search.deliveryState]) };
+        return { candidate, rows: this.estimate(`SELECT count(*) AS n FROM (SELECT 1 FROM deliveries d WHERE ${deliveryStateSql('d', search.deliveryState!)} LIMIT ?)`, []) };
       }
       // Counted through the column's partial index: the term repeats its condition.
       const term = coarseTerms({ [candidate.key]: search[candidate.key] }, 'e')[0]!;
@@ -171,12 +191,6 @@ export class AdminQueries {
   }
 
   deliveryCountsByRule(ruleIds: readonly string[]): Map<string, RuleDeliveryCounts> {
-    return new Map(
-      ruleIds.map((ruleId) => {
-        const counts: RuleDeliveryCounts = { pending: 0, delivered: 0, dead: 0 };
-        for (const row of this.countsOfRule.all(ruleId)) counts[row.state] = row.n;
-        return [ruleId, counts];
-      }),
-    );
+    return this.countsOfRules(ruleIds);
   }
 }

@@ -1,5 +1,6 @@
 import type { EventFilter, EventSelection } from '../store.js';
 import { coarseTerms } from './coarse-columns.js';
+import { deliveryStateSql } from './delivery-state-sql.js';
 
 // Columns with an index of their own; event, source and validation are coarse-columns.ts's concern.
 const EQUALS: [keyof EventFilter, string][] = [
@@ -25,8 +26,7 @@ export function eventSelectionSql(selection: EventSelection, alias = 'events'): 
   if (selection.afterId !== undefined) { where.push(`${alias}.id > ?`); params.push(selection.afterId); }
   if (selection.throughId !== undefined) { where.push(`${alias}.id <= ?`); params.push(selection.throughId); }
   if (selection.deliveryState !== undefined) {
-    where.push(`EXISTS (SELECT 1 FROM deliveries ds WHERE ds.event_id = ${alias}.id AND ds.state = ?)`);
-    params.push(selection.deliveryState);
+    where.push(`EXISTS (SELECT 1 FROM deliveries ds WHERE ds.event_id = ${alias}.id AND ${deliveryStateSql('ds', selection.deliveryState)})`);
   }
   return { sql: where.length > 0 ? where.join(' AND ') : '1', params };
 }

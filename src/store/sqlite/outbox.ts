@@ -159,7 +159,11 @@ export class OutboxQueries {
   list(filter: DeliveryFilter, page: { limit: number; before?: number }): Page<Delivery> {
     const where: string[] = [];
     const params: unknown[] = [];
-    if (filter.state) { where.push('state = ?'); params.push(filter.state); }
+    // Dead letters newest first come from their own partial index (deliveries_dead_id or _rule, migration 006,
+    // which the literal condition lets SQLite use). Pending and delivered rows are most of the recent ones:
+    // the bound value keeps the page a newest-first walk rather than a sort of every pending row.
+    if (filter.state === 'dead') where.push("state = 'dead'");
+    else if (filter.state) { where.push('state = ?'); params.push(filter.state); }
     if (filter.ruleId) { where.push('rule_id = ?'); params.push(filter.ruleId); }
     if (filter.eventId !== undefined) { where.push('event_id = ?'); params.push(filter.eventId); }
     if (page.before !== undefined) { where.push('id < ?'); params.push(page.before); }
@@ -177,7 +181,7 @@ export class OutboxQueries {
   stats(now: number): OutboxStats {
     const row = this.db.prepare<[number, number], { pending: number; due: number; dead: number; oldest: number | null }>(`
       SELECT
-        (SELECT count(*) FROM deliveries WHERE state = 'pending') AS pending,
+        (SELECT count(*) FROM deliveries INDEXED BY deliveries_due WHERE state = 'pending') AS pending,
         (SELECT count(*) FROM deliveries INDEXED BY deliveries_due WHERE state = 'pending' AND next_attempt_at <= ?) AS due,
         (SELECT count(*) FROM deliveries WHERE state = 'dead') AS dead,
         (SELECT min(next_attempt_at) FROM deliveries INDEXED BY deliveries_due WHERE state = 'pending' AND next_attempt_at <= ?) AS oldest`).get(now, now)!;

@@ -1,6 +1,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
+import { deliveryStateSql } from './delivery-state-sql.js';
 
-const NOT_PENDING = "NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.state = 'pending')";
+const NOT_PENDING = `NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND ${deliveryStateSql('d', 'pending')})`;
 
 /**
  * The oldest events stored before a time (params: that time twice, then the limit): oldest first along

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
-import { chooseDriver, coarseCandidates, eventSearchSql, type SearchDriver } from '../../../src/store/sqlite/admin-queries.js';
+import { RULE_COUNT_SQL, chooseDriver, coarseCandidates, eventSearchSql, type SearchDriver } from '../../../src/store/sqlite/admin-queries.js';
 import type { EventSearch } from '../../../src/store/store.js';
 import { makeTempDir, removeTempDirs } from '../../helpers/temp-dir.js';
 
@@ -24,6 +24,8 @@ const FILTERS: EventSearch[] = [
   { walletAddress: '0xabc' },
   { resultId: 'tr_1' },
   { deliveryState: 'dead' },
+  { deliveryState: 'pending' },
+  { deliveryState: 'delivered' },
   { deliveryState: 'pending', event: 'transfer:succeeded', validation: 'valid' },
   { deliveryState: 'dead', email: 'a@example.com' },
   { receivedFrom: 1 },
@@ -79,11 +81,29 @@ describe('admin list queries read one index range (EXPLAIN QUERY PLAN), never th
     expect(coarseCandidates({ event: 'transfer:succeeded', source: 'checkout', validation: 'valid' })).toEqual([]);
   });
 
-  it('rule counts come from the deliveries_rule_state index', () => {
+  it('rule counts are read from indexes alone: all of a rule, its pending rows, its dead letters', () => {
     const store = new SqliteStore({ dataDir: makeTempDir(), durability: 'normal' });
     stores.push(store);
-    expect(plan(store, 'SELECT state, count(*) AS n FROM deliveries WHERE rule_id = ? GROUP BY state', ['a'])).toEqual([
-      expect.stringContaining('USING COVERING INDEX deliveries_rule_state (rule_id=?)'),
+    expect(plan(store, RULE_COUNT_SQL.total, ['a'])).toEqual([expect.stringContaining('USING COVERING INDEX deliveries_rule_id (rule_id=?)')]);
+    expect(plan(store, RULE_COUNT_SQL.pendingByRule, [])).toEqual([
+      expect.stringMatching(/^SCAN deliveries USING COVERING INDEX deliveries_due$/),
+      expect.stringContaining('TEMP B-TREE FOR GROUP BY'), // over the pending rows only
     ]);
+    expect(plan(store, RULE_COUNT_SQL.deadByRule, [])).toEqual([expect.stringMatching(/^SCAN deliveries USING COVERING INDEX deliveries_dead_rule$/)]);
+  });
+
+  it('only unsettled deliveries are indexed by state: "has a pending or dead delivery" reads deliveries_unsettled_event', () => {
+    const store = new SqliteStore({ dataDir: makeTempDir(), durability: 'normal' });
+    stores.push(store);
+    for (const state of ['pending', 'dead'] as const) {
+      const drivenByState = eventSearchSql({ deliveryState: state }, { limit: 51 }, { kind: 'state' });
+      expect(plan(store, drivenByState.sql, drivenByState.params)[0]).toContain('USING COVERING INDEX deliveries_unsettled_event (state=?)');
+      const checkedPerEvent = eventSearchSql({ deliveryState: state, email: 'a@example.com' }, { limit: 51 });
+      expect(plan(store, checkedPerEvent.sql, checkedPerEvent.params).join(' | ')).toContain('USING COVERING INDEX deliveries_unsettled_event (state=? AND event_id=?)');
+    }
+    // Delivered rows are in no state index: that filter is a check per event, never a driver.
+    expect(chooseDriver({ deliveryState: 'delivered' })).toEqual({ kind: 'rowid' });
+    const delivered = eventSearchSql({ deliveryState: 'delivered' }, { limit: 51 });
+    expect(plan(store, delivered.sql, delivered.params).join(' | ')).toContain('USING INDEX deliveries_event (event_id=?)');
   });
 });

@@ -32,6 +32,34 @@ describe('outbox query plans', () => {
       // Covering: an imported event too young to go is stepped over without reading its row.
       expect(plan).toMatch(/SCAN e USING COVERING INDEX events_received_at|SEARCH e USING COVERING INDEX events_received_at/);
       expect(plan).not.toMatch(/TEMP B-TREE/);
+      // Whether an event still has a pending delivery is one probe of the unsettled-state index.
+      expect(plan).toMatch(/USING COVERING INDEX deliveries_unsettled_event \(state=\? AND event_id=\?\)/);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('lists dead letters newest first and counts the outbox from partial indexes of unsettled rows only', async () => {
+    const store = new SqliteStore({ dataDir: makeTempDir(), durability: 'normal' });
+    try {
+      // The plans of the statements these calls really prepare (placeholders bound to 1).
+      const plans: string[] = [];
+      const prepare = store.db.prepare.bind(store.db);
+      const explain = (sql: string): string =>
+        prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...Array.from(sql.matchAll(/\?/g), () => 1)).map((r) => (r as { detail: string }).detail).join(' | ');
+      store.db.prepare = ((sql: string) => {
+        plans.push(explain(sql));
+        return prepare(sql);
+      }) as typeof store.db.prepare;
+      await store.listDeliveries({ state: 'dead' }, { limit: 50 });
+      await store.listDeliveries({ state: 'dead', ruleId: 'a' }, { limit: 50 });
+      await store.outboxStats(Date.now());
+      store.db.prepare = prepare;
+      expect(plans[0]).toMatch(/^SCAN deliveries USING INDEX deliveries_dead_id$/);
+      expect(plans[1]).toMatch(/^SEARCH deliveries USING INDEX deliveries_dead_rule \(rule_id=\?\)$/);
+      expect(plans[2]).toContain('USING COVERING INDEX deliveries_due');
+      expect(plans[2]).toContain('USING COVERING INDEX deliveries_dead_id');
+      expect(plans.join(' | ')).not.toMatch(/TEMP B-TREE|SCAN deliveries$|SCAN deliveries \|/);
     } finally {
       await store.close();
     }
