@@ -122,7 +122,7 @@ export class LocalBackend implements AdminBackend {
     let afterId = query.afterId;
     for (;;) {
       if (control.signal.aborted) return { ...progress, state: 'cancelled', error: null, ...(afterId !== undefined && { resumeAfterId: afterId }) };
-      const events = await this.store.listEventsForExport({ ...selection, afterId }, BATCH);
+      const events = await this.store.listEventBodies({ ...selection, afterId }, BATCH);
       if (events.length === 0) break;
       const batch: { eventId: number; deliveries: NewDelivery[] }[] = [];
       for (const event of events) {

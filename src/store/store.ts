@@ -125,6 +125,9 @@ export interface StoredEvent extends Omit<NewEvent, 'receivedAt'> {
   importedAt: number | null;
 }
 
+/** An event as rules see it (replay): no headers, no parsed columns. */
+export type EventBody = Pick<StoredEvent, 'id' | 'source' | 'event' | 'body'>;
+
 export type EventSummary = Omit<StoredEvent, 'body' | 'headers' | 'importedAt'> & { bodyBytes: number };
 
 export interface EventFilter {
@@ -185,6 +188,8 @@ export interface Store {
   countEvents(selection: EventSelection): Promise<number>;
   /** Whole events (raw bytes and headers), oldest first; page on with `afterId`. */
   listEventsForExport(selection: EventSelection, limit: number): Promise<StoredEvent[]>;
+  /** What rules read of events (id, source, event name, raw bytes), oldest first; page on with `afterId`. */
+  listEventBodies(selection: EventSelection, limit: number): Promise<EventBody[]>;
   /** Stores events not already present (same key as ingest), in one transaction; creates no deliveries. */
   importEvents(events: ImportedEvent[], options?: ImportOptions): Promise<ImportResult>;
   /** Replay of many events in one transaction: the outbox rows for each event; returns how many rows. */

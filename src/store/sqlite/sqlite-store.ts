@@ -14,7 +14,7 @@ import { GroupCommit } from './group-commit.js';
 import { WalFsync, type FsyncFn } from './wal-fsync.js';
 import { migrate } from './migrate.js';
 import { OutboxQueries, type AttemptToRecord } from './outbox.js';
-import type { BulkDeliveryFilter, EventSelection, ImportedEvent, ImportOptions, ImportResult } from '../store.js';
+import type { BulkDeliveryFilter, EventBody, EventSelection, ImportedEvent, ImportOptions, ImportResult } from '../store.js';
 import { BulkQueries } from './bulk-queries.js';
 import { RetentionQueries } from './retention-queries.js';
 import { TransferQueries } from './transfer-queries.js';
@@ -280,6 +280,10 @@ export class SqliteStore implements Store {
 
   async listEventsForExport(selection: EventSelection, limit: number): Promise<StoredEvent[]> {
     return this.transfer.listFull(selection, limit);
+  }
+
+  async listEventBodies(selection: EventSelection, limit: number): Promise<EventBody[]> {
+    return this.transfer.listBodies(selection, limit);
   }
 
   async importEvents(events: ImportedEvent[], options: ImportOptions = {}): Promise<ImportResult> {

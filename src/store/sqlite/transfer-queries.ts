@@ -1,5 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import type { EventSelection, ImportedEvent, ImportResult, StoredEvent } from '../store.js';
+import type { EventBody, EventSelection, ImportedEvent, ImportResult, StoredEvent } from '../store.js';
 import { eventSelectionSql } from './event-filter-sql.js';
 import { toStoredEvent, type EventRow } from './event-rows.js';
 
@@ -29,6 +29,14 @@ export class TransferQueries {
       .prepare<unknown[], EventRow>(`SELECT e.* FROM events e WHERE ${where.sql} ORDER BY e.id LIMIT ?`)
       .all(...where.params, limit)
       .map(toStoredEvent);
+  }
+
+  /** Oldest first, only what rules read: a replay batch skips the headers and their JSON. */
+  listBodies(selection: EventSelection, limit: number): EventBody[] {
+    const where = eventSelectionSql(selection, 'e');
+    return this.db
+      .prepare<unknown[], EventBody>(`SELECT e.id, e.source, e.event, e.body FROM events e WHERE ${where.sql} ORDER BY e.id LIMIT ?`)
+      .all(...where.params, limit);
   }
 
   /** `importedAt`: when retention starts counting their age (null: from `receivedAt`, as if received here). */

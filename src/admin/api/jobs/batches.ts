@@ -16,7 +16,7 @@ export function yieldToEventLoop(): Promise<void> {
  */
 export async function countEventsThrough(store: Store, selection: EventSelection, throughId: number): Promise<number> {
   // Retention deletes the oldest events: start at the oldest one still stored.
-  const [oldest] = await store.listEventsForExport({}, 1);
+  const [oldest] = await store.listEventBodies({}, 1);
   if (!oldest) return 0;
   let total = 0;
   for (let afterId = oldest.id - 1; afterId < throughId; afterId += COUNT_WINDOW) {

@@ -38,7 +38,7 @@ export async function runReplayJob(loop: BatchLoop, job: ReplayJobInput): Promis
   const progress: JobProgress = { total: job.total, processed: 0, created: 0, failed: 0 };
   let afterId = 0;
   while (!loop.shouldStop()) {
-    const events = await loop.store.listEventsForExport({ ...job.selection, afterId, throughId: job.throughId }, JOB_BATCH_SIZE);
+    const events = await loop.store.listEventBodies({ ...job.selection, afterId, throughId: job.throughId }, JOB_BATCH_SIZE);
     if (events.length === 0) break;
     const ruleSet = rulesToReplay(job.rules(), job.ruleId);
     const batch: { eventId: number; deliveries: NewDelivery[] }[] = [];
