@@ -61,4 +61,25 @@ describe('claiming due deliveries', () => {
       await store.close();
     }
   });
+  it('takes rows due at the same moment in the order they were created, rules interleaved, not rule by rule', async () => {
+    const store = new SqliteStore({ dataDir: makeTempDir(), durability: 'normal' });
+    try {
+      const now = Date.now();
+      const created: { id: number; ruleId: string }[] = [];
+      for (const resultId of ['t-1', 't-2', 't-3']) {
+        const { id: eventId } = await store.saveEvent({
+          source: 'checkout', event: 'transfer:succeeded', resultId, checkoutId: null, email: null, walletAddress: null,
+          validation: 'valid', receivedAt: now, headers: {}, body: RAW,
+          deliveries: ['zeta', 'alpha'].map((ruleId) => ({ ruleId, ruleSetHash: 'h1', body: null, contentType: 'application/json' })),
+        });
+        const { items } = await store.listDeliveries({ eventId }, { limit: 10 });
+        created.push(...items.map(({ id, ruleId }) => ({ id, ruleId })).reverse());
+      }
+      // One event's two deliveries first (a claim mixes destinations), not every "alpha" row before any "zeta".
+      const claimed = await store.claimDueDeliveries({ now, limit: 2, leaseMs: 60_000 });
+      expect(claimed.map(({ id, ruleId }) => ({ id, ruleId })).sort((a, b) => a.id - b.id)).toEqual(created.slice(0, 2));
+    } finally {
+      await store.close();
+    }
+  });
 });

@@ -12,7 +12,10 @@ DROP INDEX deliveries_state_event;
 DROP INDEX deliveries_rule_state;
 DROP INDEX deliveries_due;
 
-CREATE INDEX deliveries_due ON deliveries (next_attempt_at, rule_id) WHERE state = 'pending';
+-- id before rule_id: rows due at the same millisecond are claimed in the order they were created (an event's
+-- deliveries together, rules interleaved), not rule by rule, which would fill a claim with one destination's
+-- rows and scatter its payload reads over many events.
+CREATE INDEX deliveries_due ON deliveries (next_attempt_at, id, rule_id) WHERE state = 'pending';
 CREATE INDEX deliveries_unsettled_event ON deliveries (state, event_id) WHERE state <> 'delivered';
 CREATE INDEX deliveries_dead_id ON deliveries (id) WHERE state = 'dead';
 CREATE INDEX deliveries_dead_rule ON deliveries (rule_id, id) WHERE state = 'dead';
