@@ -103,8 +103,11 @@ async function hookrelayCase(name, durability, options) {
 
 console.log(`bench:ingest — ${CONNECTIONS} connections, ${DURATION}s per case and round, body ${Buffer.byteLength(template)} bytes, node ${process.version}\n`);
 if (process.env.BENCH_ONLY) {
-  // BENCH_ONLY=full|normal: one hookrelay case, for profiling.
-  const row = await hookrelayCase(`hookrelay, durability ${process.env.BENCH_ONLY}`, process.env.BENCH_ONLY);
+  // BENCH_ONLY=full|normal|express|node-http: one case, for profiling; BENCH_RATE=N makes it open loop at N rps.
+  const fixedRate = Number(process.env.BENCH_RATE ?? 0) || undefined;
+  const only = process.env.BENCH_ONLY;
+  const name = `${only}${fixedRate ? ` @ ${fixedRate} rps` : ''}`;
+  const row = ['express', 'node-http'].includes(only) ? await baselineCase(name, only, { fixedRate }) : await hookrelayCase(`hookrelay, durability ${name}`, only, { fixedRate });
   printTable([row], ['name', 'rps', 'p50', 'p99', 'rssMb', 'cpuUs', 'non2xx', 'errors']);
   process.exit(0);
 }

@@ -84,6 +84,7 @@ export class SqliteStore implements Store {
   private readonly saveGroup: GroupCommit<NewEvent, SaveEventResult>;
   private readonly attemptGroup: GroupCommit<AttemptToRecord, boolean>;
   private readonly outbox: OutboxQueries;
+  private readonly claimBatch: BetterSqlite3.Transaction<(now: number, limit: number, leaseMs: number) => ClaimedDelivery[]>;
   private readonly statements;
   private readonly walFsync: WalFsync | null;
   private readonly checkpointer: BackgroundCheckpointer;
@@ -125,6 +126,7 @@ export class SqliteStore implements Store {
     // once, and the batch tries again a few milliseconds later, for up to busyRetryMs, before answering 503.
     const busyRetry = { isBusy: isBusyError, forMs: options.busyRetryMs ?? 2_000, pauseMs: 5 };
     const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
+    // db.pragma(), not a statement prepared once: SQLite applies busy_timeout when the PRAGMA is compiled.
     const withoutLockWait = <T>(commit: () => T): T => {
       this.db.pragma('busy_timeout = 0');
       try {
@@ -136,6 +138,7 @@ export class SqliteStore implements Store {
     this.saveGroup = new GroupCommit((events) => withoutLockWait(() => saveBatch.immediate(events)), walFsync ? () => walFsync.sync() : undefined, 256, isStoreWideError, busyRetry);
     // Attempt records need no fsync of their own: losing the last ones to a power cut means a repeat attempt.
     const attemptBatch = this.db.transaction((records: AttemptToRecord[]) => this.outbox.recordAttempts(records, Date.now()));
+    this.claimBatch = this.db.transaction((now: number, limit: number, leaseMs: number) => this.outbox.claim(now, limit, leaseMs));
     this.attemptGroup = new GroupCommit((records) => withoutLockWait(() => attemptBatch.immediate(records)), undefined, 256, isStoreWideError, busyRetry);
   }
 
@@ -185,7 +188,7 @@ export class SqliteStore implements Store {
   }
 
   async claimDueDeliveries(options: { now: number; limit: number; leaseMs: number }): Promise<ClaimedDelivery[]> {
-    return this.write(() => this.db.transaction(() => this.outbox.claim(options.now, options.limit, options.leaseMs)).immediate());
+    return this.write(() => this.claimBatch.immediate(options.now, options.limit, options.leaseMs));
   }
 
   async recordAttempt(deliveryId: number, leaseToken: string, attempt: AttemptRecord, resolution: AttemptResolution): Promise<boolean> {

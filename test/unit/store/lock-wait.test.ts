@@ -66,4 +66,14 @@ describe('a write lock held by another connection', () => {
       await store.close();
     }
   });
+
+  it('gives the connection its usual busy timeout back after a group commit, for the writes that may wait', async () => {
+    const store = new SqliteStore({ dataDir: makeTempDir(), durability: 'full', busyTimeoutMs: 321 });
+    try {
+      await store.saveEvent(newEvent());
+      expect(store.db.pragma('busy_timeout', { simple: true })).toBe(321);
+    } finally {
+      await store.close();
+    }
+  });
 });
