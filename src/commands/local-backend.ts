@@ -2,7 +2,9 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AdminContext } from '../admin/api/context.js';
 import { decodeDeliveryCursor, decodeEventCursor, encodeDeliveryCursor, encodeEventCursor } from '../admin/api/cursor.js';
-import { ruleInputOf } from '../admin/api/event-input.js';
+import { JOB_BATCH_SIZE, yieldToEventLoop } from '../admin/api/jobs/batches.js';
+import { runReplayJob, type BatchLoop, type BatchLoopResult } from '../admin/api/jobs/replay-job.js';
+import { runRetryJob } from '../admin/api/jobs/retry-job.js';
 import { replayEvent } from '../admin/api/replay-event.js';
 import { resendEvent } from '../admin/api/resend-event.js';
 import { deliveryDetailView, deliveryView, eventDetailView, eventSummaryView } from '../admin/api/views.js';
@@ -10,26 +12,28 @@ import type { Config } from '../config.js';
 import { createGuardedDispatcher } from '../delivery/guarded-dispatcher.js';
 import { createSsrfGuard } from '../delivery/ssrf-guard.js';
 import { HookrelayError } from '../errors.js';
-import { deliveriesForEvent } from '../ingest/deliveries-for-event.js';
 import { createLogger } from '../log.js';
 import { loadRuleSet } from '../rules/loader.js';
 import { formatRuleFileError } from '../rules/rule-file-error.js';
 import type { RuleSet } from '../rules/types.js';
 import { DATABASE_FILE, SqliteStore } from '../store/sqlite/sqlite-store.js';
-import type { BulkDeliveryFilter, EventSelection, ImportedEvent, ImportResult, NewDelivery } from '../store/store.js';
+import type { BulkDeliveryFilter, EventSelection, ImportedEvent, ImportResult } from '../store/store.js';
 import type {
   AdminBackend, BulkControl, BulkResult, DeliveryQuery, DeliveryView, EventExport, EventQuery, EventSummaryView, EventWithDeliveries, Paged,
   ResendResult, ResendSigning, RetryQuery,
 } from './admin-backend.js';
 import { recordFromStored, type ExportRecord } from './ndjson-format.js';
 
-/** Events per transaction in bulk replay (as the admin API's jobs), and per read in export. */
-const BATCH = 200;
+/** Events per read in export, as the admin API's jobs batch theirs. */
+const BATCH = JOB_BATCH_SIZE;
 /** A running server holds the write lock only for short commits; wait this long for it. */
 const BUSY_TIMEOUT_MS = 5_000;
 
-/** The store answers synchronously underneath: without this, Ctrl-C would not be seen until the loop ends. */
-const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+/** An interrupted run says where to carry on: after the last id of its last whole batch. */
+function bulkResult({ progress, stopped, lastId }: BatchLoopResult): BulkResult {
+  if (!stopped) return { ...progress, state: 'done', error: null };
+  return { ...progress, state: 'cancelled', error: null, ...(lastId !== undefined && { resumeAfterId: lastId }) };
+}
 
 export function selectionOf(query: EventQuery & { afterId?: number }): EventSelection {
   const { transferId, ...rest } = query;
@@ -116,32 +120,13 @@ export class LocalBackend implements AdminBackend {
     const all = await this.rules();
     const ruleSet = options.ruleId === undefined ? all : { ...all, rules: all.rules.filter((r) => r.id === options.ruleId) };
     if (ruleSet.rules.length === 0 && options.ruleId !== undefined) throw new HookrelayError('not_found', `No rule "${options.ruleId}" in the current rule set.`);
-    const selection = { ...selectionOf(query), throughId: await this.newestEventId() };
-    const progress = { total: await this.store.countEvents(selection), processed: 0, created: 0, failed: 0 };
-    control.onProgress({ ...progress });
-    let afterId = query.afterId;
-    for (;;) {
-      if (control.signal.aborted) return { ...progress, state: 'cancelled', error: null, ...(afterId !== undefined && { resumeAfterId: afterId }) };
-      const events = await this.store.listEventBodies({ ...selection, afterId }, BATCH);
-      if (events.length === 0) break;
-      const batch: { eventId: number; deliveries: NewDelivery[] }[] = [];
-      for (const event of events) {
-        try {
-          // The ingest path's own planning: events the rules do not match get no deliveries.
-          const deliveries = await deliveriesForEvent(ruleSet, ruleInputOf(event));
-          if (deliveries.length > 0) batch.push({ eventId: event.id, deliveries });
-        } catch {
-          progress.failed += 1; // a body that is not JSON (an imported event) cannot be matched
-        }
-      }
-      // One transaction per batch: an interruption leaves whole batches replayed or not at all.
-      progress.created += batch.length > 0 ? await this.store.createDeliveriesForEvents(batch, 'replay') : 0;
-      progress.processed += events.length;
-      afterId = events.at(-1)!.id;
-      control.onProgress({ ...progress });
-      await yieldToEventLoop();
-    }
-    return { ...progress, state: 'done', error: null };
+    const { afterId, ...eventQuery } = query;
+    const selection = selectionOf(eventQuery);
+    const throughId = await this.newestEventId();
+    const total = await this.store.countEvents({ ...selection, afterId, throughId });
+    control.onProgress({ total, processed: 0, created: 0, failed: 0 });
+    // The admin API's replay job, batch for batch: one transaction each, so Ctrl-C leaves whole batches.
+    return bulkResult(await runReplayJob(this.batchLoop(control), { selection, throughId, ruleId: null, rules: () => ruleSet, total, afterId }));
   }
 
   async resendEvent(id: number, url: string, signing: ResendSigning): Promise<ResendResult> {
@@ -188,22 +173,16 @@ export class LocalBackend implements AdminBackend {
   }
 
   async retryDeliveries(query: RetryQuery & { afterId?: number }, control: BulkControl): Promise<BulkResult> {
-    const { ruleId, eventId, afterId: startAfter, deliveryState: _deliveryState, ...eventQuery } = query;
-    const filter: BulkDeliveryFilter = { ...selectionOf(eventQuery), ruleId, eventId };
-    const progress = { total: await this.store.countDeadDeliveries({ ...filter, afterId: startAfter }), processed: 0, created: 0, failed: 0 };
-    control.onProgress({ ...progress });
-    let afterId = startAfter;
-    for (;;) {
-      if (control.signal.aborted) return { ...progress, state: 'cancelled', error: null, ...(afterId !== undefined && { resumeAfterId: afterId }) };
-      const ids = await this.store.retryDeadDeliveries({ ...filter, afterId }, BATCH, Date.now());
-      if (ids.length === 0) break;
-      progress.processed += ids.length;
-      progress.created += ids.length;
-      afterId = ids.at(-1)!;
-      control.onProgress({ ...progress });
-      await yieldToEventLoop();
-    }
-    return { ...progress, state: 'done', error: null };
+    const { ruleId, eventId, afterId, deliveryState: _deliveryState, ...eventQuery } = query;
+    const filter: BulkDeliveryFilter = { ...selectionOf(eventQuery), ruleId, eventId, afterId };
+    const total = await this.store.countDeadDeliveries(filter);
+    control.onProgress({ total, processed: 0, created: 0, failed: 0 });
+    return bulkResult(await runRetryJob(this.batchLoop(control), filter, total, Date.now));
+  }
+
+  /** The admin jobs' batch loop driven from the terminal: Ctrl-C stops it between batches; a running server's worker polls for the new rows. */
+  private batchLoop(control: BulkControl): BatchLoop {
+    return { store: this.store, shouldStop: () => control.signal.aborted, onProgress: async (progress) => control.onProgress(progress), wakeWorker: () => {} };
   }
 
   async close(): Promise<void> {

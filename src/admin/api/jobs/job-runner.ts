@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
 import { HookrelayError } from '../../../errors.js';
 import type { RuleSet } from '../../../rules/types.js';
-import type { BulkDeliveryFilter, EventSelection, Job, JobProgress, Store } from '../../../store/store.js';
+import type { BulkDeliveryFilter, EventSelection, Job, Store } from '../../../store/store.js';
 import { countEventsThrough } from './batches.js';
-import { runReplayJob, type BatchLoop } from './replay-job.js';
+import { runReplayJob, type BatchLoop, type BatchLoopResult } from './replay-job.js';
 import { runRetryJob } from './retry-job.js';
 
 export interface JobRunnerOptions {
@@ -104,7 +104,7 @@ export class JobRunner {
     return this.options.store.createJob({ kind, filter, ruleId, total, startedAt: this.options.now() });
   }
 
-  private launch(job: Job, run: (loop: BatchLoop) => Promise<JobProgress>): void {
+  private launch(job: Job, run: (loop: BatchLoop) => Promise<BatchLoopResult>): void {
     const { store, logger, now } = this.options;
     const loop: BatchLoop = {
       store,
@@ -114,7 +114,7 @@ export class JobRunner {
     };
     const work = (async () => {
       try {
-        const progress = await run(loop);
+        const { progress } = await run(loop);
         if (this.cancelled.has(job.id)) return;
         if (this.stopping) await store.finishJob(job.id, 'failed', SHUTDOWN_ERROR, now());
         else await store.finishJob(job.id, 'done', null, now());

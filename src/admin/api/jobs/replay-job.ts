@@ -4,6 +4,10 @@ import { deliveriesForEvent } from '../../../ingest/deliveries-for-event.js';
 import { ruleInputOf } from '../event-input.js';
 import { JOB_BATCH_SIZE, yieldToEventLoop } from './batches.js';
 
+/**
+ * What runs a bulk operation batch by batch: the admin API's jobs (progress in the jobs table) and the CLI's
+ * local mode (progress on the terminal, Ctrl-C as the stop signal) share the loops below.
+ */
 export interface BatchLoop {
   store: Store;
   /** True once the job must stop (cancelled, or the server is stopping): checked between batches. */
@@ -19,6 +23,15 @@ export interface ReplayJobInput {
   ruleId: string | null;
   rules: () => RuleSet;
   total: number;
+  /** Resume after this event id (an interrupted run's `lastId`). */
+  afterId?: number;
+}
+
+/** What a batch loop did, and where it ended: `lastId` is the last id of the last batch written (resume after it). */
+export interface BatchLoopResult {
+  progress: JobProgress;
+  stopped: boolean;
+  lastId?: number;
 }
 
 /** The current rules, or only `ruleId` of them (read per batch, so a hot reload applies to the next batch). */
@@ -34,11 +47,12 @@ function rulesToReplay(ruleSet: RuleSet, ruleId: string | null): RuleSet {
  * unless the job was stopped meanwhile, its deliveries are written in one transaction and the progress
  * recorded, so a cancelled job never leaves half a batch behind.
  */
-export async function runReplayJob(loop: BatchLoop, job: ReplayJobInput): Promise<JobProgress> {
+export async function runReplayJob(loop: BatchLoop, job: ReplayJobInput): Promise<BatchLoopResult> {
   const progress: JobProgress = { total: job.total, processed: 0, created: 0, failed: 0 };
-  let afterId = 0;
-  while (!loop.shouldStop()) {
-    const events = await loop.store.listEventBodies({ ...job.selection, afterId, throughId: job.throughId }, JOB_BATCH_SIZE);
+  let lastId = job.afterId;
+  for (;;) {
+    if (loop.shouldStop()) return { progress, stopped: true, lastId };
+    const events = await loop.store.listEventBodies({ ...job.selection, afterId: lastId ?? 0, throughId: job.throughId }, JOB_BATCH_SIZE);
     if (events.length === 0) break;
     const ruleSet = rulesToReplay(job.rules(), job.ruleId);
     const batch: { eventId: number; deliveries: NewDelivery[] }[] = [];
@@ -52,16 +66,16 @@ export async function runReplayJob(loop: BatchLoop, job: ReplayJobInput): Promis
         failed += 1; // a body that is not JSON (an imported event): nothing to replay
       }
     }
-    if (loop.shouldStop()) break;
+    if (loop.shouldStop()) return { progress, stopped: true, lastId };
     const created = batch.length > 0 ? await loop.store.createDeliveriesForEvents(batch, 'replay') : 0;
     progress.processed += events.length;
     progress.created += created;
     progress.failed += failed;
+    lastId = events.at(-1)!.id;
     await loop.onProgress({ ...progress, total: Math.max(progress.total, progress.processed) });
     if (created > 0) loop.wakeWorker();
-    afterId = events.at(-1)!.id;
     if (events.length < JOB_BATCH_SIZE) break;
     await yieldToEventLoop();
   }
-  return progress;
+  return { progress, stopped: false, lastId };
 }
