@@ -53,7 +53,10 @@ export function deliveryIdOf(delivery: { id: number }): string {
 export class DeliveryWorker {
   private readonly now: () => number;
   private readonly random: () => number;
+  /** Every attempt until its outcome is recorded (shutdown waits for them). */
   private readonly inFlight = new Set<Promise<void>>();
+  /** Attempts whose HTTP exchange has not ended: what `maxInFlight` bounds. */
+  private busySlots = 0;
   private readonly abort = new AbortController();
   private stopping = false;
   private wakeUp: (() => void) | null = null;
@@ -100,7 +103,7 @@ export class DeliveryWorker {
   }
 
   private freeSlots(): number {
-    return this.options.maxInFlight - this.inFlight.size;
+    return this.options.maxInFlight - this.busySlots;
   }
 
   private async loop(): Promise<void> {
@@ -108,7 +111,7 @@ export class DeliveryWorker {
     let lastClaimWasFull = false;
     while (!this.stopping) {
       const free = this.freeSlots();
-      if (free < this.claimThreshold && this.inFlight.size > 0) {
+      if (free < this.claimThreshold && this.busySlots > 0) {
         await this.sleep(this.options.pollIntervalMs); // woken as soon as enough attempts have finished
         continue;
       }
@@ -128,7 +131,7 @@ export class DeliveryWorker {
         await this.sleep(this.options.pollIntervalMs); // the store is failing: back off, never spin
         continue;
       }
-      for (const delivery of claimed) this.track(this.attempt(delivery));
+      for (const delivery of claimed) this.track(delivery);
       lastClaimWasFull = claimed.length === limit;
       if (lastClaimWasFull) {
         await new Promise((resolve) => setImmediate(resolve)); // more are due: let other work run, then claim again
@@ -172,11 +175,24 @@ export class DeliveryWorker {
     });
   }
 
-  private track(attempt: Promise<void>): void {
+  /**
+   * Runs one claimed delivery. Its slot is taken until its HTTP exchange ends, not until its outcome is
+   * recorded: the slot is free for the next claim at once, and the claim's transaction records the outcome.
+   */
+  private track(delivery: ClaimedDelivery): void {
+    let holdsSlot = true;
+    this.busySlots += 1;
+    const freeSlot = (): void => {
+      if (!holdsSlot) return;
+      holdsSlot = false;
+      this.busySlots -= 1;
+      if (this.freeSlots() >= this.claimThreshold) this.wake(); // enough slots are free to claim
+    };
+    const attempt = this.attempt(delivery, freeSlot);
     this.inFlight.add(attempt);
     attempt.finally(() => {
       this.inFlight.delete(attempt);
-      if (this.freeSlots() >= this.claimThreshold) this.wake(); // enough slots are free to claim
+      freeSlot();
     });
   }
 
@@ -204,7 +220,7 @@ export class DeliveryWorker {
     return this.rulesById.get(id);
   }
 
-  private async attempt(delivery: ClaimedDelivery): Promise<void> {
+  private async attempt(delivery: ClaimedDelivery, freeSlot: () => void): Promise<void> {
     const { store, logger } = this.options;
     const rule = this.ruleFor(delivery.ruleId);
     const now = this.now();
@@ -227,25 +243,36 @@ export class DeliveryWorker {
         await store.releaseDelivery(delivery.id, delivery.leaseToken, now + BUSY_DESTINATION_DELAY_MS * (1 + this.random()));
         return;
       }
+      const startedAt = this.now();
+      let result: AttemptResult;
       try {
-        await this.send(delivery, rule, destination);
+        result = await this.send(delivery, rule, startedAt);
       } finally {
+        // The exchange is over: its destination and worker slots go to the next attempts while this one is recorded.
         release();
+        freeSlot();
       }
+      const finishedAt = this.now();
+      const resolution = this.resolve(delivery, rule, result, finishedAt);
+      // Only failures a pause can help count against the destination: a refusal by the SSRF guard or a
+      // shutdown is not the destination's doing.
+      if (resolution.state === 'pending' && result.error?.code !== 'aborted') this.options.breaker.recordFailure(destination, finishedAt);
+      else if (result.status !== undefined) this.options.breaker.recordSuccess(destination);
+      await this.record(delivery, startedAt, destination, result, resolution);
     } catch (err) {
       // The store failed while recording: the lease runs out and the row is attempted again later.
       logger.error({ err, deliveryId: delivery.id }, 'delivery bookkeeping failed; the delivery stays leased and will be retried');
     }
   }
 
-  private async send(delivery: ClaimedDelivery, rule: CompiledRule, destination: string): Promise<void> {
-    const startedAt = this.now();
+  /** The HTTP exchange: signed headers, then one attempt within the rule's timeout. */
+  private send(delivery: ClaimedDelivery, rule: CompiledRule, startedAt: number): Promise<AttemptResult> {
     const headers = {
       'content-type': delivery.contentType,
       ...rule.destination.headers,
       ...signOutgoing({ signing: rule.signing, deliveryId: deliveryIdOf(delivery), timestamp: new Date(startedAt), body: delivery.payload }),
     };
-    const result = await sendAttempt({
+    return sendAttempt({
       url: rule.destination.url,
       method: rule.destination.method,
       headers,
@@ -254,13 +281,6 @@ export class DeliveryWorker {
       dispatcher: this.options.dispatcher,
       signal: this.abort.signal,
     });
-    const now = this.now();
-    const resolution = this.resolve(delivery, rule, result, now);
-    // Only failures a pause can help count against the destination: a refusal by the SSRF guard or a
-    // shutdown is not the destination's doing.
-    if (resolution.state === 'pending' && result.error?.code !== 'aborted') this.options.breaker.recordFailure(destination, now);
-    else if (result.status !== undefined) this.options.breaker.recordSuccess(destination);
-    await this.record(delivery, startedAt, destination, result, resolution);
   }
 
   private resolve(delivery: ClaimedDelivery, rule: CompiledRule, result: AttemptResult, now: number): AttemptResolution {

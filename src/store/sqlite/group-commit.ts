@@ -57,6 +57,29 @@ export class GroupCommit<Item, Result> {
     return this.queue.length;
   }
 
+  /**
+   * Commits the queued items inside a transaction the caller runs anyway, instead of in one of their own:
+   * `transaction(items)` writes them and its own rows, and returns the items' results with its own value.
+   * One commit instead of two (the worker records finished attempts in the transaction that claims the
+   * next rows). Only for groups without `makeDurable`: the items are answered once `transaction` returns.
+   * If it throws, nothing was written: the items go back to the queue for a commit of their own.
+   */
+  commitAlong<T>(transaction: (items: Item[]) => { results: Result[]; value: T }): T {
+    if (this.makeDurable) throw new Error('commitAlong is for groups that need no durability wait');
+    const batch = this.queue.splice(0, this.maxBatch);
+    let outcome: { results: Result[]; value: T };
+    try {
+      outcome = transaction(batch.map((entry) => entry.item));
+    } catch (err) {
+      this.queue.unshift(...batch);
+      this.scheduleRest();
+      throw err;
+    }
+    batch.forEach((entry, i) => entry.resolve(outcome.results[i]!));
+    this.scheduleRest();
+    return outcome.value;
+  }
+
   private schedule(delayMs: number): void {
     if (this.scheduled || this.awaitingDurability) return;
     this.scheduled = true;

@@ -84,7 +84,7 @@ export class SqliteStore implements Store {
   private readonly saveGroup: GroupCommit<NewEvent, SaveEventResult>;
   private readonly attemptGroup: GroupCommit<AttemptToRecord, boolean>;
   private readonly outbox: OutboxQueries;
-  private readonly claimBatch: BetterSqlite3.Transaction<(now: number, limit: number, leaseMs: number) => ClaimedDelivery[]>;
+  private readonly claimBatch: BetterSqlite3.Transaction<(records: AttemptToRecord[], now: number, limit: number, leaseMs: number) => { results: boolean[]; value: ClaimedDelivery[] }>;
   private readonly statements;
   private readonly walFsync: WalFsync | null;
   private readonly checkpointer: BackgroundCheckpointer;
@@ -138,7 +138,11 @@ export class SqliteStore implements Store {
     this.saveGroup = new GroupCommit((events) => withoutLockWait(() => saveBatch.immediate(events)), walFsync ? () => walFsync.sync() : undefined, 256, isStoreWideError, busyRetry);
     // Attempt records need no fsync of their own: losing the last ones to a power cut means a repeat attempt.
     const attemptBatch = this.db.transaction((records: AttemptToRecord[]) => this.outbox.recordAttempts(records, Date.now()));
-    this.claimBatch = this.db.transaction((now: number, limit: number, leaseMs: number) => this.outbox.claim(now, limit, leaseMs));
+    // Attempts finished since the last commit are recorded in the claim's own transaction: one commit, not two.
+    this.claimBatch = this.db.transaction((records: AttemptToRecord[], now: number, limit: number, leaseMs: number) => ({
+      results: records.length > 0 ? this.outbox.recordAttempts(records, Date.now()) : [],
+      value: this.outbox.claim(now, limit, leaseMs),
+    }));
     this.attemptGroup = new GroupCommit((records) => withoutLockWait(() => attemptBatch.immediate(records)), undefined, 256, isStoreWideError, busyRetry);
   }
 
@@ -188,7 +192,7 @@ export class SqliteStore implements Store {
   }
 
   async claimDueDeliveries(options: { now: number; limit: number; leaseMs: number }): Promise<ClaimedDelivery[]> {
-    return this.write(() => this.claimBatch.immediate(options.now, options.limit, options.leaseMs));
+    return this.write(() => this.attemptGroup.commitAlong((records) => this.claimBatch.immediate(records, options.now, options.limit, options.leaseMs)));
   }
 
   async recordAttempt(deliveryId: number, leaseToken: string, attempt: AttemptRecord, resolution: AttemptResolution): Promise<boolean> {

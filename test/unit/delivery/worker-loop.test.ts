@@ -1,11 +1,17 @@
 import { pino } from 'pino';
 import { Agent } from 'undici';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { createCircuitBreaker } from '../../../src/delivery/circuit-breaker.js';
 import { createDestinationLimiter } from '../../../src/delivery/destination-limiter.js';
 import { DeliveryWorker } from '../../../src/delivery/worker.js';
 import type { RuleSet } from '../../../src/rules/types.js';
+import { loadRuleSet } from '../../../src/rules/loader.js';
 import type { ClaimedDelivery, Store } from '../../../src/store/store.js';
+import { eventually, rulesDirWith } from '../../helpers/rules.js';
+import { removeTempDirs } from '../../helpers/temp-dir.js';
+import { startWebhookSink } from '../../helpers/webhook-sink.js';
+
+afterAll(() => removeTempDirs());
 
 const emptyRules = { rules: [], hash: 'empty', loadedAt: new Date(), files: [] } as unknown as RuleSet;
 
@@ -95,5 +101,34 @@ describe('DeliveryWorker loop', () => {
     await w.stop(10);
     expect(leases.length).toBeGreaterThan(0);
     expect(Math.min(...leases)).toBeGreaterThan(5 * 60_000); // the configured 60 s would be too short for the slow rule
+  });
+
+  it('frees a slot when its HTTP exchange ends, not when its outcome is recorded: the next claim may record it', async () => {
+    const sink = await startWebhookSink();
+    const loaded = await loadRuleSet(rulesDirWith({ 'r.yaml': `id: sink\non: ["*"]\nto:\n  url: ${sink.url}/hook\nconcurrency: 10\n` }), {});
+    if (!loaded.ok) throw new Error(JSON.stringify(loaded.errors));
+    let nextId = 0;
+    const unrecorded: ((kept: boolean) => void)[] = [];
+    let recordNow = false;
+    const w = worker(
+      {
+        claimDueDeliveries: async ({ limit }) => Array.from({ length: Math.min(limit, 20 - nextId) }, () => ({ ...claimed(++nextId), ruleId: 'sink' })),
+        nextDueAt: async () => (nextId < 20 ? Date.now() - 1 : null),
+        // Recording waits until the end: were slots held until then, no more than 2 requests would be sent.
+        recordAttempt: () => (recordNow ? Promise.resolve(true) : new Promise<boolean>((resolve) => unrecorded.push(resolve))),
+      },
+      { maxInFlight: 2, batchSize: 2, rules: loaded.ruleSet },
+    );
+    try {
+      w.start();
+      await sink.waitFor(20);
+      await eventually(() => unrecorded.length === 20, 5_000, 'every answer handed to the store');
+      expect(w.activeAttempts).toBe(20); // all still waiting for their records
+    } finally {
+      recordNow = true;
+      unrecorded.forEach((resolve) => resolve(true));
+      await w.stop(10);
+      await sink.close();
+    }
   });
 });

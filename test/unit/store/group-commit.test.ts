@@ -142,4 +142,40 @@ describe('GroupCommit', () => {
       expect(tries).toBe(1);
     });
   });
+
+  describe('commitAlong', () => {
+    it("commits the queued items in the caller's transaction and answers them from it, with no commit of their own", async () => {
+      const ownCommits: number[][] = [];
+      const group = new GroupCommit<number, number>((items) => {
+        ownCommits.push(items);
+        return items;
+      });
+      const answers = [1, 2].map((n) => group.submit(n));
+      const value = group.commitAlong((items) => ({ results: items.map((n) => n * 100), value: `claimed with ${items.join('+')}` }));
+      expect(value).toBe('claimed with 1+2');
+      expect(await Promise.all(answers)).toEqual([100, 200]);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(ownCommits).toEqual([]);
+      expect(group.pending).toBe(0);
+    });
+
+    it('gives the items back when the transaction fails, and they are committed on their own', async () => {
+      const ownCommits: number[][] = [];
+      const group = new GroupCommit<number, number>((items) => {
+        ownCommits.push(items);
+        return items.map((n) => -n);
+      });
+      const answers = [1, 2].map((n) => group.submit(n));
+      expect(() => group.commitAlong(() => {
+        throw new Error('SQLITE_BUSY');
+      })).toThrow('SQLITE_BUSY');
+      expect(await Promise.all(answers)).toEqual([-1, -2]);
+      expect(ownCommits).toEqual([[1, 2]]);
+    });
+
+    it('is refused for a group whose commits must be made durable first', () => {
+      const group = new GroupCommit<number, number>((items) => items, async () => undefined);
+      expect(() => group.commitAlong(() => ({ results: [], value: 0 }))).toThrow(/durability/);
+    });
+  });
 });
