@@ -71,7 +71,7 @@ async function measure(name, server, { fixedRate } = {}) {
     const cpuBefore = cpuMs(pid);
     const result = await fixedRateLoad({ port: server.port, rate: fixedRate, seconds: DURATION, connections: CONNECTIONS, requests });
     const cpuUs = cpuUsPer(pid, cpuBefore, result.sent);
-    return { name, rps: Math.round(result.ok / result.seconds), p50: result.p50, p99: result.p99, non2xx: result.failed, errors: 0, rssMb: peakRssMb(pid), cpuUs };
+    return { name, rps: Math.round(result.ok / result.seconds), p50: result.p50, p99: result.p99, non2xx: result.failed, errors: 0, rssMb: peakRssMb(pid), cpuUs, slowest: result.slowest };
   }
   const cpuBefore = cpuMs(pid);
   const result = await load({ url: `http://127.0.0.1:${server.port}`, connections: CONNECTIONS, duration: DURATION, requests: [signedRequest()] });
@@ -109,6 +109,7 @@ if (process.env.BENCH_ONLY) {
   const name = `${only}${fixedRate ? ` @ ${fixedRate} rps` : ''}`;
   const row = ['express', 'node-http'].includes(only) ? await baselineCase(name, only, { fixedRate }) : await hookrelayCase(`hookrelay, durability ${name}`, only, { fixedRate });
   printTable([row], ['name', 'rps', 'p50', 'p99', 'rssMb', 'cpuUs', 'non2xx', 'errors']);
+  if (row.slowest) console.log(`\nslowest request (ms) per 100 ms slot of the schedule, where one took over 8 ms (second.tenth: ms):\n${Object.entries(row.slowest).map(([slot, ms]) => `${slot}: ${ms}`).join('  ')}`);
   process.exit(0);
 }
 // Rounds: every case once per round, rounds back to back. On a shared 2-core machine identical runs differ

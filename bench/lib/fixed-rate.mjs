@@ -110,7 +110,21 @@ export async function fixedRateLoad({ port, rate, seconds, connections, requests
   for (const conn of [...pool, ...idle]) conn.socket.destroy();
   const sorted = Array.from(latencies).sort((a, b) => a - b);
   const at = (q) => Math.round(sorted[Math.min(total - 1, Math.floor(q * total))] * 10) / 10;
-  return { sent: total, ok, failed, seconds: elapsed, p50: at(0.5), p90: at(0.9), p99: at(0.99), max: Math.round(sorted[total - 1] * 10) / 10 };
+  return { sent: total, ok, failed, seconds: elapsed, p50: at(0.5), p90: at(0.9), p99: at(0.99), max: Math.round(sorted[total - 1] * 10) / 10, slowest: slowestBySlot(latencies, rate) };
+}
+
+/**
+ * The slowest latency (ms, rounded) in each 100 ms slot of the schedule where one went over 8 ms: whether a
+ * tail is spread evenly (queueing) or comes in bursts at a period (a background task stalling the server).
+ */
+function slowestBySlot(latencies, rate) {
+  const slots = {};
+  latencies.forEach((latency, index) => {
+    if (latency <= 8) return;
+    const slot = (Math.floor((index / rate) * 10) / 10).toFixed(1);
+    slots[slot] = Math.max(slots[slot] ?? 0, Math.round(latency));
+  });
+  return slots;
 }
 
 /** A keep-alive POST as raw bytes. */
