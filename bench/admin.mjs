@@ -129,6 +129,7 @@ try {
     });
     const job = await res.body.json();
     if (res.statusCode !== 202) throw new Error(`replay job refused: ${JSON.stringify(job)}`);
+    console.log(`replay job accepted (events counted, job created) after ${Math.round(performance.now() - started)} ms`);
     let target = Infinity;
     let counted = { count: 0 };
     while (counted.count < target) {

@@ -190,6 +190,8 @@ export interface Store {
   listEventsForExport(selection: EventSelection, limit: number): Promise<StoredEvent[]>;
   /** What rules read of events (id, source, event name, raw bytes), oldest first; page on with `afterId`. */
   listEventBodies(selection: EventSelection, limit: number): Promise<EventBody[]>;
+  /** The lowest id of the events received at or after `receivedFrom` (null: none): where a time-range walk in id order starts. */
+  firstEventIdReceivedFrom(receivedFrom: number): Promise<number | null>;
   /** Stores events not already present (same key as ingest), in one transaction; creates no deliveries. */
   importEvents(events: ImportedEvent[], options?: ImportOptions): Promise<ImportResult>;
   /** Replay of many events in one transaction: the outbox rows for each event; returns how many rows. */

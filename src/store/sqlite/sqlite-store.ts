@@ -301,6 +301,10 @@ export class SqliteStore implements Store {
     return this.transfer.listBodies(selection, limit);
   }
 
+  async firstEventIdReceivedFrom(receivedFrom: number): Promise<number | null> {
+    return this.transfer.firstIdReceivedFrom(receivedFrom);
+  }
+
   async importEvents(events: ImportedEvent[], options: ImportOptions = {}): Promise<ImportResult> {
     const importedAt = options.importedAt === undefined ? Date.now() : options.importedAt;
     return this.write(() => this.db.transaction(() => this.transfer.insertAll(events, importedAt)).immediate());

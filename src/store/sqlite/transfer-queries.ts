@@ -17,6 +17,15 @@ export class TransferQueries {
       RETURNING id`);
   }
 
+  /**
+   * The lowest id among events received at or after `receivedFrom`: every such event has an id at least this
+   * big, so a walk in id order over a time range can start here instead of scanning the older history (a
+   * range filter on received_at does not let `ORDER BY id` skip it). Through the received_at index.
+   */
+  firstIdReceivedFrom(receivedFrom: number): number | null {
+    return this.db.prepare<[number], { id: number | null }>('SELECT min(id) AS id FROM events INDEXED BY events_received_at WHERE received_at >= ?').get(receivedFrom)!.id;
+  }
+
   count(selection: EventSelection): number {
     const where = eventSelectionSql(selection, 'e');
     return this.db.prepare<unknown[], { n: number }>(`SELECT count(*) AS n FROM events e WHERE ${where.sql}`).get(...where.params)!.n;

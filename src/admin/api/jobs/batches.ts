@@ -11,12 +11,25 @@ export function yieldToEventLoop(): Promise<void> {
 }
 
 /**
+ * The id a walk over `selection` in id order starts after: just before the first event received since
+ * `receivedFrom` when the selection has one (a replay of the last hour skips the years before it), else 0.
+ * Null when no event was received since then.
+ */
+export async function startingAfterId(store: Store, selection: EventSelection): Promise<number | null> {
+  if (selection.receivedFrom === undefined) return 0;
+  const first = await store.firstEventIdReceivedFrom(selection.receivedFrom);
+  return first === null ? null : first - 1;
+}
+
+/**
  * How many events up to `throughId` match: counted in id windows with a yield between them, because one
  * count over a million rows with a delivery-state filter would hold the event loop for a noticeable time.
  */
 export async function countEventsThrough(store: Store, selection: EventSelection, throughId: number): Promise<number> {
-  // Retention deletes the oldest events: start at the oldest one still stored.
-  const [oldest] = await store.listEventBodies({}, 1);
+  const startAfter = await startingAfterId(store, selection);
+  if (startAfter === null) return 0;
+  // Retention deletes the oldest events: start no earlier than the oldest one still stored.
+  const [oldest] = await store.listEventBodies({ afterId: startAfter }, 1);
   if (!oldest) return 0;
   let total = 0;
   for (let afterId = oldest.id - 1; afterId < throughId; afterId += COUNT_WINDOW) {

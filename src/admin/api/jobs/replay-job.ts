@@ -2,7 +2,7 @@ import type { RuleSet } from '../../../rules/types.js';
 import type { EventSelection, JobProgress, NewDelivery, Store } from '../../../store/store.js';
 import { deliveriesForEvent } from '../../../ingest/deliveries-for-event.js';
 import { ruleInputOf } from '../event-input.js';
-import { JOB_BATCH_SIZE, yieldToEventLoop } from './batches.js';
+import { JOB_BATCH_SIZE, startingAfterId, yieldToEventLoop } from './batches.js';
 
 /**
  * What runs a bulk operation batch by batch: the admin API's jobs (progress in the jobs table) and the CLI's
@@ -50,6 +50,11 @@ function rulesToReplay(ruleSet: RuleSet, ruleId: string | null): RuleSet {
 export async function runReplayJob(loop: BatchLoop, job: ReplayJobInput): Promise<BatchLoopResult> {
   const progress: JobProgress = { total: job.total, processed: 0, created: 0, failed: 0 };
   let lastId = job.afterId;
+  if (lastId === undefined) {
+    const start = await startingAfterId(loop.store, job.selection);
+    if (start === null) return { progress, stopped: false };
+    if (start > 0) lastId = start;
+  }
   for (;;) {
     if (loop.shouldStop()) return { progress, stopped: true, lastId };
     const events = await loop.store.listEventBodies({ ...job.selection, afterId: lastId ?? 0, throughId: job.throughId }, JOB_BATCH_SIZE);
