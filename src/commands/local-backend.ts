@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AdminContext } from '../admin/api/context.js';
 import { decodeDeliveryCursor, decodeEventCursor, encodeDeliveryCursor, encodeEventCursor } from '../admin/api/cursor.js';
-import { JOB_BATCH_SIZE, yieldToEventLoop } from '../admin/api/jobs/batches.js';
+import { JOB_BATCH_SIZE, startingAfterId, yieldToEventLoop } from '../admin/api/jobs/batches.js';
 import { runReplayJob, type BatchLoop, type BatchLoopResult } from '../admin/api/jobs/replay-job.js';
 import { runRetryJob } from '../admin/api/jobs/retry-job.js';
 import { replayEvent } from '../admin/api/replay-event.js';
@@ -143,7 +143,10 @@ export class LocalBackend implements AdminBackend {
     const total = await this.store.countEvents(selection);
     const store = this.store;
     async function* records(): AsyncGenerator<ExportRecord> {
-      let afterId: number | undefined;
+      // A time range starts at its first event, not with a scan of the history before it.
+      const start = await startingAfterId(store, selection);
+      if (start === null) return;
+      let afterId = start;
       for (;;) {
         const events = await store.listEventsForExport({ ...selection, afterId }, BATCH);
         if (events.length === 0) return;

@@ -51,6 +51,12 @@ describe('events list|show|export|import on a data dir, beside a running server'
       expect(exported.stderr).toContain('exported 8 events');
       const text = readFileSync(file, 'utf8');
       expect(text.trimEnd().split('\n')).toHaveLength(8);
+      // A time range starts at the first event received in it: all of the last hour, none from a future start.
+      const sinceHour = await hookrelay(['events', 'export', ...local, '--from', '1h']);
+      expect(sinceHour.stdout).toBe(text);
+      const sinceFuture = await hookrelay(['events', 'export', ...local, '--from', '2999-01-01T00:00:00Z']);
+      expect(sinceFuture.code).toBe(0);
+      expect(sinceFuture.stdout).toBe('');
 
       const fresh = makeTempDir();
       const imported = await hookrelay(['events', 'import', file, '--data-dir', fresh, '--json']);
