@@ -24,8 +24,6 @@ import type {
 } from './admin-backend.js';
 import { recordFromStored, type ExportRecord } from './ndjson-format.js';
 
-/** Events per read in export, as the admin API's jobs batch theirs. */
-const BATCH = JOB_BATCH_SIZE;
 /** A running server holds the write lock only for short commits; wait this long for it. */
 const BUSY_TIMEOUT_MS = 5_000;
 
@@ -148,7 +146,7 @@ export class LocalBackend implements AdminBackend {
       if (start === null) return;
       let afterId = start;
       for (;;) {
-        const events = await store.listEventsForExport({ ...selection, afterId }, BATCH);
+        const events = await store.listEventsForExport({ ...selection, afterId }, JOB_BATCH_SIZE); // as many per read as a job's batch
         if (events.length === 0) return;
         for (const event of events) yield recordFromStored(event);
         afterId = events.at(-1)!.id;
