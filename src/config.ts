@@ -49,6 +49,8 @@ export const ConfigSchema = z
     rulesDir: z.string().min(1).default('./rules'),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     durability: z.enum(['full', 'normal']).default('full'),
+    /** durability full: the shortest time between two fsynced ingest commits; requests arriving meanwhile share the next. */
+    commitIntervalMs: z.coerce.number().min(0).max(100).default(2),
     maxBody: byteSize.default(1024 * 1024),
     sources: z
       .array(SourceConfigSchema)
@@ -137,6 +139,7 @@ export const ENV_SETTINGS = {
   HOOKRELAY_RULES_DIR: 'rulesDir',
   HOOKRELAY_LOG_LEVEL: 'logLevel',
   HOOKRELAY_DURABILITY: 'durability',
+  HOOKRELAY_COMMIT_INTERVAL_MS: 'commitIntervalMs',
   HOOKRELAY_MAX_BODY: 'maxBody',
 } as const;
 

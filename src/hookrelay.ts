@@ -62,7 +62,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     }
   }
   const rules = await RuleSetWatcher.start({ dir: config.rulesDir, env: options.env ?? {}, logger });
-  const store = new SqliteStore({ dataDir: config.dataDir, durability: config.durability });
+  const store = new SqliteStore({ dataDir: config.dataDir, durability: config.durability, commitIntervalMs: config.commitIntervalMs });
   const guard = createSsrfGuard({ allowNetworks: config.delivery.allowNetworks, lookup: options.lookup });
   const dispatcher = createGuardedDispatcher({ guard });
   const warnAboutDestinations = (): void => {

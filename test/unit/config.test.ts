@@ -20,15 +20,15 @@ function configError(fn: () => unknown): HookrelayError {
 describe('loadConfig', () => {
   it('has working defaults: port 8080, ./data, ./rules, full durability, 1 MiB, one checkout source', () => {
     const config = loadConfig({});
-    expect(config).toMatchObject({ port: 8080, host: '0.0.0.0', durability: 'full', maxBody: 1024 * 1024, logLevel: 'info' });
+    expect(config).toMatchObject({ port: 8080, host: '0.0.0.0', durability: 'full', commitIntervalMs: 2, maxBody: 1024 * 1024, logLevel: 'info' });
     expect(config.dataDir).toBe(join(process.cwd(), 'data'));
     expect(config.rulesDir).toBe(join(process.cwd(), 'rules'));
     expect(config.sources).toEqual([expect.objectContaining({ name: 'checkout', scheme: 'hmac-sha256-hex', secrets: [], signatureHeader: 'x-service-signature' })]);
   });
 
   it('reads environment variables, with comma-separated secrets for rotation and human sizes', () => {
-    const config = loadConfig({ HOOKRELAY_PORT: '9000', HOOKRELAY_SECRET: 'a, b ,c', HOOKRELAY_MAX_BODY: '2mb', HOOKRELAY_DURABILITY: 'normal', HOOKRELAY_LOG_LEVEL: 'warn' });
-    expect(config).toMatchObject({ port: 9000, maxBody: 2 * 1024 * 1024, durability: 'normal', logLevel: 'warn' });
+    const config = loadConfig({ HOOKRELAY_PORT: '9000', HOOKRELAY_SECRET: 'a, b ,c', HOOKRELAY_MAX_BODY: '2mb', HOOKRELAY_DURABILITY: 'normal', HOOKRELAY_LOG_LEVEL: 'warn', HOOKRELAY_COMMIT_INTERVAL_MS: '0.5' });
+    expect(config).toMatchObject({ port: 9000, maxBody: 2 * 1024 * 1024, durability: 'normal', logLevel: 'warn', commitIntervalMs: 0.5 });
     expect(config.sources[0]!.secrets).toEqual(['a', 'b', 'c']);
   });
 
@@ -54,6 +54,7 @@ describe('loadConfig', () => {
     [{ HOOKRELAY_PORT: 'abc' }, 'HOOKRELAY_PORT'],
     [{ HOOKRELAY_PORT: '70000' }, 'HOOKRELAY_PORT'],
     [{ HOOKRELAY_DURABILITY: 'sometimes' }, 'HOOKRELAY_DURABILITY'],
+    [{ HOOKRELAY_COMMIT_INTERVAL_MS: '-1' }, 'HOOKRELAY_COMMIT_INTERVAL_MS'],
     [{ HOOKRELAY_MAX_BODY: 'lots' }, 'HOOKRELAY_MAX_BODY'],
     [{ HOOKRELAY_LOG_LEVEL: 'loud' }, 'HOOKRELAY_LOG_LEVEL'],
   ])('names the setting that is invalid: %o', (env, name) => {

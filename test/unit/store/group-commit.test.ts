@@ -18,7 +18,7 @@ describe('GroupCommit', () => {
     const group = new GroupCommit<number, number>((items) => {
       sizes.push(items.length);
       return items;
-    }, undefined, 3);
+    }, { maxBatch: 3 });
     await Promise.all([1, 2, 3, 4, 5, 6, 7].map((n) => group.submit(n)));
     expect(sizes).toEqual([3, 3, 1]);
   });
@@ -44,7 +44,7 @@ describe('GroupCommit', () => {
     let finishDurable!: (err?: Error) => void;
     const group = new GroupCommit<number, number>(
       (items) => items,
-      () => new Promise<void>((resolve, reject) => (finishDurable = (err) => (err ? reject(err) : resolve()))),
+      { makeDurable: () => new Promise<void>((resolve, reject) => (finishDurable = (err) => (err ? reject(err) : resolve()))) },
     );
     let answered = false;
     const pending = group.submit(1).then(() => (answered = true));
@@ -68,7 +68,7 @@ describe('GroupCommit', () => {
         batches.push([...items]);
         return items;
       },
-      () => new Promise<void>((resolve) => durableWaits.push(resolve)),
+      { makeDurable: () => new Promise<void>((resolve) => durableWaits.push(resolve)) },
     );
     const first = group.submit(1);
     const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -90,6 +90,47 @@ describe('GroupCommit', () => {
     expect(await Promise.all(later)).toEqual([2, 3, 4]);
   });
 
+  describe('commit pacing (minCommitIntervalMs)', () => {
+    const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+    it('commits an item after a quiet spell at once, and holds items arriving sooner for one shared commit', async () => {
+      const commits: { items: number[]; at: number }[] = [];
+      const group = new GroupCommit<number, number>(
+        (items) => {
+          commits.push({ items: [...items], at: performance.now() });
+          return items;
+        },
+        { makeDurable: async () => undefined, minCommitIntervalMs: 60 },
+      );
+      const started = performance.now();
+      expect(await group.submit(1)).toBe(1);
+      expect(commits.map((c) => c.items)).toEqual([[1]]);
+      expect(commits[0]!.at - started).toBeLessThan(50); // no pacing wait for the first item
+      const held = [group.submit(2), sleep(5).then(() => group.submit(3))];
+      await sleep(20);
+      expect(commits).toHaveLength(1); // 2 and 3 wait for the interval to end
+      expect(await Promise.all(held)).toEqual([2, 3]);
+      expect(commits.map((c) => c.items)).toEqual([[1], [2, 3]]);
+      expect(commits[1]!.at - commits[0]!.at).toBeGreaterThanOrEqual(59);
+      await sleep(80); // quiet for longer than the interval: the next item commits on the next turn
+      const quietSubmit = performance.now();
+      await group.submit(4);
+      expect(commits.map((c) => c.items)).toEqual([[1], [2, 3], [4]]);
+      expect(commits[2]!.at - quietSubmit).toBeLessThan(50);
+    });
+
+    it('paces only groups that wait for durability: others commit every turn', async () => {
+      const batches: number[][] = [];
+      const group = new GroupCommit<number, number>((items) => {
+        batches.push([...items]);
+        return items;
+      }, { minCommitIntervalMs: 10_000 });
+      await group.submit(1);
+      await group.submit(2);
+      expect(batches).toEqual([[1], [2]]);
+    });
+  });
+
   describe('a write lock held elsewhere for a moment', () => {
     const busy = (): Error => Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
     const retry = { isBusy: (err: unknown) => (err as { code?: string }).code === 'SQLITE_BUSY', forMs: 1_000, pauseMs: 5 };
@@ -101,7 +142,7 @@ describe('GroupCommit', () => {
         tries.push([...items]);
         if (performance.now() < lockedUntil) throw busy();
         return items.map((n) => n * 10);
-      }, undefined, 256, () => true, retry);
+      }, { failsEveryItem: () => true, busyRetry: retry });
       const first = Promise.all([1, 2].map((n) => group.submit(n)));
       // While the batch waits, the event loop keeps running: timers fire on time and new items queue up.
       const lag = await new Promise<number>((resolve) => {
@@ -123,7 +164,7 @@ describe('GroupCommit', () => {
       const group = new GroupCommit<number, number>(() => {
         tries += 1;
         throw busy();
-      }, undefined, 256, () => true, { ...retry, forMs: 80 });
+      }, { failsEveryItem: () => true, busyRetry: { ...retry, forMs: 80 } });
       const started = performance.now();
       const results = await Promise.allSettled([1, 2].map((n) => group.submit(n)));
       expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
@@ -137,7 +178,7 @@ describe('GroupCommit', () => {
       const group = new GroupCommit<number, number>(() => {
         tries += 1;
         throw Object.assign(new Error('disk full'), { code: 'SQLITE_FULL' });
-      }, undefined, 256, () => true, retry);
+      }, { failsEveryItem: () => true, busyRetry: retry });
       await expect(group.submit(1)).rejects.toThrow('disk full');
       expect(tries).toBe(1);
     });
@@ -174,7 +215,7 @@ describe('GroupCommit', () => {
     });
 
     it('is refused for a group whose commits must be made durable first', () => {
-      const group = new GroupCommit<number, number>((items) => items, async () => undefined);
+      const group = new GroupCommit<number, number>((items) => items, { makeDurable: async () => undefined });
       expect(() => group.commitAlong(() => ({ results: [], value: 0 }))).toThrow(/durability/);
     });
   });

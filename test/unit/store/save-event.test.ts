@@ -1,9 +1,12 @@
+import { fdatasync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
 import type { NewEvent } from '../../../src/store/store.js';
 import { makeTempDir, removeTempDirs } from '../../helpers/temp-dir.js';
 
 afterAll(() => removeTempDirs());
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 function delivery(receivedAt: number): NewEvent {
   return {
@@ -30,6 +33,32 @@ describe('saving an event', () => {
       expect((await store.listDeliveries({ eventId: first.id }, { limit: 10 })).items).toHaveLength(1);
     } finally {
       await store.close();
+    }
+  });
+
+  it('with durability full, paces its fsynced commits: events arriving within the interval share one fsync', async () => {
+    const fsyncs: number[] = [];
+    const countingFsync = (fd: number, done: (err: NodeJS.ErrnoException | null) => void): void => {
+      fsyncs.push(performance.now());
+      fdatasync(fd, done);
+    };
+    const event = (n: number): NewEvent => ({ ...delivery(n), resultId: `transfer-${n}`, deliveries: [] });
+    const paced = new SqliteStore({ dataDir: makeTempDir(), durability: 'full', fsync: countingFsync, commitIntervalMs: 100 });
+    try {
+      // Ten events 5 ms apart: at most one fsync per 100 ms, so the last nine share one or two.
+      const saved = await Promise.all(Array.from({ length: 10 }, (_, i) => sleep(i * 5).then(() => paced.saveEvent(event(i)))));
+      expect(new Set(saved.map((s) => s.id)).size).toBe(10);
+      expect(fsyncs.length).toBeLessThanOrEqual(3);
+    } finally {
+      await paced.close();
+    }
+    fsyncs.length = 0;
+    const unpaced = new SqliteStore({ dataDir: makeTempDir(), durability: 'full', fsync: countingFsync, commitIntervalMs: 0 });
+    try {
+      await Promise.all(Array.from({ length: 10 }, (_, i) => sleep(i * 5).then(() => unpaced.saveEvent(event(i)))));
+      expect(fsyncs.length).toBeGreaterThanOrEqual(5);
+    } finally {
+      await unpaced.close();
     }
   });
 });
