@@ -20,7 +20,7 @@ function configError(fn: () => unknown): HookrelayError {
 describe('loadConfig', () => {
   it('has working defaults: port 8080, ./data, ./rules, full durability, 1 MiB, one checkout source', () => {
     const config = loadConfig({});
-    expect(config).toMatchObject({ port: 8080, host: '0.0.0.0', durability: 'full', commitIntervalMs: 2, maxBody: 1024 * 1024, logLevel: 'info' });
+    expect(config).toMatchObject({ port: 8080, host: '0.0.0.0', durability: 'full', commitIntervalMs: 0, maxBody: 1024 * 1024, logLevel: 'info' });
     expect(config.dataDir).toBe(join(process.cwd(), 'data'));
     expect(config.rulesDir).toBe(join(process.cwd(), 'rules'));
     expect(config.sources).toEqual([expect.objectContaining({ name: 'checkout', scheme: 'hmac-sha256-hex', secrets: [], signatureHeader: 'x-service-signature' })]);

@@ -39,6 +39,11 @@ export interface GroupCommitOptions {
    * write less WAL and spend less CPU per item, at the price of up to this much latency.
    */
   minCommitIntervalMs?: number;
+  /**
+   * Whether to pace right now (default: always). Pacing caps a sender that waits for each answer before it
+   * sends again at one item per interval, so the store paces only while its event loop is busy.
+   */
+  paceWhen?: () => boolean;
 }
 
 /**
@@ -57,6 +62,7 @@ export class GroupCommit<Item, Result> {
   private readonly failsEveryItem: (err: unknown) => boolean;
   private readonly busyRetry: BusyRetry | undefined;
   private readonly minCommitIntervalMs: number;
+  private readonly paceWhen: () => boolean;
   /** When the last batch was committed (performance.now()), for the commit pacing of durable groups. */
   private lastCommitAt = Number.NEGATIVE_INFINITY;
 
@@ -73,6 +79,7 @@ export class GroupCommit<Item, Result> {
     this.failsEveryItem = options.failsEveryItem ?? (() => false);
     this.busyRetry = options.busyRetry;
     this.minCommitIntervalMs = options.makeDurable ? (options.minCommitIntervalMs ?? 0) : 0;
+    this.paceWhen = options.paceWhen ?? (() => true);
   }
 
   submit(item: Item): Promise<Result> {
@@ -119,7 +126,7 @@ export class GroupCommit<Item, Result> {
 
   /** How long the next commit must still wait to keep `minCommitIntervalMs` after the last one. */
   private paceWaitMs(): number {
-    return this.minCommitIntervalMs > 0 ? this.lastCommitAt + this.minCommitIntervalMs - performance.now() : 0;
+    return this.minCommitIntervalMs > 0 && this.paceWhen() ? this.lastCommitAt + this.minCommitIntervalMs - performance.now() : 0;
   }
 
   private flush(): void {

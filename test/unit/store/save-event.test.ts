@@ -36,14 +36,14 @@ describe('saving an event', () => {
     }
   });
 
-  it('with durability full, paces its fsynced commits: events arriving within the interval share one fsync', async () => {
+  it('with durability full, paces its fsynced commits while busy: events arriving within the interval share one fsync', async () => {
     const fsyncs: number[] = [];
     const countingFsync = (fd: number, done: (err: NodeJS.ErrnoException | null) => void): void => {
       fsyncs.push(performance.now());
       fdatasync(fd, done);
     };
     const event = (n: number): NewEvent => ({ ...delivery(n), resultId: `transfer-${n}`, deliveries: [] });
-    const paced = new SqliteStore({ dataDir: makeTempDir(), durability: 'full', fsync: countingFsync, commitIntervalMs: 100 });
+    const paced = new SqliteStore({ dataDir: makeTempDir(), durability: 'full', fsync: countingFsync, commitIntervalMs: 100, paceCommitsWhen: () => true });
     try {
       // Ten events 5 ms apart: at most one fsync per 100 ms, so the last nine share one or two.
       const saved = await Promise.all(Array.from({ length: 10 }, (_, i) => sleep(i * 5).then(() => paced.saveEvent(event(i)))));
@@ -53,12 +53,24 @@ describe('saving an event', () => {
       await paced.close();
     }
     fsyncs.length = 0;
-    const unpaced = new SqliteStore({ dataDir: makeTempDir(), durability: 'full', fsync: countingFsync, commitIntervalMs: 0 });
+    const unpaced = new SqliteStore({ dataDir: makeTempDir(), durability: 'full', fsync: countingFsync, commitIntervalMs: 100, paceCommitsWhen: () => false });
     try {
       await Promise.all(Array.from({ length: 10 }, (_, i) => sleep(i * 5).then(() => unpaced.saveEvent(event(i)))));
       expect(fsyncs.length).toBeGreaterThanOrEqual(5);
     } finally {
       await unpaced.close();
+    }
+  });
+
+  it('does not pace a sender that waits for each answer while the event loop is idle', async () => {
+    const store = new SqliteStore({ dataDir: makeTempDir(), durability: 'full', commitIntervalMs: 200 });
+    try {
+      const started = performance.now();
+      for (let i = 0; i < 3; i += 1) await store.saveEvent({ ...delivery(i), resultId: `transfer-${i}`, deliveries: [] });
+      // Paced, the second and third commit would each wait for the 200 ms interval.
+      expect(performance.now() - started).toBeLessThan(200);
+    } finally {
+      await store.close();
     }
   });
 });
