@@ -29,4 +29,4 @@ EXPOSE 8080
 HEALTHCHECK --interval=30s --timeout=3s --start-period=10s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.HOOKRELAY_PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 # The same command `npm start` runs after building.
-CMD ["node", "--max-semi-space-size=4", "--initial-old-space-size=32", "dist/cli.js", "serve"]
+CMD ["node", "--max-semi-space-size=4", "--initial-old-space-size=40", "dist/cli.js", "serve"]

@@ -116,7 +116,7 @@ describe('the start command', () => {
 
   it('caps the young generation, so a busy receiver stays small', async () => {
     expect(START_NODE_OPTIONS).toContain('--max-semi-space-size=4');
-    expect(START_NODE_OPTIONS).toContain('--initial-old-space-size=32'); // first full GC at 32 MiB: lower peak RSS
+    expect(START_NODE_OPTIONS).toContain('--initial-old-space-size=40'); // first full GC at 32 MiB: lower peak RSS
     const server = await startServeProcess({ HOOKRELAY_DATA_DIR: makeTempDir(), HOOKRELAY_RULES_DIR: makeTempDir(), HOOKRELAY_SECRET: SECRET });
     try {
       // Enough garbage that an uncapped young generation grows past two 4 MiB semi-spaces (it reaches 32 MiB).

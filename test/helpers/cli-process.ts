@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 /** The built CLI, as `npm start` and the Dockerfile run it (`npm test` builds first). */
 export const CLI_PATH = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 
-/** The words of `npm start` (package.json), e.g. ["node", "--max-semi-space-size=4", "--initial-old-space-size=32", "dist/cli.js", "serve"]. */
+/** The words of `npm start` (package.json), e.g. ["node", "--max-semi-space-size=4", "--initial-old-space-size=40", "dist/cli.js", "serve"]. */
 export const START_COMMAND: readonly string[] = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } }).scripts.start.split(/\s+/);
 
 /** The node options `npm start` runs the CLI with. */
