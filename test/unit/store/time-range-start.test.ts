@@ -31,6 +31,8 @@ describe('a walk over a time range starts at the first event received in it', ()
       expect(await countEventsThrough(store, { receivedFrom: 2_500 }, newest)).toBe(2);
       expect(await countEventsThrough(store, { receivedFrom: 450 }, newest)).toBe(5);
       expect(await countEventsThrough(store, { receivedFrom: 9_000 }, newest)).toBe(0);
+      expect(await countEventsThrough(store, {}, newest)).toBe(5); // no time range: from the oldest event stored
+      expect(await countEventsThrough(store, {}, ids[1]!)).toBe(2);
     } finally {
       await store.close();
     }

@@ -28,11 +28,12 @@ export async function startingAfterId(store: Store, selection: EventSelection): 
 export async function countEventsThrough(store: Store, selection: EventSelection, throughId: number): Promise<number> {
   const startAfter = await startingAfterId(store, selection);
   if (startAfter === null) return 0;
-  // Retention deletes the oldest events: start no earlier than the oldest one still stored.
-  const [oldest] = await store.listEventBodies({ afterId: startAfter }, 1);
-  if (!oldest) return 0;
+  // A time range starts at its first event, which exists. Without one, start at the oldest event still stored
+  // (retention deletes the oldest), not at id 1.
+  const firstId = startAfter > 0 ? startAfter + 1 : (await store.listEventBodies({}, 1))[0]?.id;
+  if (firstId === undefined) return 0;
   let total = 0;
-  for (let afterId = oldest.id - 1; afterId < throughId; afterId += COUNT_WINDOW) {
+  for (let afterId = firstId - 1; afterId < throughId; afterId += COUNT_WINDOW) {
     total += await store.countEvents({ ...selection, afterId, throughId: Math.min(afterId + COUNT_WINDOW, throughId) });
     await yieldToEventLoop();
   }
