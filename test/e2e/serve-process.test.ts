@@ -83,11 +83,11 @@ describe('hookrelay serve as a process', () => {
     const server = await startServeProcess(env);
     const raw = Buffer.from(JSON.stringify(sampleTransferSucceeded()));
     const url = new URL(`${server.url}/webhooks/checkout`);
-    const reply = new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const reply = new Promise<{ status: number; body: string; connection: string | undefined }>((resolve, reject) => {
       const req = httpRequest({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { 'content-type': 'application/json', 'content-length': raw.length, 'x-service-signature': signHmacSha256Hex(SECRET, raw) } }, (res) => {
         let body = '';
         res.on('data', (c) => (body += c));
-        res.on('end', () => resolve({ status: res.statusCode!, body }));
+        res.on('end', () => resolve({ status: res.statusCode!, body, connection: res.headers.connection }));
       });
       req.on('error', reject);
       req.write(raw.subarray(0, 10));
@@ -100,6 +100,8 @@ describe('hookrelay serve as a process', () => {
     const answer = await reply;
     expect(answer.status).toBe(200);
     expect(JSON.parse(answer.body)).toMatchObject({ duplicate: false });
+    // The client would otherwise keep a socket that is about to close for its next request.
+    expect(answer.connection).toBe('close');
     expect((await server.exited).code).toBe(0);
     expect(server.stdout()).toContain('"msg":"stopped"');
   });
