@@ -7,8 +7,8 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { HookrelayError, toErrorBody } from './errors.js';
 import { errorHandler, notFoundHandler } from './http/express-errors.js';
-import { InFlightResponses } from './http/in-flight-responses.js';
 import { sendError } from './http/send-json.js';
+import { InFlightSet } from './in-flight-set.js';
 import type { IngestHandler } from './ingest/ingest-handler.js';
 
 export interface ReadinessReport {
@@ -78,13 +78,13 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
   const { config } = parts;
   const app = buildExpressApp(parts);
   let shuttingDown = false;
-  const inFlight = new InFlightResponses();
+  const inFlight = new InFlightSet<ServerResponse>();
 
   // Node enforces headersTimeout/requestTimeout only when it sweeps its connections, every 30 s by default,
   // so a slow client could hold a socket up to 30 s longer than configured: sweep four times a second.
   const server = createServer({ connectionsCheckingInterval: 250 }, (req: IncomingMessage, res: ServerResponse) => {
     if (shuttingDown) res.setHeader('connection', 'close');
-    inFlight.add(res);
+    res.once('close', inFlight.add(res));
     const url = req.url ?? '/';
     if (req.method === 'POST' && url.startsWith('/webhooks/')) {
       const match = WEBHOOK_PATH.exec(url);
@@ -138,7 +138,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
     closing ??= new Promise<void>((resolve) => {
       shuttingDown = true;
       // Requests already running get their answer, then their connection closes instead of idling.
-      inFlight.closeConnectionsWhenAnswered();
+      for (const res of inFlight) if (!res.headersSent) res.setHeader('connection', 'close');
       const idleSweep = setInterval(() => server.closeIdleConnections(), 50);
       const forceTimer = setTimeout(() => server.closeAllConnections(), config.server.shutdownGraceMs);
       forceTimer.unref();

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { Dispatcher } from 'undici';
+import { InFlightSet } from '../in-flight-set.js';
 import { DestinationRefusedError } from './destination-refused-error.js';
 import { ResponseExcerpt } from './response-excerpt.js';
 import { USER_AGENT } from './user-agent.js';
@@ -78,17 +79,16 @@ function describeError(error: unknown, timeoutMs: number): AttemptError {
  * however many attempts share it (the worker's shutdown signal): adding and removing an EventTarget
  * listener per attempt cost about 1 % of the worker's CPU.
  */
-const stoppersBySignal = new WeakMap<AbortSignal, Set<() => void>>();
+const stoppersBySignal = new WeakMap<AbortSignal, InFlightSet<() => void>>();
 function onAbort(signal: AbortSignal, stop: () => void): () => void {
   let stoppers = stoppersBySignal.get(signal);
   if (!stoppers) {
-    const registered = new Set<() => void>();
+    const registered = new InFlightSet<() => void>();
     signal.addEventListener('abort', () => [...registered].forEach((each) => each()), { once: true });
     stoppersBySignal.set(signal, registered);
     stoppers = registered;
   }
-  stoppers.add(stop);
-  return () => stoppers.delete(stop);
+  return stoppers.add(stop);
 }
 
 interface HttpTarget {

@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici';
 import type { Logger } from 'pino';
+import { InFlightSet } from '../in-flight-set.js';
 import type { CompiledRule, RuleSet } from '../rules/types.js';
 import type { AttemptResolution, ClaimedDelivery, Store } from '../store/store.js';
 import type { CircuitBreaker } from './circuit-breaker.js';
@@ -54,7 +55,7 @@ export class DeliveryWorker {
   private readonly now: () => number;
   private readonly random: () => number;
   /** Every attempt until its outcome is recorded (shutdown waits for them). */
-  private readonly inFlight = new Set<Promise<void>>();
+  private readonly inFlight = new InFlightSet<Promise<void>>();
   /** Attempts whose HTTP exchange has not ended: what `maxInFlight` bounds. */
   private busySlots = 0;
   private readonly abort = new AbortController();
@@ -189,9 +190,9 @@ export class DeliveryWorker {
       if (this.freeSlots() >= this.claimThreshold) this.wake(); // enough slots are free to claim
     };
     const attempt = this.attempt(delivery, freeSlot);
-    this.inFlight.add(attempt);
+    const forget = this.inFlight.add(attempt);
     attempt.finally(() => {
-      this.inFlight.delete(attempt);
+      forget();
       freeSlot();
     });
   }
