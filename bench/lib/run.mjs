@@ -1,6 +1,8 @@
 // Shared benchmark plumbing: start a server child process, read its peak RSS, run autocannon, print rows.
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import autocannon from 'autocannon';
 
 const packageJson = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
@@ -20,30 +22,38 @@ export function serveCommand(cli) {
 // A fixed admin token: otherwise every hookrelay server a benchmark starts prints a freshly generated one.
 export const BENCH_ADMIN_TOKEN = 'bench-admin-token-0123456789';
 
-/** Spawns a server, resolves with its port once `readPort(line)` finds it in stdout. */
+/**
+ * Spawns a server, resolves with its port once `readPort(line)` finds it in stdout. Stdout goes to a file, not
+ * a pipe: otherwise this process, which also generates the load, would spend its event loop reading every log
+ * line the server writes, and that delay would count as the server's latency.
+ */
 export function startServer(command, args, { env = {}, readPort }) {
-  const child = spawn(command, args, { env: { HOOKRELAY_ADMIN_TOKEN: BENCH_ADMIN_TOKEN, ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const logDir = mkdtempSync(join(tmpdir(), 'bench-log-'));
+  const logPath = join(logDir, 'stdout.log');
+  const logFd = openSync(logPath, 'w');
+  const child = spawn(command, args, { env: { HOOKRELAY_ADMIN_TOKEN: BENCH_ADMIN_TOKEN, ...process.env, ...env }, stdio: ['ignore', logFd, 'inherit'] });
+  closeSync(logFd);
+  child.once('exit', () => rmSync(logDir, { recursive: true, force: true }));
   return new Promise((resolve, reject) => {
-    let buffer = '';
-    const onData = (chunk) => {
-      buffer += chunk;
-      for (const line of buffer.split('\n')) {
+    const poll = setInterval(() => {
+      for (const line of readFileSync(logPath, 'utf8').split('\n')) {
         let port;
         try {
           port = readPort(line);
         } catch {
-          continue; // a line cut in two by the pipe; it is read whole on the next chunk
+          continue; // a line still being written; it is read whole on the next poll
         }
         if (port) {
-          child.stdout.off('data', onData);
-          child.stdout.resume(); // keep draining log lines so the server never blocks on a full pipe
+          clearInterval(poll);
           resolve({ child, port });
           return;
         }
       }
-    };
-    child.stdout.on('data', onData);
-    child.on('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code} before listening`)));
+    }, 20);
+    child.on('exit', (code) => {
+      clearInterval(poll);
+      reject(new Error(`${args.join(' ')} exited with ${code} before listening`));
+    });
   });
 }
 
