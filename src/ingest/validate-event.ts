@@ -28,13 +28,26 @@ function invalid(error: z.ZodError, eventName?: string): HookrelayError {
   return new HookrelayError('invalid_payload', `The body is not ${what}: ${issues.length} issue(s).`, { issues });
 }
 
-/** Checks the envelope, then the full schema of a known event; unknown event names pass as unrecognised. */
+/** The full schema of a known event name; names such as "constructor" are not looked up on the prototype. */
+function schemaFor(parsed: unknown): { name: string; schema: z.ZodType } | undefined {
+  const name = typeof parsed === 'object' && parsed !== null ? (parsed as { event?: unknown }).event : undefined;
+  return typeof name === 'string' && Object.hasOwn(KNOWN_EVENT_SCHEMAS, name) ? { name, schema: KNOWN_EVENT_SCHEMAS[name]! } : undefined;
+}
+
+/**
+ * A known event is checked against its full schema alone (it implies the envelope): one pass on the hot path.
+ * Only when that fails is the envelope checked, so that a body that is not even an envelope says so. Unknown
+ * event names need only the envelope and pass as unrecognised.
+ */
 export function validateEvent(parsed: unknown): ValidatedEvent {
+  const known = schemaFor(parsed);
+  if (known) {
+    const full = known.schema.safeParse(parsed);
+    if (full.success) return { envelope: full.data as EventEnvelope, validation: 'valid' };
+    const envelope = EventEnvelopeSchema.safeParse(parsed);
+    throw envelope.success ? invalid(full.error, known.name) : invalid(envelope.error);
+  }
   const envelope = EventEnvelopeSchema.safeParse(parsed);
   if (!envelope.success) throw invalid(envelope.error);
-  const schema = KNOWN_EVENT_SCHEMAS[envelope.data.event];
-  if (!schema) return { envelope: envelope.data, validation: 'unrecognised' };
-  const full = schema.safeParse(parsed);
-  if (!full.success) throw invalid(full.error, envelope.data.event);
-  return { envelope: envelope.data, validation: 'valid' };
+  return { envelope: envelope.data, validation: 'unrecognised' };
 }

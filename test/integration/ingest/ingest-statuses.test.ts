@@ -141,12 +141,16 @@ describe('POST /webhooks/:source statuses', () => {
     const reply = await postSigned(receiver.webhookUrl(), { event: 'transfer:refunded', result: { id: 'tr_1', reason: 'requested' } }, TEST_SECRET);
     expect(reply.status).toBe(200);
     expect(await receiver.store.getEvent(reply.json.id)).toMatchObject({ event: 'transfer:refunded', validation: 'unrecognised', resultId: 'tr_1' });
+    // A name that is also an Object.prototype property is just another unknown event.
+    const prototypeName = await postSigned(receiver.webhookUrl(), { event: 'constructor', result: { id: 'tr_2' } }, TEST_SECRET);
+    expect(prototypeName.status).toBe(200);
+    expect(await receiver.store.getEvent(prototypeName.json.id)).toMatchObject({ event: 'constructor', validation: 'unrecognised' });
   });
 
   it('stored nothing for any rejected request', async () => {
     const events = (await receiver.store.listEvents({}, { limit: 1000 })).items;
-    // Only the 200s above: the first valid, the prefixed one, the two content types and the unrecognised one.
-    expect(events).toHaveLength(5);
+    // Only the 200s above: the first valid, the prefixed one, the two content types and the two unrecognised ones.
+    expect(events).toHaveLength(6);
   });
 });
 

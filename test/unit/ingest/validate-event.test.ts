@@ -63,6 +63,25 @@ describe('validateEvent', () => {
     expect(validateEvent({ event: 'checkout:deleted', result: { id: 'abc' } }).validation).toBe('unrecognised');
   });
 
+  it.each([['constructor'], ['toString'], ['__proto__'], ['hasOwnProperty']])('stores an event named %s as unrecognised', (event) => {
+    expect(validateEvent({ event, result: { id: 'abc' } }).validation).toBe('unrecognised');
+  });
+
+  it('says a known event name without an envelope is not an envelope, and a bad field is not a valid event', () => {
+    const messageOf = (body: unknown): string => {
+      try {
+        validateEvent(body);
+      } catch (err) {
+        return (err as HookrelayError).message;
+      }
+      throw new Error('expected a validation error');
+    };
+    expect(messageOf({ event: 'transfer:succeeded', result: 'none' })).toContain('an event envelope');
+    const body = sampleTransferSucceeded();
+    body.result.quantity = 0;
+    expect(messageOf(body)).toContain('a valid transfer:succeeded event');
+  });
+
   it.each([[null], [[]], ['text'], [{ event: 'x' }], [{ event: 'x', result: {} }], [{ event: '', result: { id: '1' } }]])('refuses %o without a valid envelope', (body) => {
     expect(issuesOf(body).length).toBeGreaterThan(0);
   });
