@@ -1,4 +1,5 @@
 import { statSync } from 'node:fs';
+import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sampleTransferSucceeded } from '../../../src/samples/transfer-succeeded.js';
@@ -53,6 +54,30 @@ describe('background WAL checkpoints', () => {
     // journal_size_limit is 4x the restart size and a WAL that started over is truncated back to it; the
     // margin is for the frames written between the thread's checks on a busy machine.
     expect(bounded).toBeLessThanOrEqual(16 * 1024 * 1024);
+  });
+
+  it('syncs the database file itself before a RESTART, and only then', async () => {
+    const path = join(makeTempDir(), 'passes.db');
+    const db = new Database(path);
+    db.pragma('journal_mode = WAL');
+    db.pragma('wal_autocheckpoint = 0');
+    db.exec('CREATE TABLE t (x BLOB)');
+    const passes: string[][] = [];
+    const checkpointer = startBackgroundCheckpointer({ path, intervalMs: 20, restartBytes: 256 * 1024, onFailure: () => {}, onPass: (steps) => passes.push(steps) });
+    try {
+      // A small WAL: passes copy it and leave it, nothing else.
+      db.prepare('INSERT INTO t VALUES (?)').run(Buffer.alloc(1000));
+      await eventually(() => passes.length >= 2, 5000, 'two passes');
+      expect(passes.slice(0, 2)).toEqual([['passive'], ['passive']]);
+      // Past the restart size: the database file is synced first, then the WAL starts over.
+      const insert = db.prepare('INSERT INTO t VALUES (?)');
+      db.transaction(() => { for (let i = 0; i < 100; i++) insert.run(Buffer.alloc(4000)); })();
+      await eventually(() => passes.some((steps) => steps.length > 1), 5000, 'a pass that restarts the WAL');
+      expect(passes.find((steps) => steps.length > 1)).toEqual(['passive', 'sync-database', 'restart']);
+    } finally {
+      await checkpointer.stop();
+      db.close();
+    }
   });
 
   it('reports a thread that cannot run, so the store can fall back to automatic checkpoints', async () => {
