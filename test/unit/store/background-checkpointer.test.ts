@@ -56,7 +56,7 @@ describe('background WAL checkpoints', () => {
     expect(bounded).toBeLessThanOrEqual(16 * 1024 * 1024);
   });
 
-  it('syncs the database file itself before a RESTART, and only then', async () => {
+  it('syncs the database file after each pass that copied frames, before any RESTART', async () => {
     const path = join(makeTempDir(), 'passes.db');
     const db = new Database(path);
     db.pragma('journal_mode = WAL');
@@ -65,15 +65,19 @@ describe('background WAL checkpoints', () => {
     const passes: string[][] = [];
     const checkpointer = startBackgroundCheckpointer({ path, intervalMs: 20, restartBytes: 256 * 1024, onFailure: () => {}, onPass: (steps) => passes.push(steps) });
     try {
-      // A small WAL: passes copy it and leave it, nothing else.
+      // A small WAL: the pass that copies it syncs the file; passes with nothing new to copy do not.
+      await eventually(() => passes.length >= 1, 5000, 'a first pass');
       db.prepare('INSERT INTO t VALUES (?)').run(Buffer.alloc(1000));
-      await eventually(() => passes.length >= 2, 5000, 'two passes');
-      expect(passes.slice(0, 2)).toEqual([['passive'], ['passive']]);
-      // Past the restart size: the database file is synced first, then the WAL starts over.
+      const seen = passes.length;
+      await eventually(() => passes.length >= seen + 5, 5000, 'five more passes');
+      const afterInsert = passes.slice(seen, seen + 5);
+      expect(afterInsert.filter((steps) => steps.includes('sync-database'))).toEqual([['passive', 'sync-database']]);
+      expect(afterInsert.filter((steps) => steps.length === 1 && steps[0] === 'passive').length).toBe(4);
+      // Past the restart size: the pass copies and syncs, then the WAL starts over.
       const insert = db.prepare('INSERT INTO t VALUES (?)');
       db.transaction(() => { for (let i = 0; i < 100; i++) insert.run(Buffer.alloc(4000)); })();
-      await eventually(() => passes.some((steps) => steps.length > 1), 5000, 'a pass that restarts the WAL');
-      expect(passes.find((steps) => steps.length > 1)).toEqual(['passive', 'sync-database', 'restart']);
+      await eventually(() => passes.some((steps) => steps.includes('restart')), 5000, 'a pass that restarts the WAL');
+      expect(passes.find((steps) => steps.includes('restart'))).toEqual(['passive', 'sync-database', 'restart']);
     } finally {
       await checkpointer.stop();
       db.close();
