@@ -40,8 +40,13 @@ const timer = setInterval(() => {
     previous = result;
     steps.push('passive');
     if (copied > 0 && workerData.databaseFd !== null) {
-      fdatasyncSync(workerData.databaseFd);
-      steps.push('sync-database');
+      try {
+        fdatasyncSync(workerData.databaseFd);
+        steps.push('sync-database');
+      } catch {
+        // Only a head start is lost: the RESTART still syncs the file itself before the WAL starts over.
+        steps.push('sync-failed');
+      }
     }
     if (result.log * pageSize >= workerData.restartBytes) {
       const [restart] = db.pragma('wal_checkpoint(RESTART)');
@@ -79,8 +84,10 @@ export interface CheckpointerOptions {
    */
   restartWaitMs?: number;
   onFailure: (err: unknown) => void;
-  /** Test seam: the steps of each pass, in order (passive, sync-database, restart, restart-busy, failed). */
+  /** Test seam: the steps of each pass, in order (passive, sync-database, sync-failed, restart, restart-busy, failed). */
   onPass?: (steps: string[]) => void;
+  /** Test seam: the descriptor the thread syncs (default: one opened on `path`, see databaseDescriptor). */
+  syncDescriptor?: number;
 }
 
 /**
@@ -112,7 +119,7 @@ export function startBackgroundCheckpointer(options: CheckpointerOptions): Backg
     workerData: {
       driver,
       path: options.path,
-      databaseFd: databaseDescriptor(options.path),
+      databaseFd: options.syncDescriptor ?? databaseDescriptor(options.path),
       intervalMs: options.intervalMs,
       restartBytes: options.restartBytes,
       restartWaitMs: options.restartWaitMs ?? 50,

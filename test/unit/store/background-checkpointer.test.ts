@@ -84,6 +84,26 @@ describe('background WAL checkpoints', () => {
     }
   });
 
+  it('still makes the WAL start over when its own sync of the database file fails', async () => {
+    const path = join(makeTempDir(), 'sync-fails.db');
+    const db = new Database(path);
+    db.pragma('journal_mode = WAL');
+    db.pragma('wal_autocheckpoint = 0');
+    db.exec('CREATE TABLE t (x BLOB)');
+    const passes: string[][] = [];
+    // A descriptor number nothing has open: fdatasync fails with EBADF.
+    const checkpointer = startBackgroundCheckpointer({ path, intervalMs: 20, restartBytes: 256 * 1024, onFailure: () => {}, onPass: (steps) => passes.push(steps), syncDescriptor: 1_000_000 });
+    try {
+      const insert = db.prepare('INSERT INTO t VALUES (?)');
+      db.transaction(() => { for (let i = 0; i < 100; i++) insert.run(Buffer.alloc(4000)); })();
+      await eventually(() => passes.some((steps) => steps.includes('restart')), 5000, 'a pass that restarts the WAL');
+      expect(passes.find((steps) => steps.includes('restart'))).toEqual(['passive', 'sync-failed', 'restart']);
+    } finally {
+      await checkpointer.stop();
+      db.close();
+    }
+  });
+
   it('reports a thread that cannot run, so the store can fall back to automatic checkpoints', async () => {
     const failures: unknown[] = [];
     const checkpointer = startBackgroundCheckpointer({ path: join(makeTempDir(), 'missing-dir', 'x.db'), intervalMs: 50, restartBytes: 1 << 20, onFailure: (err) => failures.push(err) });
