@@ -10,6 +10,24 @@ import { makeTempDir, removeTempDirs } from '../../helpers/temp-dir.js';
 
 afterAll(() => removeTempDirs());
 
+/** A WAL database nothing checkpoints but the thread under test, and the list its passes get reported to. */
+function walDatabase(): { path: string; db: Database.Database; passes: string[][] } {
+  const path = join(makeTempDir(), 'passes.db');
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.pragma('wal_autocheckpoint = 0');
+  db.exec('CREATE TABLE t (x BLOB)');
+  return { path, db, passes: [] };
+}
+
+/** About 400 KB of WAL in one commit: past the 256 KiB restart size the tests use. */
+function fillWal(db: Database.Database): void {
+  const insert = db.prepare('INSERT INTO t VALUES (?)');
+  db.transaction(() => {
+    for (let i = 0; i < 100; i++) insert.run(Buffer.alloc(4000));
+  })();
+}
+
 describe('background WAL checkpoints', () => {
   it('moves committed pages into the database file from its own thread while commits never checkpoint', async () => {
     const dataDir = makeTempDir();
@@ -57,12 +75,7 @@ describe('background WAL checkpoints', () => {
   });
 
   it('syncs the database file after each pass that copied frames, before any RESTART', async () => {
-    const path = join(makeTempDir(), 'passes.db');
-    const db = new Database(path);
-    db.pragma('journal_mode = WAL');
-    db.pragma('wal_autocheckpoint = 0');
-    db.exec('CREATE TABLE t (x BLOB)');
-    const passes: string[][] = [];
+    const { path, db, passes } = walDatabase();
     const checkpointer = startBackgroundCheckpointer({ path, intervalMs: 20, restartBytes: 256 * 1024, onFailure: () => {}, onPass: (steps) => passes.push(steps) });
     try {
       // A small WAL: the pass that copies it syncs the file; passes with nothing new to copy do not.
@@ -74,8 +87,7 @@ describe('background WAL checkpoints', () => {
       expect(afterInsert.filter((steps) => steps.includes('sync-database'))).toEqual([['passive', 'sync-database']]);
       expect(afterInsert.filter((steps) => steps.length === 1 && steps[0] === 'passive').length).toBe(4);
       // Past the restart size: the pass copies and syncs, then the WAL starts over.
-      const insert = db.prepare('INSERT INTO t VALUES (?)');
-      db.transaction(() => { for (let i = 0; i < 100; i++) insert.run(Buffer.alloc(4000)); })();
+      fillWal(db);
       await eventually(() => passes.some((steps) => steps.includes('restart')), 5000, 'a pass that restarts the WAL');
       expect(passes.find((steps) => steps.includes('restart'))).toEqual(['passive', 'sync-database', 'restart']);
     } finally {
@@ -85,17 +97,11 @@ describe('background WAL checkpoints', () => {
   });
 
   it('still makes the WAL start over when its own sync of the database file fails', async () => {
-    const path = join(makeTempDir(), 'sync-fails.db');
-    const db = new Database(path);
-    db.pragma('journal_mode = WAL');
-    db.pragma('wal_autocheckpoint = 0');
-    db.exec('CREATE TABLE t (x BLOB)');
-    const passes: string[][] = [];
+    const { path, db, passes } = walDatabase();
     // A descriptor number nothing has open: fdatasync fails with EBADF.
     const checkpointer = startBackgroundCheckpointer({ path, intervalMs: 20, restartBytes: 256 * 1024, onFailure: () => {}, onPass: (steps) => passes.push(steps), syncDescriptor: 1_000_000 });
     try {
-      const insert = db.prepare('INSERT INTO t VALUES (?)');
-      db.transaction(() => { for (let i = 0; i < 100; i++) insert.run(Buffer.alloc(4000)); })();
+      fillWal(db);
       await eventually(() => passes.some((steps) => steps.includes('restart')), 5000, 'a pass that restarts the WAL');
       expect(passes.find((steps) => steps.includes('restart'))).toEqual(['passive', 'sync-failed', 'restart']);
     } finally {
