@@ -84,7 +84,9 @@ function onAbort(signal: AbortSignal, stop: () => void): () => void {
   let stoppers = stoppersBySignal.get(signal);
   if (!stoppers) {
     const registered = new InFlightSet<() => void>();
-    signal.addEventListener('abort', () => [...registered].forEach((each) => each()), { once: true });
+    signal.addEventListener('abort', () => {
+      for (const stop of registered) stop(); // the set iterates over a copy: each stop may remove itself
+    }, { once: true });
     stoppersBySignal.set(signal, registered);
     stoppers = registered;
   }

@@ -18,7 +18,7 @@ import { Worker } from 'node:worker_threads';
  * A PASSIVE pass that does not catch up with the writer does not sync the database file (SQLite syncs it
  * only once every frame is copied), so the RESTART used to sync all the pages of the passes before it while
  * writers waited: 7-11 ms at 4,900 events/s, each time a burst of slow requests. The thread now syncs the
- * database file itself after each pass that copied frames, without holding anyone off: the RESTART then has
+ * database file itself after each pass that found the WAL changed, without holding anyone off: the RESTART then has
  * only the frames of the last few milliseconds to copy and sync (2-3.5 ms), and the page cache is flushed in
  * a quarter second's worth at a time instead of piling up, so the commits' own WAL fsyncs meet smaller bursts.
  */
@@ -29,17 +29,16 @@ const Database = require(workerData.driver);
 // The busy timeout only bounds how long a RESTART waits (for the writer, then for readers); PASSIVE never waits.
 const db = new Database(workerData.path, { timeout: workerData.restartWaitMs });
 const pageSize = db.pragma('page_size', { simple: true });
-// Frames in the WAL and frames copied, after the last pass: what a pass copied is the difference (the WAL
-// starting over resets both).
+// Frames in the WAL and frames copied after the last pass: a pass that finds both unchanged has nothing to sync.
 let previous = { log: 0, checkpointed: 0 };
 const timer = setInterval(() => {
   const steps = [];
   try {
     const [result] = db.pragma('wal_checkpoint(PASSIVE)');
-    const copied = result.log >= previous.log ? result.checkpointed - previous.checkpointed : result.checkpointed;
+    const changed = result.log !== previous.log || result.checkpointed !== previous.checkpointed;
     previous = result;
     steps.push('passive');
-    if (copied > 0 && workerData.databaseFd !== null) {
+    if (changed && workerData.databaseFd !== null) {
       try {
         fdatasyncSync(workerData.databaseFd);
         steps.push('sync-database');
@@ -51,7 +50,6 @@ const timer = setInterval(() => {
     if (result.log * pageSize >= workerData.restartBytes) {
       const [restart] = db.pragma('wal_checkpoint(RESTART)');
       steps.push(restart.busy ? 'restart-busy' : 'restart');
-      if (!restart.busy) previous = { log: 0, checkpointed: 0 };
     }
   } catch (err) {
     // Busy or failing now: the next tick tries again; the main connection keeps the data safe meanwhile.

@@ -3,29 +3,45 @@ import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sampleTransferSucceeded } from '../../../src/samples/transfer-succeeded.js';
-import { startBackgroundCheckpointer } from '../../../src/store/sqlite/background-checkpointer.js';
+import { startBackgroundCheckpointer, type CheckpointerOptions } from '../../../src/store/sqlite/background-checkpointer.js';
 import { DATABASE_FILE, SqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
 import { eventually } from '../../helpers/rules.js';
 import { makeTempDir, removeTempDirs } from '../../helpers/temp-dir.js';
 
 afterAll(() => removeTempDirs());
 
-/** A WAL database nothing checkpoints but the thread under test, and the list its passes get reported to. */
-function walDatabase(): { path: string; db: Database.Database; passes: string[][] } {
+/**
+ * Runs `body` against a WAL database nothing checkpoints but a thread under test (20 ms passes, 256 KiB restart
+ * size), with the steps of each of its passes.
+ */
+async function observePasses(options: Partial<CheckpointerOptions>, body: (db: Database.Database, passes: string[][]) => Promise<void>): Promise<void> {
   const path = join(makeTempDir(), 'passes.db');
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
   db.pragma('wal_autocheckpoint = 0');
   db.exec('CREATE TABLE t (x BLOB)');
-  return { path, db, passes: [] };
+  const passes: string[][] = [];
+  const checkpointer = startBackgroundCheckpointer({ path, intervalMs: 20, restartBytes: 256 * 1024, onFailure: () => {}, onPass: (steps) => passes.push(steps), ...options });
+  try {
+    await body(db, passes);
+  } finally {
+    await checkpointer.stop();
+    db.close();
+  }
 }
 
-/** About 400 KB of WAL in one commit: past the 256 KiB restart size the tests use. */
+/** About 400 KB of WAL in one commit: past the 256 KiB restart size. */
 function fillWal(db: Database.Database): void {
   const insert = db.prepare('INSERT INTO t VALUES (?)');
   db.transaction(() => {
     for (let i = 0; i < 100; i++) insert.run(Buffer.alloc(4000));
   })();
+}
+
+/** The first pass that made the WAL start over, once there is one. */
+async function restartingPass(passes: string[][]): Promise<string[] | undefined> {
+  await eventually(() => passes.some((steps) => steps.includes('restart')), 5000, 'a pass that restarts the WAL');
+  return passes.find((steps) => steps.includes('restart'));
 }
 
 describe('background WAL checkpoints', () => {
@@ -75,9 +91,7 @@ describe('background WAL checkpoints', () => {
   });
 
   it('syncs the database file after each pass that copied frames, before any RESTART', async () => {
-    const { path, db, passes } = walDatabase();
-    const checkpointer = startBackgroundCheckpointer({ path, intervalMs: 20, restartBytes: 256 * 1024, onFailure: () => {}, onPass: (steps) => passes.push(steps) });
-    try {
+    await observePasses({}, async (db, passes) => {
       // A small WAL: the pass that copies it syncs the file; passes with nothing new to copy do not.
       await eventually(() => passes.length >= 1, 5000, 'a first pass');
       db.prepare('INSERT INTO t VALUES (?)').run(Buffer.alloc(1000));
@@ -88,26 +102,16 @@ describe('background WAL checkpoints', () => {
       expect(afterInsert.filter((steps) => steps.length === 1 && steps[0] === 'passive').length).toBe(4);
       // Past the restart size: the pass copies and syncs, then the WAL starts over.
       fillWal(db);
-      await eventually(() => passes.some((steps) => steps.includes('restart')), 5000, 'a pass that restarts the WAL');
-      expect(passes.find((steps) => steps.includes('restart'))).toEqual(['passive', 'sync-database', 'restart']);
-    } finally {
-      await checkpointer.stop();
-      db.close();
-    }
+      expect(await restartingPass(passes)).toEqual(['passive', 'sync-database', 'restart']);
+    });
   });
 
   it('still makes the WAL start over when its own sync of the database file fails', async () => {
-    const { path, db, passes } = walDatabase();
     // A descriptor number nothing has open: fdatasync fails with EBADF.
-    const checkpointer = startBackgroundCheckpointer({ path, intervalMs: 20, restartBytes: 256 * 1024, onFailure: () => {}, onPass: (steps) => passes.push(steps), syncDescriptor: 1_000_000 });
-    try {
+    await observePasses({ syncDescriptor: 1_000_000 }, async (db, passes) => {
       fillWal(db);
-      await eventually(() => passes.some((steps) => steps.includes('restart')), 5000, 'a pass that restarts the WAL');
-      expect(passes.find((steps) => steps.includes('restart'))).toEqual(['passive', 'sync-failed', 'restart']);
-    } finally {
-      await checkpointer.stop();
-      db.close();
-    }
+      expect(await restartingPass(passes)).toEqual(['passive', 'sync-failed', 'restart']);
+    });
   });
 
   it('reports a thread that cannot run, so the store can fall back to automatic checkpoints', async () => {
