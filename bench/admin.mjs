@@ -42,7 +42,7 @@ const template = JSON.stringify({
 async function buildStore(dataDir) {
   const store = new SqliteStore({ dataDir, durability: 'normal' });
   const db = store.db;
-  const insertEvent = db.prepare(`INSERT INTO events (source, event, result_id, checkout_id, email, wallet_address, validation, received_at, last_received_at, headers, body)
+  const insertEvent = db.prepare(`INSERT INTO events (source, event, transfer_id, checkout_id, email, wallet_address, validation, received_at, last_received_at, headers, body)
     VALUES ('checkout', ?, ?, ?, ?, ?, ?, ?, ?, '{"content-type":"application/json"}', ?)`);
   const insertDelivery = db.prepare(`INSERT INTO deliveries (event_id, rule_id, rule_set_hash, origin, state, content_type, attempts, created_at, updated_at, dead_reason)
     VALUES (?, 'fwd', 'seed', 'ingest', ?, 'application/json', 1, ?, ?, ?)`);

@@ -71,7 +71,7 @@ export async function hookrelayDrain({ sinkPort, rows: DELIVERIES, concurrency: 
       const raw = Buffer.from(JSON.stringify(body));
       const deliveries = (await deliveriesForEvent(loaded.ruleSet, { source: 'checkout', event: body.event, body, raw })).slice(0, DELIVERIES - rows);
       rows += deliveries.length;
-      batch.push(store.saveEvent({ source: 'checkout', event: body.event, resultId: body.result.id, checkoutId: null, email: null, walletAddress: null, validation: 'valid', receivedAt: Date.now(), headers: {}, body: raw, deliveries }));
+      batch.push(store.saveEvent({ source: 'checkout', event: body.event, transferId: body.result.id, checkoutId: null, email: null, walletAddress: null, validation: 'valid', receivedAt: Date.now(), headers: {}, body: raw, deliveries }));
     }
     await Promise.all(batch);
   }

@@ -34,8 +34,7 @@ function bulkResult({ progress, stopped, lastId }: BatchLoopResult): BulkResult 
 }
 
 export function selectionOf(query: EventQuery & { afterId?: number }): EventSelection {
-  const { transferId, ...rest } = query;
-  return { ...rest, ...(transferId !== undefined && { resultId: transferId }) };
+  return query;
 }
 
 /**
@@ -95,9 +94,7 @@ export class LocalBackend implements AdminBackend {
   }
 
   async listEvents(query: EventQuery, page: { limit: number; cursor?: string }): Promise<Paged<EventSummaryView>> {
-    const { transferId, ...rest } = query;
-    const search = { ...rest, ...(transferId !== undefined && { resultId: transferId }) };
-    const result = await this.store.searchEvents(search, { limit: page.limit, ...(page.cursor !== undefined && { after: decodeEventCursor(page.cursor) }) });
+    const result = await this.store.searchEvents(query, { limit: page.limit, ...(page.cursor !== undefined && { after: decodeEventCursor(page.cursor) }) });
     return { items: result.items.map(eventSummaryView), nextCursor: result.next ? encodeEventCursor(result.next) : null };
   }
 

@@ -10,11 +10,11 @@ export const EXPORT_FORMAT = 'hookrelay.event.v1';
 
 const isoTime = z.iso.datetime({ offset: true });
 
-export const ExportRecordSchema = z.strictObject({
+const RecordFieldsSchema = z.strictObject({
   format: z.literal(EXPORT_FORMAT),
   source: z.string().min(1),
   event: z.string().min(1),
-  resultId: z.string().min(1),
+  transferId: z.string().min(1),
   validation: z.enum(['valid', 'unrecognised']),
   checkoutId: z.string().nullable(),
   email: z.string().nullable(),
@@ -25,10 +25,19 @@ export const ExportRecordSchema = z.strictObject({
   headers: z.record(z.string(), z.string()),
   bodyBase64: z.base64(),
 });
+
+/** Exports written before the store took the API's name carry `resultId`: still importable. */
+function acceptDeprecatedNames(json: unknown): unknown {
+  if (typeof json !== 'object' || json === null || !('resultId' in json) || 'transferId' in json) return json;
+  const { resultId, ...rest } = json as Record<string, unknown>;
+  return { ...rest, transferId: resultId };
+}
+
+export const ExportRecordSchema = z.preprocess(acceptDeprecatedNames, RecordFieldsSchema);
 export type ExportRecord = z.infer<typeof ExportRecordSchema>;
 
 /** What both sources of a record (local store, admin API detail) carry, under the record's names. */
-type RecordFields = Pick<ExportRecord, 'source' | 'event' | 'resultId' | 'validation' | 'checkoutId' | 'email' | 'walletAddress' | 'receivedCount' | 'headers' | 'bodyBase64'> & {
+type RecordFields = Pick<ExportRecord, 'source' | 'event' | 'transferId' | 'validation' | 'checkoutId' | 'email' | 'walletAddress' | 'receivedCount' | 'headers' | 'bodyBase64'> & {
   receivedAt: number | string;
   lastReceivedAt: number | string;
 };
@@ -38,7 +47,7 @@ function toRecord(f: RecordFields): ExportRecord {
     format: EXPORT_FORMAT,
     source: f.source,
     event: f.event,
-    resultId: f.resultId,
+    transferId: f.transferId,
     validation: f.validation,
     checkoutId: f.checkoutId,
     email: f.email,
@@ -57,7 +66,7 @@ export function recordFromStored(e: StoredEvent): ExportRecord {
 
 /** From the admin API's event detail (remote export). */
 export function recordFromDetail(e: EventDetailView): ExportRecord {
-  return toRecord({ ...e, resultId: e.transferId });
+  return toRecord(e);
 }
 
 export class ImportLineError extends Error {}
@@ -83,13 +92,13 @@ export function parseRecordLine(line: string): ImportedEvent {
   } catch {
     throw new ImportLineError('bodyBase64 does not hold a JSON body');
   }
-  if (envelope.event !== record.event || envelope.result?.id !== record.resultId) {
-    throw new ImportLineError(`the body's event and result.id do not match "event" and "resultId"`);
+  if (envelope.event !== record.event || envelope.result?.id !== record.transferId) {
+    throw new ImportLineError(`the body's event and result.id do not match "event" and "transferId"`);
   }
   return {
     source: record.source,
     event: record.event,
-    resultId: record.resultId,
+    transferId: record.transferId,
     validation: record.validation,
     checkoutId: record.checkoutId,
     email: record.email,

@@ -4,11 +4,11 @@ import type { EventEnvelope } from './event-schemas.js';
 const stringOrNull = (value: unknown): string | null => (typeof value === 'string' && value.length > 0 ? value : null);
 
 /** The lookup columns stored beside the raw bytes: what operators filter on. */
-export function eventColumns(envelope: EventEnvelope, validation: Validation): Pick<NewEvent, 'event' | 'resultId' | 'checkoutId' | 'email' | 'walletAddress' | 'validation'> {
+export function eventColumns(envelope: EventEnvelope, validation: Validation): Pick<NewEvent, 'event' | 'transferId' | 'checkoutId' | 'email' | 'walletAddress' | 'validation'> {
   const result = envelope.result as Record<string, unknown>;
   return {
     event: envelope.event,
-    resultId: envelope.result.id,
+    transferId: envelope.result.id,
     checkoutId: stringOrNull(result.checkoutId),
     email: stringOrNull(result.email),
     walletAddress: stringOrNull(result.walletAddress),

@@ -9,7 +9,7 @@ export interface NewEvent {
   source: string;
   event: string;
   /** `result.id` of the body: with source and event, the idempotency key. */
-  resultId: string;
+  transferId: string;
   checkoutId: string | null;
   email: string | null;
   walletAddress: string | null;
@@ -136,7 +136,7 @@ export interface EventFilter {
   checkoutId?: string;
   email?: string;
   walletAddress?: string;
-  resultId?: string;
+  transferId?: string;
   validation?: Validation;
   receivedFrom?: number;
   receivedTo?: number;

@@ -42,9 +42,9 @@ describe('delivery worker killed mid-attempt', () => {
       second.child.kill('SIGTERM');
       await second.exited;
 
-      const resultIds = received.map((r) => JSON.parse(r.rawBody.toString()).result.id);
-      expect(resultIds.filter((id) => id === ids[0])).toHaveLength(1);
-      expect(resultIds.filter((id) => id === ids[1])).toHaveLength(1);
+      const transferIds = received.map((r) => JSON.parse(r.rawBody.toString()).result.id);
+      expect(transferIds.filter((id) => id === ids[0])).toHaveLength(1);
+      expect(transferIds.filter((id) => id === ids[1])).toHaveLength(1);
       const third = received.filter((r) => JSON.parse(r.rawBody.toString()).result.id === ids[2]);
       expect(third).toHaveLength(2);
       expect(third[0]!.headers['webhook-id']).toBe(third[1]!.headers['webhook-id']);

@@ -37,9 +37,9 @@ describe('hookrelay serve as a process', () => {
     const store = new SqliteStore({ dataDir, durability: 'full' });
     try {
       const lost: string[] = [];
-      for (const [resultId, id] of acknowledged) {
+      for (const [transferId, id] of acknowledged) {
         const event = await store.getEvent(id);
-        if (event?.resultId !== resultId) lost.push(resultId);
+        if (event?.transferId !== transferId) lost.push(transferId);
       }
       expect(acknowledged.size).toBeGreaterThanOrEqual(100);
       expect(lost).toEqual([]);

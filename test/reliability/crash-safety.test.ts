@@ -22,7 +22,7 @@ const SECRET = 'crash-safety-secret';
 const CYCLES = scale(5, 200);
 
 interface SentEvent {
-  resultId: string;
+  transferId: string;
   raw: Buffer;
   /** Matches the forwarding rule (card payments). */
   matches: boolean;
@@ -83,7 +83,7 @@ async function post(url: string, event: SentEvent, agent: Agent, unexpected: str
 
 function newEvent(random: () => number, matches = random() < 0.6): SentEvent {
   const body = sampleTransferSucceeded({ paymentMethod: matches ? 'BUY_WITH_CARD' : 'BUY_WITH_CRYPTO' });
-  return { resultId: body.result.id, raw: Buffer.from(JSON.stringify(body)), matches, acks: 0 };
+  return { transferId: body.result.id, raw: Buffer.from(JSON.stringify(body)), matches, acks: 0 };
 }
 
 /**
@@ -123,23 +123,23 @@ async function checkStore(dataDir: string, events: SentEvent[]): Promise<StoreCh
   const store = new SqliteStore({ dataDir, durability: 'normal' });
   try {
     const rows = store.db.prepare<[string], { id: number; body: Buffer; received_count: number }>(
-      "SELECT id, body, received_count FROM events WHERE source = 'checkout' AND event = 'transfer:succeeded' AND result_id = ?",
+      "SELECT id, body, received_count FROM events WHERE source = 'checkout' AND event = 'transfer:succeeded' AND transfer_id = ?",
     );
     const check: StoreCheck = { stored: 0, lost: [], storedTwice: [], notByteExact: [], undercounted: [], deliveries: [] };
     for (const event of events) {
       if (event.acks === 0) continue;
-      const found = rows.all(event.resultId);
-      if (found.length === 0) check.lost.push(event.resultId);
-      if (found.length > 1) check.storedTwice.push(event.resultId);
-      if (found[0] && !found[0].body.equals(event.raw)) check.notByteExact.push(event.resultId);
+      const found = rows.all(event.transferId);
+      if (found.length === 0) check.lost.push(event.transferId);
+      if (found.length > 1) check.storedTwice.push(event.transferId);
+      if (found[0] && !found[0].body.equals(event.raw)) check.notByteExact.push(event.transferId);
       // Every 200 stands for a committed insert or counter bump.
-      if (found[0] && found[0].received_count < event.acks) check.undercounted.push(event.resultId);
+      if (found[0] && found[0].received_count < event.acks) check.undercounted.push(event.transferId);
     }
     check.stored = (store.db.prepare('SELECT count(*) AS n FROM events').get() as { n: number }).n;
     check.deliveries = store.db
-      .prepare<[], { id: number; result_id: string; state: string }>('SELECT d.id, e.result_id, d.state FROM deliveries d JOIN events e ON e.id = d.event_id')
+      .prepare<[], { id: number; transfer_id: string; state: string }>('SELECT d.id, e.transfer_id, d.state FROM deliveries d JOIN events e ON e.id = d.event_id')
       .all()
-      .map((row) => ({ deliveryId: `dlv_${row.id}`, eventResultId: row.result_id, state: row.state }));
+      .map((row) => ({ deliveryId: `dlv_${row.id}`, eventResultId: row.transfer_id, state: row.state }));
     return check;
   } finally {
     await store.close();
@@ -155,14 +155,14 @@ function checkDeliveries(events: SentEvent[], check: StoreCheck, sink: CountingS
   const unexpectedRows: string[] = [];
   const rawById = new Map<string, Buffer>();
   for (const event of events) {
-    const rows = byResult.get(event.resultId) ?? [];
+    const rows = byResult.get(event.transferId) ?? [];
     if (!event.matches) {
-      if (rows.length > 0) unexpectedRows.push(event.resultId);
+      if (rows.length > 0) unexpectedRows.push(event.transferId);
       continue;
     }
     if (event.acks === 0) continue;
     if (rows.length !== 1) {
-      unexpectedRows.push(`${event.resultId}: ${rows.length} deliveries`);
+      unexpectedRows.push(`${event.transferId}: ${rows.length} deliveries`);
       continue;
     }
     const row = rows[0]!;

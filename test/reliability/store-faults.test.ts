@@ -28,14 +28,14 @@ const FAULT_POSTS = scale(8, 40);
 const LOCKED_POSTS = scale(4, 20);
 
 interface Sent {
-  resultId: string;
+  transferId: string;
   raw: Buffer;
 }
 
 function newEvent(padding = 0): Sent {
   const body = sampleTransferSucceeded();
   const raw = Buffer.from(JSON.stringify(padding > 0 ? { ...body, result: { ...body.result, note: 'n'.repeat(padding) } } : body));
-  return { resultId: body.result.id, raw };
+  return { transferId: body.result.id, raw };
 }
 
 async function receiverWithSink(dataDir?: string): Promise<{ app: TestReceiver; sink: CountingSink }> {
@@ -61,10 +61,10 @@ async function receiverWithWriteLockHeld(): Promise<{ app: TestReceiver; sink: C
 }
 
 /** Rows stored for a transfer id, read by a connection of our own (never the receiver's). */
-function storedCount(dataDir: string, resultId: string): number {
+function storedCount(dataDir: string, transferId: string): number {
   const db = new Database(join(dataDir, DATABASE_FILE), { readonly: true, fileMustExist: true });
   try {
-    return (db.prepare('SELECT count(*) AS n FROM events WHERE result_id = ?').get(resultId) as { n: number }).n;
+    return (db.prepare('SELECT count(*) AS n FROM events WHERE transfer_id = ?').get(transferId) as { n: number }).n;
   } finally {
     db.close();
   }
@@ -100,8 +100,8 @@ async function postDuringFault(app: TestReceiver, events: Sent[]): Promise<{ ref
 
 /** After the fault clears: refused events were never stored (first copy now), acknowledged ones were (duplicates now), all reach the sink. */
 async function checkRecovery(app: TestReceiver, sink: CountingSink, fault: { refused: Sent[]; acknowledged: Sent[] }): Promise<void> {
-  for (const event of fault.refused) expect(storedCount(app.dataDir, event.resultId), 'a refused event was stored').toBe(0);
-  for (const event of fault.acknowledged) expect(storedCount(app.dataDir, event.resultId), 'an acknowledged event is missing').toBe(1);
+  for (const event of fault.refused) expect(storedCount(app.dataDir, event.transferId), 'a refused event was stored').toBe(0);
+  for (const event of fault.acknowledged) expect(storedCount(app.dataDir, event.transferId), 'an acknowledged event is missing').toBe(1);
   // The receiver recovers by itself: the sender's retry is accepted, as a first copy.
   const retried = await eventually(async () => {
     const reply = await postSigned(app.webhookUrl(), fault.refused[0]?.raw ?? newEvent().raw, TEST_SECRET);
@@ -241,7 +241,7 @@ describe('store faults: ingest answers 503, acknowledges only what it stored, an
         fault = await postDuringFault(app, Array.from({ length: FAULT_POSTS }, () => newEvent(200_000)));
         expect(fault.refused.length).toBeGreaterThan(0);
         expect(fault.replies.find((r) => r.status === 503)!.json.error.details).toMatchObject({ sqlite: expect.stringMatching(/^SQLITE_FULL/) });
-        for (const event of fault.refused) expect(storedCount(app.dataDir, event.resultId)).toBe(0);
+        for (const event of fault.refused) expect(storedCount(app.dataDir, event.transferId)).toBe(0);
       } finally {
         if (filler) rmSync(filler);
         else db.pragma('max_page_count = 4294967294');
@@ -266,7 +266,7 @@ describe('store faults: ingest answers 503, acknowledges only what it stored, an
     });
     try {
       const event = newEvent();
-      const input = { source: 'checkout', event: 'transfer:succeeded', resultId: event.resultId, checkoutId: null, email: null, walletAddress: null, validation: 'valid' as const, receivedAt: Date.now(), headers: {}, body: event.raw };
+      const input = { source: 'checkout', event: 'transfer:succeeded', transferId: event.transferId, checkoutId: null, email: null, walletAddress: null, validation: 'valid' as const, receivedAt: Date.now(), headers: {}, body: event.raw };
       await expect(store.saveEvent(input)).rejects.toMatchObject({ code: 'store_unavailable' });
       failing = false;
       // The transaction did commit before its fsync failed: a retry finds it (never two rows).

@@ -1,7 +1,7 @@
 import type { Delivery, DeliveryDetail, EventSummary, Job, StoredEvent } from '../../store/store.js';
 import type { DeliveryDetailView, DeliveryView, EventDetailView, EventSummaryView, JobView } from './response-schemas.js';
 
-/** Store records → admin API answers: unix ms become ISO 8601, `resultId` is called `transferId`. */
+/** Store records → admin API answers: unix ms become ISO 8601. */
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 const isoOrNull = (ms: number | null): string | null => (ms === null ? null : iso(ms));
@@ -11,7 +11,7 @@ export function eventSummaryView(e: EventSummary): EventSummaryView {
     id: e.id,
     source: e.source,
     event: e.event,
-    transferId: e.resultId,
+    transferId: e.transferId,
     checkoutId: e.checkoutId,
     email: e.email,
     walletAddress: e.walletAddress,

@@ -6,7 +6,7 @@ import { SUMMARY_COLUMNS, toEventSummary, type EventRow } from './event-rows.js'
 
 // Equality filters, finest first: the first one given drives the query through its (column, id) index.
 const FINE_COLUMNS: [keyof EventSearch, string][] = [
-  ['resultId', 'result_id'], ['email', 'email'], ['walletAddress', 'wallet_address'], ['checkoutId', 'checkout_id'],
+  ['transferId', 'transfer_id'], ['email', 'email'], ['walletAddress', 'wallet_address'], ['checkoutId', 'checkout_id'],
 ];
 
 /**

@@ -4,7 +4,7 @@ import { deliveryStateSql } from './delivery-state-sql.js';
 
 // Columns with an index of their own; event, source and validation are coarse-columns.ts's concern.
 const EQUALS: [keyof EventFilter, string][] = [
-  ['checkoutId', 'checkout_id'], ['email', 'email'], ['walletAddress', 'wallet_address'], ['resultId', 'result_id'],
+  ['checkoutId', 'checkout_id'], ['email', 'email'], ['walletAddress', 'wallet_address'], ['transferId', 'transfer_id'],
 ];
 
 /** The WHERE conditions (joined with AND, or "1" for none) and their parameters, on `events` aliased as `alias`. */

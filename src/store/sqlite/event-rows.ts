@@ -5,7 +5,7 @@ export interface EventRow {
   id: number;
   source: string;
   event: string;
-  result_id: string;
+  transfer_id: string;
   checkout_id: string | null;
   email: string | null;
   wallet_address: string | null;
@@ -20,7 +20,7 @@ export interface EventRow {
 }
 
 /** The summary columns of a list page, with the body's size instead of the body. */
-export const SUMMARY_COLUMNS = `e.id, e.source, e.event, e.result_id, e.checkout_id, e.email, e.wallet_address, e.validation,
+export const SUMMARY_COLUMNS = `e.id, e.source, e.event, e.transfer_id, e.checkout_id, e.email, e.wallet_address, e.validation,
   e.received_at, e.last_received_at, e.received_count, length(e.body) AS body_bytes`;
 
 export function toEventSummary(row: EventRow): EventSummary {
@@ -28,7 +28,7 @@ export function toEventSummary(row: EventRow): EventSummary {
     id: row.id,
     source: row.source,
     event: row.event,
-    resultId: row.result_id,
+    transferId: row.transfer_id,
     checkoutId: row.checkout_id,
     email: row.email,
     walletAddress: row.wallet_address,

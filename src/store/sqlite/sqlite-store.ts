@@ -128,13 +128,13 @@ export class SqliteStore implements Store {
       // A first delivery is a plain insert (run() reports the rowid; RETURNING would cost more per event);
       // only a repeat, which the insert skips, takes the second statement.
       insertEvent: this.db.prepare(`
-        INSERT INTO events (source, event, result_id, checkout_id, email, wallet_address, validation,
+        INSERT INTO events (source, event, transfer_id, checkout_id, email, wallet_address, validation,
                             received_at, last_received_at, headers, body)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-        ON CONFLICT (result_id, source, event) DO NOTHING`),
+        ON CONFLICT (transfer_id, source, event) DO NOTHING`),
       countRepeat: this.db.prepare<[number, string, string, string], { id: number; received_count: number }>(`
         UPDATE events SET received_count = received_count + 1, last_received_at = ?
-        WHERE result_id = ? AND source = ? AND event = ?
+        WHERE transfer_id = ? AND source = ? AND event = ?
         RETURNING id, received_count`),
       getEvent: this.db.prepare<[number], EventRow>('SELECT * FROM events WHERE id = ?'),
       touchHealth: this.db.prepare('INSERT INTO store_health (id, checked_at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET checked_at = excluded.checked_at'),
@@ -190,11 +190,11 @@ export class SqliteStore implements Store {
   /** Runs inside the group transaction: one insert; a repeat only bumps the received counter. */
   private insertEvent(e: NewEvent): SaveEventResult {
     const inserted = this.statements.insertEvent.run(
-      e.source, e.event, e.resultId, e.checkoutId, e.email, e.walletAddress, e.validation,
+      e.source, e.event, e.transferId, e.checkoutId, e.email, e.walletAddress, e.validation,
       e.receivedAt, e.receivedAt, JSON.stringify(e.headers), e.body,
     );
     if (inserted.changes === 0) {
-      const repeat = this.statements.countRepeat.get(e.receivedAt, e.resultId, e.source, e.event)!;
+      const repeat = this.statements.countRepeat.get(e.receivedAt, e.transferId, e.source, e.event)!;
       return { id: repeat.id, duplicate: true, receivedCount: repeat.received_count };
     }
     const id = Number(inserted.lastInsertRowid);

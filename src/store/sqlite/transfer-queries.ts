@@ -10,10 +10,10 @@ export class TransferQueries {
   constructor(private readonly db: BetterSqlite3.Database) {
     // Same key as ingest: an event already stored is left exactly as it is.
     this.insertIfNew = db.prepare<unknown[], { id: number }>(`
-      INSERT INTO events (source, event, result_id, checkout_id, email, wallet_address, validation,
+      INSERT INTO events (source, event, transfer_id, checkout_id, email, wallet_address, validation,
                           received_at, last_received_at, received_count, headers, body, imported_at)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-      ON CONFLICT (result_id, source, event) DO NOTHING
+      ON CONFLICT (transfer_id, source, event) DO NOTHING
       RETURNING id`);
   }
 
@@ -53,7 +53,7 @@ export class TransferQueries {
     let imported = 0;
     for (const e of events) {
       const row = this.insertIfNew.get(
-        e.source, e.event, e.resultId, e.checkoutId, e.email, e.walletAddress, e.validation,
+        e.source, e.event, e.transferId, e.checkoutId, e.email, e.walletAddress, e.validation,
         e.receivedAt, e.lastReceivedAt, e.receivedCount, JSON.stringify(e.headers), e.body, importedAt,
       );
       if (row) imported += 1;

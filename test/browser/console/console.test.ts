@@ -378,10 +378,10 @@ describe('console in a browser', () => {
     const importedAt = Date.now() - 60_000;
     const body = Buffer.from('{"event":"order:archived","result":{"id":"imported-1"}}');
     await receiver.store.importEvents([{
-      source: 'checkout', event: 'order:archived', resultId: 'imported-1', checkoutId: null, email: null, walletAddress: null,
+      source: 'checkout', event: 'order:archived', transferId: 'imported-1', checkoutId: null, email: null, walletAddress: null,
       validation: 'unrecognised', receivedAt, lastReceivedAt: receivedAt, receivedCount: 1, headers: {}, body,
     }], { importedAt });
-    const [imported] = (await receiver.store.listEvents({ resultId: 'imported-1' }, { limit: 1 })).items;
+    const [imported] = (await receiver.store.listEvents({ transferId: 'imported-1' }, { limit: 1 })).items;
     const page = await browser.newPage();
     try {
       await logIn(page);

@@ -87,7 +87,7 @@ describe('mock checkout → hookrelay → rule → sink, bought in a real browse
     expect(store.events[0]).toMatchObject({
       source: 'checkout',
       event: 'transfer:succeeded',
-      resultId: transferId,
+      transferId: transferId,
       checkoutId: checkout.id,
       email: 'ada@example.com',
       validation: 'valid',

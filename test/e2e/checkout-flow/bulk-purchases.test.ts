@@ -22,7 +22,7 @@ const CONCURRENCY = 10;
 afterEach(stopAllProcesses);
 afterAll(() => removeTempDirs());
 
-function resultIdOf(body: Buffer | string): string {
+function transferIdOf(body: Buffer | string): string {
   return JSON.parse(body.toString()).result.id as string;
 }
 
@@ -80,10 +80,10 @@ describe('200 purchases across 3 checkouts through the automation hook', () => {
     expect(toAll).toHaveLength(PURCHASES);
     expect(toCrypto).toHaveLength(cryptoIds.size);
     expect(sink.received).toHaveLength(PURCHASES + cryptoIds.size);
-    expect(new Set(toAll.map((r) => resultIdOf(r.rawBody)))).toEqual(new Set(sentBody.keys()));
-    expect(new Set(toCrypto.map((r) => resultIdOf(r.rawBody)))).toEqual(cryptoIds);
+    expect(new Set(toAll.map((r) => transferIdOf(r.rawBody)))).toEqual(new Set(sentBody.keys()));
+    expect(new Set(toCrypto.map((r) => transferIdOf(r.rawBody)))).toEqual(cryptoIds);
     for (const request of [...toAll, ...toCrypto]) {
-      const original = Buffer.from(sentBody.get(resultIdOf(request.rawBody))!, 'utf8');
+      const original = Buffer.from(sentBody.get(transferIdOf(request.rawBody))!, 'utf8');
       expect(request.rawBody.equals(original)).toBe(true);
       expect(verifyHmacSha256Hex([RULE_SECRET], request.rawBody, String(request.headers[RULE_SIGNATURE_HEADER]))).toBe(true);
     }
@@ -94,20 +94,20 @@ describe('200 purchases across 3 checkouts through the automation hook', () => {
     expect(await receiver.stop()).toBe(0);
     const store = await readStore(receiver.dataDir);
     expect(store.events).toHaveLength(PURCHASES);
-    expect(new Set(store.events.map((e) => e.resultId))).toEqual(new Set(sentBody.keys()));
+    expect(new Set(store.events.map((e) => e.transferId))).toEqual(new Set(sentBody.keys()));
     expect(store.events.every((e) => e.receivedCount === 1 && e.validation === 'valid')).toBe(true);
     for (const [index, checkout] of checkouts.entries()) {
       expect(store.events.filter((e) => e.checkoutId === checkout.id)).toHaveLength(plan.filter((_, i) => i % 3 === index).length);
     }
     for (const summary of store.events) {
-      expect(store.getEvent(summary.id).body.equals(Buffer.from(sentBody.get(summary.resultId)!, 'utf8'))).toBe(true);
+      expect(store.getEvent(summary.id).body.equals(Buffer.from(sentBody.get(summary.transferId)!, 'utf8'))).toBe(true);
     }
     const byRule = (ruleId: string) => store.deliveries.filter((d) => d.ruleId === ruleId);
     expect(byRule('all-purchases')).toHaveLength(PURCHASES);
     expect(byRule('crypto-purchases')).toHaveLength(cryptoIds.size);
     expect(store.deliveries).toHaveLength(PURCHASES + cryptoIds.size);
     expect(store.deliveries.every((d) => d.state === 'delivered' && d.attempts === 1)).toBe(true);
-    const resultIdByEvent = new Map(store.events.map((e) => [e.id, e.resultId]));
-    expect(new Set(byRule('crypto-purchases').map((d) => resultIdByEvent.get(d.eventId)))).toEqual(cryptoIds);
+    const transferIdByEvent = new Map(store.events.map((e) => [e.id, e.transferId]));
+    expect(new Set(byRule('crypto-purchases').map((d) => transferIdByEvent.get(d.eventId)))).toEqual(cryptoIds);
   });
 });

@@ -52,7 +52,7 @@ describe('one-time checkout link bought twice', () => {
     expect(await receiver.stop()).toBe(0);
     const store = await readStore(receiver.dataDir);
     expect(store.events).toHaveLength(1);
-    expect(store.events[0]).toMatchObject({ resultId: transferId, checkoutId: checkout.id, email: 'first@example.com', receivedCount: 1 });
+    expect(store.events[0]).toMatchObject({ transferId: transferId, checkoutId: checkout.id, email: 'first@example.com', receivedCount: 1 });
     expect(store.deliveries).toHaveLength(1);
   });
 });

@@ -64,13 +64,13 @@ describe('bad signatures and duplicate deliveries from the mock', () => {
 
     expect(await receiver.stop()).toBe(0);
     const store = await readStore(receiver.dataDir);
-    expect(store.events.map((e) => [e.resultId, e.receivedCount]).sort()).toEqual(
+    expect(store.events.map((e) => [e.transferId, e.receivedCount]).sort()).toEqual(
       [
         [good.transfer.id, 1],
         [duplicated.transfer.id, 2],
       ].sort(),
     );
-    const dup = store.events.find((e) => e.resultId === duplicated.transfer.id)!;
+    const dup = store.events.find((e) => e.transferId === duplicated.transfer.id)!;
     expect(store.getEvent(dup.id).body.toString('utf8')).toBe(duplicated.deliveries[0]!.body);
     expect(store.deliveries).toHaveLength(2);
     expect(store.deliveries.every((d) => d.state === 'delivered')).toBe(true);

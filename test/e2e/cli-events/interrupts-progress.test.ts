@@ -17,7 +17,7 @@ function exportFile(count: number): string {
   const lines = Array.from({ length: count }, (_, i) => {
     const body = Buffer.from(JSON.stringify({ event: 'order:bulk', result: { id: `bulk-${i}`, pad: 'p'.repeat(300) } }));
     return JSON.stringify({
-      format: 'hookrelay.event.v1', source: 'checkout', event: 'order:bulk', resultId: `bulk-${i}`, validation: 'unrecognised',
+      format: 'hookrelay.event.v1', source: 'checkout', event: 'order:bulk', transferId: `bulk-${i}`, validation: 'unrecognised',
       checkoutId: null, email: null, walletAddress: null, receivedAt: '2025-01-01T00:00:00.000Z', lastReceivedAt: '2025-01-01T00:00:00.000Z',
       receivedCount: 1, headers: { 'content-type': 'application/json' }, bodyBase64: body.toString('base64'),
     });

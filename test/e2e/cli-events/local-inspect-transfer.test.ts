@@ -98,11 +98,11 @@ describe('events list|show|export|import on a data dir, beside a running server'
 
     const file = join(makeTempDir(), 'bad.ndjson');
     const good = JSON.stringify({
-      format: 'hookrelay.event.v1', source: 'checkout', event: 'x:y', resultId: 'r1', validation: 'unrecognised', checkoutId: null, email: null, walletAddress: null,
+      format: 'hookrelay.event.v1', source: 'checkout', event: 'x:y', transferId: 'r1', validation: 'unrecognised', checkoutId: null, email: null, walletAddress: null,
       receivedAt: '2024-01-01T00:00:00.000Z', lastReceivedAt: '2024-01-01T00:00:00.000Z', receivedCount: 1, headers: {},
       bodyBase64: Buffer.from('{"event":"x:y","result":{"id":"r1"}}').toString('base64'),
     });
-    const mismatched = good.replace('"resultId":"r1"', '"resultId":"r2"');
+    const mismatched = good.replace('"transferId":"r1"', '"transferId":"r2"');
     writeFileSync(file, `${good}\n${mismatched}\n`);
     const dir = makeTempDir();
     const result = await hookrelay(['events', 'import', file, '--data-dir', dir]);

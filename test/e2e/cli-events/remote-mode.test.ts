@@ -120,7 +120,7 @@ describe('events and deliveries commands against a running server (--url, admin 
 
       // Many events, imported into the running server's data dir beside it (local mode).
       const lines = Array.from({ length: 20_000 }, (_, i) => JSON.stringify({
-        format: 'hookrelay.event.v1', source: 'checkout', event: 'order:bulk', resultId: `b${i}`, validation: 'unrecognised', checkoutId: null, email: null,
+        format: 'hookrelay.event.v1', source: 'checkout', event: 'order:bulk', transferId: `b${i}`, validation: 'unrecognised', checkoutId: null, email: null,
         walletAddress: null, receivedAt: '2025-01-01T00:00:00.000Z', lastReceivedAt: '2025-01-01T00:00:00.000Z', receivedCount: 1, headers: {},
         bodyBase64: Buffer.from(`{"event":"order:bulk","result":{"id":"b${i}"}}`).toString('base64'),
       }));

@@ -30,7 +30,7 @@ beforeAll(async () => {
     const validation: Validation = event === EVENTS[0] || i % 3 === 0 ? 'valid' : 'unrecognised';
     const state = i % 6 === 0 ? 'dead' : i % 9 === 0 ? 'pending' : null;
     const saved = await store.saveEvent({
-      source, event, resultId: `tr-${i}`, checkoutId: null, email: null, walletAddress: null, validation,
+      source, event, transferId: `tr-${i}`, checkoutId: null, email: null, walletAddress: null, validation,
       receivedAt: 1_000 + i, headers: {}, body: Buffer.from('{}'),
       deliveries: state ? [{ ruleId: 'r', ruleSetHash: 'h', body: null, contentType: 'application/json', ...(state === 'dead' && { deadReason: 'gone' }) }] : [],
     });

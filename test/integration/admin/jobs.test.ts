@@ -16,7 +16,7 @@ async function seedDeadDeliveries(store: Store, count: number, ruleId: string, f
     const body = Buffer.from(JSON.stringify({ event: 'transfer:succeeded', result: { id: `seed-${i}` } }));
     saves.push(
       store.saveEvent({
-        source: 'checkout', event: 'transfer:succeeded', resultId: `seed-${i}`, checkoutId: null, email: i % 2 ? 'odd@example.com' : 'even@example.com',
+        source: 'checkout', event: 'transfer:succeeded', transferId: `seed-${i}`, checkoutId: null, email: i % 2 ? 'odd@example.com' : 'even@example.com',
         walletAddress: null, validation: 'valid', receivedAt: Date.now(), headers: {}, body,
         deliveries: [{ ruleId, ruleSetHash: 'seeded', body: null, contentType: 'application/json', deadReason: 'seeded' }],
       }),

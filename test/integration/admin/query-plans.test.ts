@@ -22,7 +22,7 @@ const FILTERS: EventSearch[] = [
   { checkoutId: 'c' },
   { email: 'a@example.com' },
   { walletAddress: '0xabc' },
-  { resultId: 'tr_1' },
+  { transferId: 'tr_1' },
   { deliveryState: 'dead' },
   { deliveryState: 'pending' },
   { deliveryState: 'delivered' },
@@ -53,7 +53,7 @@ describe('admin list queries read one index range (EXPLAIN QUERY PLAN), never th
         const scans = details.filter((d) => d.startsWith('SCAN') && d !== 'SCAN e USING INDEX events_unrecognised_id');
         expect(scans, details.join(' | ')).toEqual(driver.kind === 'rowid' && !after ? ['SCAN e'] : []);
         // A sort is only acceptable over the few rows of a fine filter (one transfer id, one buyer).
-        const fine = filter.resultId !== undefined || filter.email !== undefined;
+        const fine = filter.transferId !== undefined || filter.email !== undefined;
         if (!fine) expect(details.filter((d) => d.includes('TEMP B-TREE')), details.join(' | ')).toEqual([]);
         const outerLoop = details[0]!;
         expect(outerLoop, details.join(' | ')).toMatch(/^(SEARCH (e|d) USING (INTEGER PRIMARY KEY|INDEX|COVERING INDEX)|SCAN e$|SCAN e USING INDEX events_unrecognised_id$)/);

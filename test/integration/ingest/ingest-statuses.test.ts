@@ -30,7 +30,7 @@ describe('POST /webhooks/:source statuses', () => {
     expect(reply.status).toBe(200);
     expect(reply.json).toEqual({ id: expect.any(Number), duplicate: false, receivedCount: 1 });
     const stored = await receiver.store.getEvent(reply.json.id);
-    expect(stored).toMatchObject({ source: 'checkout', event: 'transfer:succeeded', resultId: body.result.id, validation: 'valid', checkoutId: body.result.checkoutId, email: 'buyer@example.com' });
+    expect(stored).toMatchObject({ source: 'checkout', event: 'transfer:succeeded', transferId: body.result.id, validation: 'valid', checkoutId: body.result.checkoutId, email: 'buyer@example.com' });
   });
 
   it('accepts the signature with a sha256= prefix', async () => {
@@ -140,7 +140,7 @@ describe('POST /webhooks/:source statuses', () => {
   it('stores other event names with a valid envelope, marked unrecognised', async () => {
     const reply = await postSigned(receiver.webhookUrl(), { event: 'transfer:refunded', result: { id: 'tr_1', reason: 'requested' } }, TEST_SECRET);
     expect(reply.status).toBe(200);
-    expect(await receiver.store.getEvent(reply.json.id)).toMatchObject({ event: 'transfer:refunded', validation: 'unrecognised', resultId: 'tr_1' });
+    expect(await receiver.store.getEvent(reply.json.id)).toMatchObject({ event: 'transfer:refunded', validation: 'unrecognised', transferId: 'tr_1' });
     // A name that is also an Object.prototype property is just another unknown event.
     const prototypeName = await postSigned(receiver.webhookUrl(), { event: 'constructor', result: { id: 'tr_2' } }, TEST_SECRET);
     expect(prototypeName.status).toBe(200);

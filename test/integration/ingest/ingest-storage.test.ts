@@ -47,7 +47,7 @@ describe('storage', () => {
     expect(first.json).toEqual({ id: first.json.id, duplicate: false, receivedCount: 1 });
     expect(second.status).toBe(200);
     expect(second.json).toEqual({ id: first.json.id, duplicate: true, receivedCount: 2 });
-    const page = await receiver.store.listEvents({ resultId: body.result.id }, { limit: 10 });
+    const page = await receiver.store.listEvents({ transferId: body.result.id }, { limit: 10 });
     expect(page.items).toHaveLength(1);
     expect(page.items[0]!.receivedCount).toBe(2);
   });

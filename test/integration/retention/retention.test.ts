@@ -17,7 +17,7 @@ function storedEvent(daysAgo: number, bodyBytes = 0): ImportedEvent {
   const at = Date.now() - daysAgo * DAY_MS;
   const body = Buffer.from(JSON.stringify({ event: 'order:archived', result: { id: randomUUID(), padding: 'x'.repeat(bodyBytes) } }));
   return {
-    source: 'checkout', event: 'order:archived', resultId: JSON.parse(body.toString()).result.id, checkoutId: null, email: null, walletAddress: null,
+    source: 'checkout', event: 'order:archived', transferId: JSON.parse(body.toString()).result.id, checkoutId: null, email: null, walletAddress: null,
     validation: 'unrecognised', receivedAt: at, lastReceivedAt: at, receivedCount: 1, headers: { 'content-type': 'application/json' }, body,
   };
 }
@@ -55,7 +55,7 @@ describe('retention', () => {
       expect(await app.store.getEvent(old.id)).toBeNull();
       expect(await app.store.getDelivery(deliveryId!)).toBeNull();
       expect(count(app, 'delivery_attempts')).toBe(0);
-      expect((await app.store.getEvent(fresh.json.id))?.resultId).toBeDefined();
+      expect((await app.store.getEvent(fresh.json.id))?.transferId).toBeDefined();
       const ages = (await app.store.listEvents({}, { limit: 10 })).items.map((e) => Math.round((Date.now() - e.receivedAt) / DAY_MS));
       expect(ages.sort((a, b) => a - b)).toEqual([0, 1, 29]);
       const metrics = await send(`${app.url}/metrics`);
@@ -80,9 +80,9 @@ describe('retention', () => {
 
       expect(report).toMatchObject({ byAge: 2, byCount: 0 });
       const kept = await app.store.listEventsForExport({}, 10);
-      expect(kept.map((e) => e.resultId).sort()).toEqual([...importedToday, importedLastWeek].map((e) => e.resultId).sort());
+      expect(kept.map((e) => e.transferId).sort()).toEqual([...importedToday, importedLastWeek].map((e) => e.transferId).sort());
       // Still shown with their own receipt time; the import time is beside it.
-      const oldest = kept.find((e) => e.resultId === importedToday[0]!.resultId)!;
+      const oldest = kept.find((e) => e.transferId === importedToday[0]!.transferId)!;
       expect(oldest.receivedAt).toBe(importedToday[0]!.receivedAt);
       expect(Date.now() - oldest.importedAt!).toBeLessThan(60_000);
     } finally {
@@ -97,8 +97,8 @@ describe('retention', () => {
       await seed(app, events.slice().reverse()); // stored newest first: the order of ids must not matter
       const report = await app.retention!.runOnce();
       expect(report).toMatchObject({ byAge: 0, byCount: 15 });
-      const kept = new Set((await app.store.listEventsForExport({}, 100)).map((e) => e.resultId));
-      expect(kept).toEqual(new Set(events.slice(15).map((e) => e.resultId)));
+      const kept = new Set((await app.store.listEventsForExport({}, 100)).map((e) => e.transferId));
+      expect(kept).toEqual(new Set(events.slice(15).map((e) => e.transferId)));
     } finally {
       await app.close();
     }
@@ -111,13 +111,13 @@ describe('retention', () => {
       const held = storedEvent(60);
       const plain = storedEvent(60);
       await seed(app, [held, plain]);
-      const [heldId] = (await app.store.listEventsForExport({ resultId: held.resultId }, 1)).map((e) => e.id);
+      const [heldId] = (await app.store.listEventsForExport({ transferId: held.transferId }, 1)).map((e) => e.id);
       const pending: NewDelivery = { ruleId: 'later', ruleSetHash: 'h', body: null, contentType: 'application/json', delayMs: 60 * 60_000 };
       const [deliveryId] = await app.store.createDeliveries(heldId!, [pending], 'replay');
 
       const first = await app.retention!.runOnce();
       expect(first.byAge + first.byCount).toBe(1);
-      expect((await app.store.getEvent(heldId!))?.resultId).toBe(held.resultId);
+      expect((await app.store.getEvent(heldId!))?.transferId).toBe(held.transferId);
       expect(await app.store.getDelivery(deliveryId!)).toMatchObject({ state: 'pending' });
 
       // Over maxEvents but every remaining event is held: the pass ends instead of spinning.
@@ -189,9 +189,9 @@ describe('retention', () => {
       expect(duringPrune).toBeGreaterThan(20); // the posts really overlapped the pass
       expect(statuses.filter((s) => s !== 200)).toEqual([]);
       const missing: number[] = [];
-      for (const [id, resultId] of acknowledged) {
+      for (const [id, transferId] of acknowledged) {
         const event = await app.store.getEvent(id);
-        if (!event || (resultId && event.resultId !== resultId)) missing.push(id);
+        if (!event || (transferId && event.transferId !== transferId)) missing.push(id);
       }
       expect(missing).toEqual([]);
       expect(count(app, 'events')).toBe(acknowledged.size);

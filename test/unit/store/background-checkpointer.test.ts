@@ -53,7 +53,7 @@ describe('background WAL checkpoints', () => {
       const fileBefore = statSync(join(dataDir, DATABASE_FILE)).size;
       await Promise.all(Array.from({ length: 2000 }, () => {
         const body = sampleTransferSucceeded();
-        return store.saveEvent({ source: 'checkout', event: body.event, resultId: body.result.id, checkoutId: null, email: null, walletAddress: null, validation: 'valid', receivedAt: Date.now(), headers: {}, body: Buffer.from(JSON.stringify(body)) });
+        return store.saveEvent({ source: 'checkout', event: body.event, transferId: body.result.id, checkoutId: null, email: null, walletAddress: null, validation: 'valid', receivedAt: Date.now(), headers: {}, body: Buffer.from(JSON.stringify(body)) });
       }));
       // The events reach the main file only through a checkpoint, and only the thread runs them.
       await eventually(() => statSync(join(dataDir, DATABASE_FILE)).size > fileBefore + 1_000_000, 5000, 'a background checkpoint');
@@ -74,7 +74,7 @@ describe('background WAL checkpoints', () => {
       for (let written = 0; written < 30_000; written += 20) {
         await Promise.all(Array.from({ length: 20 }, () => {
           const body = sampleTransferSucceeded();
-          return store.saveEvent({ source: 'checkout', event: body.event, resultId: body.result.id, checkoutId: null, email: null, walletAddress: null, validation: 'valid', receivedAt: Date.now(), headers: {}, body: Buffer.from(JSON.stringify(body)) });
+          return store.saveEvent({ source: 'checkout', event: body.event, transferId: body.result.id, checkoutId: null, email: null, walletAddress: null, validation: 'valid', receivedAt: Date.now(), headers: {}, body: Buffer.from(JSON.stringify(body)) });
         }));
       }
       return statSync(join(dataDir, `${DATABASE_FILE}-wal`)).size;

@@ -10,7 +10,7 @@ afterAll(() => removeTempDirs());
 
 function newEvent(): NewEvent {
   const body = sampleTransferSucceeded();
-  return { source: 'checkout', event: body.event, resultId: body.result.id, checkoutId: null, email: null, walletAddress: null, validation: 'valid', receivedAt: Date.now(), headers: {}, body: Buffer.from(JSON.stringify(body)) };
+  return { source: 'checkout', event: body.event, transferId: body.result.id, checkoutId: null, email: null, walletAddress: null, validation: 'valid', receivedAt: Date.now(), headers: {}, body: Buffer.from(JSON.stringify(body)) };
 }
 
 /** The longest a 5 ms timer was late while `during` ran: how long the event loop was blocked at a stretch. */

@@ -10,7 +10,7 @@ async function storeWithTwoDeliveries(): Promise<{ store: SqliteStore; eventId: 
   const store = new SqliteStore({ dataDir: makeTempDir(), durability: 'normal' });
   const now = Date.now();
   const { id: eventId } = await store.saveEvent({
-    source: 'checkout', event: 'transfer:succeeded', resultId: 't-1', checkoutId: null, email: null, walletAddress: null,
+    source: 'checkout', event: 'transfer:succeeded', transferId: 't-1', checkoutId: null, email: null, walletAddress: null,
     validation: 'valid', receivedAt: now, headers: {}, body: RAW,
     deliveries: [
       { ruleId: 'untouched', ruleSetHash: 'h1', body: null, contentType: 'application/json' },
@@ -66,9 +66,9 @@ describe('claiming due deliveries', () => {
     try {
       const now = Date.now();
       const created: { id: number; ruleId: string }[] = [];
-      for (const resultId of ['t-1', 't-2', 't-3']) {
+      for (const transferId of ['t-1', 't-2', 't-3']) {
         const { id: eventId } = await store.saveEvent({
-          source: 'checkout', event: 'transfer:succeeded', resultId, checkoutId: null, email: null, walletAddress: null,
+          source: 'checkout', event: 'transfer:succeeded', transferId, checkoutId: null, email: null, walletAddress: null,
           validation: 'valid', receivedAt: now, headers: {}, body: RAW,
           deliveries: ['zeta', 'alpha'].map((ruleId) => ({ ruleId, ruleSetHash: 'h1', body: null, contentType: 'application/json' })),
         });

@@ -10,7 +10,7 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 
 function delivery(receivedAt: number): NewEvent {
   return {
-    source: 'checkout', event: 'transfer:succeeded', resultId: 'transfer-1', checkoutId: null, email: null, walletAddress: null,
+    source: 'checkout', event: 'transfer:succeeded', transferId: 'transfer-1', checkoutId: null, email: null, walletAddress: null,
     validation: 'valid', receivedAt, headers: {}, body: Buffer.from(`{"event":"transfer:succeeded","result":{"id":"transfer-1"},"n":${receivedAt}}`),
     deliveries: [{ ruleId: 'fwd', ruleSetHash: 'h', body: null, contentType: 'application/json' }],
   };
@@ -42,7 +42,7 @@ describe('saving an event', () => {
       fsyncs.push(performance.now());
       fdatasync(fd, done);
     };
-    const event = (n: number): NewEvent => ({ ...delivery(n), resultId: `transfer-${n}`, deliveries: [] });
+    const event = (n: number): NewEvent => ({ ...delivery(n), transferId: `transfer-${n}`, deliveries: [] });
     const paced = new SqliteStore({ dataDir: makeTempDir(), durability: 'full', fsync: countingFsync, commitIntervalMs: 100, paceCommitsWhen: () => true });
     try {
       // Ten events 5 ms apart: at most one fsync per 100 ms, so the last nine share one or two.
@@ -66,7 +66,7 @@ describe('saving an event', () => {
     const store = new SqliteStore({ dataDir: makeTempDir(), durability: 'full', commitIntervalMs: 200 });
     try {
       const started = performance.now();
-      for (let i = 0; i < 3; i += 1) await store.saveEvent({ ...delivery(i), resultId: `transfer-${i}`, deliveries: [] });
+      for (let i = 0; i < 3; i += 1) await store.saveEvent({ ...delivery(i), transferId: `transfer-${i}`, deliveries: [] });
       // Paced, the second and third commit would each wait for the 200 ms interval.
       expect(performance.now() - started).toBeLessThan(200);
     } finally {

@@ -13,7 +13,7 @@ async function storeWith(receivedAts: number[]): Promise<{ store: SqliteStore; i
   const ids: number[] = [];
   for (const [i, receivedAt] of receivedAts.entries()) {
     const body = Buffer.from(JSON.stringify({ event: 'transfer:succeeded', result: { id: `t-${i}` } }));
-    ids.push((await store.saveEvent({ source: 'checkout', event: 'transfer:succeeded', resultId: `t-${i}`, checkoutId: null, email: null, walletAddress: null, validation: 'valid', receivedAt, headers: {}, body })).id);
+    ids.push((await store.saveEvent({ source: 'checkout', event: 'transfer:succeeded', transferId: `t-${i}`, checkoutId: null, email: null, walletAddress: null, validation: 'valid', receivedAt, headers: {}, body })).id);
   }
   return { store, ids };
 }

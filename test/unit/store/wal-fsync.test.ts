@@ -41,7 +41,7 @@ describe('WalFsync', () => {
 describe('SqliteStore durability', () => {
   const event = () => {
     const body = sampleTransferSucceeded();
-    return { source: 'checkout', event: body.event, resultId: body.result.id, checkoutId: null, email: null, walletAddress: null, validation: 'valid' as const, receivedAt: Date.now(), headers: {}, body: Buffer.from(JSON.stringify(body)) };
+    return { source: 'checkout', event: body.event, transferId: body.result.id, checkoutId: null, email: null, walletAddress: null, validation: 'valid' as const, receivedAt: Date.now(), headers: {}, body: Buffer.from(JSON.stringify(body)) };
   };
 
   it('with durability full, acknowledges a save only after the WAL fsync completes', async () => {
