@@ -6,8 +6,8 @@ export type { Logger };
  * Header and field paths that may carry secrets or signatures: never written to a log line. Every path names
  * its top-level key: pino then redacts only lines that have one of these keys. A path starting with a
  * wildcard (`*.secret`) would send every value of every line (each ingest request, each delivery attempt)
- * through the redactor, which parses its paths and clones on each call: that was 40 % of all memory the
- * delivery worker allocated.
+ * through the redactor, which parses its paths and clones on each call: that would be 40 % of all memory
+ * the delivery worker allocates.
  */
 export const REDACT_PATHS = [
   'req.headers.authorization',

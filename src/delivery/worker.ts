@@ -36,7 +36,7 @@ const DISABLED_RULE_RECHECK_MS = 30_000;
 /**
  * Log level of an attempt's line. Every attempt is in the store's attempt log (admin API, console, CLI) and
  * counted in /metrics, so the log keeps what needs attention: a line per successful attempt would be most
- * of the log under load and costs the worker 10-25 % of its CPU per delivery (measured draining an outbox).
+ * of the log under load and costs the worker 10-25 % of its CPU per delivery when it drains an outbox.
  * `HOOKRELAY_LOG_LEVEL=debug` shows them too.
  */
 const ATTEMPT_LOG_LEVEL = { delivered: 'debug', retry: 'info', dead: 'warn' } as const;
