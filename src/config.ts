@@ -43,11 +43,14 @@ export type SourceConfig = z.infer<typeof SourceConfigSchema>;
 export const ConfigSchema = z
   .object({
     port: z.coerce.number().int().min(0).max(65535).default(8080),
-    host: z.string().min(1).default('0.0.0.0'),
+    /** Where webhooks are received. Loopback by default: set 0.0.0.0 (or an interface address) to receive from other machines. */
+    host: z.string().min(1).default('127.0.0.1'),
     publicUrl: z.url().optional(),
     dataDir: z.string().min(1).default('./data'),
     rulesDir: z.string().min(1).default('./rules'),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    /** `pretty`: readable lines; `json`: one JSON object a line. Unset: pretty on a terminal, JSON otherwise. */
+    logFormat: z.enum(['json', 'pretty']).optional(),
     durability: z.enum(['full', 'normal']).default('full'),
     /**
      * durability full, while the event loop is busy: the shortest time between two fsynced ingest commits;
@@ -126,9 +129,16 @@ export const ConfigSchema = z
       .object({
         /** Bearer token of the admin API and the console log-in; generated into the data dir when unset. */
         token: z.string().trim().min(16, 'use at least 16 characters (e.g. openssl rand -hex 32)').optional(),
+        /**
+         * When set, the admin API, console and metrics are served on a listener of their own at
+         * `admin.host:admin.port`, and the webhook listener serves webhooks and health checks only.
+         */
+        port: z.coerce.number().int().min(0).max(65535).optional(),
+        /** Address of the admin listener: loopback unless told otherwise. */
+        host: z.string().min(1).default('127.0.0.1'),
       })
       .strict()
-      .default({}),
+      .default({ host: '127.0.0.1' }),
   })
   .strict();
 
@@ -142,9 +152,17 @@ export const ENV_SETTINGS = {
   HOOKRELAY_DATA_DIR: 'dataDir',
   HOOKRELAY_RULES_DIR: 'rulesDir',
   HOOKRELAY_LOG_LEVEL: 'logLevel',
+  HOOKRELAY_LOG_FORMAT: 'logFormat',
   HOOKRELAY_DURABILITY: 'durability',
   HOOKRELAY_COMMIT_INTERVAL_MS: 'commitIntervalMs',
   HOOKRELAY_MAX_BODY: 'maxBody',
+} as const;
+
+/** Environment variables of the `admin` settings. */
+const ADMIN_ENV_SETTINGS = {
+  HOOKRELAY_ADMIN_TOKEN: 'token',
+  HOOKRELAY_ADMIN_PORT: 'port',
+  HOOKRELAY_ADMIN_HOST: 'host',
 } as const;
 
 type Env = Record<string, string | undefined>;
@@ -175,11 +193,15 @@ function readEnvLayer(env: Env): RawLayer {
     values.metrics = { token: metricsToken };
     origins.set('metrics', 'HOOKRELAY_METRICS_TOKEN');
   }
-  const adminToken = env.HOOKRELAY_ADMIN_TOKEN;
-  if (adminToken !== undefined && adminToken !== '') {
-    values.admin = { token: adminToken };
-    origins.set('admin', 'HOOKRELAY_ADMIN_TOKEN');
+  const admin: Record<string, string> = {};
+  for (const [name, key] of Object.entries(ADMIN_ENV_SETTINGS)) {
+    const value = env[name];
+    if (value !== undefined && value !== '') {
+      admin[key] = value;
+      origins.set(`admin.${key}`, name);
+    }
   }
+  if (Object.keys(admin).length > 0) values.admin = admin;
   const secret = env.HOOKRELAY_SECRET;
   if (secret !== undefined && secret !== '') {
     values.sources = [{ name: 'checkout', secrets: secret }];
@@ -209,7 +231,7 @@ function readFileLayer(path: string): RawLayer {
 
 function describeIssuePath(path: PropertyKey[], origins: Map<string, string>): string {
   const [top, ...rest] = path.map(String);
-  const origin = top === undefined ? 'config' : (origins.get(top) ?? top);
+  const origin = top === undefined ? 'config' : (origins.get(`${top}.${rest[0]}`) ?? origins.get(top) ?? top);
   return rest.length > 0 ? `${origin} (${[top, ...rest].join('.')})` : origin;
 }
 

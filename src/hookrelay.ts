@@ -17,7 +17,7 @@ import { HookrelayMetrics } from './metrics/hookrelay-metrics.js';
 import { mountMetricsRoute } from './metrics/metrics-route.js';
 import { RetentionWorker } from './retention/retention-worker.js';
 import { RuleSetWatcher } from './rules/watcher.js';
-import { startServer, type ReadinessReport, type RunningServer } from './server.js';
+import { isLoopbackHost, startServer, type ReadinessReport, type RunningServer } from './server.js';
 import { ensureSourceSecrets, type GeneratedSecret } from './source-secrets.js';
 import { SqliteStore } from './store/sqlite/sqlite-store.js';
 import type { Store } from './store/store.js';
@@ -30,8 +30,11 @@ export interface StartOptions {
 }
 
 export interface RunningHookrelay {
+  /** Base URL of the webhook listener. */
   url: string;
   port: number;
+  /** Base URL of the admin API, console and metrics: `url` unless `admin.port` gives them a listener of their own. */
+  adminUrl: string;
   store: Store;
   rules: RuleSetWatcher;
   worker: DeliveryWorker | null;
@@ -138,7 +141,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
       logger,
       ingest,
       readiness,
-      mount: (app) => {
+      mountAdmin: (app) => {
         if (metrics) mountMetricsRoute(app, { metrics, token: config.metrics.token });
         app.use('/admin/api', admin.api.router);
         mountConsole(app, { sessions: consoleSessions, adminToken: admin.token.token });
@@ -152,11 +155,18 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
   }
   worker?.start();
   retention?.start();
+  if (config.admin.port === undefined && !isLoopbackHost(config.host)) {
+    logger.warn(
+      { host: config.host },
+      `the admin API, console and metrics share the webhook listener on ${config.host}: anyone who can reach it can try the admin token; set HOOKRELAY_ADMIN_PORT to serve them on a loopback listener of their own`,
+    );
+  }
 
   let closing: Promise<void> | undefined;
   return {
     url: server.url,
     port: server.port,
+    adminUrl: server.adminUrl,
     store,
     rules,
     worker,

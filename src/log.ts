@@ -23,6 +23,24 @@ export const REDACT_PATHS = [
   'token',
 ];
 
+export type LogFormat = 'json' | 'pretty';
+
+/** The configured format, else readable lines for a person at a terminal and JSON for everything else. */
+export function chooseLogFormat(configured: LogFormat | undefined, isTTY: boolean): LogFormat {
+  return configured ?? (isTTY ? 'pretty' : 'json');
+}
+
+/**
+ * Where the server's log lines go: JSON to stdout, or readable lines through pino-pretty, loaded only
+ * when asked for (a server under a process manager never pays for it).
+ */
+export async function createLogDestination(format: LogFormat, output: NodeJS.WritableStream | 1 = 1): Promise<DestinationStream> {
+  if (format === 'json') return output === 1 ? pino.destination({ dest: 1, sync: false }) : (output as DestinationStream);
+  const { default: pretty } = await import('pino-pretty');
+  // Synchronous writes: the last lines before exit reach the terminal.
+  return pretty({ destination: output, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service', singleLine: true });
+}
+
 /**
  * JSON logs to stdout, written asynchronously (lines that arrive while a write is in flight are coalesced;
  * a synchronous write per request line would cost the ingest path a syscall each); flushed on exit by pino.

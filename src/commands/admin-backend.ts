@@ -1,8 +1,8 @@
-import type { DeliveryDetailView, DeliveryView, EventDetailView, EventSummaryView, JobView, ResendResultView } from '../admin/api/response-schemas.js';
+import type { DeliveryDetailView, DeliveryView, EventDetailView, EventListItemView, EventSummaryView, JobView, ResendResultView } from '../admin/api/response-schemas.js';
 import type { DeliveryState, Validation } from '../store/store.js';
 import type { ExportRecord } from './ndjson-format.js';
 
-export type { DeliveryDetailView, DeliveryView, EventDetailView, EventSummaryView, JobView };
+export type { DeliveryDetailView, DeliveryView, EventDetailView, EventListItemView, EventSummaryView, JobView };
 export type ResendResult = ResendResultView;
 
 /** `GET /events/:id` of the admin API. */
@@ -84,7 +84,7 @@ export interface EventExport {
  */
 export interface AdminBackend {
   readonly mode: 'local' | 'remote';
-  listEvents(query: EventQuery, page: { limit: number; cursor?: string }): Promise<Paged<EventSummaryView>>;
+  listEvents(query: EventQuery, page: { limit: number; cursor?: string }): Promise<Paged<EventListItemView>>;
   getEvent(id: number): Promise<EventWithDeliveries>;
   replayEvent(id: number, options: { ruleId?: string; force?: boolean }): Promise<DeliveryView[]>;
   replayEvents(query: EventQuery & { afterId?: number }, options: { ruleId?: string }, control: BulkControl): Promise<BulkResult>;

@@ -1,13 +1,15 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AdminContext } from '../admin/api/context.js';
-import { decodeDeliveryCursor, decodeEventCursor, encodeDeliveryCursor, encodeEventCursor } from '../admin/api/cursor.js';
+import { decodeDeliveryCursor, encodeDeliveryCursor } from '../admin/api/cursor.js';
 import { JOB_BATCH_SIZE, startingAfterId, yieldToEventLoop } from '../admin/api/jobs/batches.js';
 import { runReplayJob, type BatchLoop, type BatchLoopResult } from '../admin/api/jobs/replay-job.js';
 import { runRetryJob } from '../admin/api/jobs/retry-job.js';
 import { replayEvent } from '../admin/api/replay-event.js';
 import { resendEvent } from '../admin/api/resend-event.js';
-import { deliveryDetailView, deliveryView, eventDetailView, eventSummaryView } from '../admin/api/views.js';
+import { deliveryDetailView, deliveryView, eventDetailView } from '../admin/api/views.js';
+import { listEventPage } from '../operations/event-list.js';
+import { deliveryPauses, NO_PAUSES, type DeliveryPauses } from '../delivery/delivery-pauses.js';
 import type { Config } from '../config.js';
 import { createGuardedDispatcher } from '../delivery/guarded-dispatcher.js';
 import { createSsrfGuard } from '../delivery/ssrf-guard.js';
@@ -19,7 +21,7 @@ import type { RuleSet } from '../rules/types.js';
 import { DATABASE_FILE, SqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { BulkDeliveryFilter, EventSelection, ImportedEvent, ImportResult } from '../store/store.js';
 import type {
-  AdminBackend, BulkControl, BulkResult, DeliveryQuery, DeliveryView, EventExport, EventQuery, EventSummaryView, EventWithDeliveries, Paged,
+  AdminBackend, BulkControl, BulkResult, DeliveryQuery, DeliveryView, EventExport, EventListItemView, EventQuery, EventWithDeliveries, Paged,
   ResendResult, ResendSigning, RetryQuery,
 } from './admin-backend.js';
 import { recordFromStored, type ExportRecord } from './ndjson-format.js';
@@ -70,6 +72,15 @@ export class LocalBackend implements AdminBackend {
     return this.ruleSet;
   }
 
+  /** Why deliveries are paused under the rules `serve` would load; none known when they cannot be read. */
+  private async pauses(): Promise<DeliveryPauses> {
+    try {
+      return deliveryPauses(await this.rules());
+    } catch {
+      return NO_PAUSES;
+    }
+  }
+
   /** What the admin API's functions need; the worker is another process (it polls), so there is none to wake. */
   private context(ruleSet: RuleSet | null, dispatcher: AdminContext['dispatcher'] | null): AdminContext {
     const unavailable = (): never => {
@@ -93,9 +104,8 @@ export class LocalBackend implements AdminBackend {
     return (await this.store.listEvents({}, { limit: 1 })).items[0]?.id ?? 0;
   }
 
-  async listEvents(query: EventQuery, page: { limit: number; cursor?: string }): Promise<Paged<EventSummaryView>> {
-    const result = await this.store.searchEvents(query, { limit: page.limit, ...(page.cursor !== undefined && { after: decodeEventCursor(page.cursor) }) });
-    return { items: result.items.map(eventSummaryView), nextCursor: result.next ? encodeEventCursor(result.next) : null };
+  listEvents(query: EventQuery, page: { limit: number; cursor?: string }): Promise<Paged<EventListItemView>> {
+    return listEventPage(this.store, query, page);
   }
 
   async getEvent(id: number): Promise<EventWithDeliveries> {
@@ -103,12 +113,14 @@ export class LocalBackend implements AdminBackend {
     if (!event) throw new HookrelayError('not_found', `No event ${id}.`);
     const { items } = await this.store.listDeliveries({ eventId: id }, { limit: 500 });
     const details = await Promise.all(items.map((d) => this.store.getDelivery(d.id)));
-    return { event: eventDetailView(event), deliveries: details.filter((d) => d !== null).map(deliveryDetailView) };
+    const pauses = await this.pauses();
+    return { event: eventDetailView(event), deliveries: details.filter((d) => d !== null).map((d) => deliveryDetailView(d, pauses)) };
   }
 
   async replayEvent(id: number, options: { ruleId?: string; force?: boolean }): Promise<DeliveryView[]> {
-    const deliveries = await replayEvent(this.context(await this.rules(), null), id, options);
-    return deliveries.map(deliveryView);
+    const ruleSet = await this.rules();
+    const deliveries = await replayEvent(this.context(ruleSet, null), id, options);
+    return deliveries.map((d) => deliveryView(d, deliveryPauses(ruleSet)));
   }
 
   async replayEvents(query: EventQuery & { afterId?: number }, options: { ruleId?: string }, control: BulkControl): Promise<BulkResult> {
@@ -160,14 +172,15 @@ export class LocalBackend implements AdminBackend {
 
   async listDeliveries(query: DeliveryQuery, page: { limit: number; cursor?: string }): Promise<Paged<DeliveryView>> {
     const result = await this.store.listDeliveries(query, { limit: page.limit, ...(page.cursor !== undefined && { before: decodeDeliveryCursor(page.cursor) }) });
-    return { items: result.items.map(deliveryView), nextCursor: result.nextCursor === null ? null : encodeDeliveryCursor(result.nextCursor) };
+    const pauses = await this.pauses();
+    return { items: result.items.map((d) => deliveryView(d, pauses)), nextCursor: result.nextCursor === null ? null : encodeDeliveryCursor(result.nextCursor) };
   }
 
   async retryDelivery(id: number): Promise<DeliveryView> {
     const current = await this.store.getDelivery(id);
     if (!current) throw new HookrelayError('not_found', `No delivery ${id}.`);
     if (!(await this.store.retryDelivery(id, Date.now()))) throw new HookrelayError('conflict', `Delivery ${id} is already pending.`, { state: current.state });
-    return deliveryView((await this.store.getDelivery(id))!);
+    return deliveryView((await this.store.getDelivery(id))!, await this.pauses());
   }
 
   async retryDeliveries(query: RetryQuery & { afterId?: number }, control: BulkControl): Promise<BulkResult> {

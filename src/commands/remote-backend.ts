@@ -1,6 +1,6 @@
 import { HookrelayError } from '../errors.js';
 import type {
-  AdminBackend, BulkControl, BulkResult, DeliveryQuery, DeliveryView, EventExport, EventQuery, EventSummaryView, EventWithDeliveries, JobView, Paged,
+  AdminBackend, BulkControl, BulkResult, DeliveryQuery, DeliveryView, EventExport, EventListItemView, EventQuery, EventWithDeliveries, JobView, Paged,
   ResendResult, ResendSigning, RetryQuery,
 } from './admin-backend.js';
 import { AdminClient } from './admin-client.js';
@@ -31,7 +31,7 @@ export class RemoteBackend implements AdminBackend {
     this.client = new AdminClient(url, token);
   }
 
-  listEvents(query: EventQuery, page: { limit: number; cursor?: string }): Promise<Paged<EventSummaryView>> {
+  listEvents(query: EventQuery, page: { limit: number; cursor?: string }): Promise<Paged<EventListItemView>> {
     return this.client.call('GET', '/events', { query: { ...apiFilter(query), limit: page.limit, cursor: page.cursor } });
   }
 

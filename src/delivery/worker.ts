@@ -5,6 +5,7 @@ import type { CompiledRule, RuleSet } from '../rules/types.js';
 import type { AttemptResolution, ClaimedDelivery, Store } from '../store/store.js';
 import type { CircuitBreaker } from './circuit-breaker.js';
 import { classifyAttempt } from './classify-attempt.js';
+import { pauseReason } from './delivery-pauses.js';
 import { destinationKey, type DestinationLimiter } from './destination-limiter.js';
 import { sendAttempt, type AttemptResult } from './http-sender.js';
 import { signOutgoing } from './outgoing-signing.js';
@@ -230,7 +231,7 @@ export class DeliveryWorker {
         await this.record(delivery, now, '', { durationMs: 0, responseExcerpt: '', error: { code: 'rule_removed', message: `rule "${delivery.ruleId}" is no longer in the rule set` } }, { state: 'dead', reason: 'rule removed' });
         return;
       }
-      if (!rule.enabled) {
+      if (pauseReason(rule) !== null) {
         await store.releaseDelivery(delivery.id, delivery.leaseToken, now + DISABLED_RULE_RECHECK_MS);
         return;
       }

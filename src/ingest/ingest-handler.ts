@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { SourceConfig } from '../config.js';
 import { HookrelayError, asHookrelayError } from '../errors.js';
+import { lingerOnClose } from '../http/lingering-close.js';
 import { sendError, sendJson } from '../http/send-json.js';
 import type { RuleEventInput } from '../rules/types.js';
 import type { NewDelivery, NewEvent, SaveEventResult, Store } from '../store/store.js';
@@ -83,9 +84,13 @@ export function createIngestHandler(deps: IngestDeps): IngestHandler {
     const fail = (err: unknown): void => {
       const error = asHookrelayError(err);
       if (error.status >= 500) deps.logger.error({ reqId: requestId, err: error.cause ?? error }, 'ingest failed');
-      // The body may be unread (early refusal): closing the connection stops the client sending the rest.
+      // The body may be unread (early refusal): the connection closes after the answer, lingering so that
+      // a client still sending reads the answer instead of a reset.
       const headers: Record<string, string> = { 'x-request-id': requestId };
-      if (!req.complete) headers.connection = 'close';
+      if (!req.complete) {
+        headers.connection = 'close';
+        lingerOnClose(req.socket);
+      }
       if (!res.headersSent) sendError(res, error, headers);
       finish(error.status, error.code);
     };

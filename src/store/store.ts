@@ -207,7 +207,9 @@ export interface Store {
    */
   searchEvents(search: EventSearch, page: { limit: number; after?: EventPosition }): Promise<EventSearchPage>;
   /** Deliveries per state of each rule (zeros for a rule without any). */
-  deliveryCountsByRule(ruleIds: readonly string[]): Promise<Map<string, RuleDeliveryCounts>>;
+  deliveryCountsByRule(ruleIds: readonly string[]): Promise<Map<string, DeliveryCounts>>;
+  /** Deliveries per state of each event (zeros for an event without any), for a page of a list: one query for all. */
+  deliveryCountsByEvent(eventIds: readonly number[]): Promise<Map<number, DeliveryCounts>>;
   createJob(job: NewJob): Promise<Job>;
   getJob(id: number): Promise<Job | null>;
   /** Newest first. */
@@ -237,11 +239,15 @@ export interface EventSearchPage {
   next: EventPosition | null;
 }
 
-export interface RuleDeliveryCounts {
+/** How many deliveries are in each state. */
+export interface DeliveryCounts {
   pending: number;
   delivered: number;
   dead: number;
 }
+
+/** @deprecated the same as DeliveryCounts; kept while other backends move to that name. */
+export type RuleDeliveryCounts = DeliveryCounts;
 
 export type JobKind = 'replay' | 'retry';
 export type JobState = 'running' | 'done' | 'cancelled' | 'failed';

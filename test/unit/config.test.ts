@@ -18,9 +18,11 @@ function configError(fn: () => unknown): HookrelayError {
 }
 
 describe('loadConfig', () => {
-  it('has working defaults: port 8080, ./data, ./rules, full durability, 1 MiB, one checkout source', () => {
+  it('has working defaults: loopback port 8080, ./data, ./rules, full durability, 1 MiB, one checkout source', () => {
     const config = loadConfig({});
-    expect(config).toMatchObject({ port: 8080, host: '0.0.0.0', durability: 'full', commitIntervalMs: 0, maxBody: 1024 * 1024, logLevel: 'info' });
+    expect(config.admin).toEqual({ host: '127.0.0.1' });
+    expect(config.logFormat).toBeUndefined();
+    expect(config).toMatchObject({ port: 8080, host: '127.0.0.1', durability: 'full', commitIntervalMs: 0, maxBody: 1024 * 1024, logLevel: 'info' });
     expect(config.dataDir).toBe(join(process.cwd(), 'data'));
     expect(config.rulesDir).toBe(join(process.cwd(), 'rules'));
     expect(config.sources).toEqual([expect.objectContaining({ name: 'checkout', scheme: 'hmac-sha256-hex', secrets: [], signatureHeader: 'x-service-signature' })]);
@@ -44,6 +46,11 @@ describe('loadConfig', () => {
     ]);
   });
 
+  it('reads the admin listener and the log format from the environment', () => {
+    const config = loadConfig({ HOOKRELAY_HOST: '0.0.0.0', HOOKRELAY_ADMIN_PORT: '8081', HOOKRELAY_ADMIN_HOST: '10.0.0.5', HOOKRELAY_ADMIN_TOKEN: 'a'.repeat(16), HOOKRELAY_LOG_FORMAT: 'json' });
+    expect(config).toMatchObject({ host: '0.0.0.0', logFormat: 'json', admin: { port: 8081, host: '10.0.0.5', token: 'a'.repeat(16) } });
+  });
+
   it('is frozen all the way down', () => {
     const config = loadConfig({});
     expect(Object.isFrozen(config)).toBe(true);
@@ -57,6 +64,9 @@ describe('loadConfig', () => {
     [{ HOOKRELAY_COMMIT_INTERVAL_MS: '-1' }, 'HOOKRELAY_COMMIT_INTERVAL_MS'],
     [{ HOOKRELAY_MAX_BODY: 'lots' }, 'HOOKRELAY_MAX_BODY'],
     [{ HOOKRELAY_LOG_LEVEL: 'loud' }, 'HOOKRELAY_LOG_LEVEL'],
+    [{ HOOKRELAY_LOG_FORMAT: 'xml' }, 'HOOKRELAY_LOG_FORMAT'],
+    [{ HOOKRELAY_ADMIN_PORT: 'eighty' }, 'HOOKRELAY_ADMIN_PORT'],
+    [{ HOOKRELAY_ADMIN_PORT: '8081', HOOKRELAY_ADMIN_TOKEN: 'short' }, 'HOOKRELAY_ADMIN_TOKEN'],
   ])('names the setting that is invalid: %o', (env, name) => {
     const err = configError(() => loadConfig(env));
     expect(err.code).toBe('invalid_config');

@@ -39,6 +39,8 @@ export const DeliveriesQuerySchema = z
   .object({ state: DeliveryStateSchema.optional(), ruleId: text.optional(), eventId: positiveId.optional(), ...pageShape })
   .strict();
 
+export const DeadCountQuerySchema = z.object({ ruleId: text.optional() }).strict();
+
 export const NumericIdParamsSchema = z.object({ id: positiveId }).strict();
 export const RuleIdParamsSchema = z.object({ id: z.string().min(1).max(200) }).strict();
 

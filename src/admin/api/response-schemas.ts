@@ -30,6 +30,19 @@ export const EventSummarySchema = z
   })
   .meta({ id: 'EventSummary' });
 
+export const ForwardingSchema = z
+  .object({
+    state: z.enum(['none', 'pending', 'dead', 'delivered']).meta({
+      description: '`none`: no rule took the event; `pending`: a delivery is still being tried; `dead`: none pending, one or more dead-lettered; `delivered`: every delivery arrived',
+    }),
+    pending: int,
+    delivered: int,
+    dead: int,
+  })
+  .meta({ id: 'Forwarding', description: 'whether the event was forwarded: its deliveries per state' });
+
+export const EventListItemSchema = EventSummarySchema.extend({ forwarding: ForwardingSchema }).meta({ id: 'EventListItem' });
+
 export const EventDetailSchema = EventSummarySchema.extend({
   importedAt: isoTime.nullable().meta({ description: 'when `events import` stored it (retention counts its age from then); null for a webhook received here' }),
   headers: z.record(z.string(), z.string()).meta({ description: 'received headers, credentials removed (signatures kept)' }),
@@ -52,6 +65,8 @@ export const DeliverySchema = z
     lastStatus: int.nullable(),
     lastError: z.string().nullable(),
     deadReason: z.string().nullable(),
+    pausedReason: z.string().nullable().meta({ description: 'why a pending delivery is held without attempts (its rule is disabled); null when it is not' }),
+    lastAttemptSent: z.boolean().nullable().meta({ description: 'whether the last attempt reached the destination (false: refused by the SSRF guard, no such host, connection refused, rule removed); null before any attempt' }),
     createdAt: isoTime,
     updatedAt: isoTime,
   })
@@ -90,7 +105,9 @@ export const JobSchema = z
   })
   .meta({ id: 'Job' });
 
-export const EventListSchema = z.object({ items: z.array(EventSummarySchema), nextCursor: z.string().nullable() });
+export const DeadCountSchema = z.object({ count: int }).meta({ id: 'DeadCount' });
+
+export const EventListSchema = z.object({ items: z.array(EventListItemSchema), nextCursor: z.string().nullable() });
 export const DeliveryListSchema = z.object({ items: z.array(DeliverySchema), nextCursor: z.string().nullable() });
 export const EventWithDeliveriesSchema = z.object({ event: EventDetailSchema, deliveries: z.array(DeliveryDetailSchema) });
 export const ReplayResultSchema = z.object({ deliveries: z.array(DeliverySchema) });
@@ -150,6 +167,8 @@ export const DryRunResultSchema = z.object({
 });
 
 export type EventSummaryView = z.output<typeof EventSummarySchema>;
+export type EventListItemView = z.output<typeof EventListItemSchema>;
+export type ForwardingView = z.output<typeof ForwardingSchema>;
 export type EventDetailView = z.output<typeof EventDetailSchema>;
 export type DeliveryView = z.output<typeof DeliverySchema>;
 export type DeliveryDetailView = z.output<typeof DeliveryDetailSchema>;

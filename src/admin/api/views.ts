@@ -1,5 +1,6 @@
-import type { Delivery, DeliveryDetail, EventSummary, Job, StoredEvent } from '../../store/store.js';
-import type { DeliveryDetailView, DeliveryView, EventDetailView, EventSummaryView, JobView } from './response-schemas.js';
+import { lastAttemptSent, type DeliveryPauses } from '../../delivery/delivery-pauses.js';
+import type { Delivery, DeliveryCounts, DeliveryDetail, EventSummary, Job, StoredEvent } from '../../store/store.js';
+import type { DeliveryDetailView, DeliveryView, EventDetailView, EventSummaryView, ForwardingView, JobView } from './response-schemas.js';
 
 /** Store records → admin API answers: unix ms become ISO 8601. */
 
@@ -23,6 +24,12 @@ export function eventSummaryView(e: EventSummary): EventSummaryView {
   };
 }
 
+/** An event's deliveries per state, and the one word that says where its forwarding stands. */
+export function forwardingView(counts: DeliveryCounts): ForwardingView {
+  const state = counts.pending > 0 ? 'pending' : counts.dead > 0 ? 'dead' : counts.delivered > 0 ? 'delivered' : 'none';
+  return { state, ...counts };
+}
+
 export function eventDetailView(e: StoredEvent): EventDetailView {
   const { body, headers, importedAt, ...summary } = e;
   return {
@@ -44,7 +51,8 @@ function parseOrNull(body: Buffer): unknown {
   }
 }
 
-export function deliveryView(d: Delivery): DeliveryView {
+/** `pauses` says, from the current rules, why a pending delivery is held. */
+export function deliveryView(d: Delivery, pauses: DeliveryPauses): DeliveryView {
   return {
     id: d.id,
     eventId: d.eventId,
@@ -58,14 +66,16 @@ export function deliveryView(d: Delivery): DeliveryView {
     lastStatus: d.lastStatus,
     lastError: d.lastError,
     deadReason: d.deadReason,
+    pausedReason: pauses(d),
+    lastAttemptSent: lastAttemptSent(d),
     createdAt: iso(d.createdAt),
     updatedAt: iso(d.updatedAt),
   };
 }
 
-export function deliveryDetailView(d: DeliveryDetail): DeliveryDetailView {
+export function deliveryDetailView(d: DeliveryDetail, pauses: DeliveryPauses): DeliveryDetailView {
   return {
-    ...deliveryView(d),
+    ...deliveryView(d, pauses),
     attemptLog: d.attemptLog.map((a) => ({
       attempt: a.attempt,
       startedAt: iso(a.startedAt),

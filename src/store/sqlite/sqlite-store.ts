@@ -19,7 +19,7 @@ import type { BulkDeliveryFilter, EventBody, EventSelection, ImportedEvent, Impo
 import { BulkQueries } from './bulk-queries.js';
 import { RetentionQueries } from './retention-queries.js';
 import { TransferQueries } from './transfer-queries.js';
-import type { EventPosition, EventSearch, EventSearchPage, Job, JobProgress, JobState, NewJob, RuleDeliveryCounts } from '../store.js';
+import type { EventPosition, EventSearch, EventSearchPage, Job, JobProgress, JobState, NewJob, DeliveryCounts } from '../store.js';
 import { AdminJobQueries } from './admin-jobs.js';
 import { AdminQueries } from './admin-queries.js';
 
@@ -368,8 +368,12 @@ export class SqliteStore implements Store {
     return this.admin.searchEvents(search, page);
   }
 
-  async deliveryCountsByRule(ruleIds: readonly string[]): Promise<Map<string, RuleDeliveryCounts>> {
+  async deliveryCountsByRule(ruleIds: readonly string[]): Promise<Map<string, DeliveryCounts>> {
     return this.admin.deliveryCountsByRule(ruleIds);
+  }
+
+  async deliveryCountsByEvent(eventIds: readonly number[]): Promise<Map<number, DeliveryCounts>> {
+    return this.admin.deliveryCountsByEvent(eventIds);
   }
 
   async createJob(job: NewJob): Promise<Job> {

@@ -36,6 +36,7 @@ describe('GET /admin/api/events', () => {
       lastReceivedAt: summary.receivedAt,
       receivedCount: 1,
       bodyBytes: Buffer.byteLength(JSON.stringify(body)),
+      forwarding: { state: 'none', pending: 0, delivered: 0, dead: 0 },
     });
   });
 
@@ -93,6 +94,13 @@ describe('GET /admin/api/events', () => {
     expect(ids(await api('/events?deliveryState=dead&email=broken@example.com'))).toEqual([broken]);
     expect(ids(await api('/events?deliveryState=dead&email=plain@example.com'))).toEqual([]);
     expect(ids(await api(`/events?deliveryState=pending&receivedFrom=0`))).toEqual([later]);
+    // Each listed event says whether it was forwarded: its deliveries per state and the state that matters most.
+    const forwarding = Object.fromEntries((await api('/events')).json.items.map((e: { id: number; forwarding: unknown }) => [e.id, e.forwarding]));
+    expect(forwarding).toEqual({
+      [plain]: { state: 'delivered', pending: 0, delivered: 1, dead: 0 },
+      [later]: { state: 'pending', pending: 1, delivered: 1, dead: 0 },
+      [broken]: { state: 'dead', pending: 0, delivered: 1, dead: 1 },
+    });
   });
 
   it('refuses malformed queries with 400 bad_request and the issue paths', async () => {

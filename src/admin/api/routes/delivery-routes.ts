@@ -1,10 +1,11 @@
+import { deliveryPauses } from '../../../delivery/delivery-pauses.js';
 import { HookrelayError } from '../../../errors.js';
 import type { AdminContext } from '../context.js';
 import { decodeDeliveryCursor, encodeDeliveryCursor } from '../cursor.js';
 import { toDeadDeliveryFilter } from '../filters.js';
 import type { JobRunner } from '../jobs/job-runner.js';
-import { BulkRetryBodySchema, DeliveriesQuerySchema, NumericIdParamsSchema } from '../request-schemas.js';
-import { DeliveryDetailSchema, DeliveryListSchema, DeliverySchema, JobSchema } from '../response-schemas.js';
+import { BulkRetryBodySchema, DeadCountQuerySchema, DeliveriesQuerySchema, NumericIdParamsSchema } from '../request-schemas.js';
+import { DeadCountSchema, DeliveryDetailSchema, DeliveryListSchema, DeliverySchema, JobSchema } from '../response-schemas.js';
 import { defineRoute, type AdminRoute } from '../route-table.js';
 import { deliveryDetailView, deliveryView, jobView } from '../views.js';
 
@@ -20,7 +21,8 @@ export function deliveryRoutes(ctx: AdminContext, jobs: JobRunner): AdminRoute[]
       async handle({ query }) {
         const { limit, cursor, ...filter } = query;
         const page = await ctx.store.listDeliveries(filter, { limit, ...(cursor !== undefined && { before: decodeDeliveryCursor(cursor) }) });
-        return { status: 200, body: { items: page.items.map(deliveryView), nextCursor: page.nextCursor === null ? null : encodeDeliveryCursor(page.nextCursor) } };
+        const pauses = deliveryPauses(ctx.rules.current());
+        return { status: 200, body: { items: page.items.map((d) => deliveryView(d, pauses)), nextCursor: page.nextCursor === null ? null : encodeDeliveryCursor(page.nextCursor) } };
       },
     }),
     defineRoute({
@@ -39,6 +41,17 @@ export function deliveryRoutes(ctx: AdminContext, jobs: JobRunner): AdminRoute[]
     }),
     defineRoute({
       method: 'get',
+      path: '/deliveries/dead-count',
+      operationId: 'countDeadDeliveries',
+      summary: 'How many dead-lettered deliveries a bulk retry with this rule filter would retry',
+      query: DeadCountQuerySchema,
+      success: { status: 200, description: 'the count', schema: DeadCountSchema },
+      async handle({ query }) {
+        return { status: 200, body: { count: await ctx.store.countDeadDeliveries(toDeadDeliveryFilter(query)) } };
+      },
+    }),
+    defineRoute({
+      method: 'get',
       path: '/deliveries/:id',
       operationId: 'getDelivery',
       summary: 'One delivery with every attempt',
@@ -48,7 +61,7 @@ export function deliveryRoutes(ctx: AdminContext, jobs: JobRunner): AdminRoute[]
       async handle({ params }) {
         const delivery = await ctx.store.getDelivery(params.id);
         if (!delivery) throw new HookrelayError('not_found', `No delivery ${params.id}.`);
-        return { status: 200, body: deliveryDetailView(delivery) };
+        return { status: 200, body: deliveryDetailView(delivery, deliveryPauses(ctx.rules.current())) };
       },
     }),
     defineRoute({
@@ -67,7 +80,7 @@ export function deliveryRoutes(ctx: AdminContext, jobs: JobRunner): AdminRoute[]
         }
         ctx.wakeWorker();
         const { attemptLog: _attempts, ...delivery } = (await ctx.store.getDelivery(params.id))!;
-        return { status: 200, body: deliveryView(delivery) };
+        return { status: 200, body: deliveryView(delivery, deliveryPauses(ctx.rules.current())) };
       },
     }),
   ];

@@ -1,7 +1,7 @@
+import { deliveryPauses } from '../../../delivery/delivery-pauses.js';
 import { HookrelayError } from '../../../errors.js';
 import type { DeliveryDetail, Store } from '../../../store/store.js';
 import type { AdminContext } from '../context.js';
-import { decodeEventCursor, encodeEventCursor } from '../cursor.js';
 import { toEventSearch } from '../filters.js';
 import type { JobRunner } from '../jobs/job-runner.js';
 import { replayEvent } from '../replay-event.js';
@@ -9,7 +9,8 @@ import { resendEvent } from '../resend-event.js';
 import { BulkReplayBodySchema, EventsQuerySchema, NumericIdParamsSchema, ReplayEventBodySchema, ResendBodySchema } from '../request-schemas.js';
 import { EventListSchema, EventWithDeliveriesSchema, JobSchema, ReplayResultSchema, ResendResultSchema } from '../response-schemas.js';
 import { defineRoute, type AdminRoute } from '../route-table.js';
-import { deliveryDetailView, deliveryView, eventDetailView, eventSummaryView, jobView } from '../views.js';
+import { listEventPage } from '../../../operations/event-list.js';
+import { deliveryDetailView, deliveryView, eventDetailView, jobView } from '../views.js';
 
 const NOT_FOUND = { status: 404, description: 'no such event (`not_found`)' };
 
@@ -40,8 +41,7 @@ export function eventRoutes(ctx: AdminContext, jobs: JobRunner): AdminRoute[] {
       success: { status: 200, description: 'one page of events', schema: EventListSchema },
       async handle({ query }) {
         const { limit, cursor, ...filter } = query;
-        const page = await ctx.store.searchEvents(toEventSearch(filter), { limit, ...(cursor !== undefined && { after: decodeEventCursor(cursor) }) });
-        return { status: 200, body: { items: page.items.map(eventSummaryView), nextCursor: page.next ? encodeEventCursor(page.next) : null } };
+        return { status: 200, body: await listEventPage(ctx.store, toEventSearch(filter), { limit, cursor }) };
       },
     }),
     defineRoute({
@@ -70,7 +70,8 @@ export function eventRoutes(ctx: AdminContext, jobs: JobRunner): AdminRoute[] {
         const event = await ctx.store.getEvent(params.id);
         if (!event) throw new HookrelayError('not_found', `No event ${params.id}.`);
         const deliveries = await deliveriesOfEvent(ctx.store, params.id);
-        return { status: 200, body: { event: eventDetailView(event), deliveries: deliveries.map(deliveryDetailView) } };
+        const pauses = deliveryPauses(ctx.rules.current());
+        return { status: 200, body: { event: eventDetailView(event), deliveries: deliveries.map((d) => deliveryDetailView(d, pauses)) } };
       },
     }),
     defineRoute({
@@ -85,7 +86,8 @@ export function eventRoutes(ctx: AdminContext, jobs: JobRunner): AdminRoute[] {
       errors: [{ status: 404, description: 'no such event or rule (`not_found`)' }, { status: 422, description: 'the event does not match `ruleId` (`rule_mismatch`, `details.reason`)' }],
       async handle({ params, body }) {
         const deliveries = await replayEvent(ctx, params.id, body);
-        return { status: 201, body: { deliveries: deliveries.map(deliveryView) } };
+        const pauses = deliveryPauses(ctx.rules.current());
+        return { status: 201, body: { deliveries: deliveries.map((d) => deliveryView(d, pauses)) } };
       },
     }),
     defineRoute({
