@@ -163,10 +163,14 @@ async function previewOutgoing(rule: CompiledRule, input: RuleEventInput, now: D
 
 /** `where result.quantity $gt 1: found 1`, in one line. */
 export function clauseSummary(clause: ClauseExplanation): string {
-  const subject = clause.path === 'event' || clause.path === 'source' ? clause.path : `where ${clause.path ?? ''}`.trimEnd();
+  return clause.path === 'event' || clause.path === 'source' ? clauseText(clause) : `where ${clauseText(clause)}`;
+}
+
+/** `result.quantity $gt 1: found 1`: the path, operator, expected value and what was found. */
+export function clauseText(clause: ClauseExplanation): string {
   const expected = clause.expected === undefined ? '' : ` ${preview(clause.expected)}`;
   const found = clause.path === undefined ? '' : `: ${foundText(clause)}`;
-  return `${subject} ${clause.operator}${expected}${found}`;
+  return `${clause.path === undefined ? '' : `${clause.path} `}${clause.operator}${expected}${found}`;
 }
 
 export function foundText(clause: ClauseExplanation): string {
