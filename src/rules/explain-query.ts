@@ -130,6 +130,7 @@ function elementResults(plan: ClausePlan, element: NonNullable<ClausePlan['eleme
   return elements.slice(0, MAX_ELEMENTS_SHOWN).map((item, index) => ({
     path: `${plan.path ?? ''}[${index}]`,
     operator: 'element',
+    found: item,
     pass: element.test(item),
     children: element.clauses.map((clause) => evaluate(clause, item)),
   }));

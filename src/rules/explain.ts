@@ -169,7 +169,7 @@ export function clauseSummary(clause: ClauseExplanation): string {
 /** `result.quantity $gt 1: found 1`: the path, operator, expected value and what was found. */
 export function clauseText(clause: ClauseExplanation): string {
   const expected = clause.expected === undefined ? '' : ` ${preview(clause.expected)}`;
-  const found = clause.path === undefined ? '' : `: ${foundText(clause)}`;
+  const found = clause.found === undefined && !clause.absent ? '' : `: ${foundText(clause)}`;
   return `${clause.path === undefined ? '' : `${clause.path} `}${clause.operator}${expected}${found}`;
 }
 
