@@ -40,7 +40,6 @@ interface ClausePlan {
 }
 
 export interface QueryPlan {
-  whole: Tester;
   clauses: ClausePlan[];
 }
 
@@ -54,11 +53,13 @@ const isCondition = (value: unknown): value is Record<string, unknown> => isPlai
 
 /** Compiles a validated query (the matcher has already accepted it). */
 export function compileQueryPlan(query: Record<string, unknown>): QueryPlan {
-  return { whole: compileQuery(query), clauses: queryClauses(query) };
+  return { clauses: queryClauses(query) };
 }
 
+/** sift holds a query's top-level keys together as an implicit `$and`: the query passes when every clause does. */
 export function explainQuery(plan: QueryPlan, document: unknown): { pass: boolean; clauses: ClauseExplanation[] } {
-  return { pass: plan.whole(document), clauses: plan.clauses.map((clause) => evaluate(clause, document)) };
+  const clauses = plan.clauses.map((clause) => evaluate(clause, document));
+  return { pass: clauses.every((clause) => clause.pass), clauses };
 }
 
 function queryClauses(query: Record<string, unknown>): ClausePlan[] {

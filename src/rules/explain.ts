@@ -83,20 +83,29 @@ function planOf(rule: CompiledRule): QueryPlan {
 
 export async function explainRules(ruleSet: RuleSet, input: RuleEventInput, options: ExplainOptions = {}): Promise<RuleExplanation[]> {
   const rules = options.ruleId === undefined ? ruleSet.rules : ruleSet.rules.filter((rule) => rule.id === options.ruleId);
-  return Promise.all(rules.map((rule) => explainRule(rule, input, options)));
+  // Judging is synchronous; only the few rules whose clauses pass need the (async) preview.
+  const judged = rules.map((rule) => judgeRule(rule, input));
+  await Promise.all(judged.map((explanation, i) => (explanation.clausesPass ? addPreview(explanation, rules[i]!, input, options) : undefined)));
+  return judged;
 }
 
 export async function explainRule(rule: CompiledRule, input: RuleEventInput, options: ExplainOptions = {}): Promise<RuleExplanation> {
-  const on: ClauseExplanation = { path: 'event', operator: '$in', expected: [...rule.on], found: input.event, pass: rule.on.includes('*') || rule.on.includes(input.event) };
+  const explanation = judgeRule(rule, input);
+  if (explanation.clausesPass) await addPreview(explanation, rule, input, options);
+  return explanation;
+}
+
+/** Every clause of one rule judged on the event; no preview yet. */
+function judgeRule(rule: CompiledRule, input: RuleEventInput): RuleExplanation {
+  const on: ClauseExplanation = { path: 'event', operator: '$in', expected: rule.on, found: input.event, pass: rule.on.includes('*') || rule.on.includes(input.event) };
   const source: ClauseExplanation =
     rule.source === undefined
       ? { path: 'source', operator: 'any', found: input.source, pass: true }
       : { path: 'source', operator: '$eq', expected: rule.source, found: input.source, pass: rule.source === input.source };
   const where = explainQuery(planOf(rule), input.body);
   const clausesPass = on.pass && source.pass && where.pass;
+  // Agrees with the matcher by construction (the same sift queries, clause by clause); a property test checks it.
   const failing = [on, source, ...where.clauses].filter((clause) => !clause.pass).map(clauseSummary);
-  // Agrees with the matcher by construction (same sift queries); checked by a property test.
-  if (failing.length === 0 && !where.pass) failing.push('where: the query does not match');
 
   const explanation: RuleExplanation = {
     ruleId: rule.id,
@@ -113,21 +122,22 @@ export async function explainRule(rule: CompiledRule, input: RuleEventInput, opt
     notes: [],
   };
   if (!rule.enabled) explanation.notes.push(clausesPass ? 'the rule is disabled; it would match if it were enabled' : 'the rule is disabled');
-  if (!clausesPass) return explanation;
+  return explanation;
+}
 
+/** What a rule whose clauses pass would send, and the network guard's word on where. */
+async function addPreview(explanation: RuleExplanation, rule: CompiledRule, input: RuleEventInput, options: ExplainOptions): Promise<void> {
   explanation.outgoing = await previewOutgoing(rule, input, options.now ?? new Date());
   const { renderError, signError } = explanation.outgoing;
   if (renderError !== undefined) explanation.notes.push(`the transform fails, so the delivery would be dead-lettered: ${renderError}`);
   if (signError !== undefined) explanation.notes.push(`the body cannot be signed: ${signError}`);
-  if (options.checkDestination) {
-    explanation.destination = await options.checkDestination(rule.destination.url);
-    if (explanation.destination.checked && !explanation.destination.allowed) {
-      explanation.notes.push(`the network guard refuses the destination (${explanation.destination.reason}): the delivery would be dead-lettered`);
-    } else if (!explanation.destination.checked) {
-      explanation.notes.push(`the destination was not checked: ${explanation.destination.reason}`);
-    }
+  if (!options.checkDestination) return;
+  explanation.destination = await options.checkDestination(rule.destination.url);
+  if (explanation.destination.checked && !explanation.destination.allowed) {
+    explanation.notes.push(`the network guard refuses the destination (${explanation.destination.reason}): the delivery would be dead-lettered`);
+  } else if (!explanation.destination.checked) {
+    explanation.notes.push(`the destination was not checked: ${explanation.destination.reason}`);
   }
-  return explanation;
 }
 
 async function previewOutgoing(rule: CompiledRule, input: RuleEventInput, now: Date): Promise<OutgoingPreview> {
