@@ -118,6 +118,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     rules,
     worker,
     dispatcher,
+    guard,
     sources,
     logger,
     sessions: consoleSessions,

@@ -1,4 +1,5 @@
 import type { DeliveryDetailView, DeliveryView, EventDetailView, EventListItemView, EventSummaryView, JobView, ResendResultView } from '../admin/api/response-schemas.js';
+import type { EventExplanation, ExplainRequest } from '../operations/explain-event.js';
 import type { DeliveryState, Validation } from '../store/store.js';
 import type { ExportRecord } from './ndjson-format.js';
 
@@ -88,6 +89,8 @@ export interface AdminBackend {
   getEvent(id: number): Promise<EventWithDeliveries>;
   replayEvent(id: number, options: { ruleId?: string; force?: boolean }): Promise<DeliveryView[]>;
   replayEvents(query: EventQuery & { afterId?: number }, options: { ruleId?: string }, control: BulkControl): Promise<BulkResult>;
+  /** Why each current rule takes the event or not; nothing is sent. */
+  explainEvent(id: number, request: ExplainRequest): Promise<EventExplanation>;
   resendEvent(id: number, url: string, signing: ResendSigning): Promise<ResendResult>;
   exportEvents(query: EventQuery): Promise<EventExport>;
   listDeliveries(query: DeliveryQuery, page: { limit: number; cursor?: string }): Promise<Paged<DeliveryView>>;

@@ -4,6 +4,7 @@ import type { EventQuery, ResendSigning } from './admin-backend.js';
 import { printEventDetail, printEventTable, printReplayed, printResend } from './admin-print.js';
 import { runBulk } from './bulk-run.js';
 import { addTargetOptions, openBackend, openLocal, withBackend, type TargetFlags } from './command-target.js';
+import { addExplainCommand } from './events-explain.js';
 import { ImportFileError, readImport, writeExport } from './event-transfer.js';
 import { addEventFilterOptions, eventQueryOf, positiveInt, type EventFilterFlags } from './event-filter-flags.js';
 import { INTERRUPTED_EXIT_CODE, onInterrupt } from './interrupt.js';
@@ -106,7 +107,7 @@ async function importEvents(file: string, flags: TargetFlags): Promise<void> {
 export function registerEventsCommand(program: Command): void {
   const events = program
     .command('events')
-    .description('List, inspect, replay, resend, export and import stored events (local data dir, or a server with --url)')
+    .description('List, inspect, explain, replay, resend, export and import stored events (local data dir, or a server with --url)')
     .hook('preAction', exitQuietlyWhenStdoutCloses);
 
   addEventFilterOptions(addTargetOptions(events.command('list').description('List events, newest first')))
@@ -125,6 +126,8 @@ export function registerEventsCommand(program: Command): void {
     .option('--all', 'with no id and no filter: replay every stored event')
     .option('--after-id <id>', 'local mode: only events after this id (carry on after an interruption)')
     .action(replay);
+
+  addExplainCommand(events);
 
   addTargetOptions(events.command('resend').description('POST the stored raw bytes of one event to a URL, once (no delivery is recorded)'))
     .argument('<id>', 'event id')

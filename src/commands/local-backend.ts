@@ -12,11 +12,14 @@ import { listEventPage } from '../operations/event-list.js';
 import { deliveryPauses, NO_PAUSES, type DeliveryPauses } from '../delivery/delivery-pauses.js';
 import type { Config } from '../config.js';
 import { createGuardedDispatcher } from '../delivery/guarded-dispatcher.js';
+import { destinationCheck } from '../delivery/destination-check.js';
 import { createSsrfGuard } from '../delivery/ssrf-guard.js';
 import { HookrelayError } from '../errors.js';
 import { createLogger } from '../log.js';
+import { explainStoredEvent, type EventExplanation, type ExplainRequest } from '../operations/explain-event.js';
 import { loadRuleSet } from '../rules/loader.js';
 import { formatRuleFileError } from '../rules/rule-file-error.js';
+import type { CheckDestination } from '../rules/explain.js';
 import type { RuleSet } from '../rules/types.js';
 import { DATABASE_FILE, SqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { BulkDeliveryFilter, EventSelection, ImportedEvent, ImportResult } from '../store/store.js';
@@ -33,6 +36,18 @@ const BUSY_TIMEOUT_MS = 5_000;
 function bulkResult({ progress, stopped, lastId }: BatchLoopResult): BulkResult {
   if (!stopped) return { ...progress, state: 'done', error: null };
   return { ...progress, state: 'cancelled', error: null, ...(lastId !== undefined && { resumeAfterId: lastId }) };
+}
+
+/** The rules in the rules dir, as `serve` would load them; invalid ones are an error listing every problem. */
+export async function loadCurrentRules(config: Readonly<Config>, env: Record<string, string | undefined>): Promise<RuleSet> {
+  const result = await loadRuleSet(config.rulesDir, env);
+  if (!result.ok) throw new HookrelayError('invalid_rules', `The rules in ${config.rulesDir} are invalid:\n  ${result.errors.map(formatRuleFileError).join('\n  ')}`);
+  return result.ruleSet;
+}
+
+/** The guard the server would use (same allowed networks), resolving names as the worker would. */
+export function localDestinationCheck(config: Readonly<Config>): CheckDestination {
+  return destinationCheck(createSsrfGuard({ allowNetworks: config.delivery.allowNetworks }), { resolveNames: true });
 }
 
 export function selectionOf(query: EventQuery & { afterId?: number }): EventSelection {
@@ -65,10 +80,7 @@ export class LocalBackend implements AdminBackend {
 
   /** The current rules, as `serve` would load them from the rules dir. */
   private async rules(): Promise<RuleSet> {
-    if (this.ruleSet) return this.ruleSet;
-    const result = await loadRuleSet(this.config.rulesDir, this.env);
-    if (!result.ok) throw new HookrelayError('invalid_rules', `The rules in ${this.config.rulesDir} are invalid:\n  ${result.errors.map(formatRuleFileError).join('\n  ')}`);
-    this.ruleSet = result.ruleSet;
+    this.ruleSet ??= await loadCurrentRules(this.config, this.env);
     return this.ruleSet;
   }
 
@@ -92,6 +104,9 @@ export class LocalBackend implements AdminBackend {
       wakeWorker: () => {},
       get dispatcher() {
         return dispatcher ?? unavailable();
+      },
+      get guard() {
+        return unavailable();
       },
       sources: new Map(this.config.sources.map((s) => [s.name, s])),
       logger: createLogger('silent'),
@@ -134,6 +149,10 @@ export class LocalBackend implements AdminBackend {
     control.onProgress({ total, processed: 0, created: 0, failed: 0 });
     // The admin API's replay job, batch for batch: one transaction each, so Ctrl-C leaves whole batches.
     return bulkResult(await runReplayJob(this.batchLoop(control), { selection, throughId, ruleId: null, rules: () => ruleSet, total, afterId }));
+  }
+
+  async explainEvent(id: number, request: ExplainRequest): Promise<EventExplanation> {
+    return explainStoredEvent(this.store, { ruleSet: await this.rules(), checkDestination: localDestinationCheck(this.config) }, id, request);
   }
 
   async resendEvent(id: number, url: string, signing: ResendSigning): Promise<ResendResult> {

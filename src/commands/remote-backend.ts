@@ -3,6 +3,7 @@ import type {
   AdminBackend, BulkControl, BulkResult, DeliveryQuery, DeliveryView, EventExport, EventListItemView, EventQuery, EventWithDeliveries, JobView, Paged,
   ResendResult, ResendSigning, RetryQuery,
 } from './admin-backend.js';
+import type { EventExplanation, ExplainRequest } from '../operations/explain-event.js';
 import { AdminClient } from './admin-client.js';
 import { recordFromDetail, type ExportRecord } from './ndjson-format.js';
 
@@ -49,6 +50,10 @@ export class RemoteBackend implements AdminBackend {
     refuseAfterId(afterId);
     const job = await this.client.call<JobView>('POST', '/events/replay', { body: { filter: apiFilter(filter), ...options } });
     return this.follow(job, control);
+  }
+
+  explainEvent(id: number, request: ExplainRequest): Promise<EventExplanation> {
+    return this.client.call('GET', `/events/${id}/explain`, { query: { ruleId: request.ruleId } });
   }
 
   resendEvent(id: number, url: string, signing: ResendSigning): Promise<ResendResult> {

@@ -1,13 +1,14 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { loadConfig } from '../config.js';
-import { signOutgoing } from '../delivery/outgoing-signing.js';
 import { loadRuleSet } from '../rules/loader.js';
-import { dryRunRules, type RuleDryRun } from '../rules/dry-run.js';
+import { explainBody } from '../operations/explain-event.js';
+import { dryRunRules } from '../rules/dry-run.js';
 import { ruleJsonSchemaText } from '../rules/json-schema.js';
 import { formatRuleFileError } from '../rules/rule-file-error.js';
 import type { CompiledRule, RuleSet } from '../rules/types.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
+import { ruleExplanationLines } from './explain-print.js';
 
 interface DirFlags {
   rulesDir?: string;
@@ -32,38 +33,15 @@ function findRule(ruleSet: RuleSet, id: string): CompiledRule {
   return rule;
 }
 
-/** What `rules test` prints for a matching rule: everything that would be sent, sending nothing. */
-function describeOutgoing(rule: CompiledRule, run: RuleDryRun): string {
-  const description = rule.describe();
-  const body = run.body ?? Buffer.alloc(0);
-  const signature = signOutgoing({ signing: rule.signing, deliveryId: 'dlv_dry_run', timestamp: new Date(), body });
-  const lines = [
-    `${description.to.method} ${description.to.url}`,
-    `content-type: ${run.contentType}`,
-    // Headers as written in the rule: ${ENV} references stay unresolved so no secret is printed.
-    ...Object.entries(description.to.headers).map(([name, value]) => `${name}: ${value}`),
-    ...Object.entries(signature).map(([name, value]) => `${name}: ${value}`),
-    '',
-    body.toString('utf8'),
-  ];
-  return lines.join('\n');
-}
-
+/** The rule's explanation on a body from a file: every clause, and for a match what it would send (nothing is sent). */
 async function testWithFile(rule: CompiledRule, ruleSet: RuleSet, file: string, source: string, json: boolean): Promise<void> {
-  const raw = await readFile(file);
-  const body = JSON.parse(raw.toString('utf8')) as { event?: unknown };
-  const event = typeof body.event === 'string' ? body.event : '';
-  const [run] = await dryRunRules({ ...ruleSet, rules: [rule] }, { source, event, body, raw });
-  if (json) {
-    process.stdout.write(`${JSON.stringify({ ...run, body: run!.body?.toString('utf8') })}\n`);
-  } else if (!run!.matched) {
-    process.stdout.write(`no match: ${run!.reason}\n`);
-  } else if (run!.renderError) {
-    process.stdout.write(`match, but the transform fails: ${run!.renderError}\n`);
-  } else {
-    process.stdout.write(`match\n\n${describeOutgoing(rule, run!)}\n`);
-  }
-  if (!run!.matched || run!.renderError) process.exitCode = 1;
+  const [explanation] = (await explainBody({ ruleSet }, await readFile(file), source, { ruleId: rule.id })).rules;
+  const { matched, failing, notes, outgoing } = explanation!;
+  if (json) process.stdout.write(`${JSON.stringify(explanation)}\n`);
+  else if (!matched) process.stdout.write(`no match: ${[...failing, ...notes].join('; ')}\n\n${ruleExplanationLines(explanation!).join('\n')}\n`);
+  else if (outgoing?.renderError) process.stdout.write(`match, but the transform fails: ${outgoing.renderError}\n`);
+  else process.stdout.write(`match\n\n${ruleExplanationLines(explanation!).join('\n')}\n`);
+  if (!matched || outgoing?.renderError) process.exitCode = 1;
 }
 
 async function testWithHistory(rule: CompiledRule, ruleSet: RuleSet, count: number, json: boolean): Promise<void> {

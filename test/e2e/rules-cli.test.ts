@@ -67,6 +67,21 @@ describe('hookrelay rules', () => {
     expect(proc.stdout()).toMatch(/^no match: .*totalPriceUsd/);
   });
 
+  it('test --file lists every failing clause with the value found, not only the first', async () => {
+    const dir = rulesDirWith({ 'big.yaml': BIG_CARD });
+    const eventFile = join(makeTempDir(), 'event.json');
+    writeFileSync(eventFile, JSON.stringify(sampleTransferSucceeded({ unitPriceUsd: 5, quantity: 1, paymentMethod: 'BUY_WITH_CRYPTO' })));
+    const proc = runCli(['rules', 'test', 'big-card', '--file', eventFile, '--rules-dir', dir], { env: ENV });
+    expect((await proc.exited).code).toBe(1);
+    const out = proc.stdout();
+    expect(out.split('\n')[0]).toBe('no match: where result.paymentMethod $eq "BUY_WITH_CARD": found "BUY_WITH_CRYPTO"; where result.totalPriceUsd $gte 100: found 5.02');
+    expect(out).toContain('✓ event $in ["transfer:succeeded"]: found "transfer:succeeded"');
+    expect(out).toContain('✗ where result.totalPriceUsd $gte 100: found 5.02');
+    const json = runCli(['rules', 'test', 'big-card', '--file', eventFile, '--rules-dir', dir, '--json'], { env: ENV });
+    await json.exited;
+    expect(JSON.parse(json.stdout())).toMatchObject({ ruleId: 'big-card', matched: false, failing: [expect.stringContaining('paymentMethod'), expect.stringContaining('totalPriceUsd')] });
+  });
+
   it('test --history says which of the last N stored events match', async () => {
     const dataDir = makeTempDir();
     const dir = rulesDirWith({ 'big.yaml': BIG_CARD });

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import type { SourceConfig } from '../../config.js';
+import type { SsrfGuard } from '../../delivery/ssrf-guard.js';
 import type { RuleSetStatus } from '../../rules/watcher.js';
 import type { RuleSet } from '../../rules/types.js';
 import type { Store } from '../../store/store.js';
@@ -13,6 +14,8 @@ export interface AdminContext {
   wakeWorker: () => void;
   /** The SSRF-guarded dispatcher: resends reach only addresses the guard allows. */
   dispatcher: Dispatcher;
+  /** The same SSRF guard: explain asks it about destinations without connecting. */
+  guard: SsrfGuard;
   sources: ReadonlyMap<string, SourceConfig>;
   logger: Logger;
   now: () => number;

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import type { SourceConfig } from '../../config.js';
+import type { SsrfGuard } from '../../delivery/ssrf-guard.js';
 import type { RuleSetWatcher } from '../../rules/watcher.js';
 import type { Store } from '../../store/store.js';
 import { ensureAdminToken, type AdminToken } from '../admin-token.js';
@@ -16,6 +17,7 @@ export interface AdminApiParts {
   rules: RuleSetWatcher;
   worker: { wake(): void } | null;
   dispatcher: Dispatcher;
+  guard: SsrfGuard;
   sources: readonly SourceConfig[];
   logger: Logger;
   sessions?: SessionVerifier;
@@ -39,6 +41,7 @@ export async function startAdminApi(parts: AdminApiParts): Promise<StartedAdminA
       rules: parts.rules,
       wakeWorker,
       dispatcher: parts.dispatcher,
+      guard: parts.guard,
       sources: new Map(parts.sources.map((source) => [source.name, source])),
       logger: parts.logger,
       now,

@@ -65,8 +65,8 @@ describe('dryRunRules', () => {
     expect(outcomes.map(({ ruleId, matched, reason }) => ({ ruleId, matched, reason }))).toEqual([
       { ruleId: 'untouched', matched: true, reason: null },
       { ruleId: 'reshaped', matched: true, reason: null },
-      { ruleId: 'too-expensive', matched: false, reason: 'where.result.totalPriceUsd: {"$gte":1000} does not match (value: 150.5)' },
-      { ruleId: 'switched-off', matched: false, reason: 'rule is disabled' },
+      { ruleId: 'too-expensive', matched: false, reason: 'where result.totalPriceUsd $gte 1000: found 150.5' },
+      { ruleId: 'switched-off', matched: false, reason: 'the rule is disabled; it would match if it were enabled' },
     ]);
     expect(outcomes[0]?.body).toBe(input.raw);
     expect(outcomes[1]?.body?.toString()).toBe('{"n":2}');

@@ -1,5 +1,6 @@
-// Event detail: the stored event, its delivery timeline per rule, and replay / resend / retry.
+// Event detail: the stored event, its delivery timeline per rule, why each rule took it or not, and replay / resend / retry.
 import { api } from './api.js';
+import { explainCard } from './explain-panel.js';
 import { badge, card, dash, dataTable, definitionList, errorBox, errorText, every, flash, h, replace, showResultIn, timeEl } from './dom.js';
 
 const POLL_MS = 2000;
@@ -213,6 +214,7 @@ export function renderEventDetail(view, id) {
         h('div', { class: 'page-head' }, h('h1', {}, event.event, ' ', h('span', { class: 'muted', text: `#${event.id}` }))),
         h('div', { class: 'detail-grid' }, h('section', { class: 'card' }, h('h2', { text: 'Event' }), factsOf(event)), replayCard(id, (rules.rules ?? []).map((rule) => rule.id), refresh), resendCard(id)),
         h('section', { class: 'card', 'aria-label': 'Deliveries' }, h('h2', { text: 'Deliveries' }), deliveriesBox),
+        explainCard(id),
         h('section', { class: 'card' }, h('h2', { text: 'Body' }), h('pre', { class: 'json', id: 'event-body', text: prettyBody(event) })),
         h(
           'section',
