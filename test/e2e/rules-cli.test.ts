@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { sampleTransferSucceeded } from '../../src/samples/transfer-succeeded.js';
 import { runCli, startServeProcess } from '../helpers/cli-process.js';
 import { postSigned } from '../helpers/http.js';
-import { rulesDirWith } from '../helpers/rules.js';
+import { rulesDirWith, shippedExampleRulesDir } from '../helpers/rules.js';
 import { makeTempDir, removeTempDirs } from '../helpers/temp-dir.js';
 
 afterAll(() => removeTempDirs());
@@ -25,7 +25,7 @@ const ENV = { FULFIL_TOKEN: 'secret-token-value', FULFIL_SECRET: 'secret-signing
 
 describe('hookrelay rules', () => {
   it('check passes on the shipped example rules', async () => {
-    const proc = runCli(['rules', 'check', '--rules-dir', join(process.cwd(), 'rules')]);
+    const proc = runCli(['rules', 'check', '--rules-dir', shippedExampleRulesDir()]);
     expect((await proc.exited).code).toBe(0);
     expect(proc.stdout()).toMatch(/rule\(s\) OK/);
   });
