@@ -25,7 +25,10 @@ export interface ResolvedDestination {
   warnings: ResolutionIssue[];
 }
 
-export function resolveRuleReferences(def: RuleDefinition, env: Env): ResolvedDestination {
+/** The parts of a rule that hold `${ENV}` references, and whether it is enabled (unset variables only warn when not). */
+export type ReferencedParts = Pick<RuleDefinition, 'to' | 'sign' | 'enabled'>;
+
+export function resolveRuleReferences(def: ReferencedParts, env: Env): ResolvedDestination {
   const errors: ResolutionIssue[] = [];
   const warnings: ResolutionIssue[] = [];
 

@@ -42,6 +42,23 @@ describe('hookrelay rules', () => {
     expect(proc.stderr()).toContain('2 error(s)');
   });
 
+  it('check lists all five mistakes of one file in one run, with the near key', async () => {
+    const dir = rulesDirWith({
+      'five.yaml': 'id: five\non: [transfer:succeeded]\nwehre:\n  result.totalPriceUsd: { $gte: 100 }\ntransform: "{ \'a\': "\nto:\n  url: hooks.example.com\nsign: { scheme: standard-webhooks, secret: abc }\ntimeout: soon\n',
+    });
+    const proc = runCli(['rules', 'check', '--rules-dir', dir]);
+    expect((await proc.exited).code).toBe(1);
+    const lines = proc.stderr().trim().split('\n').map((line) => line.replace(`${dir}/`, ''));
+    expect(lines).toEqual([
+      'five.yaml:3: unknown key "wehre" (did you mean "where"?)',
+      expect.stringMatching(/^five\.yaml:5 transform: JSONata syntax error: /),
+      'five.yaml:7 to.url: "hooks.example.com" is not an http or https URL',
+      'five.yaml:8 sign.secret: must be a base64 secret, usually written whsec_<base64>',
+      'five.yaml:9 timeout: invalid duration "soon" (use e.g. 500ms, 10s, 5m, 2h)',
+      `5 error(s) in ${dir}`,
+    ]);
+  });
+
   it('test --file shows the match, the transformed body and the headers without sending or printing secrets', async () => {
     const dir = rulesDirWith({ 'big.yaml': BIG_CARD });
     const eventFile = join(makeTempDir(), 'event.json');
