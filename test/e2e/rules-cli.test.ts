@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sampleTransferSucceeded } from '../../src/samples/transfer-succeeded.js';
@@ -91,10 +91,26 @@ describe('hookrelay rules', () => {
     for (const price of [5, 200, 300]) await postSigned(`${server.url}/webhooks/checkout`, sampleTransferSucceeded({ unitPriceUsd: price, quantity: 1 }), 's');
     server.child.kill('SIGTERM');
     await server.exited;
-    const proc = runCli(['rules', 'test', 'big-card', '--history', '10', '--rules-dir', dir, '--json'], { env: { HOOKRELAY_DATA_DIR: dataDir, ...ENV } });
+    const proc = runCli(['rules', 'test', 'big-card', '--history', '10', '--data-dir', dataDir, '--rules-dir', dir, '--json'], { env: ENV });
     expect((await proc.exited).code).toBe(0);
     const lines = proc.stdout().trim().split('\n').map((l) => JSON.parse(l));
     expect(lines.map((l) => l.matched)).toEqual([true, true, false]); // newest first
+    const fromEnv = runCli(['rules', 'test', 'big-card', '--history', '2', '--rules-dir', dir], { env: { HOOKRELAY_DATA_DIR: dataDir, ...ENV } });
+    expect((await fromEnv.exited).code).toBe(0);
+    expect(fromEnv.stdout()).toContain('2 of the last 2 events match "big-card"');
+  });
+
+  it('test --history refuses a data dir without a database, creating nothing', async () => {
+    const dataDir = join(makeTempDir(), 'not-there');
+    const dir = rulesDirWith({ 'big.yaml': BIG_CARD });
+    const proc = runCli(['rules', 'test', 'big-card', '--history', '5', '--data-dir', dataDir, '--rules-dir', dir], { env: ENV });
+    expect((await proc.exited).code).toBe(1);
+    expect(proc.stderr()).toBe(`hookrelay: No hookrelay database in ${dataDir}, so there is no history to test against. Pass --data-dir <dir> (the one serve uses).\n`);
+    expect(proc.stdout()).toBe('');
+    expect(existsSync(dataDir)).toBe(false);
+    const zero = runCli(['rules', 'test', 'big-card', '--history', '0', '--rules-dir', dir], { env: ENV });
+    expect((await zero.exited).code).toBe(1);
+    expect(zero.stderr()).toContain('--history needs a whole number of events, at least 1');
   });
 
   it('schema prints the JSON Schema that docs/rules.schema.json holds', async () => {
