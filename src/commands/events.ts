@@ -9,6 +9,7 @@ import { addEventFilterOptions, eventQueryOf, positiveInt, type EventFilterFlags
 import { INTERRUPTED_EXIT_CODE, onInterrupt } from './interrupt.js';
 import { exitQuietlyWhenStdoutCloses, printJson, printLine } from './output.js';
 import { createProgress } from './progress-bar.js';
+import { checkSecretForScheme } from './signing-secret.js';
 
 type Flags = TargetFlags & EventFilterFlags;
 
@@ -52,7 +53,9 @@ async function replay(id: string | undefined, flags: Flags & { rule?: string; fo
 function signingOf(flags: { sign: string; secret?: string }): ResendSigning {
   if (flags.sign === 'original' || flags.sign === 'none') return { mode: flags.sign };
   if (!flags.secret) throw new HookrelayError('bad_request', `--sign ${flags.sign} needs --secret.`);
-  return { mode: 'resign', scheme: flags.sign as 'hmac-sha256-hex' | 'standard-webhooks', secret: flags.secret };
+  const scheme = flags.sign as 'hmac-sha256-hex' | 'standard-webhooks';
+  checkSecretForScheme(scheme, flags.secret, '--secret');
+  return { mode: 'resign', scheme, secret: flags.secret };
 }
 
 async function resend(id: string, flags: TargetFlags & { to: string; sign: string; secret?: string }): Promise<void> {

@@ -1,4 +1,4 @@
-import { Webhook } from 'standardwebhooks';
+import { isStandardWebhooksSecret, STANDARD_WEBHOOKS_SECRET_FORM } from '../signing/standard-webhooks-secret.js';
 import { envReferenceNames, hasEnvReferences, resolveTemplate, type Env } from './env-references.js';
 import type { PathSegment } from './query-validation.js';
 import type { RuleDefinition } from './schema.js';
@@ -62,7 +62,7 @@ export function resolveRuleReferences(def: ReferencedParts, env: Env): ResolvedD
   if (def.sign.scheme !== 'none') {
     const secret = resolve(def.sign.secret, ['sign', 'secret']);
     if (secret !== null && def.sign.scheme === 'standard-webhooks' && !isStandardWebhooksSecret(secret)) {
-      errors.push({ path: ['sign', 'secret'], message: 'must be a base64 secret, usually written whsec_<base64>' });
+      errors.push({ path: ['sign', 'secret'], message: `must be ${STANDARD_WEBHOOKS_SECRET_FORM}` });
     }
     signing =
       def.sign.scheme === 'standard-webhooks'
@@ -77,15 +77,6 @@ function isHttpUrl(value: string): boolean {
   try {
     const { protocol } = new URL(value);
     return protocol === 'http:' || protocol === 'https:';
-  } catch {
-    return false;
-  }
-}
-
-function isStandardWebhooksSecret(secret: string): boolean {
-  try {
-    new Webhook(secret);
-    return true;
   } catch {
     return false;
   }

@@ -53,7 +53,7 @@ describe('hookrelay rules', () => {
       'five.yaml:3: unknown key "wehre" (did you mean "where"?)',
       expect.stringMatching(/^five\.yaml:5 transform: JSONata syntax error: /),
       'five.yaml:7 to.url: "hooks.example.com" is not an http or https URL',
-      'five.yaml:8 sign.secret: must be a base64 secret, usually written whsec_<base64>',
+      'five.yaml:8 sign.secret: must be a whsec_… base64 key: whsec_ followed by base64, e.g. whsec_ and the output of `openssl rand -base64 32`',
       'five.yaml:9 timeout: invalid duration "soon" (use e.g. 500ms, 10s, 5m, 2h)',
       `5 error(s) in ${dir}`,
     ]);

@@ -147,6 +147,18 @@ describe('hookrelay sign and send-test', () => {
     expect(piped.stdout().trim()).toBe(`X-Service-Signature: ${signHmacSha256Hex('k', 'abc')}`);
   });
 
+  it('sign and events resend say what a standard-webhooks secret must look like instead of a decoder error', async () => {
+    const proc = runCli(['sign', '--scheme', 'standard-webhooks', '--secret', 'abc'], { input: '{}' });
+    expect((await proc.exited).code).toBe(1);
+    expect(proc.stderr()).toBe('hookrelay: --secret is not a standard-webhooks secret: it must be a whsec_… base64 key: whsec_ followed by base64, e.g. whsec_ and the output of `openssl rand -base64 32`.\n');
+    const good = runCli(['sign', '--scheme', 'standard-webhooks', '--secret', 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'], { input: '{}' });
+    expect((await good.exited).code).toBe(0);
+    expect(good.stdout()).toMatch(/^webhook-signature: v1,/m);
+    const resend = runCli(['events', 'resend', '1', '--to', 'http://127.0.0.1:9/x', '--sign', 'standard-webhooks', '--secret', 'abc', '--data-dir', makeTempDir()]);
+    expect((await resend.exited).code).toBe(1);
+    expect(resend.stderr()).toContain('hookrelay: --secret is not a standard-webhooks secret: it must be a whsec_… base64 key');
+  });
+
   it('send-test delivers a realistic signed sample that the receiver stores, and fails with exit 1 on 401', async () => {
     const env = { HOOKRELAY_DATA_DIR: makeTempDir(), HOOKRELAY_RULES_DIR: makeTempDir(), HOOKRELAY_SECRET: SECRET };
     const server = await startServeProcess(env);

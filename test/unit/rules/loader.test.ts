@@ -221,7 +221,7 @@ describe('load errors: file:line path: message', () => {
   it('reports an undecodable standard-webhooks secret without quoting it', async () => {
     const text = ruleYaml('a', 'sign: { scheme: standard-webhooks, secret: "${SIGNING_SECRET}" }\n');
     expect(await loadErrors({ 'a.yaml': text }, { SIGNING_SECRET: 'whsec_not base64!' })).toEqual([
-      'rules/a.yaml:5 sign.secret: must be a base64 secret, usually written whsec_<base64>',
+      'rules/a.yaml:5 sign.secret: must be a whsec_… base64 key: whsec_ followed by base64, e.g. whsec_ and the output of `openssl rand -base64 32`',
     ]);
   });
 
@@ -245,7 +245,7 @@ describe('load errors: file:line path: message', () => {
       expect.stringMatching(/^rules\/a\.yaml:5 transform: JSONata syntax error: /),
       'rules/a.yaml:7 to.url: "hooks.example.com/in" is not an http or https URL',
       'rules/a.yaml:8 to: unknown key "methd" (did you mean "method"?)',
-      'rules/a.yaml:9 sign.secret: must be a base64 secret, usually written whsec_<base64>',
+      'rules/a.yaml:9 sign.secret: must be a whsec_… base64 key: whsec_ followed by base64, e.g. whsec_ and the output of `openssl rand -base64 32`',
       'rules/a.yaml:10 timeout: invalid duration "soon" (use e.g. 500ms, 10s, 5m, 2h)',
     ]);
   });
