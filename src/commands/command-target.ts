@@ -1,9 +1,11 @@
 import type { Command } from 'commander';
+import { ADMIN_TOKEN_FILE, readStoredAdminToken } from '../admin/admin-token.js';
 import { loadConfig } from '../config.js';
 import { HookrelayError } from '../errors.js';
 import type { AdminBackend } from './admin-backend.js';
 import { LocalBackend } from './local-backend.js';
 import { RemoteBackend } from './remote-backend.js';
+import { isThisMachine } from './this-machine.js';
 
 export interface TargetFlags {
   dataDir?: string;
@@ -21,7 +23,7 @@ export function addTargetOptions(command: Command): Command {
     .option('--data-dir <dir>', 'local mode: the data dir to open directly (HOOKRELAY_DATA_DIR, default ./data)')
     .option('--rules-dir <dir>', 'local mode: rules used by replay (HOOKRELAY_RULES_DIR, default ./rules)')
     .option('--url <url>', 'remote mode: a running server, e.g. http://127.0.0.1:8080 (uses its admin API)')
-    .option('--token <token>', 'remote mode: admin token (default: HOOKRELAY_ADMIN_TOKEN)')
+    .option('--token <token>', 'remote mode: admin token (default: HOOKRELAY_ADMIN_TOKEN, else for a server on this machine <data dir>/admin.token)')
     .option('--json', 'print JSON for scripts instead of tables');
 }
 
@@ -35,9 +37,17 @@ export function openBackend(flags: TargetFlags, env: Env): AdminBackend {
   if (flags.dataDir !== undefined || flags.rulesDir !== undefined) {
     throw new HookrelayError('bad_request', '--url (remote mode) and --data-dir/--rules-dir (local mode) exclude each other.');
   }
-  const token = flags.token ?? env.HOOKRELAY_ADMIN_TOKEN;
-  if (!token) throw new HookrelayError('unauthorized', 'Remote mode needs the admin token: set HOOKRELAY_ADMIN_TOKEN or pass --token.');
+  const token = flags.token ?? env.HOOKRELAY_ADMIN_TOKEN ?? localAdminToken(flags.url, env);
+  if (!token) {
+    throw new HookrelayError('unauthorized', `Remote mode needs the admin token: pass --token, set HOOKRELAY_ADMIN_TOKEN, or, for a server on this machine, run beside its data dir (${ADMIN_TOKEN_FILE} is read from HOOKRELAY_DATA_DIR, default ./data).`);
+  }
   return new RemoteBackend(flags.url, token);
+}
+
+/** A server on this machine generated its token into the data dir; the same user may read it from there. */
+function localAdminToken(url: string, env: Env): string | undefined {
+  if (!isThisMachine(url)) return undefined;
+  return readStoredAdminToken(loadConfig(env).dataDir);
 }
 
 /** Opens the backend, runs `fn`, and always closes it. */
