@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { ADMIN_TOKEN_FILE, readStoredAdminToken } from '../admin/admin-token.js';
 import { loadConfig } from '../config.js';
 import { HookrelayError } from '../errors.js';
@@ -25,6 +25,21 @@ export function addTargetOptions(command: Command): Command {
     .option('--url <url>', 'remote mode: a running server, e.g. http://127.0.0.1:8080 (uses its admin API)')
     .option('--token <token>', 'remote mode: admin token (default: HOOKRELAY_ADMIN_TOKEN, else for a server on this machine <data dir>/admin.token)')
     .option('--json', 'print JSON for scripts instead of tables');
+}
+
+/**
+ * For commands that only work on a data dir: `--url`/`--token` are left out of the help and, when given
+ * anyway, answered with why and what to use instead.
+ */
+export function addLocalOnlyOptions(command: Command, why: string): Command {
+  return command
+    .option('--data-dir <dir>', 'the data dir to write to (HOOKRELAY_DATA_DIR, default ./data)')
+    .option('--json', 'print JSON for scripts')
+    .addOption(new Option('--url <url>').hideHelp())
+    .addOption(new Option('--token <token>').hideHelp())
+    .hook('preAction', (_command, action) => {
+      if (action.opts().url !== undefined) throw new HookrelayError('bad_request', `${why} Run it beside the data dir, with --data-dir <dir>.`);
+    });
 }
 
 export function openLocal(flags: TargetFlags, env: Env, options: { create?: boolean } = {}): LocalBackend {

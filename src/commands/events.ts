@@ -3,7 +3,7 @@ import { HookrelayError } from '../errors.js';
 import type { EventQuery, ResendSigning } from './admin-backend.js';
 import { printEventDetail, printEventTable, printReplayed, printResend } from './admin-print.js';
 import { runBulk } from './bulk-run.js';
-import { addTargetOptions, openBackend, openLocal, withBackend, type TargetFlags } from './command-target.js';
+import { addLocalOnlyOptions, addTargetOptions, openBackend, openLocal, withBackend, type TargetFlags } from './command-target.js';
 import { ImportFileError, readImport, writeExport } from './event-transfer.js';
 import { addEventFilterOptions, eventQueryOf, positiveInt, type EventFilterFlags } from './event-filter-flags.js';
 import { INTERRUPTED_EXIT_CODE, onInterrupt } from './interrupt.js';
@@ -86,7 +86,6 @@ async function exportEvents(flags: Flags & { output?: string }): Promise<void> {
 }
 
 async function importEvents(file: string, flags: TargetFlags): Promise<void> {
-  if (flags.url !== undefined) throw new HookrelayError('bad_request', 'events import writes to a data dir (local mode): the admin API has no import. Use --data-dir.');
   const interrupt = onInterrupt('import');
   const local = openLocal(flags, process.env, { create: true });
   try {
@@ -140,7 +139,10 @@ export function registerEventsCommand(program: Command): void {
     .option('-o, --output <file>', 'write to this file (complete or not at all) instead of stdout')
     .action(exportEvents);
 
-  addTargetOptions(events.command('import').description('Store the events of an NDJSON export (local mode); events already stored are skipped'))
+  addLocalOnlyOptions(
+    events.command('import').description('Store the events of an NDJSON export in a data dir (local only); events already stored are skipped'),
+    'events import writes to a data dir directly: the admin API has no import, so --url is not available.',
+  )
     .argument('<file>', 'NDJSON file written by "events export" ("-" for standard input)')
     .action(importEvents);
 }
