@@ -163,10 +163,11 @@ describe('hookrelay sign and send-test', () => {
     const env = { HOOKRELAY_DATA_DIR: makeTempDir(), HOOKRELAY_RULES_DIR: makeTempDir(), HOOKRELAY_SECRET: SECRET };
     const server = await startServeProcess(env);
     try {
-      const ok = runCli(['send-test', '--url', `${server.url}/webhooks/checkout`, '--secret', SECRET]);
+      // A data dir of its own: send-test keeps the last body there, never in the live ./data.
+      const ok = runCli(['send-test', '--url', `${server.url}/webhooks/checkout`, '--secret', SECRET], { env: { HOOKRELAY_DATA_DIR: env.HOOKRELAY_DATA_DIR } });
       expect((await ok.exited).code).toBe(0);
       expect(ok.stdout()).toMatch(/^HTTP 200\n\{"id":1,"duplicate":false/);
-      const bad = runCli(['send-test', '--url', `${server.url}/webhooks/checkout`, '--secret', 'nope']);
+      const bad = runCli(['send-test', '--url', `${server.url}/webhooks/checkout`, '--secret', 'nope'], { env: { HOOKRELAY_DATA_DIR: env.HOOKRELAY_DATA_DIR } });
       expect((await bad.exited).code).toBe(1);
       expect(bad.stdout()).toContain('HTTP 401');
     } finally {
