@@ -4,6 +4,7 @@ import bytes from 'bytes';
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import { HookrelayError } from './errors.js';
+import { isStandardWebhooksSecret, STANDARD_WEBHOOKS_SECRET_FORM } from './signing/standard-webhooks-secret.js';
 
 /**
  * One zod schema for every setting. Sources of values, lowest precedence first: defaults, environment
@@ -37,7 +38,13 @@ export const SourceConfigSchema = z
     /** standard-webhooks only: how far webhook-timestamp may be from now. */
     toleranceSeconds: z.coerce.number().int().positive().default(300),
   })
-  .strict();
+  .strict()
+  .superRefine((source, ctx) => {
+    if (source.scheme !== 'standard-webhooks') return;
+    source.secrets.forEach((secret, i) => {
+      if (!isStandardWebhooksSecret(secret)) ctx.addIssue({ code: 'custom', path: ['secrets', i], message: `must be ${STANDARD_WEBHOOKS_SECRET_FORM}` });
+    });
+  });
 export type SourceConfig = z.infer<typeof SourceConfigSchema>;
 
 export const ConfigSchema = z

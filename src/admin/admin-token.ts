@@ -18,19 +18,28 @@ export interface AdminToken {
  */
 export function ensureAdminToken(configured: string | undefined, dataDir: string): AdminToken {
   if (configured) return { token: configured, generated: null };
+  const stored = readStoredAdminToken(dataDir);
+  if (stored !== undefined) return { token: stored, generated: null };
   const file = join(dataDir, ADMIN_TOKEN_FILE);
-  try {
-    const stored = readFileSync(file, 'utf8').trim();
-    if (stored.length === 0) throw new HookrelayError('invalid_config', `${file} is empty: delete it to have a new admin token generated, or set HOOKRELAY_ADMIN_TOKEN`);
-    return { token: stored, generated: null };
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-  }
   mkdirSync(dataDir, { recursive: true });
   const token = `hra_${randomBytes(32).toString('base64url')}`;
   // wx: never overwrite a token another process created a moment ago.
   writeFileSync(file, `${token}\n`, { mode: 0o600, flag: 'wx' });
   return { token, generated: { token, file } };
+}
+
+/** The token kept in `<dataDir>/admin.token`, or undefined when there is none; never creates one. */
+export function readStoredAdminToken(dataDir: string): string | undefined {
+  const file = join(dataDir, ADMIN_TOKEN_FILE);
+  let stored: string;
+  try {
+    stored = readFileSync(file, 'utf8').trim();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  if (stored.length === 0) throw new HookrelayError('invalid_config', `${file} is empty: delete it to have a new admin token generated, or set HOOKRELAY_ADMIN_TOKEN`);
+  return stored;
 }
 
 /** Constant-time equality: both sides are hashed first, so neither length nor content leaks through timing. */

@@ -50,6 +50,11 @@ export function localDestinationCheck(config: Readonly<Config>): CheckDestinatio
   return destinationCheck(createSsrfGuard({ allowNetworks: config.delivery.allowNetworks }), { resolveNames: true });
 }
 
+/** Whether `dataDir` holds a hookrelay database: commands that only read refuse to create an empty one. */
+export function hasDatabase(dataDir: string): boolean {
+  return existsSync(join(dataDir, DATABASE_FILE));
+}
+
 export function selectionOf(query: EventQuery & { afterId?: number }): EventSelection {
   return query;
 }
@@ -72,7 +77,7 @@ export class LocalBackend implements AdminBackend {
 
   /** `create: false` refuses a data dir without a database rather than creating an empty one. */
   static open(config: Readonly<Config>, env: Record<string, string | undefined>, options: { create?: boolean } = {}): LocalBackend {
-    if (!options.create && !existsSync(join(config.dataDir, DATABASE_FILE))) {
+    if (!options.create && !hasDatabase(config.dataDir)) {
       throw new HookrelayError('not_found', `No hookrelay database in ${config.dataDir}. Pass --data-dir <dir>, or --url to use a running server's admin API.`);
     }
     return new LocalBackend(new SqliteStore({ dataDir: config.dataDir, durability: 'normal', busyTimeoutMs: BUSY_TIMEOUT_MS }), config, env);

@@ -155,14 +155,27 @@ describe('hookrelay sign and send-test', () => {
     expect(piped.stdout().trim()).toBe(`X-Service-Signature: ${signHmacSha256Hex('k', 'abc')}`);
   });
 
+  it('sign and events resend say what a standard-webhooks secret must look like instead of a decoder error', async () => {
+    const proc = runCli(['sign', '--scheme', 'standard-webhooks', '--secret', 'abc'], { input: '{}' });
+    expect((await proc.exited).code).toBe(1);
+    expect(proc.stderr()).toBe('hookrelay: --secret is not a standard-webhooks secret: it must be a whsec_… base64 key: whsec_ followed by base64, e.g. whsec_ and the output of `openssl rand -base64 32`.\n');
+    const good = runCli(['sign', '--scheme', 'standard-webhooks', '--secret', 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'], { input: '{}' });
+    expect((await good.exited).code).toBe(0);
+    expect(good.stdout()).toMatch(/^webhook-signature: v1,/m);
+    const resend = runCli(['events', 'resend', '1', '--to', 'http://127.0.0.1:9/x', '--sign', 'standard-webhooks', '--secret', 'abc', '--data-dir', makeTempDir()]);
+    expect((await resend.exited).code).toBe(1);
+    expect(resend.stderr()).toContain('hookrelay: --secret is not a standard-webhooks secret: it must be a whsec_… base64 key');
+  });
+
   it('send-test delivers a realistic signed sample that the receiver stores, and fails with exit 1 on 401', async () => {
     const env = { HOOKRELAY_DATA_DIR: makeTempDir(), HOOKRELAY_RULES_DIR: makeTempDir(), HOOKRELAY_SECRET: SECRET };
     const server = await startServeProcess(env);
     try {
-      const ok = runCli(['send-test', '--url', `${server.url}/webhooks/checkout`, '--secret', SECRET]);
+      // A data dir of its own: send-test keeps the last body there, never in the live ./data.
+      const ok = runCli(['send-test', '--url', `${server.url}/webhooks/checkout`, '--secret', SECRET], { env: { HOOKRELAY_DATA_DIR: env.HOOKRELAY_DATA_DIR } });
       expect((await ok.exited).code).toBe(0);
       expect(ok.stdout()).toMatch(/^HTTP 200\n\{"id":1,"duplicate":false/);
-      const bad = runCli(['send-test', '--url', `${server.url}/webhooks/checkout`, '--secret', 'nope']);
+      const bad = runCli(['send-test', '--url', `${server.url}/webhooks/checkout`, '--secret', 'nope'], { env: { HOOKRELAY_DATA_DIR: env.HOOKRELAY_DATA_DIR } });
       expect((await bad.exited).code).toBe(1);
       expect(bad.stdout()).toContain('HTTP 401');
     } finally {

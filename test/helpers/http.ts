@@ -1,3 +1,4 @@
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { request } from 'undici';
 import type { SignatureScheme } from '../../src/config.js';
 import { signatureHeaders } from '../../src/signing/request-headers.js';
@@ -31,4 +32,13 @@ export async function postSigned(
   const raw = Buffer.isBuffer(body) ? body : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
   const headers = { 'content-type': 'application/json', ...signatureHeaders(options.scheme ?? 'hmac-sha256-hex', secret, raw), ...options.headers };
   return send(url, { method: 'POST', headers, body: raw });
+}
+
+/** A loopback port that was free a moment ago, for a process whose settings need a port before it starts. */
+export async function freeLoopbackPort(): Promise<number> {
+  const server = createNetServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
 }

@@ -37,12 +37,12 @@ describe('loadConfig', () => {
   it('lets the YAML file override environment variables and declare several sources', () => {
     const dir = makeTempDir();
     const file = join(dir, 'hookrelay.yaml');
-    writeFileSync(file, 'port: 7000\nsources:\n  - name: checkout\n  - name: partner\n    scheme: standard-webhooks\n    secrets: [whsec_abc]\n');
+    writeFileSync(file, 'port: 7000\nsources:\n  - name: checkout\n  - name: partner\n    scheme: standard-webhooks\n    secrets: [whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw]\n');
     const config = loadConfig({ HOOKRELAY_CONFIG: file, HOOKRELAY_PORT: '9000', HOOKRELAY_SECRET: 'from-env' });
     expect(config.port).toBe(7000);
     expect(config.sources.map((s) => [s.name, s.scheme, s.secrets])).toEqual([
       ['checkout', 'hmac-sha256-hex', ['from-env']],
-      ['partner', 'standard-webhooks', ['whsec_abc']],
+      ['partner', 'standard-webhooks', ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw']],
     ]);
   });
 
@@ -82,6 +82,16 @@ describe('loadConfig', () => {
     expect(err.message).toMatch(/sources\.1\.scheme/);
     writeFileSync(file, 'sources:\n  - name: a\n  - name: a\n');
     expect(configError(() => loadConfig({ HOOKRELAY_CONFIG: file })).message).toMatch(/duplicate source name "a"/);
+  });
+
+  it('refuses a standard-webhooks source secret that is not a whsec_ base64 key, without quoting it', () => {
+    const file = join(makeTempDir(), 'sources.yaml');
+    writeFileSync(file, 'sources:\n  - name: shop\n    scheme: standard-webhooks\n    secrets: [whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw, not-base64-s3cret]\n');
+    const err = configError(() => loadConfig({ HOOKRELAY_CONFIG: file }));
+    expect(err.message).toMatch(/sources \(sources\.0\.secrets\.1\): must be a whsec_… base64 key/);
+    expect(err.message).not.toContain('not-base64-s3cret');
+    writeFileSync(file, 'sources:\n  - name: shop\n    scheme: standard-webhooks\n    secrets: whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\n');
+    expect(loadConfig({ HOOKRELAY_CONFIG: file }).sources[0]?.secrets).toEqual(['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw']);
   });
 
   it('reports an unreadable or malformed config file', () => {

@@ -118,7 +118,8 @@ describe('events and deliveries commands against a running server (--url, admin 
     const server = await startServer({ 'later.yaml': `id: later\non: [order:bulk]\n${slowTransform}to:\n  url: http://127.0.0.1:9/hook\nretry: { schedule: [1h] }\n` });
     const remote = ['--url', server.url];
     try {
-      const noToken = await hookrelay(['events', 'list', ...remote]);
+      // An empty data dir beside the command: no admin.token there to fall back on.
+      const noToken = await hookrelay(['events', 'list', ...remote], { HOOKRELAY_DATA_DIR: makeTempDir() });
       expect(noToken.code).toBe(1);
       expect(noToken.stderr).toContain('HOOKRELAY_ADMIN_TOKEN');
       const wrong = await hookrelay(['events', 'list', ...remote, '--token', 'not-the-admin-token-000000']);

@@ -1,10 +1,13 @@
-import { describe, expect, it } from 'vitest';
-import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
 import { loadRuleSet } from '../../../src/rules/loader.js';
 import { formatRuleFileError } from '../../../src/rules/rule-file-error.js';
+import { shippedExampleRulesDir } from '../../helpers/rules.js';
+import { removeTempDirs } from '../../helpers/temp-dir.js';
 import { purchase, purchaseInput } from '../../unit/rules/rule-dir-fixture.js';
 
-const examplesDir = fileURLToPath(new URL('../../../rules/', import.meta.url));
+// Copies of the shipped files, by name: rules a user adds to rules/ are theirs, not the suite's.
+const examplesDir = shippedExampleRulesDir();
+afterAll(() => removeTempDirs());
 
 describe('the example rules shipped in rules/', () => {
   it('load without any environment variables, both disabled, the Slack rule only warning', async () => {
