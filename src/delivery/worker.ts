@@ -62,6 +62,7 @@ export class DeliveryWorker {
   private stopping = false;
   private wakeUp: (() => void) | null = null;
   private loopDone: Promise<void> | null = null;
+  private stopWatching: (() => void) | null = null;
   private rulesById = new Map<string, CompiledRule>();
   /** Each rule's destination key (its URL's origin), parsed at its first attempt after a rule-set load, not at every attempt. */
   private destinations = new Map<string, string>();
@@ -80,6 +81,8 @@ export class DeliveryWorker {
   }
 
   start(): void {
+    // Deliveries made due by any node (PostgreSQL) or this process wake the loop, not only the poll.
+    this.stopWatching ??= this.options.store.onDeliveriesDue(() => this.wake());
     this.loopDone ??= this.loop();
   }
 
@@ -95,6 +98,7 @@ export class DeliveryWorker {
   /** Stops claiming, lets in-flight attempts finish for up to `graceMs`, then aborts the rest (they stay due). */
   async stop(graceMs: number): Promise<void> {
     this.stopping = true;
+    this.stopWatching?.();
     this.wake();
     await this.loopDone;
     const grace = new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref());
