@@ -1,4 +1,6 @@
+import pg from 'pg';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { clientConfig } from '../../../src/store/postgres/connection.js';
 import { listMigrations } from '../../../src/store/postgres/migrate.js';
 import { PostgresStore } from '../../../src/store/postgres/postgres-store.js';
 import type { NewEvent } from '../../../src/store/store.js';
@@ -30,6 +32,17 @@ describeWithPostgres('several nodes on one PostgreSQL database', () => {
     database = await createTestDatabase();
   });
   afterAll(() => database.drop());
+
+  it('opens every connection with synchronous commits and the configured timeouts', async () => {
+    const client = new pg.Client(clientConfig({ url: database.url, ...TEST_POOL, statementTimeoutMs: 1_234, lockTimeoutMs: 567 }));
+    await client.connect();
+    try {
+      const show = async (name: string): Promise<unknown> => (await client.query(`SHOW ${name}`)).rows[0]![name];
+      expect([await show('synchronous_commit'), await show('statement_timeout'), await show('lock_timeout')]).toEqual(['on', '1234ms', '567ms']);
+    } finally {
+      await client.end();
+    }
+  });
 
   it('migrates once when nodes start at the same moment, and each records the same schema', async () => {
     const url = await database.freshSchemaUrl();
