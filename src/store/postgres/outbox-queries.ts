@@ -63,6 +63,9 @@ const INSERT_DELIVERIES = named('insert_deliveries', `
   ORDER BY d.n
   RETURNING id`);
 
+/** Rows of claims whose answer never came back (see `claim`): due again at once, as nobody works on them. */
+const RELEASE_UNANSWERED = named('release_unanswered', `
+  UPDATE deliveries SET next_attempt_at = $2, lease_token = NULL WHERE lease_token = ANY($1::text[]) AND state = 'pending'`);
 const RELEASE = named('release', 'UPDATE deliveries SET next_attempt_at = $1, lease_token = NULL WHERE id = $2 AND lease_token = $3');
 const NEXT_DUE = named('next_due', "SELECT min(next_attempt_at) AS due FROM deliveries WHERE state = 'pending'");
 const RETRY = named('retry', `
@@ -77,6 +80,9 @@ const STATS = named('stats', `
 
 /** The outbox's SQL. Due times cross the interface in the node's clock and are stored in the database's. */
 export class OutboxQueries {
+  /** Lease tokens of claims that failed without an answer: their commit may have gone through all the same. */
+  private readonly unanswered = new Set<string>();
+
   constructor(
     private readonly db: pg.Pool,
     private readonly clock: ClockOffset,
@@ -98,13 +104,25 @@ export class OutboxQueries {
     return result.rows.map((r) => r.id);
   }
 
+  /**
+   * A claim that fails without an answer (its connection was cut) may still have committed, leaving rows
+   * leased that no worker holds: the next claim first gives them back, instead of their waiting out the lease.
+   */
   async claim(now: number, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
-    const leaseToken = randomUUID();
     const dbNow = this.clock.toDatabase(now);
-    const { rows } = await this.db.query<{ id: number; event_id: number; rule_id: string; content_type: string; attempts: number; payload: Buffer }>({
-      ...CLAIM,
-      values: [dbNow, limit, dbNow + leaseMs, leaseToken, now],
-    });
+    if (this.unanswered.size > 0) {
+      const tokens = [...this.unanswered];
+      await this.db.query({ ...RELEASE_UNANSWERED, values: [tokens, dbNow] });
+      for (const token of tokens) this.unanswered.delete(token);
+    }
+    const leaseToken = randomUUID();
+    let rows: { id: number; event_id: number; rule_id: string; content_type: string; attempts: number; payload: Buffer }[];
+    try {
+      ({ rows } = await this.db.query({ ...CLAIM, values: [dbNow, limit, dbNow + leaseMs, leaseToken, now] }));
+    } catch (err) {
+      this.unanswered.add(leaseToken);
+      throw err;
+    }
     return rows
       .map((r) => ({ id: r.id, eventId: r.event_id, ruleId: r.rule_id, contentType: r.content_type, attempts: r.attempts, leaseToken, payload: r.payload }))
       .sort((a, b) => a.id - b.id);
