@@ -25,10 +25,21 @@ export function isStoreWideError(err: unknown): boolean {
   );
 }
 
+/**
+ * Text PostgreSQL cannot hold: a NUL character (valid in JSON as \u0000, and kept by SQLite). It is the
+ * event's fault, not the database's: sending it again would fail again, so it is refused as a bad payload.
+ */
+const UNSTORABLE_TEXT = new Set(['22021', '22P05']);
+
 /** Any failure of a write: the store could not commit it (503, retry later), with the SQLSTATE for the log. */
 export function asStoreError(err: unknown): HookrelayError {
   if (err instanceof HookrelayError) return err;
   const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && UNSTORABLE_TEXT.has(code)) {
+    return new HookrelayError('invalid_payload', 'The event cannot be stored: a field holds a NUL character (\\u0000).', {
+      issues: [{ path: [], message: 'a NUL character (\\u0000) in a stored field (result.id, event, email, ...)' }],
+    }, { cause: err });
+  }
   return new HookrelayError('store_unavailable', 'The event store could not commit. Retry later: an event that was stored after all is answered as a duplicate.', { postgres: typeof code === 'string' ? code : 'unknown' }, { cause: err });
 }
 

@@ -114,6 +114,14 @@ describeWithPostgres('several nodes on one PostgreSQL database', () => {
     await eventually(() => heard.length > 0, 2_000, 'a notification after the reconnection');
   });
 
+  it('refuses an event with a NUL character in a stored field as a bad payload, storing its batch neighbours', async () => {
+    const store = await node(await database.freshSchemaUrl());
+    const [good, bad] = await Promise.allSettled([store.saveEvent(copy('fine', 1)), store.saveEvent(copy('nul\u0000id', 1))]);
+    expect(good).toMatchObject({ status: 'fulfilled', value: { duplicate: false } });
+    expect(bad).toMatchObject({ status: 'rejected', reason: { code: 'invalid_payload', status: 422 } });
+    expect(await store.countEvents({})).toBe(1);
+  });
+
   it('leaves notifications off when told (a pooler in transaction mode): the poll finds the work', async () => {
     const url = await database.freshSchemaUrl();
     const [sender, listener] = await Promise.all([node(url), node(url, { notifications: false })]);
