@@ -104,6 +104,7 @@ export function describeWithPostgres(title: string, body: () => void): void {
       });
     });
   } else {
+    console.warn(`PostgreSQL tests skipped: no PostgreSQL at ${serverLabel()} (HOOKRELAY_TEST_DATABASE_URL; HOOKRELAY_TEST_REQUIRE=postgres makes this a failure)`);
     describe.skip(`${title} (skipped: no PostgreSQL at ${serverLabel()})`, body);
   }
 }
