@@ -2,7 +2,7 @@ import { afterAll, afterEach, expect, it } from 'vitest';
 import { describeEachBackend } from '../../helpers/backends.js';
 import { eventually } from '../../helpers/rules.js';
 import { removeTempDirs } from '../../helpers/temp-dir.js';
-import { closeAll, ruleYaml, fixtureOn, startSink } from './admin-fixture.js';
+import { closeAll, fixtureOn, ruleYaml, startSink } from './admin-fixture.js';
 
 afterEach(closeAll);
 afterAll(() => removeTempDirs());
