@@ -88,3 +88,36 @@ export class DueNotifications {
     }
   }
 }
+
+/**
+ * Announces to the other nodes that deliveries fell due: one NOTIFY in flight at a time, and one more after
+ * it when others were asked for meanwhile (a burst of commits costs two statements, not one each). Sent
+ * after the commit, off the path of the acknowledgement; a failure only leaves the others to their poll.
+ */
+export class DueAnnouncer {
+  private sending = false;
+  private again = false;
+
+  constructor(
+    private readonly db: pg.Pool,
+    private readonly ownId: string,
+  ) {}
+
+  announce(): void {
+    if (this.sending) {
+      this.again = true;
+      return;
+    }
+    this.sending = true;
+    this.db
+      .query('SELECT pg_notify($1, $2)', [DUE_CHANNEL, this.ownId])
+      .catch(() => {})
+      .finally(() => {
+        this.sending = false;
+        if (this.again) {
+          this.again = false;
+          this.announce();
+        }
+      });
+  }
+}

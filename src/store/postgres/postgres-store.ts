@@ -11,7 +11,7 @@ import { AdminQueries } from './admin-queries.js';
 import { BatchCommit } from './batch-commit.js';
 import { ClockOffset } from './clock-offset.js';
 import { clientConfig, openPool, type PostgresSettings } from './connection.js';
-import { DUE_CHANNEL, DueNotifications } from './due-notifications.js';
+import { DueAnnouncer, DueNotifications } from './due-notifications.js';
 import { EventQueries } from './event-queries.js';
 import { migrate } from './migrate.js';
 import { OutboxQueries, type AttemptToRecord } from './outbox-queries.js';
@@ -39,11 +39,10 @@ export class PostgresStore implements Store {
   /** This process's id in due notifications: its own are not echoed back to it. */
   private readonly nodeId = randomUUID();
   private notifications: DueNotifications | null = null;
-  private announcing = false;
-  private announceAgain = false;
+  private announcer: DueAnnouncer | null = null;
   private closed = false;
 
-  private constructor(private readonly settings: PostgresSettings) {
+  private constructor(settings: PostgresSettings) {
     this.pool = openPool(settings);
     this.clock = new ClockOffset(async () => (await this.pool.query<{ now: number }>(DATABASE_CLOCK_MS)).rows[0]!.now);
     this.outbox = new OutboxQueries(this.pool, this.clock);
@@ -67,6 +66,7 @@ export class PostgresStore implements Store {
       await store.clock.measure();
       if (settings.notifications) {
         store.notifications = new DueNotifications(clientConfig(settings), store.nodeId, () => store.due.notify());
+        store.announcer = new DueAnnouncer(store.pool, store.nodeId);
         await store.notifications.start();
       }
     } catch (err) {
@@ -120,25 +120,10 @@ export class PostgresStore implements Store {
     });
   }
 
-  /** Tells this node's workers at once and the other nodes through NOTIFY (one in flight at a time, off the answer's path). */
+  /** Tells this node's workers at once, and the other nodes through NOTIFY. */
   private deliveriesDue(): void {
     this.due.notify();
-    if (!this.settings.notifications || this.closed) return;
-    if (this.announcing) {
-      this.announceAgain = true;
-      return;
-    }
-    this.announcing = true;
-    this.pool
-      .query('SELECT pg_notify($1, $2)', [DUE_CHANNEL, this.nodeId])
-      .catch(() => {}) // the others poll
-      .finally(() => {
-        this.announcing = false;
-        if (this.announceAgain) {
-          this.announceAgain = false;
-          this.deliveriesDue();
-        }
-      });
+    if (!this.closed) this.announcer?.announce();
   }
 
   onDeliveriesDue(listener: () => void): () => void {
