@@ -42,11 +42,13 @@ describeWithPostgres('answers lost with their connection (PostgreSQL)', () => {
       const clock = new ClockOffset(async () => Date.now());
       await clock.measure();
       const outbox = new OutboxQueries(flaky.pool, clock);
+      // A second later: the row is due whatever the few milliseconds between this clock and the store's.
+      const later = now + 1_000;
       flaky.lose();
-      await expect(outbox.claim(now, 10, 10 * 60_000)).rejects.toThrow('Connection terminated');
+      await expect(outbox.claim(later, 10, 10 * 60_000)).rejects.toThrow('Connection terminated');
       // The row is leased for ten minutes by a claim nobody holds; the next claim releases and takes it.
-      expect(await store.claimDueDeliveries({ now, limit: 10, leaseMs: 60_000 })).toEqual([]);
-      const again = await outbox.claim(now, 10, 60_000);
+      expect(await store.claimDueDeliveries({ now: later, limit: 10, leaseMs: 60_000 })).toEqual([]);
+      const again = await outbox.claim(later, 10, 60_000);
       expect(again.map((d) => [d.ruleId, d.attempts])).toEqual([['fwd', 0]]);
     } finally {
       await pool.end();
