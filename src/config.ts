@@ -132,6 +132,29 @@ export const ConfigSchema = z
       })
       .strict()
       .default({ enabled: true, maxAgeDays: 30, maxEvents: 1_000_000, intervalMs: 3_600_000, batchSize: 500 }),
+    database: z
+      .object({
+        /**
+         * postgres://user[:password]@host[:port]/db[?sslmode=verify-full&sslrootcert=/path/ca.pem]: the shared
+         * PostgreSQL store for several nodes. Unset: the embedded SQLite store in dataDir.
+         */
+        url: z
+          .string()
+          .trim()
+          .regex(/^postgres(ql)?:\/\//, 'expected a postgres:// or postgresql:// URL')
+          .optional(),
+        /** The password when the URL has none (PGPASSWORD); never logged. */
+        password: z.string().optional(),
+        /** Connections per node. */
+        poolSize: z.coerce.number().int().positive().max(200).default(10),
+        statementTimeoutMs: z.coerce.number().int().positive().default(30_000),
+        lockTimeoutMs: z.coerce.number().int().positive().default(5_000),
+        connectTimeoutMs: z.coerce.number().int().positive().default(5_000),
+        /** LISTEN/NOTIFY to wake idle workers at once; turn off behind a pooler in transaction mode. */
+        notifications: z.coerce.boolean().default(true),
+      })
+      .strict()
+      .default({ poolSize: 10, statementTimeoutMs: 30_000, lockTimeoutMs: 5_000, connectTimeoutMs: 5_000, notifications: true }),
     admin: z
       .object({
         /** Bearer token of the admin API and the console log-in; generated into the data dir when unset. */
@@ -209,6 +232,11 @@ function readEnvLayer(env: Env): RawLayer {
     }
   }
   if (Object.keys(admin).length > 0) values.admin = admin;
+  const databaseUrl = env.HOOKRELAY_DATABASE_URL;
+  if (databaseUrl !== undefined && databaseUrl !== '') {
+    values.database = { url: databaseUrl };
+    origins.set('database', 'HOOKRELAY_DATABASE_URL');
+  }
   const secret = env.HOOKRELAY_SECRET;
   if (secret !== undefined && secret !== '') {
     values.sources = [{ name: 'checkout', secrets: secret }];
@@ -264,6 +292,11 @@ export function loadConfig(env: Env, overrides: Partial<Record<keyof Config, unk
     merged.sources = (fileLayer.values.sources as Record<string, unknown>[]).map((s) =>
       s && s.name === 'checkout' && s.secrets === undefined ? { ...s, secrets: envSecret } : s,
     );
+  }
+  // PGPASSWORD, as libpq reads it, whichever layer names the database.
+  const pgPassword = env.PGPASSWORD;
+  if (pgPassword && merged.database && typeof merged.database === 'object' && (merged.database as Record<string, unknown>).password === undefined) {
+    merged.database = { ...(merged.database as Record<string, unknown>), password: pgPassword };
   }
   const origins = new Map([...envLayer.origins, ...fileLayer.origins]);
   for (const key of Object.keys(overrides)) origins.set(key, key);

@@ -19,7 +19,7 @@ import { RetentionWorker } from './retention/retention-worker.js';
 import { RuleSetWatcher } from './rules/watcher.js';
 import { isLoopbackHost, startServer, type ReadinessReport, type RunningServer } from './server.js';
 import { ensureSourceSecrets, type GeneratedSecret } from './source-secrets.js';
-import { SqliteStore } from './store/sqlite/sqlite-store.js';
+import { openStore } from './store/open-store.js';
 import type { Store } from './store/store.js';
 
 export interface StartOptions {
@@ -65,7 +65,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     }
   }
   const rules = await RuleSetWatcher.start({ dir: config.rulesDir, env: options.env ?? {}, logger });
-  const store = new SqliteStore({ dataDir: config.dataDir, durability: config.durability, commitIntervalMs: config.commitIntervalMs });
+  const store = await openStore(config, logger);
   const guard = createSsrfGuard({ allowNetworks: config.delivery.allowNetworks, lookup: options.lookup });
   const dispatcher = createGuardedDispatcher({ guard });
   const warnAboutDestinations = (): void => {

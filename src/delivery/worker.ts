@@ -63,6 +63,7 @@ export class DeliveryWorker {
   private stopping = false;
   private wakeUp: (() => void) | null = null;
   private loopDone: Promise<void> | null = null;
+  private stopWatching: (() => void) | null = null;
   private rulesById = new Map<string, CompiledRule>();
   /** Each rule's destination key (its URL's origin), parsed at its first attempt after a rule-set load, not at every attempt. */
   private destinations = new Map<string, string>();
@@ -81,6 +82,8 @@ export class DeliveryWorker {
   }
 
   start(): void {
+    // Deliveries made due by any node (PostgreSQL) or this process wake the loop, not only the poll.
+    this.stopWatching ??= this.options.store.onDeliveriesDue(() => this.wake());
     this.loopDone ??= this.loop();
   }
 
@@ -96,6 +99,7 @@ export class DeliveryWorker {
   /** Stops claiming, lets in-flight attempts finish for up to `graceMs`, then aborts the rest (they stay due). */
   async stop(graceMs: number): Promise<void> {
     this.stopping = true;
+    this.stopWatching?.();
     this.wake();
     await this.loopDone;
     const grace = new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref());

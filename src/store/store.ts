@@ -1,6 +1,7 @@
 /**
- * The one interface every module uses to reach stored data. SQLite implements it today; another backend
- * joins by implementing it and passing test/store-contract.ts.
+ * The one interface every module uses to reach stored data. SQLite (one process) and PostgreSQL (any number
+ * of nodes) implement it; both pass the contract suite in test/contract/store-contract.ts. Times cross it in
+ * the caller's clock (unix ms); a backend may keep its own clock inside (PostgreSQL: the database's).
  */
 
 export type Validation = 'valid' | 'unrecognised';
@@ -162,6 +163,12 @@ export interface Store {
   releaseDelivery(deliveryId: number, leaseToken: string, nextAttemptAt: number): Promise<void>;
   /** When the next pending delivery falls due (unix ms), or null if none is pending. */
   nextDueAt(): Promise<number | null>;
+  /**
+   * Calls `listener` after a commit made deliveries due (ingest, replay, retry): on this process, and on
+   * PostgreSQL on any node (LISTEN/NOTIFY, when available). Idle workers wake on it instead of at their next
+   * poll. Returns the function that stops the calls.
+   */
+  onDeliveriesDue(listener: () => void): () => void;
   getDelivery(id: number): Promise<DeliveryDetail | null>;
   listDeliveries(filter: DeliveryFilter, page: { limit: number; before?: number }): Promise<Page<Delivery>>;
   /** New outbox rows for a stored event (replay through the current rules). */
@@ -246,8 +253,6 @@ export interface DeliveryCounts {
   dead: number;
 }
 
-/** @deprecated the same as DeliveryCounts; kept while other backends move to that name. */
-export type RuleDeliveryCounts = DeliveryCounts;
 
 export type JobKind = 'replay' | 'retry';
 export type JobState = 'running' | 'done' | 'cancelled' | 'failed';

@@ -51,6 +51,19 @@ describe('loadConfig', () => {
     expect(config).toMatchObject({ host: '0.0.0.0', logFormat: 'json', admin: { port: 8081, host: '10.0.0.5', token: 'a'.repeat(16) } });
   });
 
+  it('uses SQLite unless a PostgreSQL URL is given; the password comes from the URL or PGPASSWORD', () => {
+    expect(loadConfig({}).database).toEqual({ poolSize: 10, statementTimeoutMs: 30_000, lockTimeoutMs: 5_000, connectTimeoutMs: 5_000, notifications: true });
+    expect(loadConfig({ PGPASSWORD: 'unused' }).database.password).toBeUndefined();
+    const fromEnv = loadConfig({ HOOKRELAY_DATABASE_URL: 'postgres://hookrelay@db:5432/hookrelay?sslmode=verify-full', PGPASSWORD: 'pw' });
+    expect(fromEnv.database).toMatchObject({ url: 'postgres://hookrelay@db:5432/hookrelay?sslmode=verify-full', password: 'pw' });
+    const dir = makeTempDir();
+    const file = join(dir, 'hookrelay.yaml');
+    writeFileSync(file, 'database:\n  url: postgresql://hookrelay@db/hookrelay\n  poolSize: 4\n  notifications: false\n');
+    expect(loadConfig({ HOOKRELAY_CONFIG: file, PGPASSWORD: 'pw' }).database).toMatchObject({ url: 'postgresql://hookrelay@db/hookrelay', poolSize: 4, notifications: false, password: 'pw' });
+    const wrong = configError(() => loadConfig({ HOOKRELAY_DATABASE_URL: 'mysql://db/x' }));
+    expect(wrong.message).toContain('HOOKRELAY_DATABASE_URL (database.url): expected a postgres:// or postgresql:// URL');
+  });
+
   it('is frozen all the way down', () => {
     const config = loadConfig({});
     expect(Object.isFrozen(config)).toBe(true);

@@ -22,6 +22,7 @@ import { TransferQueries } from './transfer-queries.js';
 import type { EventPosition, EventSearch, EventSearchPage, Job, JobProgress, JobState, NewJob, DeliveryCounts } from '../store.js';
 import { AdminJobQueries } from './admin-jobs.js';
 import { AdminQueries } from './admin-queries.js';
+import { DueListeners } from '../due-listeners.js';
 
 export interface SqliteStoreOptions {
   dataDir: string;
@@ -105,6 +106,7 @@ export class SqliteStore implements Store {
   private readonly checkpointer: BackgroundCheckpointer;
   private readonly loopLoad: EventLoopLoad | null;
   private closed = false;
+  private readonly due = new DueListeners();
 
   constructor(options: SqliteStoreOptions) {
     this.db = openDatabase(options);
@@ -203,11 +205,18 @@ export class SqliteStore implements Store {
 
   async saveEvent(event: NewEvent): Promise<SaveEventResult> {
     if (this.closed) throw new HookrelayError('store_unavailable', 'The event store is closed.');
+    let result: SaveEventResult;
     try {
-      return await this.saveGroup.submit(event);
+      result = await this.saveGroup.submit(event);
     } catch (err) {
       throw asStoreError(err);
     }
+    if (!result.duplicate && event.deliveries?.length) this.due.notify();
+    return result;
+  }
+
+  onDeliveriesDue(listener: () => void): () => void {
+    return this.due.add(listener);
   }
 
   async getEvent(id: number): Promise<StoredEvent | null> {
@@ -255,11 +264,15 @@ export class SqliteStore implements Store {
   }
 
   async createDeliveries(eventId: number, deliveries: NewDelivery[], origin: DeliveryOrigin): Promise<number[]> {
-    return this.write(() => this.db.transaction(() => this.outbox.insertDeliveries(eventId, deliveries, origin, Date.now())).immediate());
+    const ids = this.write(() => this.db.transaction(() => this.outbox.insertDeliveries(eventId, deliveries, origin, Date.now())).immediate());
+    if (ids.length > 0) this.due.notify();
+    return ids;
   }
 
   async retryDelivery(id: number, now: number): Promise<boolean> {
-    return this.write(() => this.outbox.retryNow(id, now));
+    const retried = this.write(() => this.outbox.retryNow(id, now));
+    if (retried) this.due.notify();
+    return retried;
   }
 
   async outboxStats(now: number): Promise<OutboxStats> {
@@ -339,9 +352,11 @@ export class SqliteStore implements Store {
 
   async createDeliveriesForEvents(batch: { eventId: number; deliveries: NewDelivery[] }[], origin: DeliveryOrigin): Promise<number> {
     const now = Date.now();
-    return this.write(() =>
-      this.db.transaction(() => batch.reduce((created, item) => created + this.outbox.insertDeliveries(item.eventId, item.deliveries, origin, now).length, 0)).immediate(),
+    const created = this.write(() =>
+      this.db.transaction(() => batch.reduce((sum, item) => sum + this.outbox.insertDeliveries(item.eventId, item.deliveries, origin, now).length, 0)).immediate(),
     );
+    if (created > 0) this.due.notify();
+    return created;
   }
 
   async countDeadDeliveries(filter: BulkDeliveryFilter): Promise<number> {
@@ -349,7 +364,9 @@ export class SqliteStore implements Store {
   }
 
   async retryDeadDeliveries(filter: BulkDeliveryFilter, limit: number, now: number): Promise<number[]> {
-    return this.write(() => this.db.transaction(() => this.bulk.retryDead(filter, limit, now)).immediate());
+    const ids = this.write(() => this.db.transaction(() => this.bulk.retryDead(filter, limit, now)).immediate());
+    if (ids.length > 0) this.due.notify();
+    return ids;
   }
 
   // Admin API: list queries in admin-queries.ts, the jobs table in admin-jobs.ts.

@@ -1,14 +1,17 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, expect, it } from 'vitest';
+import { describeEachBackend } from '../../helpers/backends.js';
 import { eventually } from '../../helpers/rules.js';
 import { removeTempDirs } from '../../helpers/temp-dir.js';
-import { closeAll, ruleYaml, startAdminFixture, startSink } from './admin-fixture.js';
+import { closeAll, fixtureOn, ruleYaml, startSink } from './admin-fixture.js';
 
 afterEach(closeAll);
 afterAll(() => removeTempDirs());
 
-describe('deliveries', () => {
+describeEachBackend('deliveries', (backend) => {
+  const startAdminFixture = fixtureOn(backend);
+
   it('lists deliveries newest first, filtered by state, rule and event, paginated with an opaque cursor', async () => {
     const sink = await startSink((index) => (index % 2 === 0 ? 200 : 400)); // 400: dead at once
     const { api, ingest } = await startAdminFixture({ rules: { 'a.yaml': ruleYaml('a', sink.url), 'b.yaml': ruleYaml('b', sink.url, 'retry:\n  schedule: [1h]\n') } });
@@ -74,7 +77,9 @@ describe('deliveries', () => {
   });
 });
 
-describe('why a delivery waits or died', () => {
+describeEachBackend('why a delivery waits or died', (backend) => {
+  const startAdminFixture = fixtureOn(backend);
+
   it('a pending delivery of a disabled rule says it is paused and why; enabled again, it is not', async () => {
     const sink = await startSink();
     const later = ruleYaml('later', sink.url, 'retry:\n  schedule: [1h]\n'); // first attempt an hour away: stays pending

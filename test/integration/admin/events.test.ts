@@ -1,17 +1,20 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, expect, it } from 'vitest';
+import { describeEachBackend } from '../../helpers/backends.js';
 import { postSigned } from '../../helpers/http.js';
 import { TEST_SECRET } from '../../helpers/receiver.js';
 import { eventually } from '../../helpers/rules.js';
 import { removeTempDirs } from '../../helpers/temp-dir.js';
-import { closeAll, ruleYaml, startAdminFixture, startSink } from './admin-fixture.js';
+import { closeAll, fixtureOn, ruleYaml, startSink } from './admin-fixture.js';
 
 afterEach(closeAll);
 afterAll(() => removeTempDirs());
 
 const ids = (reply: { json: { items: { id: number }[] } }): number[] => reply.json.items.map((item) => item.id);
 
-describe('GET /admin/api/events', () => {
+describeEachBackend('GET /admin/api/events', (backend) => {
+  const startAdminFixture = fixtureOn(backend);
+
   it('lists events newest first with every summary field', async () => {
     const { api, ingest, transfer } = await startAdminFixture();
     const checkoutId = randomUUID();
@@ -124,7 +127,9 @@ describe('GET /admin/api/events', () => {
   });
 });
 
-describe('keyset pagination', () => {
+describeEachBackend('keyset pagination', (backend) => {
+  const startAdminFixture = fixtureOn(backend);
+
   async function collectPages(api: (path: string) => Promise<{ status: number; json: any }>, query: string, whileFetching: () => Promise<unknown>): Promise<number[][]> {
     const pages: number[][] = [];
     let cursor: string | null = null;
@@ -162,7 +167,9 @@ describe('keyset pagination', () => {
   });
 });
 
-describe('GET /admin/api/events/:id', () => {
+describeEachBackend('GET /admin/api/events/:id', (backend) => {
+  const startAdminFixture = fixtureOn(backend);
+
   it('returns headers, the exact body (text and base64), the parsed JSON, and every delivery with its attempts', async () => {
     const sink = await startSink((index) => (index === 0 ? 503 : 200));
     const { api, app } = await startAdminFixture({ rules: { 'all.yaml': `id: all\non: ["*"]\nto:\n  url: ${sink.url}\nretry:\n  schedule: [0s, 0s]\n` } });

@@ -2,6 +2,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { sampleTransferSucceeded } from '../../../src/samples/transfer-succeeded.js';
 import { signHmacSha256Hex } from '../../../src/signing/hmac-sha256-hex.js';
+import { describeEachBackend, type ConfigOverrides, type TestBackend } from '../../helpers/backends.js';
 import { postSigned } from '../../helpers/http.js';
 import { startTestReceiver, TEST_SECRET, type TestReceiver } from '../../helpers/receiver.js';
 import { eventually, rulesDirWith, TEST_DELIVERY } from '../../helpers/rules.js';
@@ -20,17 +21,24 @@ async function sink(reply?: (index: number) => SinkReply): Promise<WebhookSink> 
   return s;
 }
 
-async function receiver(rules: Record<string, string>, delivery: Record<string, unknown> = {}, logLevel = 'info'): Promise<TestReceiver> {
-  const r = await startTestReceiver({ rulesDir: rulesDirWith(rules), delivery: { ...TEST_DELIVERY, ...delivery }, logLevel });
+async function receiver(rules: Record<string, string>, delivery: Record<string, unknown> = {}, logLevel = 'info', storage: ConfigOverrides = {}): Promise<TestReceiver> {
+  const r = await startTestReceiver({ ...storage, rulesDir: rulesDirWith(rules), delivery: { ...TEST_DELIVERY, ...delivery }, logLevel });
   running.unshift(r); // closed before the sinks
   return r;
+}
+
+/** `receiver` on a backend's fresh storage. */
+function receiverOn(backend: TestBackend): typeof receiver {
+  return async (rules, delivery = {}, logLevel = 'info') => receiver(rules, delivery, logLevel, await backend.storage());
 }
 
 const attemptLines = (app: TestReceiver): Record<string, unknown>[] => app.logLines().filter((l) => l.msg === 'delivery attempt');
 
 const rule = (id: string, url: string, extra = ''): string => `id: ${id}\non: [transfer:succeeded]\nto:\n  url: ${url}\n${extra}`;
 
-describe('forwarding through rules', () => {
+describeEachBackend('forwarding through rules', (backend) => {
+  const receiver = receiverOn(backend);
+
   it('forwards the original bytes untouched with a stable delivery id, and records the delivered attempt', async () => {
     const target = await sink();
     const app = await receiver({ 'all.yaml': rule('all', target.url) });
@@ -99,7 +107,9 @@ describe('forwarding through rules', () => {
   });
 });
 
-describe('retries and dead letters', () => {
+describeEachBackend('retries and dead letters', (backend) => {
+  const receiver = receiverOn(backend);
+
   it('retries after a 500 and delivers, with the same delivery id on both attempts', async () => {
     const target = await sink((i) => (i === 0 ? 500 : 200));
     const app = await receiver({ 'r.yaml': rule('r', target.url, 'retry: { schedule: [0s, 100ms, 100ms] }\n') });
