@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { startAdminApi } from './admin/api/start-admin-api.js';
-import type { JobRunner } from './admin/api/jobs/job-runner.js';
+import type { JobRunner } from './operations/jobs/job-runner.js';
 import { mountConsole } from './admin/console/console-router.js';
 import { ConsoleSessions } from './admin/console/console-sessions.js';
 import type { Config, SourceConfig } from './config.js';

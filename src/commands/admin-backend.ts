@@ -1,4 +1,4 @@
-import type { DeliveryDetailView, DeliveryView, EventDetailView, EventSummaryView, JobView, ResendResultView } from '../admin/api/response-schemas.js';
+import type { DeliveryDetailView, DeliveryView, EventDetailView, EventSummaryView, JobView, ResendResultView } from '../operations/view-schemas.js';
 import type { DeliveryState, Validation } from '../store/store.js';
 import type { ExportRecord } from './ndjson-format.js';
 

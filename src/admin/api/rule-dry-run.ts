@@ -1,9 +1,9 @@
 import { HookrelayError } from '../../errors.js';
 import { dryRunRules } from '../../rules/dry-run.js';
 import type { StoredEvent } from '../../store/store.js';
-import type { AdminContext } from './context.js';
-import { ruleInputOf } from './event-input.js';
-import type { DryRunResultView } from './response-schemas.js';
+import type { AdminContext } from '../../operations/context.js';
+import { ruleInputOf } from '../../operations/event-input.js';
+import type { DryRunResultView } from '../../operations/view-schemas.js';
 
 async function eventsToTry(ctx: AdminContext, target: { eventId?: number; last?: number }): Promise<StoredEvent[]> {
   if (target.eventId !== undefined) {

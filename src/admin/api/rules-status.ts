@@ -1,5 +1,5 @@
-import type { AdminContext } from './context.js';
-import type { RulesView } from './response-schemas.js';
+import type { AdminContext } from '../../operations/context.js';
+import type { RulesView } from '../../operations/view-schemas.js';
 
 /** GET /rules: the rule set in use, why the files on disk are not (if so), and each rule's delivery counts. */
 export async function rulesStatus(ctx: AdminContext): Promise<RulesView> {

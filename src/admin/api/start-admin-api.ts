@@ -6,7 +6,7 @@ import type { Store } from '../../store/store.js';
 import { ensureAdminToken, type AdminToken } from '../admin-token.js';
 import { createAdminApi, type AdminApi } from './admin-api.js';
 import type { SessionVerifier } from './auth.js';
-import { JobRunner } from './jobs/job-runner.js';
+import { JobRunner } from '../../operations/jobs/job-runner.js';
 
 export interface AdminApiParts {
   /** `admin.token` of the config (HOOKRELAY_ADMIN_TOKEN); generated into `dataDir` when unset. */

@@ -1,12 +1,12 @@
 import { HookrelayError } from '../../../errors.js';
-import type { AdminContext } from '../context.js';
-import { decodeDeliveryCursor, encodeDeliveryCursor } from '../cursor.js';
+import type { AdminContext } from '../../../operations/context.js';
+import { decodeDeliveryCursor, encodeDeliveryCursor } from '../../../operations/cursor.js';
 import { toDeadDeliveryFilter } from '../filters.js';
-import type { JobRunner } from '../jobs/job-runner.js';
+import type { JobRunner } from '../../../operations/jobs/job-runner.js';
 import { BulkRetryBodySchema, DeliveriesQuerySchema, NumericIdParamsSchema } from '../request-schemas.js';
-import { DeliveryDetailSchema, DeliveryListSchema, DeliverySchema, JobSchema } from '../response-schemas.js';
+import { DeliveryDetailSchema, DeliveryListSchema, DeliverySchema, JobSchema } from '../../../operations/view-schemas.js';
 import { defineRoute, type AdminRoute } from '../route-table.js';
-import { deliveryDetailView, deliveryView, jobView } from '../views.js';
+import { deliveryDetailView, deliveryView, jobView } from '../../../operations/views.js';
 
 export function deliveryRoutes(ctx: AdminContext, jobs: JobRunner): AdminRoute[] {
   return [

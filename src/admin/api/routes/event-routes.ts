@@ -1,15 +1,15 @@
 import { HookrelayError } from '../../../errors.js';
 import type { DeliveryDetail, Store } from '../../../store/store.js';
-import type { AdminContext } from '../context.js';
-import { decodeEventCursor, encodeEventCursor } from '../cursor.js';
+import type { AdminContext } from '../../../operations/context.js';
+import { decodeEventCursor, encodeEventCursor } from '../../../operations/cursor.js';
 import { toEventSearch } from '../filters.js';
-import type { JobRunner } from '../jobs/job-runner.js';
-import { replayEvent } from '../replay-event.js';
-import { resendEvent } from '../resend-event.js';
+import type { JobRunner } from '../../../operations/jobs/job-runner.js';
+import { replayEvent } from '../../../operations/replay-event.js';
+import { resendEvent } from '../../../operations/resend-event.js';
 import { BulkReplayBodySchema, EventsQuerySchema, NumericIdParamsSchema, ReplayEventBodySchema, ResendBodySchema } from '../request-schemas.js';
-import { EventListSchema, EventWithDeliveriesSchema, JobSchema, ReplayResultSchema, ResendResultSchema } from '../response-schemas.js';
+import { EventListSchema, EventWithDeliveriesSchema, JobSchema, ReplayResultSchema, ResendResultSchema } from '../../../operations/view-schemas.js';
 import { defineRoute, type AdminRoute } from '../route-table.js';
-import { deliveryDetailView, deliveryView, eventDetailView, eventSummaryView, jobView } from '../views.js';
+import { deliveryDetailView, deliveryView, eventDetailView, eventSummaryView, jobView } from '../../../operations/views.js';
 
 const NOT_FOUND = { status: 404, description: 'no such event (`not_found`)' };
 

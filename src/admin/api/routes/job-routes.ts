@@ -1,10 +1,10 @@
 import { HookrelayError } from '../../../errors.js';
-import type { AdminContext } from '../context.js';
-import type { JobRunner } from '../jobs/job-runner.js';
+import type { AdminContext } from '../../../operations/context.js';
+import type { JobRunner } from '../../../operations/jobs/job-runner.js';
 import { NumericIdParamsSchema } from '../request-schemas.js';
-import { JobListSchema, JobSchema } from '../response-schemas.js';
+import { JobListSchema, JobSchema } from '../../../operations/view-schemas.js';
 import { defineRoute, type AdminRoute } from '../route-table.js';
-import { jobView } from '../views.js';
+import { jobView } from '../../../operations/views.js';
 
 /** Jobs kept in the list answer: the newest ones. */
 const JOB_LIST_LIMIT = 100;

@@ -1,6 +1,6 @@
-import type { RuleSet } from '../../../rules/types.js';
-import type { EventSelection, JobProgress, NewDelivery, Store } from '../../../store/store.js';
-import { deliveriesForEvent } from '../../../ingest/deliveries-for-event.js';
+import type { RuleSet } from '../../rules/types.js';
+import type { EventSelection, JobProgress, NewDelivery, Store } from '../../store/store.js';
+import { deliveriesForEvent } from '../../ingest/deliveries-for-event.js';
 import { ruleInputOf } from '../event-input.js';
 import { JOB_BATCH_SIZE, startingAfterId, yieldToEventLoop } from './batches.js';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DeliveryStateSchema, ValidationSchema } from './request-schemas.js';
+import { DeliveryStateSchema, ValidationSchema } from '../admin/api/request-schemas.js';
 
 /**
  * What the admin API answers. The handlers build their answers with these types (views.ts) and the

@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
-import type { SourceConfig } from '../../config.js';
-import type { RuleSetStatus } from '../../rules/watcher.js';
-import type { RuleSet } from '../../rules/types.js';
-import type { Store } from '../../store/store.js';
+import type { SourceConfig } from '../config.js';
+import type { RuleSetStatus } from '../rules/watcher.js';
+import type { RuleSet } from '../rules/types.js';
+import type { Store } from '../store/store.js';
 
 /** What the admin API works with; assembled once by the composition root. */
 export interface AdminContext {

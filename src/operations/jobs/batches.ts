@@ -1,4 +1,4 @@
-import type { EventSelection, Store } from '../../../store/store.js';
+import type { EventSelection, Store } from '../../store/store.js';
 
 /** Rows per batch: one short transaction each, so ingest never waits long for the write lock. */
 export const JOB_BATCH_SIZE = 200;

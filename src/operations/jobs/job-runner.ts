@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
-import { HookrelayError } from '../../../errors.js';
-import type { RuleSet } from '../../../rules/types.js';
-import type { BulkDeliveryFilter, EventSelection, Job, Store } from '../../../store/store.js';
+import { HookrelayError } from '../../errors.js';
+import type { RuleSet } from '../../rules/types.js';
+import type { BulkDeliveryFilter, EventSelection, Job, Store } from '../../store/store.js';
 import { countEventsThrough } from './batches.js';
 import { runReplayJob, type BatchLoop, type BatchLoopResult } from './replay-job.js';
 import { runRetryJob } from './retry-job.js';

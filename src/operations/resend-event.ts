@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
-import { sendAttempt } from '../../delivery/http-sender.js';
-import { signOutgoing } from '../../delivery/outgoing-signing.js';
-import { HookrelayError } from '../../errors.js';
-import type { StoredEvent } from '../../store/store.js';
+import { sendAttempt } from '../delivery/http-sender.js';
+import { signOutgoing } from '../delivery/outgoing-signing.js';
+import { HookrelayError } from '../errors.js';
+import type { StoredEvent } from '../store/store.js';
 import type { AdminContext } from './context.js';
-import type { ResendBodySchema } from './request-schemas.js';
-import type { ResendResultView } from './response-schemas.js';
+import type { ResendBodySchema } from '../admin/api/request-schemas.js';
+import type { ResendResultView } from './view-schemas.js';
 
 const RESEND_TIMEOUT_MS = 10_000;
 /** Signature headers of the schemes ingest verifies (stored with the event, credentials excepted). */

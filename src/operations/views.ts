@@ -1,5 +1,5 @@
-import type { Delivery, DeliveryDetail, EventSummary, Job, StoredEvent } from '../../store/store.js';
-import type { DeliveryDetailView, DeliveryView, EventDetailView, EventSummaryView, JobView } from './response-schemas.js';
+import type { Delivery, DeliveryDetail, EventSummary, Job, StoredEvent } from '../store/store.js';
+import type { DeliveryDetailView, DeliveryView, EventDetailView, EventSummaryView, JobView } from './view-schemas.js';
 
 /** Store records → admin API answers: unix ms become ISO 8601. */
 

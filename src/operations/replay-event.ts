@@ -1,7 +1,7 @@
-import { HookrelayError } from '../../errors.js';
-import { deliveriesForEvent } from '../../ingest/deliveries-for-event.js';
-import type { RuleEventInput, RuleSet } from '../../rules/types.js';
-import type { Delivery, NewDelivery } from '../../store/store.js';
+import { HookrelayError } from '../errors.js';
+import { deliveriesForEvent } from '../ingest/deliveries-for-event.js';
+import type { RuleEventInput, RuleSet } from '../rules/types.js';
+import type { Delivery, NewDelivery } from '../store/store.js';
 import type { AdminContext } from './context.js';
 import { ruleInputOf } from './event-input.js';
 
