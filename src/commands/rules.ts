@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { loadConfig } from '../config.js';
-import { signOutgoing } from '../delivery/outgoing-signing.js';
+import { signOutgoing } from '../signing/sign.js';
 import { loadRuleSet } from '../rules/loader.js';
 import { dryRunRules, type RuleDryRun } from '../rules/dry-run.js';
 import { ruleJsonSchemaText } from '../rules/json-schema.js';

@@ -7,7 +7,7 @@ import type { CircuitBreaker } from './circuit-breaker.js';
 import { classifyAttempt } from './classify-attempt.js';
 import { destinationKey, type DestinationLimiter } from './destination-limiter.js';
 import { sendAttempt, type AttemptResult } from './http-sender.js';
-import { signOutgoing } from './outgoing-signing.js';
+import { signOutgoing } from '../signing/sign.js';
 import { nextAttemptDelay } from './retry-schedule.js';
 
 export interface DeliveryWorkerOptions {

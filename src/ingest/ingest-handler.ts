@@ -11,7 +11,7 @@ import { parseJsonBody } from './parse-json.js';
 import { readRawBody } from './read-body.js';
 import { headersToStore } from './stored-headers.js';
 import { validateEvent } from './validate-event.js';
-import { verifySignature } from './verify-signature.js';
+import { verifySignature } from '../signing/verify-signature.js';
 
 export interface IngestOutcome {
   source: string;

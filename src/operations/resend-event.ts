@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { sendAttempt } from '../delivery/http-sender.js';
-import { signOutgoing } from '../delivery/outgoing-signing.js';
+import { signOutgoing } from '../signing/sign.js';
 import { HookrelayError } from '../errors.js';
 import type { StoredEvent } from '../store/store.js';
 import type { AdminContext } from './context.js';

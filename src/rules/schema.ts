@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEFAULT_HMAC_HEADER } from '../delivery/outgoing-signing.js';
+import { DEFAULT_HMAC_HEADER } from '../signing/sign.js';
 import { DEFAULT_RETRY_SCHEDULE } from '../delivery/retry-schedule.js';
 import { parseDuration } from '../duration.js';
 import { templateSyntaxError } from './env-references.js';

@@ -4,7 +4,7 @@ import { createCircuitBreaker } from '../../../src/delivery/circuit-breaker.js';
 import { classifyAttempt } from '../../../src/delivery/classify-attempt.js';
 import { createDestinationLimiter, destinationKey } from '../../../src/delivery/destination-limiter.js';
 import { sendAttempt } from '../../../src/delivery/http-sender.js';
-import { signOutgoing } from '../../../src/delivery/outgoing-signing.js';
+import { signOutgoing } from '../../../src/signing/sign.js';
 import { DEFAULT_RETRY_SCHEDULE_MS, nextAttemptDelay } from '../../../src/delivery/retry-schedule.js';
 import { createSsrfGuard } from '../../../src/delivery/ssrf-guard.js';
 import { verifyHmacSha256Hex } from '../../../src/signing/hmac-sha256-hex.js';

@@ -3,7 +3,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { Webhook } from 'standardwebhooks';
 import type { SourceConfig } from '../config.js';
 import { HookrelayError } from '../errors.js';
-import { verifyHmacSha256Hex } from '../signing/hmac-sha256-hex.js';
+import { verifyHmacSha256Hex } from './hmac-sha256-hex.js';
 
 /** A header sent twice arrives as an array (or comma-joined); either way it is not one signature. */
 function singleHeader(headers: IncomingHttpHeaders, name: string): string | undefined {

@@ -1,5 +1,5 @@
 import { Webhook } from 'standardwebhooks';
-import { signHmacSha256Hex } from '../signing/hmac-sha256-hex.js';
+import { signHmacSha256Hex } from './hmac-sha256-hex.js';
 
 export type OutgoingSigning =
   | { scheme: 'none' }

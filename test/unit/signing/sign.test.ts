@@ -1,6 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { signOutgoing } from '../../../src/delivery/outgoing-signing.js';
+import { signOutgoing } from '../../../src/signing/sign.js';
 import { verifyHmacSha256Hex } from '../../../src/signing/hmac-sha256-hex.js';
 
 const body = '{"event":"transfer:succeeded","result":{"id":"tr_1","note":"café ✓"}}';
