@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { loadConfig } from '../config.js';
-import { signOutgoing } from '../signing/sign.js';
+import { deliveryHeaders } from '../delivery/delivery-headers.js';
 import { loadRuleSet } from '../rules/loader.js';
 import { dryRunRules, type RuleDryRun } from '../rules/dry-run.js';
 import { ruleJsonSchemaText } from '../rules/json-schema.js';
@@ -36,7 +36,7 @@ function findRule(ruleSet: RuleSet, id: string): CompiledRule {
 function describeOutgoing(rule: CompiledRule, run: RuleDryRun): string {
   const description = rule.describe();
   const body = run.body ?? Buffer.alloc(0);
-  const signature = signOutgoing({ signing: rule.signing, deliveryId: 'dlv_dry_run', timestamp: new Date(), body });
+  const signature = deliveryHeaders({ signing: rule.signing, deliveryId: 'dlv_dry_run', timestamp: new Date(), body });
   const lines = [
     `${description.to.method} ${description.to.url}`,
     `content-type: ${run.contentType}`,

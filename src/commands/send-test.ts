@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
 import pRetry, { AbortError } from 'p-retry';
 import { request } from 'undici';
-import { SIGNATURE_SCHEMES, type SignatureScheme } from '../config.js';
+import { SIGNATURE_SCHEMES, type SignatureScheme } from '../signing/scheme.js';
 import { sampleTransferSucceeded } from '../samples/transfer-succeeded.js';
-import { signatureHeaders } from '../signing/request-headers.js';
+import { newMessageId, signatureHeaders } from '../signing/sign.js';
 import { readInput } from './read-input.js';
 
 interface SendTestFlags {
@@ -53,7 +53,8 @@ export function registerSendTestCommand(program: Command): void {
       const secret = flags.secret ?? process.env.HOOKRELAY_SECRET?.split(',')[0]?.trim();
       if (!secret && flags.scheme !== 'none') throw new Error('a secret is required: --secret S or HOOKRELAY_SECRET');
       const body = flags.file ? await readInput(flags.file) : Buffer.from(JSON.stringify(sampleTransferSucceeded()));
-      const headers = signatureHeaders(flags.scheme, secret ?? '', body);
+      const signing = flags.scheme === 'none' ? { scheme: flags.scheme } : { scheme: flags.scheme, secret: secret ?? '' };
+      const headers = signatureHeaders(signing, { id: newMessageId(), timestamp: new Date(), body });
       const reply = await post(flags.url, body, headers, Number(flags.retries));
       process.stdout.write(`HTTP ${reply.status}\n${reply.body}\n`);
       if (reply.status < 200 || reply.status >= 300) process.exitCode = 1;

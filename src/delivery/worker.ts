@@ -5,9 +5,9 @@ import type { CompiledRule, RuleSet } from '../rules/types.js';
 import type { AttemptResolution, ClaimedDelivery, Store } from '../store/store.js';
 import type { CircuitBreaker } from './circuit-breaker.js';
 import { classifyAttempt } from './classify-attempt.js';
+import { deliveryHeaders } from './delivery-headers.js';
 import { destinationKey, type DestinationLimiter } from './destination-limiter.js';
 import { sendAttempt, type AttemptResult } from './http-sender.js';
-import { signOutgoing } from '../signing/sign.js';
 import { nextAttemptDelay } from './retry-schedule.js';
 
 export interface DeliveryWorkerOptions {
@@ -271,7 +271,7 @@ export class DeliveryWorker {
     const headers = {
       'content-type': delivery.contentType,
       ...rule.destination.headers,
-      ...signOutgoing({ signing: rule.signing, deliveryId: deliveryIdOf(delivery), timestamp: new Date(startedAt), body: delivery.payload }),
+      ...deliveryHeaders({ signing: rule.signing, deliveryId: deliveryIdOf(delivery), timestamp: new Date(startedAt), body: delivery.payload }),
     };
     return sendAttempt({
       url: rule.destination.url,

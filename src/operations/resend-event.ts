@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { sendAttempt } from '../delivery/http-sender.js';
-import { signOutgoing } from '../signing/sign.js';
+import { deliveryHeaders } from '../delivery/delivery-headers.js';
+import { RECEIVED_SIGNATURE_HEADERS } from '../signing/scheme.js';
 import { HookrelayError } from '../errors.js';
 import type { StoredEvent } from '../store/store.js';
 import type { AdminContext } from './context.js';
@@ -9,15 +10,12 @@ import type { ResendBodySchema } from '../admin/api/request-schemas.js';
 import type { ResendResultView } from './view-schemas.js';
 
 const RESEND_TIMEOUT_MS = 10_000;
-/** Signature headers of the schemes ingest verifies (stored with the event, credentials excepted). */
-const SIGNATURE_HEADERS = ['x-service-signature', 'webhook-id', 'webhook-timestamp', 'webhook-signature'];
-
 type ResendRequest = z.output<typeof ResendBodySchema>;
 
 /** The signature headers the event arrived with: its source's configured header and the well-known ones. */
 function originalSignatureHeaders(event: StoredEvent, ctx: AdminContext): Record<string, string> {
   const configured = ctx.sources.get(event.source)?.signatureHeader;
-  const names = new Set([...(configured ? [configured] : []), ...SIGNATURE_HEADERS]);
+  const names = new Set([...(configured ? [configured] : []), ...RECEIVED_SIGNATURE_HEADERS]);
   const headers: Record<string, string> = {};
   for (const name of names) {
     const value = event.headers[name];
@@ -34,7 +32,7 @@ function signatureHeaders(event: StoredEvent, signing: ResendRequest['signing'],
       return {};
     case 'resign':
       try {
-        return signOutgoing({ signing: { scheme: signing.scheme, secret: signing.secret }, deliveryId: `rsnd_${randomUUID()}`, timestamp: new Date(ctx.now()), body: event.body });
+        return deliveryHeaders({ signing: { scheme: signing.scheme, secret: signing.secret }, deliveryId: `rsnd_${randomUUID()}`, timestamp: new Date(ctx.now()), body: event.body });
       } catch (err) {
         const message = (err as Error).message;
         throw new HookrelayError('validation_failed', `Cannot sign with this secret: ${message}`, { issues: [{ path: 'signing.secret', message, code: 'custom' }] });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { DEFAULT_HMAC_HEADER } from '../signing/sign.js';
 import { DEFAULT_RETRY_SCHEDULE } from '../delivery/retry-schedule.js';
 import { parseDuration } from '../duration.js';
+import { SERVICE_SIGNATURE_HEADER } from '../signing/scheme.js';
 import { templateSyntaxError } from './env-references.js';
 
 /**
@@ -70,7 +70,7 @@ const signingSchema = z
     z.strictObject({
       scheme: z.literal('hmac-sha256-hex'),
       secret,
-      header: headerName.default(DEFAULT_HMAC_HEADER).meta({ description: 'Header carrying the hex signature.' }),
+      header: headerName.default(SERVICE_SIGNATURE_HEADER).meta({ description: 'Header carrying the hex signature.' }),
     }),
   ])
   .default({ scheme: 'none' })

@@ -1,23 +1,20 @@
+import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { signHmacSha256Hex } from './hmac-sha256-hex.js';
+import { SERVICE_SIGNATURE_HEADER, type Signing } from './scheme.js';
 
-export type OutgoingSigning =
-  | { scheme: 'none' }
-  | { scheme: 'standard-webhooks'; secret: string }
-  | { scheme: 'hmac-sha256-hex'; secret: string; header?: string };
-
-/** Same header the checkout service uses, so a receiver written for it works unchanged. */
-export const DEFAULT_HMAC_HEADER = 'X-Service-Signature';
-/** Stable across retries and replays of one delivery: receivers deduplicate on it. */
-export const DELIVERY_ID_HEADER = 'X-Hookrelay-Delivery';
-
-export interface SignOutgoingInput {
-  signing: OutgoingSigning;
-  deliveryId: string;
-  /** Time of this attempt; standard-webhooks signs it, so each retry carries a fresh signature. */
+export interface SignedMessage {
+  /** Standard Webhooks signs it as `webhook-id`: a delivery id, so a receiver can deduplicate on it. */
+  id: string;
+  /** Standard Webhooks signs it, so each attempt of one delivery carries a fresh signature. */
   timestamp: Date;
   /** Exactly the bytes that will be sent. */
   body: string | Uint8Array;
+}
+
+/** An id for a message that has none of its own (a CLI send). */
+export function newMessageId(): string {
+  return `msg_${randomUUID()}`;
 }
 
 function bodyText(body: string | Uint8Array): string {
@@ -33,22 +30,18 @@ function standardWebhook(secret: string): Webhook {
   }
 }
 
-/** Headers that identify and sign one delivery attempt. */
-export function signOutgoing(input: SignOutgoingInput): Record<string, string> {
-  const headers: Record<string, string> = {
-    [DELIVERY_ID_HEADER]: input.deliveryId,
-    'webhook-id': input.deliveryId,
-  };
-  const { signing } = input;
+/** The headers that sign `message` so that a receiver configured with the same scheme and secret accepts it. */
+export function signatureHeaders(signing: Signing, message: SignedMessage): Record<string, string> {
   switch (signing.scheme) {
     case 'none':
-      return headers;
+      return {};
     case 'hmac-sha256-hex':
-      headers[signing.header ?? DEFAULT_HMAC_HEADER] = signHmacSha256Hex(signing.secret, input.body);
-      return headers;
+      return { [signing.header ?? SERVICE_SIGNATURE_HEADER]: signHmacSha256Hex(signing.secret, message.body) };
     case 'standard-webhooks':
-      headers['webhook-timestamp'] = String(Math.floor(input.timestamp.getTime() / 1000));
-      headers['webhook-signature'] = standardWebhook(signing.secret).sign(input.deliveryId, input.timestamp, bodyText(input.body));
-      return headers;
+      return {
+        'webhook-id': message.id,
+        'webhook-timestamp': String(Math.floor(message.timestamp.getTime() / 1000)),
+        'webhook-signature': standardWebhook(signing.secret).sign(message.id, message.timestamp, bodyText(message.body)),
+      };
   }
 }

@@ -4,7 +4,7 @@ import { createCircuitBreaker } from '../../../src/delivery/circuit-breaker.js';
 import { classifyAttempt } from '../../../src/delivery/classify-attempt.js';
 import { createDestinationLimiter, destinationKey } from '../../../src/delivery/destination-limiter.js';
 import { sendAttempt } from '../../../src/delivery/http-sender.js';
-import { signOutgoing } from '../../../src/signing/sign.js';
+import { deliveryHeaders } from '../../../src/delivery/delivery-headers.js';
 import { DEFAULT_RETRY_SCHEDULE_MS, nextAttemptDelay } from '../../../src/delivery/retry-schedule.js';
 import { createSsrfGuard } from '../../../src/delivery/ssrf-guard.js';
 import { verifyHmacSha256Hex } from '../../../src/signing/hmac-sha256-hex.js';
@@ -32,7 +32,7 @@ describe('one delivery attempt end to end (sign, send, classify, schedule)', () 
     const attempt = () =>
       sendAttempt({
         url: `${target.origin}/in`,
-        headers: signOutgoing({ signing: { scheme: 'standard-webhooks', secret }, deliveryId: 'dlv_42', timestamp: new Date(), body }),
+        headers: deliveryHeaders({ signing: { scheme: 'standard-webhooks', secret }, deliveryId: 'dlv_42', timestamp: new Date(), body }),
         body,
         timeoutMs: 2000,
         dispatcher,
@@ -53,7 +53,7 @@ describe('one delivery attempt end to end (sign, send, classify, schedule)', () 
     });
     const result = await sendAttempt({
       url: target.origin,
-      headers: signOutgoing({ signing: { scheme: 'hmac-sha256-hex', secret: 's3cret' }, deliveryId: 'dlv_1', timestamp: new Date(), body }),
+      headers: deliveryHeaders({ signing: { scheme: 'hmac-sha256-hex', secret: 's3cret' }, deliveryId: 'dlv_1', timestamp: new Date(), body }),
       body,
       timeoutMs: 2000,
       dispatcher: agent(),

@@ -1,21 +1,22 @@
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { signOutgoing } from '../../../src/signing/sign.js';
+import { deliveryHeaders } from '../../../src/delivery/delivery-headers.js';
+import { newMessageId, signatureHeaders } from '../../../src/signing/sign.js';
 import { verifyHmacSha256Hex } from '../../../src/signing/hmac-sha256-hex.js';
 
 const body = '{"event":"transfer:succeeded","result":{"id":"tr_1","note":"café ✓"}}';
 const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 
-describe('signOutgoing', () => {
+describe('deliveryHeaders', () => {
   it('none: only the delivery id headers', () => {
-    expect(signOutgoing({ signing: { scheme: 'none' }, deliveryId: 'dlv_1', timestamp: new Date(), body })).toEqual({
+    expect(deliveryHeaders({ signing: { scheme: 'none' }, deliveryId: 'dlv_1', timestamp: new Date(), body })).toEqual({
       'X-Hookrelay-Delivery': 'dlv_1',
       'webhook-id': 'dlv_1',
     });
   });
 
   it('standard-webhooks: the standardwebhooks package verifies what we produce', () => {
-    const headers = signOutgoing({ signing: { scheme: 'standard-webhooks', secret }, deliveryId: 'dlv_2', timestamp: new Date(), body });
+    const headers = deliveryHeaders({ signing: { scheme: 'standard-webhooks', secret }, deliveryId: 'dlv_2', timestamp: new Date(), body });
     expect(headers['webhook-id']).toBe('dlv_2');
     expect(headers['X-Hookrelay-Delivery']).toBe('dlv_2');
     expect(headers['webhook-timestamp']).toMatch(/^\d+$/);
@@ -25,15 +26,15 @@ describe('signOutgoing', () => {
 
   it('standard-webhooks: signs bytes as the same text, and the wrong secret fails verification', () => {
     const bytes = new TextEncoder().encode(body);
-    const headers = signOutgoing({ signing: { scheme: 'standard-webhooks', secret }, deliveryId: 'dlv_3', timestamp: new Date(), body: bytes });
+    const headers = deliveryHeaders({ signing: { scheme: 'standard-webhooks', secret }, deliveryId: 'dlv_3', timestamp: new Date(), body: bytes });
     expect(() => new Webhook(secret).verify(Buffer.from(bytes), headers)).not.toThrow();
     expect(() => new Webhook('whsec_' + Buffer.from('another secret').toString('base64')).verify(body, headers)).toThrow();
   });
 
   it('standard-webhooks: the id stays, the timestamp and signature follow the attempt time', () => {
     const signing = { scheme: 'standard-webhooks', secret } as const;
-    const first = signOutgoing({ signing, deliveryId: 'dlv_4', timestamp: new Date('2025-01-01T00:00:00.900Z'), body });
-    const retry = signOutgoing({ signing, deliveryId: 'dlv_4', timestamp: new Date('2025-01-01T00:05:00Z'), body });
+    const first = deliveryHeaders({ signing, deliveryId: 'dlv_4', timestamp: new Date('2025-01-01T00:00:00.900Z'), body });
+    const retry = deliveryHeaders({ signing, deliveryId: 'dlv_4', timestamp: new Date('2025-01-01T00:05:00Z'), body });
     expect(first['webhook-timestamp']).toBe('1735689600');
     expect(retry['webhook-timestamp']).toBe('1735689900');
     expect(retry['webhook-id']).toBe(first['webhook-id']);
@@ -42,12 +43,12 @@ describe('signOutgoing', () => {
 
   it('standard-webhooks: refuses bodies that are not UTF-8 and secrets that are not base64', () => {
     const signing = { scheme: 'standard-webhooks', secret } as const;
-    expect(() => signOutgoing({ signing, deliveryId: 'd', timestamp: new Date(), body: new Uint8Array([0xff, 0xfe]) })).toThrow();
-    expect(() => signOutgoing({ signing: { scheme: 'standard-webhooks', secret: 'not base64!' }, deliveryId: 'd', timestamp: new Date(), body })).toThrow(/base64/);
+    expect(() => deliveryHeaders({ signing, deliveryId: 'd', timestamp: new Date(), body: new Uint8Array([0xff, 0xfe]) })).toThrow();
+    expect(() => deliveryHeaders({ signing: { scheme: 'standard-webhooks', secret: 'not base64!' }, deliveryId: 'd', timestamp: new Date(), body })).toThrow(/base64/);
   });
 
   it('hmac-sha256-hex: default header, exactly as the checkout service signs', () => {
-    const headers = signOutgoing({ signing: { scheme: 'hmac-sha256-hex', secret: 's3cret' }, deliveryId: 'dlv_5', timestamp: new Date(), body });
+    const headers = deliveryHeaders({ signing: { scheme: 'hmac-sha256-hex', secret: 's3cret' }, deliveryId: 'dlv_5', timestamp: new Date(), body });
     expect(headers['X-Service-Signature']).toMatch(/^[0-9a-f]{64}$/);
     expect(verifyHmacSha256Hex(['s3cret'], new TextEncoder().encode(body), headers['X-Service-Signature']!)).toBe(true);
     expect(headers['webhook-id']).toBe('dlv_5');
@@ -55,7 +56,32 @@ describe('signOutgoing', () => {
   });
 
   it('hmac-sha256-hex: custom header name', () => {
-    const headers = signOutgoing({ signing: { scheme: 'hmac-sha256-hex', secret: 's3cret', header: 'X-Signature' }, deliveryId: 'd', timestamp: new Date(), body });
+    const headers = deliveryHeaders({ signing: { scheme: 'hmac-sha256-hex', secret: 's3cret', header: 'X-Signature' }, deliveryId: 'd', timestamp: new Date(), body });
     expect(Object.keys(headers).sort()).toEqual(['X-Hookrelay-Delivery', 'X-Signature', 'webhook-id']);
+  });
+});
+
+describe('signatureHeaders', () => {
+  const message = { id: 'msg_1', timestamp: new Date('2025-01-01T00:00:00Z'), body };
+
+  it('none: no headers', () => {
+    expect(signatureHeaders({ scheme: 'none' }, message)).toEqual({});
+  });
+
+  it('hmac-sha256-hex: only the signature header, the checkout service\'s unless another is named', () => {
+    expect(Object.keys(signatureHeaders({ scheme: 'hmac-sha256-hex', secret: 's3cret' }, message))).toEqual(['X-Service-Signature']);
+    expect(Object.keys(signatureHeaders({ scheme: 'hmac-sha256-hex', secret: 's3cret', header: 'X-Signature' }, message))).toEqual(['X-Signature']);
+  });
+
+  it('standard-webhooks: the message id and time are the ones signed', () => {
+    const headers = signatureHeaders({ scheme: 'standard-webhooks', secret }, message);
+    expect(headers).toMatchObject({ 'webhook-id': 'msg_1', 'webhook-timestamp': '1735689600' });
+    expect(new Webhook(secret).sign('msg_1', message.timestamp, body)).toBe(headers['webhook-signature']);
+  });
+
+  it('newMessageId: a fresh msg_ id each time', () => {
+    const [a, b] = [newMessageId(), newMessageId()];
+    expect(a).toMatch(/^msg_[0-9a-f-]{36}$/);
+    expect(a).not.toBe(b);
   });
 });
