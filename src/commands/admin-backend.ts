@@ -1,6 +1,9 @@
 import type { DeliveryDetailView, DeliveryView, EventDetailView, EventSummaryView, JobView, ResendResultView } from '../operations/view-schemas.js';
 import type { DeliveryState, Validation } from '../store/store.js';
 import type { ExportRecord } from './ndjson-format.js';
+import type { ResendSigning } from '../operations/resend-event.js';
+
+export type { ResendSigning };
 
 export type { DeliveryDetailView, DeliveryView, EventDetailView, EventSummaryView, JobView };
 export type ResendResult = ResendResultView;
@@ -43,11 +46,6 @@ export interface Paged<T> {
   /** Pass back as `cursor` for the next (older) page; null on the last page. */
   nextCursor: string | null;
 }
-
-export type ResendSigning =
-  | { mode: 'original' }
-  | { mode: 'resign'; scheme: 'hmac-sha256-hex' | 'standard-webhooks'; secret: string }
-  | { mode: 'none' };
 
 /** Counters of a bulk replay or retry, as the admin API's jobs report them. */
 export interface BulkProgress {

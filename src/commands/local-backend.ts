@@ -94,7 +94,7 @@ export class LocalBackend implements AdminBackend {
   }
 
   async listEvents(query: EventQuery, page: { limit: number; cursor?: string }): Promise<Paged<EventSummaryView>> {
-    const result = await this.store.searchEvents(query, { limit: page.limit, ...(page.cursor !== undefined && { after: decodeEventCursor(page.cursor) }) });
+    const result = await this.store.listEvents(query, { limit: page.limit, ...(page.cursor !== undefined && { after: decodeEventCursor(page.cursor) }) });
     return { items: result.items.map(eventSummaryView), nextCursor: result.next ? encodeEventCursor(result.next) : null };
   }
 

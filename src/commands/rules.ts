@@ -58,12 +58,12 @@ async function testWithFile(rule: CompiledRule, ruleSet: RuleSet, file: string, 
     process.stdout.write(`${JSON.stringify({ ...run, body: run!.body?.toString('utf8') })}\n`);
   } else if (!run!.matched) {
     process.stdout.write(`no match: ${run!.reason}\n`);
-  } else if (run!.renderError) {
-    process.stdout.write(`match, but the transform fails: ${run!.renderError}\n`);
+  } else if (run!.deadReason) {
+    process.stdout.write(`match, but the transform fails: ${run!.deadReason}\n`);
   } else {
     process.stdout.write(`match\n\n${describeOutgoing(rule, run!)}\n`);
   }
-  if (!run!.matched || run!.renderError) process.exitCode = 1;
+  if (!run!.matched || run!.deadReason) process.exitCode = 1;
 }
 
 async function testWithHistory(rule: CompiledRule, ruleSet: RuleSet, count: number, json: boolean): Promise<void> {

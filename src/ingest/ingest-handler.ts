@@ -27,7 +27,7 @@ export interface IngestDeps {
   maxBody: number;
   logger: Logger;
   now?: () => number;
-  /** The outbox rows for a validated event (rule matching and transforms), committed with it. */
+  /** `planDeliveries` (rules/plan.ts) under the current rule set: the outbox rows committed with the event. */
   planDeliveries?: (input: RuleEventInput) => Promise<NewDelivery[]>;
   /** Called after a new event with deliveries has committed (wakes the delivery worker). */
   onDeliveriesCreated?: () => void;

@@ -1,16 +1,23 @@
 import { randomUUID } from 'node:crypto';
-import type { z } from 'zod';
 import { sendAttempt } from '../delivery/http-sender.js';
 import { deliveryHeaders } from '../delivery/delivery-headers.js';
 import { RECEIVED_SIGNATURE_HEADERS } from '../signing/scheme.js';
 import { HookrelayError } from '../errors.js';
 import type { StoredEvent } from '../store/store.js';
 import type { AdminContext } from './context.js';
-import type { ResendBodySchema } from '../admin/api/request-schemas.js';
 import type { ResendResultView } from './view-schemas.js';
 
 const RESEND_TIMEOUT_MS = 10_000;
-type ResendRequest = z.output<typeof ResendBodySchema>;
+/** How a resend is signed: the headers received with the event, a new signature, or none. */
+export type ResendSigning =
+  | { mode: 'original' }
+  | { mode: 'resign'; scheme: 'hmac-sha256-hex' | 'standard-webhooks'; secret: string }
+  | { mode: 'none' };
+
+export interface ResendRequest {
+  url: string;
+  signing: ResendSigning;
+}
 
 /** The signature headers the event arrived with: its source's configured header and the well-known ones. */
 function originalSignatureHeaders(event: StoredEvent, ctx: AdminContext): Record<string, string> {

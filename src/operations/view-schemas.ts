@@ -1,10 +1,12 @@
 import { z } from 'zod';
-import { DeliveryStateSchema, ValidationSchema } from '../admin/api/request-schemas.js';
 
 /**
  * What the admin API answers. The handlers build their answers with these types (views.ts) and the
  * OpenAPI document is generated from the same schemas. Times are ISO 8601 strings.
  */
+
+export const ValidationSchema = z.enum(['valid', 'unrecognised']);
+export const DeliveryStateSchema = z.enum(['pending', 'delivered', 'dead']);
 
 const isoTime = z.string().meta({ format: 'date-time' });
 const int = z.number().int();
@@ -144,7 +146,8 @@ export const DryRunResultSchema = z.object({
       reason: z.string().nullable().meta({ description: 'why it did not match; null when it matched' }),
       body: z.string().optional().meta({ description: 'what would be sent (UTF-8 text)' }),
       contentType: z.string().optional(),
-      renderError: z.string().optional(),
+      deadReason: z.string().optional().meta({ description: 'the transform failed: the delivery would be dead-lettered with this reason' }),
+      renderError: z.string().optional().meta({ description: 'deprecated: the same as deadReason', deprecated: true }),
     }),
   ),
 });

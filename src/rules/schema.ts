@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { DEFAULT_RETRY_SCHEDULE } from '../delivery/retry-schedule.js';
 import { parseDuration } from '../duration.js';
 import { SERVICE_SIGNATURE_HEADER } from '../signing/scheme.js';
 import { templateSyntaxError } from './env-references.js';
@@ -11,6 +10,12 @@ import { templateSyntaxError } from './env-references.js';
  */
 
 export const DEFAULT_TIMEOUT = '10s';
+
+/**
+ * Delay before each attempt, counted from the previous one: the first is immediate, then 5 s, 5 min, ...
+ * Eight attempts over about 28 hours.
+ */
+export const DEFAULT_RETRY_SCHEDULE: readonly string[] = ['0s', '5s', '5m', '30m', '2h', '5h', '10h', '10h'];
 
 const MAX_TIMEOUT = '5m';
 const MAX_RETRY_DELAY = '7d';

@@ -11,7 +11,7 @@ async function eventsToTry(ctx: AdminContext, target: { eventId?: number; last?:
     if (!event) throw new HookrelayError('not_found', `No event ${target.eventId}.`);
     return [event];
   }
-  const newest = await ctx.store.searchEvents({}, { limit: target.last ?? 1 });
+  const newest = await ctx.store.listEvents({}, { limit: target.last ?? 1 });
   const events = await Promise.all(newest.items.map((summary) => ctx.store.getEvent(summary.id)));
   return events.filter((e): e is StoredEvent => e !== null);
 }
@@ -38,7 +38,7 @@ export async function dryRunRule(ctx: AdminContext, ruleId: string, target: { ev
       reason: outcome!.reason,
       ...(outcome!.body !== undefined && { body: outcome!.body.toString('utf8') }),
       ...(outcome!.contentType !== undefined && { contentType: outcome!.contentType }),
-      ...(outcome!.renderError !== undefined && { renderError: outcome!.renderError }),
+      ...(outcome!.deadReason !== undefined && { deadReason: outcome!.deadReason, renderError: outcome!.deadReason }),
     });
   }
   return { results };

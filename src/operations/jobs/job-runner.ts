@@ -45,7 +45,7 @@ export class JobRunner {
       throw new HookrelayError('not_found', `No rule "${ruleId}" in the current rule set.`, { ruleId });
     }
     return this.startJob(async () => {
-      const newest = await this.options.store.searchEvents({}, { limit: 1 });
+      const newest = await this.options.store.listEvents({}, { limit: 1 });
       const throughId = newest.items[0]?.id ?? 0;
       const total = await countEventsThrough(this.options.store, selection, throughId);
       const job = await this.create('replay', filter, ruleId, total);

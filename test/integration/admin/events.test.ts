@@ -86,7 +86,7 @@ describe('GET /admin/api/events', () => {
     const plain = await ingest(transfer({ email: 'plain@example.com' }));
     const later = await ingest(transfer({ email: 'later@example.com' }));
     const broken = await ingest(transfer({ email: 'broken@example.com' }));
-    await eventually(async () => (await app.store.searchEvents({ deliveryState: 'delivered' }, { limit: 10 })).items.length === 3, 10_000, 'three deliveries delivered');
+    await eventually(async () => (await app.store.listEvents({ deliveryState: 'delivered' }, { limit: 10 })).items.length === 3, 10_000, 'three deliveries delivered');
     expect(ids(await api('/events?deliveryState=delivered'))).toEqual([broken, later, plain]);
     expect(ids(await api('/events?deliveryState=pending'))).toEqual([later]);
     expect(ids(await api('/events?deliveryState=dead'))).toEqual([broken]);

@@ -5,7 +5,7 @@ import { classifyAttempt } from '../../../src/delivery/classify-attempt.js';
 import { createDestinationLimiter, destinationKey } from '../../../src/delivery/destination-limiter.js';
 import { sendAttempt } from '../../../src/delivery/http-sender.js';
 import { deliveryHeaders } from '../../../src/delivery/delivery-headers.js';
-import { DEFAULT_RETRY_SCHEDULE_MS, nextAttemptDelay } from '../../../src/delivery/retry-schedule.js';
+import { nextAttemptDelay } from '../../../src/delivery/retry-schedule.js';
 import { createSsrfGuard } from '../../../src/delivery/ssrf-guard.js';
 import { verifyHmacSha256Hex } from '../../../src/signing/hmac-sha256-hex.js';
 import { closedAfterEach } from './closed-after-each.js';
@@ -40,7 +40,7 @@ describe('one delivery attempt end to end (sign, send, classify, schedule)', () 
 
     const first = classifyAttempt({ ...(await attempt()), now: Date.now() });
     expect(first).toEqual({ outcome: 'retry', reason: 'HTTP 503' });
-    expect(nextAttemptDelay({ attemptNumber: 1, scheduleMs: DEFAULT_RETRY_SCHEDULE_MS, random: () => 0.5 })).toBe(5000);
+    expect(nextAttemptDelay({ attemptNumber: 1, scheduleMs: [0, 5000], random: () => 0.5 })).toBe(5000);
     expect(classifyAttempt({ ...(await attempt()), now: Date.now() })).toEqual({ outcome: 'delivered' });
     expect(target.requests.map((r) => r.headers['webhook-id'])).toEqual(['dlv_42', 'dlv_42']);
     expect(target.requests.map((r) => r.headers['x-hookrelay-delivery'])).toEqual(['dlv_42', 'dlv_42']);

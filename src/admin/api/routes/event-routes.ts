@@ -40,7 +40,7 @@ export function eventRoutes(ctx: AdminContext, jobs: JobRunner): AdminRoute[] {
       success: { status: 200, description: 'one page of events', schema: EventListSchema },
       async handle({ query }) {
         const { limit, cursor, ...filter } = query;
-        const page = await ctx.store.searchEvents(toEventSearch(filter), { limit, ...(cursor !== undefined && { after: decodeEventCursor(cursor) }) });
+        const page = await ctx.store.listEvents(toEventSearch(filter), { limit, ...(cursor !== undefined && { after: decodeEventCursor(cursor) }) });
         return { status: 200, body: { items: page.items.map(eventSummaryView), nextCursor: page.next ? encodeEventCursor(page.next) : null } };
       },
     }),
