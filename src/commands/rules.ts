@@ -36,7 +36,7 @@ function findRule(ruleSet: RuleSet, id: string): CompiledRule {
 function describeOutgoing(rule: CompiledRule, run: RuleDryRun): string {
   const description = rule.describe();
   const body = run.body ?? Buffer.alloc(0);
-  const signature = deliveryHeaders({ signing: rule.signing, deliveryId: 'dlv_dry_run', timestamp: new Date(), body });
+  const signature = deliveryHeaders({ signing: rule.signing, deliveryId: 'dlv_dry_run', ruleId: rule.id, timestamp: new Date(), body });
   const lines = [
     `${description.to.method} ${description.to.url}`,
     `content-type: ${run.contentType}`,

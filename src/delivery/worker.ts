@@ -5,7 +5,7 @@ import type { CompiledRule, RuleSet } from '../rules/types.js';
 import type { AttemptResolution, ClaimedDelivery, Store } from '../store/store.js';
 import type { CircuitBreaker } from './circuit-breaker.js';
 import { classifyAttempt } from './classify-attempt.js';
-import { deliveryHeaders } from './delivery-headers.js';
+import { deliveryHeaders, forwardedHeaders } from './delivery-headers.js';
 import { destinationKey, type DestinationLimiter } from './destination-limiter.js';
 import { sendAttempt, type AttemptResult } from './http-sender.js';
 import { nextAttemptDelay } from './retry-schedule.js';
@@ -266,12 +266,23 @@ export class DeliveryWorker {
     }
   }
 
-  /** The HTTP exchange: signed headers, then one attempt within the rule's timeout. */
-  private send(delivery: ClaimedDelivery, rule: CompiledRule, startedAt: number): Promise<AttemptResult> {
+  /**
+   * The HTTP exchange: headers, then one attempt within the rule's timeout. Later headers win: the received
+   * ones a rule forwards, then the rule's own, then hookrelay's (identity and signature).
+   */
+  private async send(delivery: ClaimedDelivery, rule: CompiledRule, startedAt: number): Promise<AttemptResult> {
     const headers = {
       'content-type': delivery.contentType,
+      ...(await this.receivedHeaders(delivery, rule)),
       ...rule.destination.headers,
-      ...deliveryHeaders({ signing: rule.signing, deliveryId: deliveryIdOf(delivery), timestamp: new Date(startedAt), body: delivery.payload }),
+      ...deliveryHeaders({
+        signing: rule.signing,
+        deliveryId: deliveryIdOf(delivery),
+        eventId: delivery.eventId,
+        ruleId: rule.id,
+        timestamp: new Date(startedAt),
+        body: delivery.payload,
+      }),
     };
     return sendAttempt({
       url: rule.destination.url,
@@ -282,6 +293,13 @@ export class DeliveryWorker {
       dispatcher: this.options.dispatcher,
       signal: this.abort.signal,
     });
+  }
+
+  /** The received headers the rule forwards: read with the event only for rules that forward any. */
+  private async receivedHeaders(delivery: ClaimedDelivery, rule: CompiledRule): Promise<Record<string, string>> {
+    if (rule.destination.forwardHeaders.length === 0) return {};
+    const event = await this.options.store.getEvent(delivery.eventId);
+    return event ? forwardedHeaders(event.headers, rule.destination.forwardHeaders) : {};
   }
 
   private resolve(delivery: ClaimedDelivery, rule: CompiledRule, result: AttemptResult, now: number): AttemptResolution {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { sendAttempt } from '../delivery/http-sender.js';
-import { deliveryHeaders } from '../delivery/delivery-headers.js';
+import { deliveryHeaders, identityHeaders, type DeliveryIdentity } from '../delivery/delivery-headers.js';
 import { RECEIVED_SIGNATURE_HEADERS } from '../signing/scheme.js';
 import { HookrelayError } from '../errors.js';
 import type { StoredEvent } from '../store/store.js';
@@ -31,15 +31,17 @@ function originalSignatureHeaders(event: StoredEvent, ctx: AdminContext): Record
   return headers;
 }
 
-function signatureHeaders(event: StoredEvent, signing: ResendRequest['signing'], ctx: AdminContext): Record<string, string> {
+/** Identity headers on every resend (its own delivery id); the signature as asked. */
+function resendHeaders(event: StoredEvent, signing: ResendRequest['signing'], ctx: AdminContext): Record<string, string> {
+  const identity: DeliveryIdentity = { deliveryId: `rsnd_${randomUUID()}`, eventId: event.id, timestamp: new Date(ctx.now()) };
   switch (signing.mode) {
     case 'original':
-      return originalSignatureHeaders(event, ctx);
+      return { ...identityHeaders(identity), ...originalSignatureHeaders(event, ctx) };
     case 'none':
-      return {};
+      return identityHeaders(identity);
     case 'resign':
       try {
-        return deliveryHeaders({ signing: { scheme: signing.scheme, secret: signing.secret }, deliveryId: `rsnd_${randomUUID()}`, timestamp: new Date(ctx.now()), body: event.body });
+        return deliveryHeaders({ ...identity, signing: { scheme: signing.scheme, secret: signing.secret }, body: event.body });
       } catch (err) {
         const message = (err as Error).message;
         throw new HookrelayError('validation_failed', `Cannot sign with this secret: ${message}`, { issues: [{ path: 'signing.secret', message, code: 'custom' }] });
@@ -54,7 +56,7 @@ function signatureHeaders(event: StoredEvent, signing: ResendRequest['signing'],
 export async function resendEvent(ctx: AdminContext, eventId: number, request: ResendRequest): Promise<ResendResultView> {
   const event = await ctx.store.getEvent(eventId);
   if (!event) throw new HookrelayError('not_found', `No event ${eventId}.`);
-  const headers = { 'content-type': event.headers['content-type'] ?? 'application/json', ...signatureHeaders(event, request.signing, ctx) };
+  const headers = { 'content-type': event.headers['content-type'] ?? 'application/json', ...resendHeaders(event, request.signing, ctx) };
   const result = await sendAttempt({ url: request.url, headers, body: event.body, timeoutMs: RESEND_TIMEOUT_MS, dispatcher: ctx.dispatcher });
   // The origin only: full URLs (Slack, Zapier hooks) are secrets.
   ctx.logger.info({ eventId, destination: new URL(request.url).origin, mode: request.signing.mode, status: result.status ?? null, error: result.error?.code ?? null }, 'event resent');

@@ -118,7 +118,7 @@ export const RuleStatusSchema = z
     source: z.string().optional(),
     where: z.record(z.string(), z.unknown()),
     transform: z.string().optional(),
-    to: z.object({ url: z.string(), method: z.enum(['POST', 'PUT', 'PATCH']), headers: z.record(z.string(), z.string()) }),
+    to: z.object({ url: z.string(), method: z.enum(['POST', 'PUT', 'PATCH']), headers: z.record(z.string(), z.string()), forwardHeaders: z.array(z.string()) }),
     sign: z.object({ scheme: z.enum(['none', 'standard-webhooks', 'hmac-sha256-hex']), secret: z.string().optional(), header: z.string().optional() }),
     timeoutMs: int,
     retryScheduleMs: z.array(int),

@@ -53,6 +53,13 @@ const headerName = z
   .regex(HEADER_NAME, 'must be a valid HTTP header name')
   .refine((name) => !RESERVED_HEADERS.has(name.toLowerCase()), 'is set by hookrelay and cannot be overridden');
 
+/** Hop-by-hop headers (RFC 9110 7.6.1) describe one connection, never the message: they are not passed on. */
+const HOP_BY_HOP_HEADERS = new Set(['keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'upgrade']);
+
+const forwardedHeaderName = headerName
+  .refine((name) => !HOP_BY_HOP_HEADERS.has(name.toLowerCase()), 'is a hop-by-hop header and is never forwarded')
+  .transform((name) => name.toLowerCase());
+
 const destinationSchema = z
   .strictObject({
     url: templated.min(1).meta({ description: 'http(s) URL to forward to; may use ${ENV} references.' }),
@@ -61,6 +68,14 @@ const destinationSchema = z
       .record(headerName, templated)
       .optional()
       .meta({ description: 'Extra request headers; values may use ${ENV} references (resolved at load, never logged).' }),
+    forwardHeaders: z
+      .array(forwardedHeaderName)
+      .max(50)
+      .default([])
+      .meta({
+        description:
+          'Headers received with the event that are passed on unchanged, e.g. [x-service-signature] so the destination can verify the checkout\'s own signature (forward the original bytes: no transform). Credentials are never stored, so never forwarded; hop-by-hop headers are refused.',
+      }),
   })
   .meta({ description: 'Where matching events are sent.' });
 

@@ -31,7 +31,13 @@ export interface CompiledRule {
   on: readonly string[];
   source?: string;
   enabled: boolean;
-  destination: { url: string; method: HttpMethod; headers: Readonly<Record<string, string>> };
+  destination: {
+    url: string;
+    method: HttpMethod;
+    headers: Readonly<Record<string, string>>;
+    /** Received headers passed on unchanged, lower case. */
+    forwardHeaders: readonly string[];
+  };
   signing: Signing;
   timeoutMs: number;
   /** Delay before each attempt; entry 0 is the first attempt, so the length is the attempt budget. */
@@ -58,7 +64,7 @@ export interface RuleDescription {
   source?: string;
   where: Record<string, unknown>;
   transform?: string;
-  to: { url: string; method: HttpMethod; headers: Record<string, string> };
+  to: { url: string; method: HttpMethod; headers: Record<string, string>; forwardHeaders: string[] };
   sign: { scheme: Signing['scheme']; secret?: string; header?: string };
   timeoutMs: number;
   retryScheduleMs: readonly number[];

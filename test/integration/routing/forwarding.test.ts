@@ -42,6 +42,11 @@ describe('forwarding through rules', () => {
     expect(got!.headers['content-type']).toBe('application/json');
     expect(got!.headers['x-hookrelay-delivery']).toMatch(/^dlv_\d+$/);
     expect(got!.headers['webhook-id']).toBe(got!.headers['x-hookrelay-delivery']);
+    expect(got!.headers['x-hookrelay-event-id']).toBe(String(reply.json.id));
+    expect(got!.headers['x-hookrelay-rule']).toBe('all');
+    expect(Math.abs(Number(got!.headers['x-hookrelay-timestamp']) - Date.now() / 1000)).toBeLessThan(60);
+    // Received headers stay behind unless the rule forwards them.
+    expect(got!.headers['x-service-signature']).toBeUndefined();
     const page = await eventually(async () => {
       const p = await app.store.listDeliveries({ eventId: reply.json.id }, { limit: 10 });
       return p.items[0]?.state === 'delivered' ? p : null;
@@ -96,6 +101,31 @@ describe('forwarding through rules', () => {
     expect(got!.headers.authorization).toBe('Bearer t0k3n');
     expect(app.logText()).not.toContain('t0k3n');
     expect(app.logText()).not.toContain('fwd-secret');
+  });
+});
+
+describe('forwarding received headers (to.forwardHeaders)', () => {
+  it('passes the checkout\'s own signature through with the untouched bytes, so the destination verifies it with the checkout secret', async () => {
+    const target = await sink();
+    const app = await receiver({ 'f.yaml': rule('f', target.url, '  forwardHeaders: [X-Service-Signature, x-trace, x-absent]\n') });
+    const raw = Buffer.from(`{"event":"transfer:succeeded",  "result": ${JSON.stringify(sampleTransferSucceeded().result)}}`);
+    const reply = await postSigned(app.webhookUrl(), raw, TEST_SECRET, { headers: { 'x-trace': 'abc', 'x-other': 'kept back' } });
+    expect(reply.status).toBe(200);
+    const [got] = await target.waitFor(1);
+    expect(got!.rawBody.equals(raw)).toBe(true);
+    expect(got!.headers['x-service-signature']).toBe(signHmacSha256Hex(TEST_SECRET, raw));
+    expect(got!.headers['x-trace']).toBe('abc');
+    expect(got!.headers['x-other']).toBeUndefined();
+    expect(got!.headers['x-absent']).toBeUndefined();
+    expect(got!.headers['x-hookrelay-delivery']).toMatch(/^dlv_\d+$/);
+  });
+
+  it('hookrelay\'s own signature wins over a forwarded header of the same name', async () => {
+    const target = await sink();
+    const app = await receiver({ 'f.yaml': rule('f', target.url, '  forwardHeaders: [x-service-signature]\nsign: { scheme: hmac-sha256-hex, secret: rule-secret }\n') });
+    await postSigned(app.webhookUrl(), sampleTransferSucceeded(), TEST_SECRET);
+    const [got] = await target.waitFor(1);
+    expect(got!.headers['x-service-signature']).toBe(signHmacSha256Hex('rule-secret', got!.rawBody));
   });
 });
 
