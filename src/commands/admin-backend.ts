@@ -1,18 +1,14 @@
 import type { DeliveryDetailView, DeliveryView, EventDetailView, EventSummaryView, JobView, ResendResultView } from '../operations/view-schemas.js';
 import type { DeliveryState, Validation } from '../store/store.js';
 import type { ExportRecord } from './ndjson-format.js';
+import type { EventWithDeliveries, Paged } from '../operations/browse.js';
 import type { ResendSigning } from '../operations/resend-event.js';
 
-export type { ResendSigning };
+export type { EventWithDeliveries, Paged, ResendSigning };
 
 export type { DeliveryDetailView, DeliveryView, EventDetailView, EventSummaryView, JobView };
 export type ResendResult = ResendResultView;
 
-/** `GET /events/:id` of the admin API. */
-export interface EventWithDeliveries {
-  event: EventDetailView;
-  deliveries: DeliveryDetailView[];
-}
 
 /** The event filter of `events list|replay|export` and `deliveries retry`, in the admin API's terms. */
 export interface EventQuery {
@@ -41,11 +37,6 @@ export interface RetryQuery extends EventQuery {
   eventId?: number;
 }
 
-export interface Paged<T> {
-  items: T[];
-  /** Pass back as `cursor` for the next (older) page; null on the last page. */
-  nextCursor: string | null;
-}
 
 /** Counters of a bulk replay or retry, as the admin API's jobs report them. */
 export interface BulkProgress {

@@ -1,13 +1,13 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AdminContext } from '../operations/context.js';
-import { decodeDeliveryCursor, decodeEventCursor, encodeDeliveryCursor, encodeEventCursor } from '../operations/cursor.js';
+import { eventWithDeliveries, listDeliveriesPage, listEventsPage, retryDelivery } from '../operations/browse.js';
 import { JOB_BATCH_SIZE, startingAfterId, yieldToEventLoop } from '../operations/jobs/batches.js';
 import { runReplayJob, type BatchLoop, type BatchLoopResult } from '../operations/jobs/replay-job.js';
 import { runRetryJob } from '../operations/jobs/retry-job.js';
 import { replayEvent } from '../operations/replay-event.js';
 import { resendEvent } from '../operations/resend-event.js';
-import { deliveryDetailView, deliveryView, eventDetailView, eventSummaryView } from '../operations/views.js';
+import { deliveryView } from '../operations/views.js';
 import type { Config } from '../config.js';
 import { createGuardedDispatcher } from '../delivery/guarded-dispatcher.js';
 import { createSsrfGuard } from '../delivery/ssrf-guard.js';
@@ -93,17 +93,12 @@ export class LocalBackend implements AdminBackend {
     return (await this.store.listEvents({}, { limit: 1 })).items[0]?.id ?? 0;
   }
 
-  async listEvents(query: EventQuery, page: { limit: number; cursor?: string }): Promise<Paged<EventSummaryView>> {
-    const result = await this.store.listEvents(query, { limit: page.limit, ...(page.cursor !== undefined && { after: decodeEventCursor(page.cursor) }) });
-    return { items: result.items.map(eventSummaryView), nextCursor: result.next ? encodeEventCursor(result.next) : null };
+  listEvents(query: EventQuery, page: { limit: number; cursor?: string }): Promise<Paged<EventSummaryView>> {
+    return listEventsPage(this.store, query, page);
   }
 
-  async getEvent(id: number): Promise<EventWithDeliveries> {
-    const event = await this.store.getEvent(id);
-    if (!event) throw new HookrelayError('not_found', `No event ${id}.`);
-    const { items } = await this.store.listDeliveries({ eventId: id }, { limit: 500 });
-    const details = await Promise.all(items.map((d) => this.store.getDelivery(d.id)));
-    return { event: eventDetailView(event), deliveries: details.filter((d) => d !== null).map(deliveryDetailView) };
+  getEvent(id: number): Promise<EventWithDeliveries> {
+    return eventWithDeliveries(this.store, id);
   }
 
   async replayEvent(id: number, options: { ruleId?: string; force?: boolean }): Promise<DeliveryView[]> {
@@ -158,16 +153,12 @@ export class LocalBackend implements AdminBackend {
     return this.store.importEvents(events);
   }
 
-  async listDeliveries(query: DeliveryQuery, page: { limit: number; cursor?: string }): Promise<Paged<DeliveryView>> {
-    const result = await this.store.listDeliveries(query, { limit: page.limit, ...(page.cursor !== undefined && { before: decodeDeliveryCursor(page.cursor) }) });
-    return { items: result.items.map(deliveryView), nextCursor: result.nextCursor === null ? null : encodeDeliveryCursor(result.nextCursor) };
+  listDeliveries(query: DeliveryQuery, page: { limit: number; cursor?: string }): Promise<Paged<DeliveryView>> {
+    return listDeliveriesPage(this.store, query, page);
   }
 
-  async retryDelivery(id: number): Promise<DeliveryView> {
-    const current = await this.store.getDelivery(id);
-    if (!current) throw new HookrelayError('not_found', `No delivery ${id}.`);
-    if (!(await this.store.retryDelivery(id, Date.now()))) throw new HookrelayError('conflict', `Delivery ${id} is already pending.`, { state: current.state });
-    return deliveryView((await this.store.getDelivery(id))!);
+  retryDelivery(id: number): Promise<DeliveryView> {
+    return retryDelivery(this.context(null, null), id);
   }
 
   async retryDeliveries(query: RetryQuery & { afterId?: number }, control: BulkControl): Promise<BulkResult> {

@@ -1,7 +1,5 @@
-import { HookrelayError } from '../../../errors.js';
-import type { DeliveryDetail, Store } from '../../../store/store.js';
 import type { AdminContext } from '../../../operations/context.js';
-import { decodeEventCursor, encodeEventCursor } from '../../../operations/cursor.js';
+import { eventWithDeliveries, listEventsPage } from '../../../operations/browse.js';
 import { toEventSearch } from '../filters.js';
 import type { JobRunner } from '../../../operations/jobs/job-runner.js';
 import { replayEvent } from '../../../operations/replay-event.js';
@@ -9,24 +7,9 @@ import { resendEvent } from '../../../operations/resend-event.js';
 import { BulkReplayBodySchema, EventsQuerySchema, NumericIdParamsSchema, ReplayEventBodySchema, ResendBodySchema } from '../request-schemas.js';
 import { EventListSchema, EventWithDeliveriesSchema, JobSchema, ReplayResultSchema, ResendResultSchema } from '../../../operations/view-schemas.js';
 import { defineRoute, type AdminRoute } from '../route-table.js';
-import { deliveryDetailView, deliveryView, eventDetailView, eventSummaryView, jobView } from '../../../operations/views.js';
+import { deliveryView, jobView } from '../../../operations/views.js';
 
 const NOT_FOUND = { status: 404, description: 'no such event (`not_found`)' };
-
-/** Every delivery of one event with its attempts, newest first. */
-async function deliveriesOfEvent(store: Store, eventId: number): Promise<DeliveryDetail[]> {
-  const details: DeliveryDetail[] = [];
-  let before: number | undefined;
-  do {
-    const page = await store.listDeliveries({ eventId }, { limit: 500, ...(before !== undefined && { before }) });
-    for (const delivery of page.items) {
-      const detail = await store.getDelivery(delivery.id);
-      if (detail) details.push(detail);
-    }
-    before = page.nextCursor ?? undefined;
-  } while (before !== undefined);
-  return details;
-}
 
 export function eventRoutes(ctx: AdminContext, jobs: JobRunner): AdminRoute[] {
   return [
@@ -40,8 +23,7 @@ export function eventRoutes(ctx: AdminContext, jobs: JobRunner): AdminRoute[] {
       success: { status: 200, description: 'one page of events', schema: EventListSchema },
       async handle({ query }) {
         const { limit, cursor, ...filter } = query;
-        const page = await ctx.store.listEvents(toEventSearch(filter), { limit, ...(cursor !== undefined && { after: decodeEventCursor(cursor) }) });
-        return { status: 200, body: { items: page.items.map(eventSummaryView), nextCursor: page.next ? encodeEventCursor(page.next) : null } };
+        return { status: 200, body: await listEventsPage(ctx.store, toEventSearch(filter), { limit, cursor }) };
       },
     }),
     defineRoute({
@@ -67,10 +49,7 @@ export function eventRoutes(ctx: AdminContext, jobs: JobRunner): AdminRoute[] {
       success: { status: 200, description: 'the event and its deliveries', schema: EventWithDeliveriesSchema },
       errors: [NOT_FOUND],
       async handle({ params }) {
-        const event = await ctx.store.getEvent(params.id);
-        if (!event) throw new HookrelayError('not_found', `No event ${params.id}.`);
-        const deliveries = await deliveriesOfEvent(ctx.store, params.id);
-        return { status: 200, body: { event: eventDetailView(event), deliveries: deliveries.map(deliveryDetailView) } };
+        return { status: 200, body: await eventWithDeliveries(ctx.store, params.id) };
       },
     }),
     defineRoute({
