@@ -69,7 +69,7 @@ export const AttemptSchema = z
     errorCode: z.string().nullable(),
     errorMessage: z.string().nullable(),
     responseExcerpt: z.string().nullable(),
-    outcome: z.enum(['delivered', 'retry', 'dead']),
+    outcome: DeliveryStateSchema.meta({ description: 'the state the attempt left the delivery in' }),
   })
   .meta({ id: 'Attempt' });
 

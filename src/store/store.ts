@@ -78,7 +78,8 @@ export interface AttemptRecord {
   errorCode: string | null;
   errorMessage: string | null;
   responseExcerpt: string | null;
-  outcome: 'delivered' | 'retry' | 'dead';
+  /** The state the attempt left the delivery in. */
+  outcome: DeliveryState;
 }
 
 export interface StoredAttempt extends AttemptRecord {

@@ -176,7 +176,7 @@ describe('GET /admin/api/events/:id', () => {
     expect(event.headers).toMatchObject({ 'content-type': 'application/json', 'x-trace': 'abc', 'x-service-signature': expect.any(String) });
     expect(deliveries).toHaveLength(1);
     expect(deliveries[0]).toMatchObject({ eventId: id, ruleId: 'all', origin: 'ingest', state: 'delivered', attempts: 2, lastStatus: 200 });
-    expect(deliveries[0].attemptLog.map((a: { attempt: number; status: number; outcome: string }) => [a.attempt, a.status, a.outcome])).toEqual([[1, 503, 'retry'], [2, 200, 'delivered']]);
+    expect(deliveries[0].attemptLog.map((a: { attempt: number; status: number; outcome: string }) => [a.attempt, a.status, a.outcome])).toEqual([[1, 503, 'pending'], [2, 200, 'delivered']]);
   });
 
   it('answers 404 for an unknown event and 400 for an id that is not a number', async () => {

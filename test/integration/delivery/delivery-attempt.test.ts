@@ -39,9 +39,9 @@ describe('one delivery attempt end to end (sign, send, classify, schedule)', () 
       });
 
     const first = classifyAttempt({ ...(await attempt()), now: Date.now() });
-    expect(first).toEqual({ outcome: 'retry', reason: 'HTTP 503' });
+    expect(first).toEqual({ verdict: 'retryable', reason: 'HTTP 503' });
     expect(nextAttemptDelay({ attemptNumber: 1, scheduleMs: [0, 5000], random: () => 0.5 })).toBe(5000);
-    expect(classifyAttempt({ ...(await attempt()), now: Date.now() })).toEqual({ outcome: 'delivered' });
+    expect(classifyAttempt({ ...(await attempt()), now: Date.now() })).toEqual({ verdict: 'delivered' });
     expect(target.requests.map((r) => r.headers['webhook-id'])).toEqual(['dlv_42', 'dlv_42']);
     expect(target.requests.map((r) => r.headers['x-hookrelay-delivery'])).toEqual(['dlv_42', 'dlv_42']);
   });
@@ -89,7 +89,7 @@ describe('per-destination limits under load (bounded, loopback only)', () => {
         remaining -= 1;
         const run = sendAttempt({ url: target.origin, body, timeoutMs: 5000, dispatcher })
           .then((result) => {
-            if (classifyAttempt({ ...result, now: Date.now() }).outcome === 'delivered') delivered += 1;
+            if (classifyAttempt({ ...result, now: Date.now() }).verdict === 'delivered') delivered += 1;
           })
           .finally(() => {
             release();
@@ -116,7 +116,7 @@ describe('per-destination limits under load (bounded, loopback only)', () => {
     while (!breaker.isOpen(destination, now) && attempts < 20) {
       const outcome = classifyAttempt({ ...(await sendAttempt({ url: target.origin, body, timeoutMs: 2000, dispatcher })), now });
       attempts += 1;
-      if (outcome.outcome === 'retry') breaker.recordFailure(destination, now);
+      if (outcome.verdict === 'retryable') breaker.recordFailure(destination, now);
       else breaker.recordSuccess(destination);
       now += 1000;
     }

@@ -141,9 +141,9 @@ describe('retries and dead letters', () => {
       return d?.state === 'delivered' ? d : null;
     });
     const detail = await app.store.getDelivery(delivery.id);
-    expect(detail!.attemptLog.map((a) => [a.attempt, a.status, a.outcome])).toEqual([[1, 500, 'retry'], [2, 200, 'delivered']]);
+    expect(detail!.attemptLog.map((a) => [a.attempt, a.status, a.outcome])).toEqual([[1, 500, 'pending'], [2, 200, 'delivered']]);
     // The failed attempt is logged at info; the success only at debug (it is in the attempt log above).
-    expect(attemptLines(app)).toEqual([expect.objectContaining({ level: 30, deliveryId: delivery.id, attempt: 1, status: 500, outcome: 'retry', nextAttemptAt: expect.any(String) })]);
+    expect(attemptLines(app)).toEqual([expect.objectContaining({ level: 30, deliveryId: delivery.id, attempt: 1, status: 500, outcome: 'pending', nextAttemptAt: expect.any(String) })]);
   });
 
   it('logs successful attempts too when the log level is debug', async () => {
@@ -180,7 +180,7 @@ describe('retries and dead letters', () => {
     await postSigned(app.webhookUrl(), sampleTransferSucceeded(), TEST_SECRET);
     const dead = await eventually(async () => (await app.store.listDeliveries({ state: 'dead' }, { limit: 1 })).items[0], 5000);
     const detail = await app.store.getDelivery(dead.id);
-    expect(detail!.attemptLog.map((a) => [a.errorCode, a.outcome])).toEqual([['timeout', 'retry'], ['timeout', 'dead']]);
+    expect(detail!.attemptLog.map((a) => [a.errorCode, a.outcome])).toEqual([['timeout', 'pending'], ['timeout', 'dead']]);
     expect(detail!.attemptLog.every((a) => a.durationMs >= 250 && a.durationMs < 2000)).toBe(true);
     expect(detail!.deadReason).toMatch(/retries exhausted/);
   });

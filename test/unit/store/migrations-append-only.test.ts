@@ -17,6 +17,7 @@ const RELEASED: Record<string, Record<string, string>> = {
     '005_imported_at.sql': '9e687d303fca604e7c58211b8614600035b62e1db2b7406bc0b74bfe3c82db4d',
     '006_unsettled_delivery_indexes.sql': '717b41f4542f607a00df5aebb5ab14ba881059a028ee2f33446d885be8a65ff6',
     '007_transfer_id.sql': '6a620f8f2f3a156d4779cbe76cecc49f6d416ad57853aaf7c8f5151dd9be39f7',
+    '010_attempt_outcome_states.sql': '3049019f3700d191e8bdc8377c348e87419b4ad185534f6fdfbad9002febb547',
   },
 };
 

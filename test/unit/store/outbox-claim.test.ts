@@ -46,7 +46,7 @@ describe('claiming due deliveries', () => {
       expect(first).toHaveLength(1);
       await store.recordAttempt(first[0]!.id, first[0]!.leaseToken, {
         attempt: 1, startedAt: now, durationMs: 2, urlOrigin: 'http://127.0.0.1:9', status: 500, errorCode: null, errorMessage: null,
-        responseExcerpt: null, outcome: 'retry',
+        responseExcerpt: null, outcome: 'pending',
       }, { state: 'pending', nextAttemptAt: now + 1_000 });
       const second = await store.claimDueDeliveries({ now, limit: 10, leaseMs: 60_000 });
       expect(second).toHaveLength(1);
