@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { AdminContext } from '../operations/context.js';
+import type { OperationsContext } from '../operations/context.js';
 import { eventWithDeliveries, listDeliveriesPage, listEventsPage, retryDelivery } from '../operations/browse.js';
 import { JOB_BATCH_SIZE, startingAfterId, yieldToEventLoop } from '../operations/jobs/batches.js';
 import { runReplayJob, type BatchLoop, type BatchLoopResult } from '../operations/jobs/replay-job.js';
@@ -71,7 +71,7 @@ export class LocalBackend implements AdminBackend {
   }
 
   /** What the admin API's functions need; the worker is another process (it polls), so there is none to wake. */
-  private context(ruleSet: RuleSet | null, dispatcher: AdminContext['dispatcher'] | null): AdminContext {
+  private context(ruleSet: RuleSet | null, dispatcher: OperationsContext['dispatcher'] | null): OperationsContext {
     const unavailable = (): never => {
       throw new Error('not available in this command');
     };

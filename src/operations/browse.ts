@@ -1,6 +1,6 @@
 import { HookrelayError } from '../errors.js';
 import type { DeliveryDetail, DeliveryFilter, EventSearch, Store } from '../store/store.js';
-import type { AdminContext } from './context.js';
+import type { OperationsContext } from './context.js';
 import { decodeDeliveryCursor, decodeEventCursor, encodeDeliveryCursor, encodeEventCursor } from './cursor.js';
 import type { DeliveryDetailView, DeliveryView, EventDetailView, EventSummaryView } from './view-schemas.js';
 import { deliveryDetailView, deliveryView, eventDetailView, eventSummaryView } from './views.js';
@@ -60,7 +60,7 @@ export async function getDeliveryDetail(store: Store, id: number): Promise<Deliv
 }
 
 /** Makes a delivered or dead delivery pending and due now (`not_found`, or `conflict` when already pending). */
-export async function retryDelivery(ctx: Pick<AdminContext, 'store' | 'now' | 'wakeWorker'>, id: number): Promise<DeliveryView> {
+export async function retryDelivery(ctx: Pick<OperationsContext, 'store' | 'now' | 'wakeWorker'>, id: number): Promise<DeliveryView> {
   if (!(await ctx.store.retryDelivery(id, ctx.now()))) {
     const existing = await ctx.store.getDelivery(id);
     if (!existing) throw new HookrelayError('not_found', `No delivery ${id}.`);

@@ -2,7 +2,7 @@ import { HookrelayError } from '../errors.js';
 import { planDeliveries } from '../rules/plan.js';
 import type { RuleEventInput, RuleSet } from '../rules/types.js';
 import type { Delivery, NewDelivery } from '../store/store.js';
-import type { AdminContext } from './context.js';
+import type { OperationsContext } from './context.js';
 import { ruleInputOf } from './event-input.js';
 
 export interface ReplayOptions {
@@ -28,7 +28,7 @@ export async function planReplay(ruleSet: RuleSet, input: RuleEventInput, option
 }
 
 /** POST /events/:id/replay: new outbox rows (origin `replay`) for one stored event, sent by the worker. */
-export async function replayEvent(ctx: AdminContext, eventId: number, options: ReplayOptions): Promise<Delivery[]> {
+export async function replayEvent(ctx: OperationsContext, eventId: number, options: ReplayOptions): Promise<Delivery[]> {
   const event = await ctx.store.getEvent(eventId);
   if (!event) throw new HookrelayError('not_found', `No event ${eventId}.`);
   const planned = await planReplay(ctx.rules.current(), ruleInputOf(event), options);

@@ -4,7 +4,7 @@ import { deliveryHeaders, identityHeaders, type DeliveryIdentity } from '../deli
 import { RECEIVED_SIGNATURE_HEADERS } from '../signing/scheme.js';
 import { HookrelayError } from '../errors.js';
 import type { StoredEvent } from '../store/store.js';
-import type { AdminContext } from './context.js';
+import type { OperationsContext } from './context.js';
 import type { ResendResultView } from './view-schemas.js';
 
 const RESEND_TIMEOUT_MS = 10_000;
@@ -20,7 +20,7 @@ export interface ResendRequest {
 }
 
 /** The signature headers the event arrived with: its source's configured header and the well-known ones. */
-function originalSignatureHeaders(event: StoredEvent, ctx: AdminContext): Record<string, string> {
+function originalSignatureHeaders(event: StoredEvent, ctx: OperationsContext): Record<string, string> {
   const configured = ctx.sources.get(event.source)?.signatureHeader;
   const names = new Set([...(configured ? [configured] : []), ...RECEIVED_SIGNATURE_HEADERS]);
   const headers: Record<string, string> = {};
@@ -32,7 +32,7 @@ function originalSignatureHeaders(event: StoredEvent, ctx: AdminContext): Record
 }
 
 /** Identity headers on every resend (its own delivery id); the signature as asked. */
-function resendHeaders(event: StoredEvent, signing: ResendRequest['signing'], ctx: AdminContext): Record<string, string> {
+function resendHeaders(event: StoredEvent, signing: ResendRequest['signing'], ctx: OperationsContext): Record<string, string> {
   const identity: DeliveryIdentity = { deliveryId: `rsnd_${randomUUID()}`, eventId: event.id, timestamp: new Date(ctx.now()) };
   switch (signing.mode) {
     case 'original':
@@ -53,7 +53,7 @@ function resendHeaders(event: StoredEvent, signing: ResendRequest['signing'], ct
  * POST /events/:id/resend: the stored raw bytes, byte-exact, to any URL, once, through the SSRF-guarded
  * dispatcher. Nothing is stored; the answer is the attempt's outcome.
  */
-export async function resendEvent(ctx: AdminContext, eventId: number, request: ResendRequest): Promise<ResendResultView> {
+export async function resendEvent(ctx: OperationsContext, eventId: number, request: ResendRequest): Promise<ResendResultView> {
   const event = await ctx.store.getEvent(eventId);
   if (!event) throw new HookrelayError('not_found', `No event ${eventId}.`);
   const headers = { 'content-type': event.headers['content-type'] ?? 'application/json', ...resendHeaders(event, request.signing, ctx) };

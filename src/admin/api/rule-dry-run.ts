@@ -1,11 +1,11 @@
 import { HookrelayError } from '../../errors.js';
 import { dryRunRules } from '../../rules/dry-run.js';
 import type { StoredEvent } from '../../store/store.js';
-import type { AdminContext } from '../../operations/context.js';
+import type { OperationsContext } from '../../operations/context.js';
 import { ruleInputOf } from '../../operations/event-input.js';
 import type { DryRunResultView } from '../../operations/view-schemas.js';
 
-async function eventsToTry(ctx: AdminContext, target: { eventId?: number; last?: number }): Promise<StoredEvent[]> {
+async function eventsToTry(ctx: OperationsContext, target: { eventId?: number; last?: number }): Promise<StoredEvent[]> {
   if (target.eventId !== undefined) {
     const event = await ctx.store.getEvent(target.eventId);
     if (!event) throw new HookrelayError('not_found', `No event ${target.eventId}.`);
@@ -17,7 +17,7 @@ async function eventsToTry(ctx: AdminContext, target: { eventId?: number; last?:
 }
 
 /** POST /rules/:id/dry-run: what one rule would do with stored events; nothing is stored or sent. */
-export async function dryRunRule(ctx: AdminContext, ruleId: string, target: { eventId?: number; last?: number }): Promise<DryRunResultView> {
+export async function dryRunRule(ctx: OperationsContext, ruleId: string, target: { eventId?: number; last?: number }): Promise<DryRunResultView> {
   const ruleSet = ctx.rules.current();
   const rule = ruleSet.rules.find((r) => r.id === ruleId);
   if (!rule) throw new HookrelayError('not_found', `No rule "${ruleId}" in the current rule set.`, { ruleId });

@@ -1,4 +1,4 @@
-import type { AdminContext } from '../../../operations/context.js';
+import type { OperationsContext } from '../../../operations/context.js';
 import { getDeliveryDetail, listDeliveriesPage, retryDelivery } from '../../../operations/browse.js';
 import { toDeadDeliveryFilter } from '../filters.js';
 import type { JobRunner } from '../../../operations/jobs/job-runner.js';
@@ -7,7 +7,7 @@ import { DeliveryDetailSchema, DeliveryListSchema, DeliverySchema, JobSchema } f
 import { defineRoute, type AdminRoute } from '../route-table.js';
 import { jobView } from '../../../operations/views.js';
 
-export function deliveryRoutes(ctx: AdminContext, jobs: JobRunner): AdminRoute[] {
+export function deliveryRoutes(ctx: OperationsContext, jobs: JobRunner): AdminRoute[] {
   return [
     defineRoute({
       method: 'get',

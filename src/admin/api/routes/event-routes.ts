@@ -1,4 +1,4 @@
-import type { AdminContext } from '../../../operations/context.js';
+import type { OperationsContext } from '../../../operations/context.js';
 import { eventWithDeliveries, listEventsPage } from '../../../operations/browse.js';
 import { toEventSearch } from '../filters.js';
 import type { JobRunner } from '../../../operations/jobs/job-runner.js';
@@ -11,7 +11,7 @@ import { deliveryView, jobView } from '../../../operations/views.js';
 
 const NOT_FOUND = { status: 404, description: 'no such event (`not_found`)' };
 
-export function eventRoutes(ctx: AdminContext, jobs: JobRunner): AdminRoute[] {
+export function eventRoutes(ctx: OperationsContext, jobs: JobRunner): AdminRoute[] {
   return [
     defineRoute({
       method: 'get',

@@ -1,5 +1,5 @@
 import { HookrelayError } from '../../../errors.js';
-import type { AdminContext } from '../../../operations/context.js';
+import type { OperationsContext } from '../../../operations/context.js';
 import type { JobRunner } from '../../../operations/jobs/job-runner.js';
 import { NumericIdParamsSchema } from '../request-schemas.js';
 import { JobListSchema, JobSchema } from '../../../operations/view-schemas.js';
@@ -9,7 +9,7 @@ import { jobView } from '../../../operations/views.js';
 /** Jobs kept in the list answer: the newest ones. */
 const JOB_LIST_LIMIT = 100;
 
-export function jobRoutes(ctx: AdminContext, jobs: JobRunner): AdminRoute[] {
+export function jobRoutes(ctx: OperationsContext, jobs: JobRunner): AdminRoute[] {
   return [
     defineRoute({
       method: 'get',
