@@ -1,5 +1,5 @@
 import type { DeliveryDetailView, DeliveryView, EventDetailView, EventSummaryView, JobView, ResendResultView } from '../operations/view-schemas.js';
-import type { DeliveryState, Validation } from '../store/store.js';
+import type { DeliveryState, EventSearch } from '../store/store.js';
 import type { ExportRecord } from './ndjson-format.js';
 import type { EventWithDeliveries, Paged } from '../operations/browse.js';
 import type { ResendSigning } from '../operations/resend-event.js';
@@ -10,21 +10,8 @@ export type { DeliveryDetailView, DeliveryView, EventDetailView, EventSummaryVie
 export type ResendResult = ResendResultView;
 
 
-/** The event filter of `events list|replay|export` and `deliveries retry`, in the admin API's terms. */
-export interface EventQuery {
-  event?: string;
-  source?: string;
-  checkoutId?: string;
-  email?: string;
-  walletAddress?: string;
-  transferId?: string;
-  validation?: Validation;
-  deliveryState?: DeliveryState;
-  /** Unix ms, inclusive. */
-  receivedFrom?: number;
-  /** Unix ms, exclusive. */
-  receivedTo?: number;
-}
+/** The event filter of `events list|replay|export` and `deliveries retry`: the store's and the admin API's. */
+export type EventQuery = EventSearch;
 
 export interface DeliveryQuery {
   state?: DeliveryState;

@@ -33,10 +33,6 @@ function bulkResult({ progress, stopped, lastId }: BatchLoopResult): BulkResult 
   return { ...progress, state: 'cancelled', error: null, ...(lastId !== undefined && { resumeAfterId: lastId }) };
 }
 
-export function selectionOf(query: EventQuery & { afterId?: number }): EventSelection {
-  return query;
-}
-
 /**
  * The data dir opened directly. Safe beside a running server: SQLite in WAL mode lets readers run during
  * its commits, and writes here wait (busy timeout) for its short transactions. The server's worker picks
@@ -111,7 +107,7 @@ export class LocalBackend implements AdminBackend {
     const ruleSet = options.ruleId === undefined ? all : { ...all, rules: all.rules.filter((r) => r.id === options.ruleId) };
     if (ruleSet.rules.length === 0 && options.ruleId !== undefined) throw new HookrelayError('not_found', `No rule "${options.ruleId}" in the current rule set.`);
     const { afterId, ...eventQuery } = query;
-    const selection = selectionOf(eventQuery);
+    const selection: EventSelection = eventQuery;
     const throughId = await this.newestEventId();
     const total = await this.store.countEvents({ ...selection, afterId, throughId });
     control.onProgress({ total, processed: 0, created: 0, failed: 0 });
@@ -129,7 +125,7 @@ export class LocalBackend implements AdminBackend {
   }
 
   async exportEvents(query: EventQuery): Promise<EventExport> {
-    const selection = { ...selectionOf(query), throughId: await this.newestEventId() };
+    const selection: EventSelection = { ...query, throughId: await this.newestEventId() };
     const total = await this.store.countEvents(selection);
     const store = this.store;
     async function* records(): AsyncGenerator<ExportRecord> {
@@ -163,7 +159,7 @@ export class LocalBackend implements AdminBackend {
 
   async retryDeliveries(query: RetryQuery & { afterId?: number }, control: BulkControl): Promise<BulkResult> {
     const { ruleId, eventId, afterId, deliveryState: _deliveryState, ...eventQuery } = query;
-    const filter: BulkDeliveryFilter = { ...selectionOf(eventQuery), ruleId, eventId, afterId };
+    const filter: BulkDeliveryFilter = { ...eventQuery, ruleId, eventId, afterId };
     const total = await this.store.countDeadDeliveries(filter);
     control.onProgress({ total, processed: 0, created: 0, failed: 0 });
     return bulkResult(await runRetryJob(this.batchLoop(control), filter, total, Date.now));

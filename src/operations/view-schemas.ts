@@ -159,5 +159,4 @@ export type DeliveryDetailView = z.output<typeof DeliveryDetailSchema>;
 export type JobView = z.output<typeof JobSchema>;
 export type ResendResultView = z.output<typeof ResendResultSchema>;
 export type RulesView = z.output<typeof RulesSchema>;
-export type RuleStatusView = z.output<typeof RuleStatusSchema>;
 export type DryRunResultView = z.output<typeof DryRunResultSchema>;

@@ -1,6 +1,5 @@
 import type { OperationsContext } from '../../../operations/context.js';
 import { getDeliveryDetail, listDeliveriesPage, retryDelivery } from '../../../operations/browse.js';
-import { toDeadDeliveryFilter } from '../filters.js';
 import type { JobRunner } from '../../../operations/jobs/job-runner.js';
 import { BulkRetryBodySchema, DeliveriesQuerySchema, NumericIdParamsSchema } from '../request-schemas.js';
 import { DeliveryDetailSchema, DeliveryListSchema, DeliverySchema, JobSchema } from '../../../operations/view-schemas.js';
@@ -31,7 +30,7 @@ export function deliveryRoutes(ctx: OperationsContext, jobs: JobRunner): AdminRo
       success: { status: 202, description: 'the job, running', schema: JobSchema },
       errors: [{ status: 409, description: 'two jobs are already running (`conflict`)' }],
       async handle({ body }) {
-        const job = await jobs.startRetry(body.filter, toDeadDeliveryFilter(body.filter));
+        const job = await jobs.startRetry(body.filter, body.filter);
         return { status: 202, body: jobView(job) };
       },
     }),

@@ -1,6 +1,5 @@
 import type { OperationsContext } from '../../../operations/context.js';
 import { eventWithDeliveries, listEventsPage } from '../../../operations/browse.js';
-import { toEventSearch } from '../filters.js';
 import type { JobRunner } from '../../../operations/jobs/job-runner.js';
 import { replayEvent } from '../../../operations/replay-event.js';
 import { resendEvent } from '../../../operations/resend-event.js';
@@ -23,7 +22,7 @@ export function eventRoutes(ctx: OperationsContext, jobs: JobRunner): AdminRoute
       success: { status: 200, description: 'one page of events', schema: EventListSchema },
       async handle({ query }) {
         const { limit, cursor, ...filter } = query;
-        return { status: 200, body: await listEventsPage(ctx.store, toEventSearch(filter), { limit, cursor }) };
+        return { status: 200, body: await listEventsPage(ctx.store, filter, { limit, cursor }) };
       },
     }),
     defineRoute({
@@ -36,7 +35,7 @@ export function eventRoutes(ctx: OperationsContext, jobs: JobRunner): AdminRoute
       success: { status: 202, description: 'the job, running', schema: JobSchema },
       errors: [{ status: 404, description: 'unknown ruleId (`not_found`)' }, { status: 409, description: 'two jobs are already running (`conflict`)' }],
       async handle({ body }) {
-        const job = await jobs.startReplay(body.filter, toEventSearch(body.filter), body.ruleId ?? null);
+        const job = await jobs.startReplay(body.filter, body.filter, body.ruleId ?? null);
         return { status: 202, body: jobView(job) };
       },
     }),
