@@ -1,6 +1,6 @@
 import type { DeliveryDetailView, DeliveryView, EventDetailView, EventSummaryView, JobView, ResendResultView } from '../operations/view-schemas.js';
 import type { DeliveryState, EventSearch } from '../store/store.js';
-import type { ExportRecord } from './ndjson-format.js';
+import type { ExportRecord } from '../operations/export-format.js';
 import type { EventWithDeliveries, Paged } from '../operations/browse.js';
 import type { ResendSigning } from '../operations/resend-event.js';
 

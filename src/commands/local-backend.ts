@@ -22,7 +22,7 @@ import type {
   AdminBackend, BulkControl, BulkResult, DeliveryQuery, DeliveryView, EventExport, EventQuery, EventSummaryView, EventWithDeliveries, Paged,
   ResendResult, ResendSigning, RetryQuery,
 } from './admin-backend.js';
-import { recordFromStored, type ExportRecord } from './ndjson-format.js';
+import { recordFromStored, type ExportRecord } from '../operations/export-format.js';
 
 /** A running server holds the write lock only for short commits; wait this long for it. */
 const BUSY_TIMEOUT_MS = 5_000;

@@ -4,7 +4,7 @@ import type {
   ResendResult, ResendSigning, RetryQuery,
 } from './admin-backend.js';
 import { AdminClient } from './admin-client.js';
-import { recordFromDetail, type ExportRecord } from './ndjson-format.js';
+import { recordFromDetail, type ExportRecord } from '../operations/export-format.js';
 
 const PAGE_LIMIT = 500;
 const JOB_POLL_MS = 250;
