@@ -1,10 +1,10 @@
 import type { DeliveryDetailView, DeliveryView, EventDetailView, EventSummaryView, JobView, ResendResultView } from '../operations/view-schemas.js';
 import type { DeliveryState, EventSearch } from '../store/store.js';
-import type { ExportRecord } from '../operations/export-format.js';
 import type { EventWithDeliveries, Paged } from '../operations/browse.js';
+import type { EventExport } from '../operations/export-events.js';
 import type { ResendSigning } from '../operations/resend-event.js';
 
-export type { EventWithDeliveries, Paged, ResendSigning };
+export type { EventExport, EventWithDeliveries, Paged, ResendSigning };
 
 export type { DeliveryDetailView, DeliveryView, EventDetailView, EventSummaryView, JobView };
 export type ResendResult = ResendResultView;
@@ -48,10 +48,6 @@ export interface BulkControl {
   onProgress: (progress: BulkProgress) => void;
 }
 
-export interface EventExport {
-  total: number;
-  records: AsyncIterable<ExportRecord>;
-}
 
 /**
  * What the events and deliveries commands need, implemented twice: on the data dir (local mode, the

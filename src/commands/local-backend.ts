@@ -2,7 +2,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { OperationsContext } from '../operations/context.js';
 import { eventWithDeliveries, listDeliveriesPage, listEventsPage, retryDelivery } from '../operations/browse.js';
-import { JOB_BATCH_SIZE, startingAfterId, yieldToEventLoop } from '../operations/jobs/batches.js';
+import { exportEvents } from '../operations/export-events.js';
+import { newestEventId } from '../operations/jobs/batches.js';
 import { runReplayJob, type BatchLoop, type BatchLoopResult } from '../operations/jobs/replay-job.js';
 import { runRetryJob } from '../operations/jobs/retry-job.js';
 import { replayEvent } from '../operations/replay-event.js';
@@ -22,7 +23,6 @@ import type {
   AdminBackend, BulkControl, BulkResult, DeliveryQuery, DeliveryView, EventExport, EventQuery, EventSummaryView, EventWithDeliveries, Paged,
   ResendResult, ResendSigning, RetryQuery,
 } from './admin-backend.js';
-import { recordFromStored, type ExportRecord } from '../operations/export-format.js';
 
 /** A running server holds the write lock only for short commits; wait this long for it. */
 const BUSY_TIMEOUT_MS = 5_000;
@@ -84,11 +84,6 @@ export class LocalBackend implements AdminBackend {
     };
   }
 
-  /** The newest event id now: bulk operations leave out events that arrive while they run. */
-  private async newestEventId(): Promise<number> {
-    return (await this.store.listEvents({}, { limit: 1 })).items[0]?.id ?? 0;
-  }
-
   listEvents(query: EventQuery, page: { limit: number; cursor?: string }): Promise<Paged<EventSummaryView>> {
     return listEventsPage(this.store, query, page);
   }
@@ -108,7 +103,7 @@ export class LocalBackend implements AdminBackend {
     if (ruleSet.rules.length === 0 && options.ruleId !== undefined) throw new HookrelayError('not_found', `No rule "${options.ruleId}" in the current rule set.`);
     const { afterId, ...eventQuery } = query;
     const selection: EventSelection = eventQuery;
-    const throughId = await this.newestEventId();
+    const throughId = await newestEventId(this.store);
     const total = await this.store.countEvents({ ...selection, afterId, throughId });
     control.onProgress({ total, processed: 0, created: 0, failed: 0 });
     // The admin API's replay job, batch for batch: one transaction each, so Ctrl-C leaves whole batches.
@@ -125,23 +120,7 @@ export class LocalBackend implements AdminBackend {
   }
 
   async exportEvents(query: EventQuery): Promise<EventExport> {
-    const selection: EventSelection = { ...query, throughId: await this.newestEventId() };
-    const total = await this.store.countEvents(selection);
-    const store = this.store;
-    async function* records(): AsyncGenerator<ExportRecord> {
-      // A time range starts at its first event, not with a scan of the history before it.
-      const start = await startingAfterId(store, selection);
-      if (start === null) return;
-      let afterId = start;
-      for (;;) {
-        const events = await store.listEventsForExport({ ...selection, afterId }, JOB_BATCH_SIZE); // as many per read as a job's batch
-        if (events.length === 0) return;
-        for (const event of events) yield recordFromStored(event);
-        afterId = events.at(-1)!.id;
-        await yieldToEventLoop();
-      }
-    }
-    return { total, records: records() };
+    return exportEvents(this.store, query);
   }
 
   /** Local mode only: the admin API has no import endpoint. */

@@ -5,6 +5,11 @@ export const JOB_BATCH_SIZE = 200;
 /** Ids counted per query when sizing a job: each count stays a few milliseconds long at any table size. */
 const COUNT_WINDOW = 50_000;
 
+/** The newest event's id now (0 when none): bulk operations leave out events that arrive while they run. */
+export async function newestEventId(store: Store): Promise<number> {
+  return (await store.listEvents({}, { limit: 1 })).items[0]?.id ?? 0;
+}
+
 /** Lets ingest and other requests run between two batches. */
 export function yieldToEventLoop(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
