@@ -5,15 +5,15 @@ import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import { HookrelayError } from './errors.js';
 import { isStandardWebhooksSecret, STANDARD_WEBHOOKS_SECRET_FORM } from './signing/standard-webhooks-secret.js';
+import { SERVICE_SIGNATURE_HEADER, SIGNATURE_SCHEMES } from './signing/scheme.js';
+
+const DEFAULT_SIGNATURE_HEADER = SERVICE_SIGNATURE_HEADER.toLowerCase();
 
 /**
  * One zod schema for every setting. Sources of values, lowest precedence first: defaults, environment
  * variables, the optional YAML file named by HOOKRELAY_CONFIG. Read once at start, validated, frozen,
  * and passed to the modules that need it (no module reads process.env itself).
  */
-
-export const SIGNATURE_SCHEMES = ['hmac-sha256-hex', 'standard-webhooks', 'none'] as const;
-export type SignatureScheme = (typeof SIGNATURE_SCHEMES)[number];
 
 const byteSize = z.union([z.number(), z.string()]).transform((value, ctx) => {
   const parsed = typeof value === 'number' ? value : bytes.parse(value.trim());
@@ -34,7 +34,7 @@ export const SourceConfigSchema = z
     scheme: z.enum(SIGNATURE_SCHEMES).default('hmac-sha256-hex'),
     secrets: secretList.default([]),
     /** Header that carries the hex signature for hmac-sha256-hex. */
-    signatureHeader: z.string().min(1).default('x-service-signature').transform((h) => h.toLowerCase()),
+    signatureHeader: z.string().min(1).default(DEFAULT_SIGNATURE_HEADER).transform((h) => h.toLowerCase()),
     /** standard-webhooks only: how far webhook-timestamp may be from now. */
     toleranceSeconds: z.coerce.number().int().positive().default(300),
   })
@@ -69,7 +69,7 @@ export const ConfigSchema = z
     sources: z
       .array(SourceConfigSchema)
       .min(1)
-      .default([{ name: 'checkout', scheme: 'hmac-sha256-hex', secrets: [], signatureHeader: 'x-service-signature', toleranceSeconds: 300 }])
+      .default([{ name: 'checkout', scheme: 'hmac-sha256-hex', secrets: [], signatureHeader: DEFAULT_SIGNATURE_HEADER, toleranceSeconds: 300 }])
       .superRefine((sources, ctx) => {
         const seen = new Set<string>();
         sources.forEach((s, i) => {

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { startAdminApi } from './admin/api/start-admin-api.js';
-import type { JobRunner } from './admin/api/jobs/job-runner.js';
+import type { JobRunner } from './operations/jobs/job-runner.js';
 import { mountConsole } from './admin/console/console-router.js';
 import { ConsoleSessions } from './admin/console/console-sessions.js';
 import type { Config, SourceConfig } from './config.js';
@@ -10,12 +10,12 @@ import { createGuardedDispatcher } from './delivery/guarded-dispatcher.js';
 import { createSsrfGuard, type LookupFunction } from './delivery/ssrf-guard.js';
 import { refusedDestinationWarnings } from './delivery/destination-warnings.js';
 import { DeliveryWorker } from './delivery/worker.js';
-import { deliveriesForEvent } from './ingest/deliveries-for-event.js';
 import { KNOWN_EVENT_SCHEMAS } from './ingest/event-schemas.js';
 import { createIngestHandler } from './ingest/ingest-handler.js';
 import { HookrelayMetrics } from './metrics/hookrelay-metrics.js';
 import { mountMetricsRoute } from './metrics/metrics-route.js';
 import { RetentionWorker } from './retention/retention-worker.js';
+import { planDeliveries } from './rules/plan.js';
 import { RuleSetWatcher } from './rules/watcher.js';
 import { isLoopbackHost, startServer, type ReadinessReport, type RunningServer } from './server.js';
 import { ensureSourceSecrets, type GeneratedSecret } from './source-secrets.js';
@@ -105,7 +105,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     store,
     maxBody: config.maxBody,
     logger,
-    planDeliveries: (input) => deliveriesForEvent(rules.current(), input),
+    planDeliveries: (input) => planDeliveries(rules.current(), input),
     onDeliveriesCreated: () => worker?.wake(),
     onOutcome: metrics ? (outcome) => metrics.recordIngest(outcome) : undefined,
   });

@@ -1,4 +1,5 @@
 import { pino, type Logger, type DestinationStream, type Level } from 'pino';
+import { SERVICE_SIGNATURE_HEADER } from './signing/scheme.js';
 
 export type { Logger };
 
@@ -9,15 +10,10 @@ export type { Logger };
  * through the redactor, which parses its paths and clones on each call: that would be 40 % of all memory
  * the delivery worker allocates.
  */
+const REDACTED_HEADERS = ['authorization', 'cookie', SERVICE_SIGNATURE_HEADER.toLowerCase(), 'webhook-signature'];
+
 export const REDACT_PATHS = [
-  'req.headers.authorization',
-  'req.headers.cookie',
-  'req.headers["x-service-signature"]',
-  'req.headers["webhook-signature"]',
-  'headers.authorization',
-  'headers.cookie',
-  'headers["x-service-signature"]',
-  'headers["webhook-signature"]',
+  ...REDACTED_HEADERS.flatMap((name) => [`req.headers["${name}"]`, `headers["${name}"]`]),
   'secret',
   'secrets',
   'token',

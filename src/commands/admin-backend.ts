@@ -1,32 +1,18 @@
-import type { DeliveryDetailView, DeliveryView, EventDetailView, EventListItemView, EventSummaryView, JobView, ResendResultView } from '../admin/api/response-schemas.js';
+import type { DeliveryDetailView, DeliveryView, EventDetailView, EventListItemView, EventSummaryView, JobView, ResendResultView } from '../operations/view-schemas.js';
 import type { EventExplanation, ExplainRequest } from '../operations/explain-event.js';
-import type { DeliveryState, Validation } from '../store/store.js';
-import type { ExportRecord } from './ndjson-format.js';
+import type { DeliveryState, EventSearch } from '../store/store.js';
+import type { EventWithDeliveries, Paged } from '../operations/browse.js';
+import type { EventExport } from '../operations/export-events.js';
+import type { ResendSigning } from '../operations/resend-event.js';
+
+export type { EventExport, EventWithDeliveries, Paged, ResendSigning };
 
 export type { DeliveryDetailView, DeliveryView, EventDetailView, EventListItemView, EventSummaryView, JobView };
 export type ResendResult = ResendResultView;
 
-/** `GET /events/:id` of the admin API. */
-export interface EventWithDeliveries {
-  event: EventDetailView;
-  deliveries: DeliveryDetailView[];
-}
 
-/** The event filter of `events list|replay|export` and `deliveries retry`, in the admin API's terms. */
-export interface EventQuery {
-  event?: string;
-  source?: string;
-  checkoutId?: string;
-  email?: string;
-  walletAddress?: string;
-  transferId?: string;
-  validation?: Validation;
-  deliveryState?: DeliveryState;
-  /** Unix ms, inclusive. */
-  receivedFrom?: number;
-  /** Unix ms, exclusive. */
-  receivedTo?: number;
-}
+/** The event filter of `events list|replay|export` and `deliveries retry`: the store's and the admin API's. */
+export type EventQuery = EventSearch;
 
 export interface DeliveryQuery {
   state?: DeliveryState;
@@ -39,16 +25,6 @@ export interface RetryQuery extends EventQuery {
   eventId?: number;
 }
 
-export interface Paged<T> {
-  items: T[];
-  /** Pass back as `cursor` for the next (older) page; null on the last page. */
-  nextCursor: string | null;
-}
-
-export type ResendSigning =
-  | { mode: 'original' }
-  | { mode: 'resign'; scheme: 'hmac-sha256-hex' | 'standard-webhooks'; secret: string }
-  | { mode: 'none' };
 
 /** Counters of a bulk replay or retry, as the admin API's jobs report them. */
 export interface BulkProgress {
@@ -73,10 +49,6 @@ export interface BulkControl {
   onProgress: (progress: BulkProgress) => void;
 }
 
-export interface EventExport {
-  total: number;
-  records: AsyncIterable<ExportRecord>;
-}
 
 /**
  * What the events and deliveries commands need, implemented twice: on the data dir (local mode, the

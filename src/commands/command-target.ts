@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import { ADMIN_TOKEN_FILE, readStoredAdminToken } from '../admin/admin-token.js';
+import { ADMIN_TOKEN_FILE, readStoredAdminToken } from '../admin-token.js';
 import { loadConfig } from '../config.js';
 import { HookrelayError } from '../errors.js';
 import type { AdminBackend } from './admin-backend.js';

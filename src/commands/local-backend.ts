@@ -1,14 +1,14 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { AdminContext } from '../admin/api/context.js';
-import { decodeDeliveryCursor, encodeDeliveryCursor } from '../admin/api/cursor.js';
-import { JOB_BATCH_SIZE, startingAfterId, yieldToEventLoop } from '../admin/api/jobs/batches.js';
-import { runReplayJob, type BatchLoop, type BatchLoopResult } from '../admin/api/jobs/replay-job.js';
-import { runRetryJob } from '../admin/api/jobs/retry-job.js';
-import { replayEvent } from '../admin/api/replay-event.js';
-import { resendEvent } from '../admin/api/resend-event.js';
-import { deliveryDetailView, deliveryView, eventDetailView } from '../admin/api/views.js';
-import { listEventPage } from '../operations/event-list.js';
+import type { OperationsContext } from '../operations/context.js';
+import { eventWithDeliveries, listDeliveriesPage, listEventsPage, retryDelivery } from '../operations/browse.js';
+import { exportEvents } from '../operations/export-events.js';
+import { newestEventId } from '../operations/jobs/batches.js';
+import { runReplayJob, type BatchLoop, type BatchLoopResult } from '../operations/jobs/replay-job.js';
+import { runRetryJob } from '../operations/jobs/retry-job.js';
+import { replayEvent } from '../operations/replay-event.js';
+import { resendEvent } from '../operations/resend-event.js';
+import { deliveryView } from '../operations/views.js';
 import { deliveryPauses, NO_PAUSES, type DeliveryPauses } from '../delivery/delivery-pauses.js';
 import type { Config } from '../config.js';
 import { createGuardedDispatcher } from '../delivery/guarded-dispatcher.js';
@@ -27,7 +27,6 @@ import type {
   AdminBackend, BulkControl, BulkResult, DeliveryQuery, DeliveryView, EventExport, EventListItemView, EventQuery, EventWithDeliveries, Paged,
   ResendResult, ResendSigning, RetryQuery,
 } from './admin-backend.js';
-import { recordFromStored, type ExportRecord } from './ndjson-format.js';
 
 /** A running server holds the write lock only for short commits; wait this long for it. */
 const BUSY_TIMEOUT_MS = 5_000;
@@ -53,10 +52,6 @@ export function localDestinationCheck(config: Readonly<Config>): CheckDestinatio
 /** Whether `dataDir` holds a hookrelay database: commands that only read refuse to create an empty one. */
 export function hasDatabase(dataDir: string): boolean {
   return existsSync(join(dataDir, DATABASE_FILE));
-}
-
-export function selectionOf(query: EventQuery & { afterId?: number }): EventSelection {
-  return query;
 }
 
 /**
@@ -99,7 +94,7 @@ export class LocalBackend implements AdminBackend {
   }
 
   /** What the admin API's functions need; the worker is another process (it polls), so there is none to wake. */
-  private context(ruleSet: RuleSet | null, dispatcher: AdminContext['dispatcher'] | null): AdminContext {
+  private context(ruleSet: RuleSet | null, dispatcher: OperationsContext['dispatcher'] | null): OperationsContext {
     const unavailable = (): never => {
       throw new Error('not available in this command');
     };
@@ -119,22 +114,12 @@ export class LocalBackend implements AdminBackend {
     };
   }
 
-  /** The newest event id now: bulk operations leave out events that arrive while they run. */
-  private async newestEventId(): Promise<number> {
-    return (await this.store.listEvents({}, { limit: 1 })).items[0]?.id ?? 0;
-  }
-
   listEvents(query: EventQuery, page: { limit: number; cursor?: string }): Promise<Paged<EventListItemView>> {
-    return listEventPage(this.store, query, page);
+    return listEventsPage(this.store, query, page);
   }
 
   async getEvent(id: number): Promise<EventWithDeliveries> {
-    const event = await this.store.getEvent(id);
-    if (!event) throw new HookrelayError('not_found', `No event ${id}.`);
-    const { items } = await this.store.listDeliveries({ eventId: id }, { limit: 500 });
-    const details = await Promise.all(items.map((d) => this.store.getDelivery(d.id)));
-    const pauses = await this.pauses();
-    return { event: eventDetailView(event), deliveries: details.filter((d) => d !== null).map((d) => deliveryDetailView(d, pauses)) };
+    return eventWithDeliveries(this.store, id, await this.pauses());
   }
 
   async replayEvent(id: number, options: { ruleId?: string; force?: boolean }): Promise<DeliveryView[]> {
@@ -148,8 +133,8 @@ export class LocalBackend implements AdminBackend {
     const ruleSet = options.ruleId === undefined ? all : { ...all, rules: all.rules.filter((r) => r.id === options.ruleId) };
     if (ruleSet.rules.length === 0 && options.ruleId !== undefined) throw new HookrelayError('not_found', `No rule "${options.ruleId}" in the current rule set.`);
     const { afterId, ...eventQuery } = query;
-    const selection = selectionOf(eventQuery);
-    const throughId = await this.newestEventId();
+    const selection: EventSelection = eventQuery;
+    const throughId = await newestEventId(this.store);
     const total = await this.store.countEvents({ ...selection, afterId, throughId });
     control.onProgress({ total, processed: 0, created: 0, failed: 0 });
     // The admin API's replay job, batch for batch: one transaction each, so Ctrl-C leaves whole batches.
@@ -170,23 +155,7 @@ export class LocalBackend implements AdminBackend {
   }
 
   async exportEvents(query: EventQuery): Promise<EventExport> {
-    const selection = { ...selectionOf(query), throughId: await this.newestEventId() };
-    const total = await this.store.countEvents(selection);
-    const store = this.store;
-    async function* records(): AsyncGenerator<ExportRecord> {
-      // A time range starts at its first event, not with a scan of the history before it.
-      const start = await startingAfterId(store, selection);
-      if (start === null) return;
-      let afterId = start;
-      for (;;) {
-        const events = await store.listEventsForExport({ ...selection, afterId }, JOB_BATCH_SIZE); // as many per read as a job's batch
-        if (events.length === 0) return;
-        for (const event of events) yield recordFromStored(event);
-        afterId = events.at(-1)!.id;
-        await yieldToEventLoop();
-      }
-    }
-    return { total, records: records() };
+    return exportEvents(this.store, query);
   }
 
   /** Local mode only: the admin API has no import endpoint. */
@@ -195,21 +164,16 @@ export class LocalBackend implements AdminBackend {
   }
 
   async listDeliveries(query: DeliveryQuery, page: { limit: number; cursor?: string }): Promise<Paged<DeliveryView>> {
-    const result = await this.store.listDeliveries(query, { limit: page.limit, ...(page.cursor !== undefined && { before: decodeDeliveryCursor(page.cursor) }) });
-    const pauses = await this.pauses();
-    return { items: result.items.map((d) => deliveryView(d, pauses)), nextCursor: result.nextCursor === null ? null : encodeDeliveryCursor(result.nextCursor) };
+    return listDeliveriesPage(this.store, query, page, await this.pauses());
   }
 
   async retryDelivery(id: number): Promise<DeliveryView> {
-    const current = await this.store.getDelivery(id);
-    if (!current) throw new HookrelayError('not_found', `No delivery ${id}.`);
-    if (!(await this.store.retryDelivery(id, Date.now()))) throw new HookrelayError('conflict', `Delivery ${id} is already pending.`, { state: current.state });
-    return deliveryView((await this.store.getDelivery(id))!, await this.pauses());
+    return retryDelivery(this.context(null, null), id, await this.pauses());
   }
 
   async retryDeliveries(query: RetryQuery & { afterId?: number }, control: BulkControl): Promise<BulkResult> {
     const { ruleId, eventId, afterId, deliveryState: _deliveryState, ...eventQuery } = query;
-    const filter: BulkDeliveryFilter = { ...selectionOf(eventQuery), ruleId, eventId, afterId };
+    const filter: BulkDeliveryFilter = { ...eventQuery, ruleId, eventId, afterId };
     const total = await this.store.countDeadDeliveries(filter);
     control.onProgress({ total, processed: 0, created: 0, failed: 0 });
     return bulkResult(await runRetryJob(this.batchLoop(control), filter, total, Date.now));

@@ -5,7 +5,7 @@ import type {
 } from './admin-backend.js';
 import type { EventExplanation, ExplainRequest } from '../operations/explain-event.js';
 import { AdminClient } from './admin-client.js';
-import { recordFromDetail, type ExportRecord } from './ndjson-format.js';
+import { recordFromDetail, type ExportRecord } from '../operations/export-format.js';
 
 const PAGE_LIMIT = 500;
 const JOB_POLL_MS = 250;

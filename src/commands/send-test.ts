@@ -1,9 +1,10 @@
 import { Option, type Command } from 'commander';
 import pRetry, { AbortError } from 'p-retry';
 import { request } from 'undici';
-import { loadConfig, SIGNATURE_SCHEMES, type Config, type SignatureScheme, type SourceConfig } from '../config.js';
+import { loadConfig, type Config, type SourceConfig } from '../config.js';
 import { HookrelayError } from '../errors.js';
-import { signatureHeaders } from '../signing/request-headers.js';
+import { SIGNATURE_SCHEMES, type Signing, type SignatureScheme } from '../signing/scheme.js';
+import { newMessageId, signatureHeaders } from '../signing/sign.js';
 import { readStoredSourceSecret } from '../source-secrets.js';
 import { readInput } from './read-input.js';
 import { buildBody, collectFieldSetting, readLastBody, saveLastBody, transferIdOf, type FieldSetting } from './send-test-body.js';
@@ -83,7 +84,8 @@ async function sendTest(flags: SendTestFlags): Promise<void> {
   const url = flags.url ?? localWebhookUrl(config, flags.source);
   const transferId = transferIdOf(body);
   process.stderr.write(`POST ${url}${transferId ? ` (transfer ${transferId})` : ''}\n`);
-  const reply = await post(url, body, signatureHeaders(scheme, signing?.secret ?? '', body), Number(flags.retries));
+  const signed: Signing = scheme === 'none' ? { scheme } : { scheme, secret: signing!.secret };
+  const reply = await post(url, body, signatureHeaders(signed, { id: newMessageId(), timestamp: new Date(), body }), Number(flags.retries));
   saveLastBody(config.dataDir, body);
   process.stdout.write(`HTTP ${reply.status}\n${reply.body}\n`);
   if (reply.status < 200 || reply.status >= 300) process.exitCode = 1;

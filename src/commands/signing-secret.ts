@@ -1,4 +1,4 @@
-import type { SignatureScheme } from '../config.js';
+import type { SignatureScheme } from '../signing/scheme.js';
 import { HookrelayError } from '../errors.js';
 import { isStandardWebhooksSecret, STANDARD_WEBHOOKS_SECRET_FORM } from '../signing/standard-webhooks-secret.js';
 

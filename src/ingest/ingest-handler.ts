@@ -12,7 +12,7 @@ import { parseJsonBody } from './parse-json.js';
 import { readRawBody } from './read-body.js';
 import { headersToStore } from './stored-headers.js';
 import { validateEvent } from './validate-event.js';
-import { verifySignature } from './verify-signature.js';
+import { verifySignature } from '../signing/verify-signature.js';
 
 export interface IngestOutcome {
   source: string;
@@ -28,7 +28,7 @@ export interface IngestDeps {
   maxBody: number;
   logger: Logger;
   now?: () => number;
-  /** The outbox rows for a validated event (rule matching and transforms), committed with it. */
+  /** `planDeliveries` (rules/plan.ts) under the current rule set: the outbox rows committed with the event. */
   planDeliveries?: (input: RuleEventInput) => Promise<NewDelivery[]>;
   /** Called after a new event with deliveries has committed (wakes the delivery worker). */
   onDeliveriesCreated?: () => void;

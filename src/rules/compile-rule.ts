@@ -56,7 +56,7 @@ export function compileRule(value: unknown, location: { file: string; line: numb
     on: def.on,
     ...(def.source !== undefined && { source: def.source }),
     enabled: def.enabled,
-    destination: { url: resolved.url, method: def.to.method, headers: resolved.headers },
+    destination: { url: resolved.url, method: def.to.method, headers: resolved.headers, forwardHeaders: def.to.forwardHeaders },
     signing: resolved.signing,
     ...durations,
     retryOn: def.retry.retryOn,
@@ -119,6 +119,7 @@ function hideSecretsFromSerialisers(rule: CompiledRule, describe: () => object):
 
 function freezeRule(rule: CompiledRule): CompiledRule {
   Object.freeze(rule.destination.headers);
+  Object.freeze(rule.destination.forwardHeaders);
   Object.freeze(rule.destination);
   Object.freeze(rule.signing);
   Object.freeze(rule.on);

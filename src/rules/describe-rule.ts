@@ -45,7 +45,7 @@ export function describeRule(
     ...(def.source !== undefined && { source: def.source }),
     where: structuredClone(def.where), // a copy: the compiled query holds the original
     ...(def.transform !== undefined && { transform: def.transform }),
-    to: { url: maskUrlCredentials(def.to.url), method: def.to.method, headers },
+    to: { url: maskUrlCredentials(def.to.url), method: def.to.method, headers, forwardHeaders: [...def.to.forwardHeaders] },
     sign,
     timeoutMs: durations.timeoutMs,
     retryScheduleMs: [...durations.retryScheduleMs],

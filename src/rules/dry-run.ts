@@ -13,7 +13,8 @@ export interface RuleDryRun {
   /** The body that would be sent (the original bytes when the rule has no transform). */
   body?: Buffer;
   contentType?: string;
-  renderError?: string;
+  /** Set when the transform fails: the delivery would be dead-lettered with this reason. */
+  deadReason?: string;
 }
 
 export async function dryRunRules(ruleSet: RuleSet, input: RuleEventInput): Promise<RuleDryRun[]> {
@@ -29,7 +30,7 @@ export async function dryRunRules(ruleSet: RuleSet, input: RuleEventInput): Prom
         reason: null,
         body: delivery.body ?? input.raw,
         contentType: delivery.contentType,
-        ...(delivery.renderError !== undefined && { renderError: delivery.renderError }),
+        ...(delivery.deadReason !== undefined && { deadReason: delivery.deadReason }),
       };
     }),
   );

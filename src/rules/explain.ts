@@ -1,4 +1,4 @@
-import { signOutgoing } from '../delivery/outgoing-signing.js';
+import { deliveryHeaders } from '../signing/delivery-headers.js';
 import { preview } from './matcher.js';
 import { compileQueryPlan, explainQuery, type ClauseExplanation, type QueryPlan } from './explain-query.js';
 import type { CompiledRule, RuleEventInput, RuleSet } from './types.js';
@@ -155,7 +155,7 @@ async function previewOutgoing(rule: CompiledRule, input: RuleEventInput, now: D
   let signature: Record<string, string> = {};
   let signError: string | undefined;
   try {
-    signature = signOutgoing({ signing: rule.signing, deliveryId: PREVIEW_DELIVERY_ID, timestamp: now, body });
+    signature = deliveryHeaders({ signing: rule.signing, deliveryId: PREVIEW_DELIVERY_ID, ruleId: rule.id, timestamp: now, body });
   } catch (err) {
     signError = (err as Error).message;
   }

@@ -1,6 +1,8 @@
 import { distance } from 'fastest-levenshtein';
 import { z } from 'zod';
-import type { PathSegment } from './query-validation.js';
+
+/** One step of a path into a rule file's value: a key or an array index. */
+export type PathSegment = string | number;
 
 /**
  * "Did you mean" for misspelt keys and operators: the closest candidate within two edits (one for words

@@ -1,11 +1,11 @@
-import { didYouMean } from './near-key.js';
+import { didYouMean, type PathSegment } from './near-key.js';
 
 /**
  * Checks a `where` query before sift compiles it, so a typo such as `$gtee` is a load error that names
  * its path, instead of sift's pathless "Unsupported operation" (or, worse, a query that never matches).
  */
 
-export type PathSegment = string | number;
+export type { PathSegment };
 
 export interface QueryIssue {
   /** Path of the object holding the problem, relative to `where`. */

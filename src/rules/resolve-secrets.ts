@@ -2,7 +2,7 @@ import { isStandardWebhooksSecret, STANDARD_WEBHOOKS_SECRET_FORM } from '../sign
 import { envReferenceNames, hasEnvReferences, resolveTemplate, type Env } from './env-references.js';
 import type { PathSegment } from './query-validation.js';
 import type { RuleDefinition } from './schema.js';
-import type { OutgoingSigning } from './types.js';
+import type { Signing } from '../signing/scheme.js';
 
 /**
  * Resolves the `${ENV}` references of one rule and checks what only the resolved values can show (an
@@ -18,7 +18,7 @@ export interface ResolutionIssue {
 export interface ResolvedDestination {
   url: string;
   headers: Record<string, string>;
-  signing: OutgoingSigning;
+  signing: Signing;
   /** Problems that stop the rule from loading. */
   errors: ResolutionIssue[];
   /** Unset variables of a disabled rule: reported, but the rule loads (unresolved) since it sends nothing. */
@@ -58,7 +58,7 @@ export function resolveRuleReferences(def: ReferencedParts, env: Env): ResolvedD
     headers[name] = value ?? template;
   }
 
-  let signing: OutgoingSigning = { scheme: 'none' };
+  let signing: Signing = { scheme: 'none' };
   if (def.sign.scheme !== 'none') {
     const secret = resolve(def.sign.secret, ['sign', 'secret']);
     if (secret !== null && def.sign.scheme === 'standard-webhooks' && !isStandardWebhooksSecret(secret)) {

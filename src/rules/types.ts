@@ -1,3 +1,5 @@
+import type { Signing } from '../signing/scheme.js';
+
 /** What a rule sees of one stored event: enough to match, transform and forward it. */
 export interface RuleEventInput {
   source: string;
@@ -7,11 +9,6 @@ export interface RuleEventInput {
   /** The exact bytes received; forwarded untouched when the rule has no transform. */
   raw: Buffer;
 }
-
-export type OutgoingSigning =
-  | { scheme: 'none' }
-  | { scheme: 'standard-webhooks'; secret: string }
-  | { scheme: 'hmac-sha256-hex'; secret: string; header: string };
 
 export type HttpMethod = 'POST' | 'PUT' | 'PATCH';
 
@@ -34,8 +31,14 @@ export interface CompiledRule {
   on: readonly string[];
   source?: string;
   enabled: boolean;
-  destination: { url: string; method: HttpMethod; headers: Readonly<Record<string, string>> };
-  signing: OutgoingSigning;
+  destination: {
+    url: string;
+    method: HttpMethod;
+    headers: Readonly<Record<string, string>>;
+    /** Received headers passed on unchanged, lower case. */
+    forwardHeaders: readonly string[];
+  };
+  signing: Signing;
   timeoutMs: number;
   /** Delay before each attempt; entry 0 is the first attempt, so the length is the attempt budget. */
   retryScheduleMs: readonly number[];
@@ -61,8 +64,8 @@ export interface RuleDescription {
   source?: string;
   where: Record<string, unknown>;
   transform?: string;
-  to: { url: string; method: HttpMethod; headers: Record<string, string> };
-  sign: { scheme: OutgoingSigning['scheme']; secret?: string; header?: string };
+  to: { url: string; method: HttpMethod; headers: Record<string, string>; forwardHeaders: string[] };
+  sign: { scheme: Signing['scheme']; secret?: string; header?: string };
   timeoutMs: number;
   retryScheduleMs: readonly number[];
   retryOn: readonly number[];

@@ -79,7 +79,8 @@ export interface AttemptRecord {
   errorCode: string | null;
   errorMessage: string | null;
   responseExcerpt: string | null;
-  outcome: 'delivered' | 'retry' | 'dead';
+  /** The state the attempt left the delivery in. */
+  outcome: DeliveryState;
 }
 
 export interface StoredAttempt extends AttemptRecord {
@@ -153,8 +154,11 @@ export interface Store {
   /** Stores the event once; resolves only after the transaction holding it has committed. */
   saveEvent(event: NewEvent): Promise<SaveEventResult>;
   getEvent(id: number): Promise<StoredEvent | null>;
-  /** Newest first, keyset-paginated on id. */
-  listEvents(filter: EventFilter, page: { limit: number; before?: number }): Promise<Page<EventSummary>>;
+  /**
+   * Newest first, keyset-paginated from `after` (the last item of the previous page); ordered by receipt
+   * time when a time range is given, by id otherwise. Every filter is served by an index, at any depth.
+   */
+  listEvents(filter: EventSearch, page: { limit: number; after?: EventPosition }): Promise<EventPage>;
   /** Leases up to `limit` due pending deliveries until `now + leaseMs`. */
   claimDueDeliveries(options: { now: number; limit: number; leaseMs: number }): Promise<ClaimedDelivery[]>;
   /** Appends the attempt and moves the delivery on, if the lease is still ours (else a no-op: false). */
@@ -208,11 +212,6 @@ export interface Store {
   retryDeadDeliveries(filter: BulkDeliveryFilter, limit: number, now: number): Promise<number[]>;
 
   // Admin API.
-  /**
-   * Newest first, keyset-paginated from `after` (the last item of the previous page); ordered by receipt
-   * time when a time range is given, by id otherwise. Every filter is served by an index, at any depth.
-   */
-  searchEvents(search: EventSearch, page: { limit: number; after?: EventPosition }): Promise<EventSearchPage>;
   /** Deliveries per state of each rule (zeros for a rule without any). */
   deliveryCountsByRule(ruleIds: readonly string[]): Promise<Map<string, DeliveryCounts>>;
   /** Deliveries per state of each event (zeros for an event without any), for a page of a list: one query for all. */
@@ -240,7 +239,7 @@ export interface EventPosition {
   receivedAt: number;
 }
 
-export interface EventSearchPage {
+export interface EventPage {
   items: EventSummary[];
   /** Pass as `after` for the next (older) page; null when this is the last page. */
   next: EventPosition | null;

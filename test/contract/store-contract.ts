@@ -107,10 +107,10 @@ export function storeContract(factory: StoreFactory): void {
       const first = await store.listEvents({}, { limit: 2 });
       expect(first.items.map((e) => e.id)).toEqual([ids[4], ids[3]]);
       expect(first.items[0]!.bodyBytes).toBe(event('t-4').body.length);
-      const second = await store.listEvents({}, { limit: 2, before: first.nextCursor! });
+      const second = await store.listEvents({}, { limit: 2, after: first.next! });
       expect(second.items.map((e) => e.id)).toEqual([ids[2], ids[1]]);
-      const last = await store.listEvents({}, { limit: 2, before: second.nextCursor! });
-      expect(last).toEqual({ items: [expect.objectContaining({ id: ids[0] })], nextCursor: null });
+      const last = await store.listEvents({}, { limit: 2, after: second.next! });
+      expect(last).toEqual({ items: [expect.objectContaining({ id: ids[0] })], next: null });
       expect((await store.listEvents({ email: 'EVEN@example.com' }, { limit: 10 })).items.map((e) => e.id)).toEqual([ids[4], ids[2], ids[0]]);
       expect((await store.listEvents({ transferId: 't-3' }, { limit: 10 })).items.map((e) => e.id)).toEqual([ids[3]]);
     });
@@ -123,7 +123,7 @@ export function storeContract(factory: StoreFactory): void {
       const seen: number[] = [];
       let after: { id: number; receivedAt: number } | undefined;
       do {
-        const page = await store.searchEvents({ receivedFrom: 1_500, receivedTo: 9_000 }, { limit: 2, ...(after && { after }) });
+        const page = await store.listEvents({ receivedFrom: 1_500, receivedTo: 9_000 }, { limit: 2, ...(after && { after }) });
         seen.push(...page.items.map((e) => e.id));
         after = page.next ?? undefined;
       } while (after);
@@ -135,11 +135,11 @@ export function storeContract(factory: StoreFactory): void {
       const dead = await store.saveEvent(event('dead-one', { deliveries: [forward('broken', { deadReason: 'transform failed' })] }));
       const pending = await store.saveEvent(event('pending-one', { deliveries: [forward('fwd')] }));
       const other = await store.saveEvent(event('refund-1', { event: 'transfer:refunded', validation: 'unrecognised', source: 'shop' }));
-      expect((await store.searchEvents({ deliveryState: 'dead' }, { limit: 10 })).items.map((e) => e.id)).toEqual([dead.id]);
-      expect((await store.searchEvents({ deliveryState: 'pending' }, { limit: 10 })).items.map((e) => e.id)).toEqual([pending.id]);
-      expect((await store.searchEvents({ event: 'transfer:refunded' }, { limit: 10 })).items.map((e) => e.id)).toEqual([other.id]);
-      expect((await store.searchEvents({ validation: 'unrecognised', source: 'shop' }, { limit: 10 })).items.map((e) => e.id)).toEqual([other.id]);
-      expect((await store.searchEvents({ source: 'checkout' }, { limit: 1 })).next).toEqual({ id: pending.id, receivedAt: expect.any(Number) });
+      expect((await store.listEvents({ deliveryState: 'dead' }, { limit: 10 })).items.map((e) => e.id)).toEqual([dead.id]);
+      expect((await store.listEvents({ deliveryState: 'pending' }, { limit: 10 })).items.map((e) => e.id)).toEqual([pending.id]);
+      expect((await store.listEvents({ event: 'transfer:refunded' }, { limit: 10 })).items.map((e) => e.id)).toEqual([other.id]);
+      expect((await store.listEvents({ validation: 'unrecognised', source: 'shop' }, { limit: 10 })).items.map((e) => e.id)).toEqual([other.id]);
+      expect((await store.listEvents({ source: 'checkout' }, { limit: 1 })).next).toEqual({ id: pending.id, receivedAt: expect.any(Number) });
     });
   });
 
@@ -171,7 +171,7 @@ export function storeContract(factory: StoreFactory): void {
       const { store, now } = await storeWithTwoDeliveries();
       const first = await store.claimDueDeliveries({ now, limit: 1, leaseMs: 60_000 });
       expect(first).toHaveLength(1);
-      await store.recordAttempt(first[0]!.id, first[0]!.leaseToken, attempt(1, 'retry', 500), { state: 'pending', nextAttemptAt: now + 1_000 });
+      await store.recordAttempt(first[0]!.id, first[0]!.leaseToken, attempt(1, 'pending', 500), { state: 'pending', nextAttemptAt: now + 1_000 });
       const second = await store.claimDueDeliveries({ now, limit: 10, leaseMs: 60_000 });
       expect(second).toHaveLength(1);
       expect(second[0]!.id).not.toBe(first[0]!.id);

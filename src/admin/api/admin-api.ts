@@ -3,8 +3,8 @@ import { z } from 'zod';
 import { VERSION } from '../../version.js';
 import { buildOpenApiDocument, type OpenApiDocument } from '../openapi.js';
 import { requireAdmin, type SessionVerifier } from './auth.js';
-import type { AdminContext } from './context.js';
-import type { JobRunner } from './jobs/job-runner.js';
+import type { OperationsContext } from '../../operations/context.js';
+import type { JobRunner } from '../../operations/jobs/job-runner.js';
 import { defineRoute, registerRoutes, type AdminRoute } from './route-table.js';
 import { deliveryRoutes } from './routes/delivery-routes.js';
 import { eventRoutes } from './routes/event-routes.js';
@@ -13,7 +13,7 @@ import { jobRoutes } from './routes/job-routes.js';
 import { ruleRoutes } from './routes/rule-routes.js';
 
 export interface AdminApiOptions {
-  context: AdminContext;
+  context: OperationsContext;
   jobs: JobRunner;
   /** The admin token (bearer). */
   token: string;

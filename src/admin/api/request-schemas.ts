@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DeliveryStateSchema, ValidationSchema } from '../../operations/view-schemas.js';
 
 /**
  * What the admin API accepts. These schemas validate every request and are also the source of the
@@ -9,9 +10,6 @@ import { z } from 'zod';
 const unixMs = z.coerce.number().int().min(0).meta({ description: 'unix time in milliseconds' });
 const text = z.string().min(1).max(500);
 const positiveId = z.coerce.number().int().positive();
-
-export const ValidationSchema = z.enum(['valid', 'unrecognised']);
-export const DeliveryStateSchema = z.enum(['pending', 'delivered', 'dead']);
 
 const eventFilterShape = {
   event: text.optional().meta({ description: 'event name, e.g. transfer:succeeded' }),

@@ -4,10 +4,10 @@ import type { SourceConfig } from '../../config.js';
 import type { SsrfGuard } from '../../delivery/ssrf-guard.js';
 import type { RuleSetWatcher } from '../../rules/watcher.js';
 import type { Store } from '../../store/store.js';
-import { ensureAdminToken, type AdminToken } from '../admin-token.js';
+import { ensureAdminToken, type AdminToken } from '../../admin-token.js';
 import { createAdminApi, type AdminApi } from './admin-api.js';
 import type { SessionVerifier } from './auth.js';
-import { JobRunner } from './jobs/job-runner.js';
+import { JobRunner } from '../../operations/jobs/job-runner.js';
 
 export interface AdminApiParts {
   /** `admin.token` of the config (HOOKRELAY_ADMIN_TOKEN); generated into `dataDir` when unset. */

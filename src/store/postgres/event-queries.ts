@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type {
-  EventBody, EventFilter, EventPosition, EventSearch, EventSearchPage, EventSelection, EventSummary, ImportedEvent, ImportResult, Page, StoredEvent,
+  EventBody, EventPosition, EventSearch, EventPage, EventSelection, ImportedEvent, ImportResult, StoredEvent,
 } from '../store.js';
 import { SUMMARY_COLUMNS, toEventSummary, toStoredEvent, type EventRow } from '../sqlite/event-rows.js';
 import { eventSelectionSql } from './event-filter-sql.js';
@@ -39,20 +39,12 @@ export class EventQueries {
     return rows[0] ? toStoredEvent(rows[0]) : null;
   }
 
-  async list(filter: EventFilter, page: { limit: number; before?: number }): Promise<Page<EventSummary>> {
-    const params = new SqlParams();
-    const where = eventSelectionSql({ ...filter, ...(page.before !== undefined && { throughId: page.before - 1 }) }, params);
-    const { rows } = await this.db.query<EventRow>(`SELECT ${SUMMARY_COLUMNS} FROM events e WHERE ${where} ORDER BY e.id DESC LIMIT ${params.add(page.limit + 1)}`, params.values);
-    const items = rows.slice(0, page.limit).map(toEventSummary);
-    return { items, nextCursor: rows.length > page.limit ? items.at(-1)!.id : null };
-  }
-
   /**
    * Newest first from the cursor on: by (received_at, id) when a time range is given (the index that serves
    * both the range and the order), by id otherwise. The planner has statistics and sees the values (node-postgres
    * sends these unnamed, planned for their parameters), so each filter's own index drives when it is the rarest.
    */
-  async search(search: EventSearch, page: { limit: number; after?: EventPosition }): Promise<EventSearchPage> {
+  async list(search: EventSearch, page: { limit: number; after?: EventPosition }): Promise<EventPage> {
     const params = new SqlParams();
     const byTime = search.receivedFrom !== undefined || search.receivedTo !== undefined;
     const where = [eventSelectionSql(search, params)];

@@ -4,7 +4,7 @@ import { HookrelayError } from '../../errors.js';
 import { DueListeners } from '../due-listeners.js';
 import type {
   AttemptRecord, AttemptResolution, BulkDeliveryFilter, ClaimedDelivery, Delivery, DeliveryDetail, DeliveryFilter, DeliveryOrigin, EventBody,
-  EventFilter, EventPosition, EventSearch, EventSearchPage, EventSelection, EventSummary, ImportedEvent, ImportOptions, ImportResult, Job,
+  EventPosition, EventSearch, EventPage, EventSelection, ImportedEvent, ImportOptions, ImportResult, Job,
   JobProgress, JobState, NewDelivery, NewEvent, NewJob, OutboxStats, Page, DeliveryCounts, SaveEventResult, Store, StoredEvent,
 } from '../store.js';
 import { AdminQueries } from './admin-queries.js';
@@ -146,10 +146,6 @@ export class PostgresStore implements Store {
     return this.read(() => this.events.get(id));
   }
 
-  listEvents(filter: EventFilter, page: { limit: number; before?: number }): Promise<Page<EventSummary>> {
-    return this.read(() => this.events.list(filter, page));
-  }
-
   claimDueDeliveries(options: { now: number; limit: number; leaseMs: number }): Promise<ClaimedDelivery[]> {
     return this.write(() => this.outbox.claim(options.now, options.limit, options.leaseMs));
   }
@@ -260,8 +256,8 @@ export class PostgresStore implements Store {
     return ids;
   }
 
-  searchEvents(search: EventSearch, page: { limit: number; after?: EventPosition }): Promise<EventSearchPage> {
-    return this.read(() => this.events.search(search, page));
+  listEvents(search: EventSearch, page: { limit: number; after?: EventPosition }): Promise<EventPage> {
+    return this.read(() => this.events.list(search, page));
   }
 
   deliveryCountsByRule(ruleIds: readonly string[]): Promise<Map<string, DeliveryCounts>> {

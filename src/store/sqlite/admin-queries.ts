@@ -1,5 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import type { DeliveryCounts, EventPosition, EventSearch, EventSearchPage } from '../store.js';
+import type { DeliveryCounts, EventPosition, EventSearch, EventPage } from '../store.js';
 import { coarseTerm, coarseTerms } from './coarse-columns.js';
 import { deliveryStateSql } from './delivery-state-sql.js';
 import { SUMMARY_COLUMNS, toEventSummary, type EventRow } from './event-rows.js';
@@ -150,7 +150,7 @@ export class AdminQueries {
     });
   }
 
-  searchEvents(search: EventSearch, page: { limit: number; after?: EventPosition }): EventSearchPage {
+  listEvents(search: EventSearch, page: { limit: number; after?: EventPosition }): EventPage {
     const driver = chooseDriver(search, (candidates) => this.rarest(search, candidates));
     // One row more than asked tells whether another page exists.
     const query = eventSearchSql(search, { ...page, limit: page.limit + 1 }, driver);

@@ -4,11 +4,10 @@ import Database from 'better-sqlite3';
 import type BetterSqlite3 from 'better-sqlite3';
 import { HookrelayError } from '../../errors.js';
 import type {
-  AttemptRecord, AttemptResolution, ClaimedDelivery, Delivery, DeliveryDetail, DeliveryFilter, DeliveryOrigin, EventFilter,
-  EventSummary, NewDelivery, NewEvent, OutboxStats, Page, SaveEventResult, Store, StoredEvent,
+  AttemptRecord, AttemptResolution, ClaimedDelivery, Delivery, DeliveryDetail, DeliveryFilter, DeliveryOrigin,
+  NewDelivery, NewEvent, OutboxStats, Page, SaveEventResult, Store, StoredEvent,
 } from '../store.js';
-import { eventSelectionSql } from './event-filter-sql.js';
-import { SUMMARY_COLUMNS, toEventSummary, toStoredEvent, type EventRow } from './event-rows.js';
+import { toStoredEvent, type EventRow } from './event-rows.js';
 import { startBackgroundCheckpointer, type BackgroundCheckpointer } from './background-checkpointer.js';
 import { EventLoopLoad } from './event-loop-load.js';
 import { GroupCommit } from './group-commit.js';
@@ -19,7 +18,7 @@ import type { BulkDeliveryFilter, EventBody, EventSelection, ImportedEvent, Impo
 import { BulkQueries } from './bulk-queries.js';
 import { RetentionQueries } from './retention-queries.js';
 import { TransferQueries } from './transfer-queries.js';
-import type { EventPosition, EventSearch, EventSearchPage, Job, JobProgress, JobState, NewJob, DeliveryCounts } from '../store.js';
+import type { EventPosition, EventSearch, EventPage, Job, JobProgress, JobState, NewJob, DeliveryCounts } from '../store.js';
 import { AdminJobQueries } from './admin-jobs.js';
 import { AdminQueries } from './admin-queries.js';
 import { DueListeners } from '../due-listeners.js';
@@ -224,14 +223,8 @@ export class SqliteStore implements Store {
     return row ? toStoredEvent(row) : null;
   }
 
-  async listEvents(filter: EventFilter, page: { limit: number; before?: number }): Promise<Page<EventSummary>> {
-    // Ids are integers: "before id N" is "through id N - 1".
-    const where = eventSelectionSql({ ...filter, ...(page.before !== undefined && { throughId: page.before - 1 }) }, 'e');
-    const rows = this.db
-      .prepare<unknown[], EventRow>(`SELECT ${SUMMARY_COLUMNS} FROM events e WHERE ${where.sql} ORDER BY e.id DESC LIMIT ?`)
-      .all(...where.params, page.limit + 1);
-    const items = rows.slice(0, page.limit).map(toEventSummary);
-    return { items, nextCursor: rows.length > page.limit ? items.at(-1)!.id : null };
+  async listEvents(filter: EventSearch, page: { limit: number; after?: EventPosition }): Promise<EventPage> {
+    return this.admin.listEvents(filter, page);
   }
 
   async claimDueDeliveries(options: { now: number; limit: number; leaseMs: number }): Promise<ClaimedDelivery[]> {
@@ -379,10 +372,6 @@ export class SqliteStore implements Store {
 
   private get jobs(): AdminJobQueries {
     return (this.jobSql ??= new AdminJobQueries(this.db));
-  }
-
-  async searchEvents(search: EventSearch, page: { limit: number; after?: EventPosition }): Promise<EventSearchPage> {
-    return this.admin.searchEvents(search, page);
   }
 
   async deliveryCountsByRule(ruleIds: readonly string[]): Promise<Map<string, DeliveryCounts>> {

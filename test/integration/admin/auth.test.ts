@@ -76,7 +76,7 @@ describe('admin API authentication', () => {
     const asSignature = await send(app.webhookUrl(), { method: 'POST', headers: { 'content-type': 'application/json', 'x-service-signature': app.adminToken }, body });
     expect(asSignature.status).toBe(401);
     expect(asSignature.json.error.code).toBe('invalid_signature');
-    expect((await app.store.searchEvents({}, { limit: 10 })).items).toEqual([]);
+    expect((await app.store.listEvents({}, { limit: 10 })).items).toEqual([]);
   });
 });
 

@@ -218,6 +218,19 @@ describe('load errors: file:line path: message', () => {
     ]);
   });
 
+  it('forwards chosen received headers, lower case; refuses hop-by-hop and framing headers', async () => {
+    const [rule] = (await loadOk({ 'a.yaml': ruleYaml('a').replace('  url:', '  forwardHeaders: [X-Service-Signature, x-trace]\n  url:') })).rules;
+    expect(rule!.destination.forwardHeaders).toEqual(['x-service-signature', 'x-trace']);
+    expect(rule!.describe().to.forwardHeaders).toEqual(['x-service-signature', 'x-trace']);
+    expect((await loadOk({ 'b.yaml': ruleYaml('b') })).rules[0]!.destination.forwardHeaders).toEqual([]);
+    const text = ruleYaml('a').replace('  url:', '  forwardHeaders: [Upgrade, content-length, "bad header"]\n  url:');
+    expect(await loadErrors({ 'a.yaml': text })).toEqual([
+      'rules/a.yaml:4 to.forwardHeaders[0]: is a hop-by-hop header and is never forwarded',
+      'rules/a.yaml:4 to.forwardHeaders[1]: is set by hookrelay and cannot be overridden',
+      'rules/a.yaml:4 to.forwardHeaders[2]: must be a valid HTTP header name',
+    ]);
+  });
+
   it('reports an undecodable standard-webhooks secret without quoting it', async () => {
     const text = ruleYaml('a', 'sign: { scheme: standard-webhooks, secret: "${SIGNING_SECRET}" }\n');
     expect(await loadErrors({ 'a.yaml': text }, { SIGNING_SECRET: 'whsec_not base64!' })).toEqual([

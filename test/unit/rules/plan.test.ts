@@ -27,8 +27,8 @@ describe('planDeliveries', () => {
     });
     const planned = await planDeliveries(ruleSet, purchaseInput());
     expect(planned).toEqual([
-      { ruleId: 'untouched', ruleSetHash: ruleSet.hash, body: null, contentType: 'application/json' },
-      { ruleId: 'reshaped', ruleSetHash: ruleSet.hash, body: Buffer.from('{"email":"buyer@example.com"}'), contentType: 'application/json' },
+      { ruleId: 'untouched', ruleSetHash: ruleSet.hash, delayMs: 0, body: null, contentType: 'application/json' },
+      { ruleId: 'reshaped', ruleSetHash: ruleSet.hash, delayMs: 0, body: Buffer.from('{"email":"buyer@example.com"}'), contentType: 'application/json' },
     ]);
   });
 
@@ -42,8 +42,8 @@ describe('planDeliveries', () => {
       { ruleId: 'broken', body: null },
       { ruleId: 'empty', body: null },
     ]);
-    expect(planned[0]?.renderError).toMatch(/^transform failed at position \d+: T2001 /);
-    expect(planned[1]?.renderError).toBe('transform produced no value (a path in it matched nothing)');
+    expect(planned[0]?.deadReason).toMatch(/^transform failed at position \d+: T2001 /);
+    expect(planned[1]?.deadReason).toBe('transform produced no value (a path in it matched nothing)');
   });
 
   it('plans nothing for an event no rule takes', async () => {

@@ -1,35 +1,17 @@
 import { deliveryPauses } from '../../../delivery/delivery-pauses.js';
-import { HookrelayError } from '../../../errors.js';
-import type { DeliveryDetail, Store } from '../../../store/store.js';
-import type { AdminContext } from '../context.js';
-import { toEventSearch } from '../filters.js';
-import type { JobRunner } from '../jobs/job-runner.js';
-import { replayEvent } from '../replay-event.js';
-import { resendEvent } from '../resend-event.js';
+import type { OperationsContext } from '../../../operations/context.js';
+import { eventWithDeliveries, listEventsPage } from '../../../operations/browse.js';
+import type { JobRunner } from '../../../operations/jobs/job-runner.js';
+import { replayEvent } from '../../../operations/replay-event.js';
+import { resendEvent } from '../../../operations/resend-event.js';
 import { BulkReplayBodySchema, EventsQuerySchema, NumericIdParamsSchema, ReplayEventBodySchema, ResendBodySchema } from '../request-schemas.js';
-import { EventListSchema, EventWithDeliveriesSchema, JobSchema, ReplayResultSchema, ResendResultSchema } from '../response-schemas.js';
+import { EventListSchema, EventWithDeliveriesSchema, JobSchema, ReplayResultSchema, ResendResultSchema } from '../../../operations/view-schemas.js';
 import { defineRoute, type AdminRoute } from '../route-table.js';
-import { listEventPage } from '../../../operations/event-list.js';
-import { deliveryDetailView, deliveryView, eventDetailView, jobView } from '../views.js';
+import { deliveryView, jobView } from '../../../operations/views.js';
 
 const NOT_FOUND = { status: 404, description: 'no such event (`not_found`)' };
 
-/** Every delivery of one event with its attempts, newest first. */
-async function deliveriesOfEvent(store: Store, eventId: number): Promise<DeliveryDetail[]> {
-  const details: DeliveryDetail[] = [];
-  let before: number | undefined;
-  do {
-    const page = await store.listDeliveries({ eventId }, { limit: 500, ...(before !== undefined && { before }) });
-    for (const delivery of page.items) {
-      const detail = await store.getDelivery(delivery.id);
-      if (detail) details.push(detail);
-    }
-    before = page.nextCursor ?? undefined;
-  } while (before !== undefined);
-  return details;
-}
-
-export function eventRoutes(ctx: AdminContext, jobs: JobRunner): AdminRoute[] {
+export function eventRoutes(ctx: OperationsContext, jobs: JobRunner): AdminRoute[] {
   return [
     defineRoute({
       method: 'get',
@@ -41,7 +23,7 @@ export function eventRoutes(ctx: AdminContext, jobs: JobRunner): AdminRoute[] {
       success: { status: 200, description: 'one page of events', schema: EventListSchema },
       async handle({ query }) {
         const { limit, cursor, ...filter } = query;
-        return { status: 200, body: await listEventPage(ctx.store, toEventSearch(filter), { limit, cursor }) };
+        return { status: 200, body: await listEventsPage(ctx.store, filter, { limit, cursor }) };
       },
     }),
     defineRoute({
@@ -54,7 +36,7 @@ export function eventRoutes(ctx: AdminContext, jobs: JobRunner): AdminRoute[] {
       success: { status: 202, description: 'the job, running', schema: JobSchema },
       errors: [{ status: 404, description: 'unknown ruleId (`not_found`)' }, { status: 409, description: 'two jobs are already running (`conflict`)' }],
       async handle({ body }) {
-        const job = await jobs.startReplay(body.filter, toEventSearch(body.filter), body.ruleId ?? null);
+        const job = await jobs.startReplay(body.filter, body.filter, body.ruleId ?? null);
         return { status: 202, body: jobView(job) };
       },
     }),
@@ -67,11 +49,7 @@ export function eventRoutes(ctx: AdminContext, jobs: JobRunner): AdminRoute[] {
       success: { status: 200, description: 'the event and its deliveries', schema: EventWithDeliveriesSchema },
       errors: [NOT_FOUND],
       async handle({ params }) {
-        const event = await ctx.store.getEvent(params.id);
-        if (!event) throw new HookrelayError('not_found', `No event ${params.id}.`);
-        const deliveries = await deliveriesOfEvent(ctx.store, params.id);
-        const pauses = deliveryPauses(ctx.rules.current());
-        return { status: 200, body: { event: eventDetailView(event), deliveries: deliveries.map((d) => deliveryDetailView(d, pauses)) } };
+        return { status: 200, body: await eventWithDeliveries(ctx.store, params.id, deliveryPauses(ctx.rules.current())) };
       },
     }),
     defineRoute({

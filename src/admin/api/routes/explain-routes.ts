@@ -1,11 +1,11 @@
 import { destinationCheck } from '../../../delivery/destination-check.js';
 import { explainStoredEvent } from '../../../operations/explain-event.js';
-import type { AdminContext } from '../context.js';
+import type { OperationsContext } from '../../../operations/context.js';
 import { EventExplanationSchema, ExplainQuerySchema, type EventExplanationView } from '../explain-schemas.js';
 import { NumericIdParamsSchema } from '../request-schemas.js';
 import { defineRoute, type AdminRoute } from '../route-table.js';
 
-export function explainRoutes(ctx: AdminContext): AdminRoute[] {
+export function explainRoutes(ctx: OperationsContext): AdminRoute[] {
   return [
     defineRoute({
       method: 'get',

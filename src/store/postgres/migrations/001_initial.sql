@@ -73,7 +73,7 @@ CREATE TABLE delivery_attempts (
   error_code       text,
   error_message    text,
   response_excerpt text,
-  outcome          text     NOT NULL CHECK (outcome IN ('delivered', 'retry', 'dead'))
+  outcome          text     NOT NULL CHECK (outcome IN ('delivered', 'pending', 'dead'))
 );
 
 CREATE INDEX delivery_attempts_delivery ON delivery_attempts (delivery_id, id);

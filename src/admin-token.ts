@@ -1,7 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { HookrelayError } from '../errors.js';
+import { HookrelayError } from './errors.js';
 
 export const ADMIN_TOKEN_FILE = 'admin.token';
 

@@ -1,13 +1,13 @@
 import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
-import type { SourceConfig } from '../../config.js';
-import type { SsrfGuard } from '../../delivery/ssrf-guard.js';
-import type { RuleSetStatus } from '../../rules/watcher.js';
-import type { RuleSet } from '../../rules/types.js';
-import type { Store } from '../../store/store.js';
+import type { SourceConfig } from '../config.js';
+import type { SsrfGuard } from '../delivery/ssrf-guard.js';
+import type { RuleSetStatus } from '../rules/watcher.js';
+import type { RuleSet } from '../rules/types.js';
+import type { Store } from '../store/store.js';
 
-/** What the admin API works with; assembled once by the composition root. */
-export interface AdminContext {
+/** What the operations work with: assembled once by the composition root (server) or per command (local CLI). */
+export interface OperationsContext {
   store: Store;
   rules: { current(): RuleSet; status(): RuleSetStatus };
   /** Tells the delivery worker new deliveries are due (a no-op when delivery is disabled). */

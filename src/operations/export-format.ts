@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ImportedEvent, StoredEvent } from '../store/store.js';
-import type { EventDetailView } from './admin-backend.js';
+import type { EventDetailView } from './view-schemas.js';
 
 /**
  * One line of `events export` output: everything stored about an event except its local id. The body is

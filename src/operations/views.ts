@@ -1,6 +1,6 @@
-import { lastAttemptSent, type DeliveryPauses } from '../../delivery/delivery-pauses.js';
-import type { Delivery, DeliveryCounts, DeliveryDetail, EventSummary, Job, StoredEvent } from '../../store/store.js';
-import type { DeliveryDetailView, DeliveryView, EventDetailView, EventSummaryView, ForwardingView, JobView } from './response-schemas.js';
+import { lastAttemptSent, type DeliveryPauses } from '../delivery/delivery-pauses.js';
+import type { Delivery, DeliveryCounts, DeliveryDetail, EventSummary, Job, StoredEvent } from '../store/store.js';
+import type { DeliveryDetailView, DeliveryView, EventDetailView, EventSummaryView, ForwardingView, JobView } from './view-schemas.js';
 
 /** Store records → admin API answers: unix ms become ISO 8601. */
 

@@ -1,4 +1,4 @@
-import type { BulkDeliveryFilter, JobProgress } from '../../../store/store.js';
+import type { BulkDeliveryFilter, JobProgress } from '../../store/store.js';
 import { JOB_BATCH_SIZE, yieldToEventLoop } from './batches.js';
 import type { BatchLoop, BatchLoopResult } from './replay-job.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EXPORT_FORMAT, ImportLineError, parseRecordLine } from '../../../src/commands/ndjson-format.js';
+import { EXPORT_FORMAT, ImportLineError, parseRecordLine } from '../../../src/operations/export-format.js';
 
 const body = Buffer.from(JSON.stringify({ event: 'transfer:succeeded', result: { id: 'tr_1' } }));
 const record = {

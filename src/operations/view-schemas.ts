@@ -1,10 +1,12 @@
 import { z } from 'zod';
-import { DeliveryStateSchema, ValidationSchema } from './request-schemas.js';
 
 /**
  * What the admin API answers. The handlers build their answers with these types (views.ts) and the
  * OpenAPI document is generated from the same schemas. Times are ISO 8601 strings.
  */
+
+export const ValidationSchema = z.enum(['valid', 'unrecognised']);
+export const DeliveryStateSchema = z.enum(['pending', 'delivered', 'dead']);
 
 const isoTime = z.string().meta({ format: 'date-time' });
 const int = z.number().int();
@@ -82,7 +84,7 @@ export const AttemptSchema = z
     errorCode: z.string().nullable(),
     errorMessage: z.string().nullable(),
     responseExcerpt: z.string().nullable(),
-    outcome: z.enum(['delivered', 'retry', 'dead']),
+    outcome: DeliveryStateSchema.meta({ description: 'the state the attempt left the delivery in' }),
   })
   .meta({ id: 'Attempt' });
 
@@ -133,7 +135,7 @@ export const RuleStatusSchema = z
     source: z.string().optional(),
     where: z.record(z.string(), z.unknown()),
     transform: z.string().optional(),
-    to: z.object({ url: z.string(), method: z.enum(['POST', 'PUT', 'PATCH']), headers: z.record(z.string(), z.string()) }),
+    to: z.object({ url: z.string(), method: z.enum(['POST', 'PUT', 'PATCH']), headers: z.record(z.string(), z.string()), forwardHeaders: z.array(z.string()) }),
     sign: z.object({ scheme: z.enum(['none', 'standard-webhooks', 'hmac-sha256-hex']), secret: z.string().optional(), header: z.string().optional() }),
     timeoutMs: int,
     retryScheduleMs: z.array(int),
@@ -161,7 +163,8 @@ export const DryRunResultSchema = z.object({
       reason: z.string().nullable().meta({ description: 'why it did not match; null when it matched' }),
       body: z.string().optional().meta({ description: 'what would be sent (UTF-8 text)' }),
       contentType: z.string().optional(),
-      renderError: z.string().optional(),
+      deadReason: z.string().optional().meta({ description: 'the transform failed: the delivery would be dead-lettered with this reason' }),
+      renderError: z.string().optional().meta({ description: 'deprecated: the same as deadReason', deprecated: true }),
     }),
   ),
 });
@@ -175,5 +178,4 @@ export type DeliveryDetailView = z.output<typeof DeliveryDetailSchema>;
 export type JobView = z.output<typeof JobSchema>;
 export type ResendResultView = z.output<typeof ResendResultSchema>;
 export type RulesView = z.output<typeof RulesSchema>;
-export type RuleStatusView = z.output<typeof RuleStatusSchema>;
 export type DryRunResultView = z.output<typeof DryRunResultSchema>;

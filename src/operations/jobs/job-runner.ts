@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
-import { HookrelayError } from '../../../errors.js';
-import type { RuleSet } from '../../../rules/types.js';
-import type { BulkDeliveryFilter, EventSelection, Job, Store } from '../../../store/store.js';
-import { countEventsThrough } from './batches.js';
+import { HookrelayError } from '../../errors.js';
+import type { RuleSet } from '../../rules/types.js';
+import type { BulkDeliveryFilter, EventSelection, Job, Store } from '../../store/store.js';
+import { countEventsThrough, newestEventId } from './batches.js';
 import { runReplayJob, type BatchLoop, type BatchLoopResult } from './replay-job.js';
 import { runRetryJob } from './retry-job.js';
 
@@ -45,8 +45,7 @@ export class JobRunner {
       throw new HookrelayError('not_found', `No rule "${ruleId}" in the current rule set.`, { ruleId });
     }
     return this.startJob(async () => {
-      const newest = await this.options.store.searchEvents({}, { limit: 1 });
-      const throughId = newest.items[0]?.id ?? 0;
+      const throughId = await newestEventId(this.options.store);
       const total = await countEventsThrough(this.options.store, selection, throughId);
       const job = await this.create('replay', filter, ruleId, total);
       this.launch(job, (loop) => runReplayJob(loop, { selection, throughId, ruleId, rules: this.options.rules, total }));

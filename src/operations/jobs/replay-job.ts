@@ -1,6 +1,6 @@
-import type { RuleSet } from '../../../rules/types.js';
-import type { EventSelection, JobProgress, NewDelivery, Store } from '../../../store/store.js';
-import { deliveriesForEvent } from '../../../ingest/deliveries-for-event.js';
+import type { RuleSet } from '../../rules/types.js';
+import type { EventSelection, JobProgress, NewDelivery, Store } from '../../store/store.js';
+import { planDeliveries } from '../../rules/plan.js';
 import { ruleInputOf } from '../event-input.js';
 import { JOB_BATCH_SIZE, startingAfterId, yieldToEventLoop } from './batches.js';
 
@@ -65,7 +65,7 @@ export async function runReplayJob(loop: BatchLoop, job: ReplayJobInput): Promis
     for (const event of events) {
       try {
         // The ingest path's own planning: events the rules do not match get no deliveries.
-        const deliveries = await deliveriesForEvent(ruleSet, ruleInputOf(event));
+        const deliveries = await planDeliveries(ruleSet, ruleInputOf(event));
         if (deliveries.length > 0) batch.push({ eventId: event.id, deliveries });
       } catch {
         failed += 1; // a body that is not JSON (an imported event): nothing to replay

@@ -1,9 +1,9 @@
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import type { SourceConfig } from '../../src/config.js';
-import { HookrelayError } from '../../src/errors.js';
-import { verifySignature } from '../../src/ingest/verify-signature.js';
-import { signHmacSha256Hex, verifyHmacSha256Hex } from '../../src/signing/hmac-sha256-hex.js';
+import type { SourceConfig } from '../../../src/config.js';
+import { HookrelayError } from '../../../src/errors.js';
+import { verifySignature } from '../../../src/signing/verify-signature.js';
+import { signHmacSha256Hex, verifyHmacSha256Hex } from '../../../src/signing/hmac-sha256-hex.js';
 
 const body = Buffer.from('{"event":"transfer:succeeded"}');
 

@@ -1,9 +1,19 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { Webhook } from 'standardwebhooks';
-import type { SourceConfig } from '../config.js';
 import { HookrelayError } from '../errors.js';
-import { verifyHmacSha256Hex } from '../signing/hmac-sha256-hex.js';
+import { verifyHmacSha256Hex } from './hmac-sha256-hex.js';
+import { STANDARD_WEBHOOK_HEADERS, type SignatureScheme } from './scheme.js';
+
+/** What verifying needs of a source (its config): scheme, secrets (several while rotating), header, tolerance. */
+export interface VerifyingSource {
+  scheme: SignatureScheme;
+  secrets: readonly string[];
+  /** hmac-sha256-hex: the header carrying the signature, lower case. */
+  signatureHeader: string;
+  /** standard-webhooks: how far webhook-timestamp may be from now. */
+  toleranceSeconds: number;
+}
 
 /** A header sent twice arrives as an array (or comma-joined); either way it is not one signature. */
 function singleHeader(headers: IncomingHttpHeaders, name: string): string | undefined {
@@ -11,7 +21,7 @@ function singleHeader(headers: IncomingHttpHeaders, name: string): string | unde
   return Array.isArray(value) ? value.join(', ') : value;
 }
 
-function verifyHmacSource(source: SourceConfig, headers: IncomingHttpHeaders, body: Buffer): void {
+function verifyHmacSource(source: VerifyingSource, headers: IncomingHttpHeaders, body: Buffer): void {
   const header = singleHeader(headers, source.signatureHeader);
   if (header === undefined || header.trim() === '') {
     throw new HookrelayError('missing_signature', `Missing ${source.signatureHeader} header.`, { header: source.signatureHeader });
@@ -21,10 +31,8 @@ function verifyHmacSource(source: SourceConfig, headers: IncomingHttpHeaders, bo
   }
 }
 
-const STANDARD_WEBHOOK_HEADERS = ['webhook-id', 'webhook-timestamp', 'webhook-signature'] as const;
-
 /** Standard Webhooks: HMAC over `id.timestamp.body`, several space-separated `v1,<base64>` entries allowed. */
-function verifyStandardWebhooksSource(source: SourceConfig, headers: IncomingHttpHeaders, body: Buffer, nowMs: number): void {
+function verifyStandardWebhooksSource(source: VerifyingSource, headers: IncomingHttpHeaders, body: Buffer, nowMs: number): void {
   const missing = STANDARD_WEBHOOK_HEADERS.filter((name) => !singleHeader(headers, name)?.trim());
   if (missing.length > 0) {
     throw new HookrelayError('missing_signature', `Missing ${missing.join(', ')} header(s).`, { headers: missing });
@@ -53,7 +61,7 @@ function verifyStandardWebhooksSource(source: SourceConfig, headers: IncomingHtt
 }
 
 /** Throws missing_signature or invalid_signature unless the raw body is signed for this source. */
-export function verifySignature(source: SourceConfig, headers: IncomingHttpHeaders, body: Buffer, nowMs = Date.now()): void {
+export function verifySignature(source: VerifyingSource, headers: IncomingHttpHeaders, body: Buffer, nowMs = Date.now()): void {
   switch (source.scheme) {
     case 'hmac-sha256-hex':
       return verifyHmacSource(source, headers, body);

@@ -1,9 +1,14 @@
-import type { EventSelection, Store } from '../../../store/store.js';
+import type { EventSelection, Store } from '../../store/store.js';
 
 /** Rows per batch: one short transaction each, so ingest never waits long for the write lock. */
 export const JOB_BATCH_SIZE = 200;
 /** Ids counted per query when sizing a job: each count stays a few milliseconds long at any table size. */
 const COUNT_WINDOW = 50_000;
+
+/** The newest event's id now (0 when none): bulk operations leave out events that arrive while they run. */
+export async function newestEventId(store: Store): Promise<number> {
+  return (await store.listEvents({}, { limit: 1 })).items[0]?.id ?? 0;
+}
 
 /** Lets ingest and other requests run between two batches. */
 export function yieldToEventLoop(): Promise<void> {
