@@ -75,7 +75,8 @@ export async function retryDelivery(ctx: Pick<OperationsContext, 'store' | 'now'
     if (!existing) throw new HookrelayError('not_found', `No delivery ${id}.`);
     throw new HookrelayError('conflict', `Delivery ${id} is already pending.`, { state: existing.state });
   }
-  ctx.wakeWorker();
+  // Read before waking the worker: the answer is the state the retry left, not an attempt racing it.
   const { attemptLog: _attempts, ...delivery } = (await ctx.store.getDelivery(id))!;
+  ctx.wakeWorker();
   return deliveryView(delivery, pauses);
 }
