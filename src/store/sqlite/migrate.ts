@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import type BetterSqlite3 from 'better-sqlite3';
+import type { BetterSqlite3 } from '../../sqlite-driver.js';
 import { HookrelayError } from '../../errors.js';
 
 const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);

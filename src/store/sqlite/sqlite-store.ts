@@ -1,7 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
-import type BetterSqlite3 from 'better-sqlite3';
+import Database, { type BetterSqlite3 } from '../../sqlite-driver.js';
 import { HookrelayError } from '../../errors.js';
 import type {
   AttemptRecord, AttemptResolution, ClaimedDelivery, Delivery, DeliveryDetail, DeliveryFilter, DeliveryOrigin, EventFilter,

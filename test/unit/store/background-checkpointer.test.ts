@@ -1,5 +1,5 @@
 import { statSync } from 'node:fs';
-import Database from 'better-sqlite3';
+import Database, { type BetterSqlite3 } from '../../../src/sqlite-driver.js';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sampleTransferSucceeded } from '../../../src/samples/transfer-succeeded.js';
@@ -14,7 +14,7 @@ afterAll(() => removeTempDirs());
  * Runs `body` against a WAL database nothing checkpoints but a thread under test (20 ms passes, 256 KiB restart
  * size), with the steps of each of its passes.
  */
-async function observePasses(options: Partial<CheckpointerOptions>, body: (db: Database.Database, passes: string[][]) => Promise<void>): Promise<void> {
+async function observePasses(options: Partial<CheckpointerOptions>, body: (db: BetterSqlite3.Database, passes: string[][]) => Promise<void>): Promise<void> {
   const path = join(makeTempDir(), 'passes.db');
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
@@ -31,7 +31,7 @@ async function observePasses(options: Partial<CheckpointerOptions>, body: (db: D
 }
 
 /** About 400 KB of WAL in one commit: past the 256 KiB restart size. */
-function fillWal(db: Database.Database): void {
+function fillWal(db: BetterSqlite3.Database): void {
   const insert = db.prepare('INSERT INTO t VALUES (?)');
   db.transaction(() => {
     for (let i = 0; i < 100; i++) insert.run(Buffer.alloc(4000));
