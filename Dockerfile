@@ -1,5 +1,6 @@
+# Node.js 24: supported the longest of the versions CI tests (20, 22, 24); see docs/operations.md.
 # Build stage: compile TypeScript and the native SQLite binding.
-FROM node:22-slim AS build
+FROM node:24-slim AS build
 WORKDIR /app
 RUN apt-get update \
   && apt-get install -y --no-install-recommends python3 make g++ \
@@ -12,7 +13,7 @@ COPY src ./src
 RUN npm run build && npm prune --omit=dev
 
 # Runtime stage: only the compiled code, production dependencies and the example rules.
-FROM node:22-slim
+FROM node:24-slim
 ENV NODE_ENV=production \
     HOOKRELAY_PORT=8080 \
     HOOKRELAY_DATA_DIR=/data \
