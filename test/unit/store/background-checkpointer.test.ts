@@ -92,14 +92,20 @@ describe('background WAL checkpoints', () => {
 
   it('syncs the database file after each pass that copied frames, before any RESTART', async () => {
     await observePasses({}, async (db, passes) => {
-      // A small WAL: the pass that copies it syncs the file; passes with nothing new to copy do not.
+      // A small WAL: the pass that copies it syncs the file; passes with nothing new to copy do not. A pass
+      // that runs while the commit starts the WAL over sees it empty, a change too: then two passes sync.
       await eventually(() => passes.length >= 1, 5000, 'a first pass');
       db.prepare('INSERT INTO t VALUES (?)').run(Buffer.alloc(1000));
       const seen = passes.length;
       await eventually(() => passes.length >= seen + 5, 5000, 'five more passes');
       const afterInsert = passes.slice(seen, seen + 5);
-      expect(afterInsert.filter((steps) => steps.includes('sync-database'))).toEqual([['passive', 'sync-database']]);
-      expect(afterInsert.filter((steps) => steps.length === 1 && steps[0] === 'passive').length).toBe(4);
+      const syncing = afterInsert.filter((steps) => steps.includes('sync-database'));
+      expect(syncing.length).toBeGreaterThanOrEqual(1);
+      expect(syncing.length).toBeLessThanOrEqual(2);
+      expect(syncing.every((steps) => steps.join() === 'passive,sync-database')).toBe(true);
+      const lastSync = afterInsert.findLastIndex((steps) => steps.includes('sync-database'));
+      expect(afterInsert.slice(lastSync + 1)).toEqual(afterInsert.slice(lastSync + 1).map(() => ['passive']));
+      expect(lastSync).toBeLessThanOrEqual(2);
       // Past the restart size: the pass copies and syncs, then the WAL starts over.
       fillWal(db);
       expect(await restartingPass(passes)).toEqual(['passive', 'sync-database', 'restart']);
