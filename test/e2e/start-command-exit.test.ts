@@ -14,6 +14,8 @@ afterAll(() => removeTempDirs());
 const SECRET = 'start-command-secret';
 const CYCLES = 4;
 const WEBHOOKS_PER_CYCLE = 5;
+// A cycle takes about 3 s (start, forward, graceful stop); a machine under load takes several times that.
+const TIMEOUT_MS = 120_000;
 
 // A native driver that frees statements without a current Node environment aborts the process
 // (exit 134) while it serves or as it stops; this runs the start command on the runtime under test.
@@ -45,5 +47,5 @@ describe(`the start command on Node ${process.version} (${sqliteDriverName})`, (
     }
     expect(exits).toEqual(Array.from({ length: CYCLES }, () => ({ code: 0, signal: null, stderr: '' })));
     expect(sink.received).toHaveLength(CYCLES * WEBHOOKS_PER_CYCLE);
-  });
+  }, TIMEOUT_MS);
 });
