@@ -1,5 +1,6 @@
+# Node.js 24: supported the longest of the versions CI tests (20, 22, 24); see docs/operations.md.
 # Build stage: compile TypeScript and the native SQLite binding.
-FROM node:22-slim AS build
+FROM node:24-slim AS build
 WORKDIR /app
 RUN apt-get update \
   && apt-get install -y --no-install-recommends python3 make g++ \
@@ -15,7 +16,7 @@ RUN npm run build && npm prune --omit=dev
 # A container's loopback is unreachable from outside it, so both listeners bind every interface here:
 # webhooks on 8080, the admin API, console and metrics on 8081. Publish 8081 to loopback or a private
 # network only, e.g. `-p 8080:8080 -p 127.0.0.1:8081:8081`.
-FROM node:22-slim
+FROM node:24-slim
 ENV NODE_ENV=production \
     HOOKRELAY_HOST=0.0.0.0 \
     HOOKRELAY_PORT=8080 \

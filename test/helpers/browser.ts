@@ -1,6 +1,9 @@
-import { mkdirSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, statSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { describe, it } from 'vitest';
+import { testRequires } from './test-require.js';
 
 /** Where tests put screenshots; git-ignored, kept for looking at failures. */
 export const ARTIFACTS_DIR = fileURLToPath(new URL('../../test-artifacts/', import.meta.url));
@@ -8,13 +11,77 @@ export const ARTIFACTS_DIR = fileURLToPath(new URL('../../test-artifacts/', impo
 /** Longest one browser step (a click, a wait for an element) may take: well under the test timeout. */
 const STEP_TIMEOUT_MS = 15_000;
 
+/** Names looked for on PATH, in this order, when CHROMIUM_PATH is not set. */
+export const CHROMIUM_NAMES = ['chromium', 'chromium-browser', 'google-chrome'] as const;
+
+/** Whether the browser tests run (and with which binary), are skipped, or fail for want of a browser. */
+export type BrowserTestPlan =
+  | { action: 'run'; executablePath: string }
+  | { action: 'skip' | 'fail'; reason: string };
+
+function isExecutableFile(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
 /**
- * Headless Chromium from the system (set CHROMIUM_PATH to use another binary). The flags keep the
- * browser from calling home: no background networking, component updates, sync or first-run pages.
+ * CHROMIUM_PATH if set (a wrong one fails: whoever set it wants the browser tests), else the first of
+ * CHROMIUM_NAMES on PATH. Without either the browser tests are skipped, unless HOOKRELAY_TEST_REQUIRE
+ * lists chromium.
+ */
+export function planBrowserTests(env: Record<string, string | undefined>, isExecutable: (path: string) => boolean = isExecutableFile): BrowserTestPlan {
+  const configured = env.CHROMIUM_PATH;
+  if (configured) {
+    return isExecutable(configured)
+      ? { action: 'run', executablePath: configured }
+      : { action: 'fail', reason: `CHROMIUM_PATH=${configured} is not an executable file` };
+  }
+  const dirs = (env.PATH ?? '').split(delimiter).filter(Boolean);
+  for (const name of CHROMIUM_NAMES) {
+    for (const dir of dirs) {
+      const candidate = join(dir, name);
+      if (isExecutable(candidate)) return { action: 'run', executablePath: candidate };
+    }
+  }
+  const reason = `no Chromium found (CHROMIUM_PATH is not set and none of ${CHROMIUM_NAMES.join(', ')} is on PATH)`;
+  return testRequires('chromium', env)
+    ? { action: 'fail', reason: `${reason}, and HOOKRELAY_TEST_REQUIRE lists chromium` }
+    : { action: 'skip', reason };
+}
+
+const plan = planBrowserTests(process.env);
+
+/**
+ * `describe` for tests that drive a browser: where none is found they are skipped with the reason in
+ * the suite's title and a line on stderr, so the rest of the suite still runs; where one is required
+ * (see planBrowserTests) they fail with the reason instead.
+ */
+export function describeWithBrowser(title: string, body: () => void, options: { timeout?: number } = {}): void {
+  if (plan.action === 'fail') {
+    const { reason } = plan;
+    describe(title, () => {
+      it('has a Chromium to drive', () => {
+        throw new Error(reason);
+      });
+    });
+    return;
+  }
+  if (plan.action === 'skip') console.warn(`Skipped "${title}": ${plan.reason}. Install Chromium or set CHROMIUM_PATH to run it.`);
+  describe.skipIf(plan.action === 'skip')(plan.action === 'skip' ? `${title} (skipped: no Chromium found; set CHROMIUM_PATH)` : title, options, body);
+}
+
+/**
+ * Headless Chromium as planBrowserTests found it. The flags keep the browser from calling home: no
+ * background networking, component updates, sync or first-run pages.
  */
 export async function launchBrowser(): Promise<Browser> {
+  if (plan.action !== 'run') throw new Error(plan.reason);
   const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    executablePath: plan.executablePath,
     args: [
       '--headless',
       '--no-sandbox',

@@ -5,7 +5,7 @@ import { Agent, request } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sampleTransferSucceeded } from '../../src/samples/transfer-succeeded.js';
 import { signHmacSha256Hex } from '../../src/signing/hmac-sha256-hex.js';
-import Database from 'better-sqlite3';
+import Database from '../../src/sqlite-driver.js';
 import { DATABASE_FILE, SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { startServeProcess, type CliProcess } from '../helpers/cli-process.js';
 import { eventually, rulesDirWith } from '../helpers/rules.js';

@@ -1,6 +1,6 @@
 import { closeSync, fsync, openSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import Database, { type BetterSqlite3 } from '../../src/sqlite-driver.js';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { sampleTransferSucceeded } from '../../src/samples/transfer-succeeded.js';
 import { DATABASE_FILE, SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
@@ -52,7 +52,7 @@ async function receiverWithSink(dataDir?: string): Promise<{ app: TestReceiver; 
 }
 
 /** A working receiver (one event stored), then a second connection of our own takes its write lock. */
-async function receiverWithWriteLockHeld(): Promise<{ app: TestReceiver; sink: CountingSink; locker: Database.Database }> {
+async function receiverWithWriteLockHeld(): Promise<{ app: TestReceiver; sink: CountingSink; locker: BetterSqlite3.Database }> {
   const { app, sink } = await receiverWithSink();
   expect((await postSigned(app.webhookUrl(), newEvent().raw, TEST_SECRET)).status).toBe(200);
   const locker = new Database(join(app.dataDir, DATABASE_FILE));

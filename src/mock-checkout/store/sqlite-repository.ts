@@ -1,4 +1,4 @@
-import Database from 'better-sqlite3';
+import Database from '../../sqlite-driver.js';
 import type { CheckoutRecord, DeliveryRecord, TransferRecord } from '../records.js';
 import type { CheckoutPage, MockRepository, TransferStats } from './repository.js';
 import { applyMockSchema } from './sqlite-schema.js';

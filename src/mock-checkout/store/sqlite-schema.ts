@@ -1,4 +1,4 @@
-import type Database from 'better-sqlite3';
+import type { BetterSqlite3 as Database } from '../../sqlite-driver.js';
 
 /** Bumped whenever the statements below change; a file written by a newer mock is refused, not guessed at. */
 export const MOCK_SCHEMA_VERSION = 1;

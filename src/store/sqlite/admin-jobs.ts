@@ -1,4 +1,4 @@
-import type BetterSqlite3 from 'better-sqlite3';
+import type { BetterSqlite3 } from '../../sqlite-driver.js';
 import type { Job, JobProgress, JobState, NewJob } from '../store.js';
 import { toJob, type JobRow } from '../stored-rows.js';
 

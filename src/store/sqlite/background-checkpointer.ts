@@ -1,6 +1,6 @@
 import { openSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { sqliteDriverPath } from '../../sqlite-driver.js';
 
 /**
  * Runs WAL checkpoints on a thread of their own. SQLite's automatic checkpoint runs inside whichever commit
@@ -109,13 +109,12 @@ function databaseDescriptor(path: string): number | null {
 }
 
 export function startBackgroundCheckpointer(options: CheckpointerOptions): BackgroundCheckpointer {
-  const driver = createRequire(import.meta.url).resolve('better-sqlite3');
   const worker = new Worker(WORKER_SOURCE, {
     eval: true,
     // It runs one timer and one pragma: a small heap keeps the thread's footprint to a few MB.
     resourceLimits: { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 1 },
     workerData: {
-      driver,
+      driver: sqliteDriverPath,
       path: options.path,
       databaseFd: options.syncDescriptor ?? databaseDescriptor(options.path),
       intervalMs: options.intervalMs,

@@ -1,4 +1,4 @@
-import type BetterSqlite3 from 'better-sqlite3';
+import type { BetterSqlite3 } from '../../sqlite-driver.js';
 import type { BulkDeliveryFilter } from '../store.js';
 import { eventSelectionSql } from './event-filter-sql.js';
 

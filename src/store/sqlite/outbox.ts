@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type BetterSqlite3 from 'better-sqlite3';
+import type { BetterSqlite3 } from '../../sqlite-driver.js';
 import type {
   AttemptRecord, AttemptResolution, ClaimedDelivery, Delivery, DeliveryDetail, DeliveryFilter, DeliveryOrigin,
   NewDelivery, OutboxStats, Page,

@@ -1,4 +1,4 @@
-import type BetterSqlite3 from 'better-sqlite3';
+import type { BetterSqlite3 } from '../../sqlite-driver.js';
 import { deliveryStateSql } from './delivery-state-sql.js';
 
 const NOT_PENDING = `NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND ${deliveryStateSql('d', 'pending')})`;

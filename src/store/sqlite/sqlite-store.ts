@@ -1,7 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
-import type BetterSqlite3 from 'better-sqlite3';
+import Database, { type BetterSqlite3 } from '../../sqlite-driver.js';
 import { HookrelayError } from '../../errors.js';
 import type {
   AttemptRecord, AttemptResolution, ClaimedDelivery, Delivery, DeliveryDetail, DeliveryFilter, DeliveryOrigin,
@@ -12,6 +11,7 @@ import { startBackgroundCheckpointer, type BackgroundCheckpointer } from './back
 import { EventLoopLoad } from './event-loop-load.js';
 import { GroupCommit } from './group-commit.js';
 import { WalFsync, type FsyncFn } from './wal-fsync.js';
+import { keyText } from './key-text.js';
 import { migrate } from './migrate.js';
 import { OutboxQueries, type AttemptToRecord } from './outbox.js';
 import type { BulkDeliveryFilter, EventBody, EventSelection, ImportedEvent, ImportOptions, ImportResult } from '../store.js';
@@ -130,11 +130,11 @@ export class SqliteStore implements Store {
       insertEvent: this.db.prepare(`
         INSERT INTO events (source, event, transfer_id, checkout_id, email, wallet_address, validation,
                             received_at, last_received_at, headers, body)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        VALUES (?, CAST(? AS TEXT), CAST(? AS TEXT), ?, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT (transfer_id, source, event) DO NOTHING`),
-      countRepeat: this.db.prepare<[number, string, string, string], { id: number; received_count: number }>(`
+      countRepeat: this.db.prepare<[number, string | Buffer, string, string | Buffer], { id: number; received_count: number }>(`
         UPDATE events SET received_count = received_count + 1, last_received_at = ?
-        WHERE transfer_id = ? AND source = ? AND event = ?
+        WHERE transfer_id = CAST(? AS TEXT) AND source = ? AND event = CAST(? AS TEXT)
         RETURNING id, received_count`),
       getEvent: this.db.prepare<[number], EventRow>('SELECT * FROM events WHERE id = ?'),
       touchHealth: this.db.prepare('INSERT INTO store_health (id, checked_at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET checked_at = excluded.checked_at'),
@@ -190,11 +190,11 @@ export class SqliteStore implements Store {
   /** Runs inside the group transaction: one insert; a repeat only bumps the received counter. */
   private insertEvent(e: NewEvent): SaveEventResult {
     const inserted = this.statements.insertEvent.run(
-      e.source, e.event, e.transferId, e.checkoutId, e.email, e.walletAddress, e.validation,
+      e.source, keyText(e.event), keyText(e.transferId), e.checkoutId, e.email, e.walletAddress, e.validation,
       e.receivedAt, e.receivedAt, JSON.stringify(e.headers), e.body,
     );
     if (inserted.changes === 0) {
-      const repeat = this.statements.countRepeat.get(e.receivedAt, e.transferId, e.source, e.event)!;
+      const repeat = this.statements.countRepeat.get(e.receivedAt, keyText(e.transferId), e.source, keyText(e.event))!;
       return { id: repeat.id, duplicate: true, receivedCount: repeat.received_count };
     }
     const id = Number(inserted.lastInsertRowid);

@@ -1,7 +1,8 @@
-import type BetterSqlite3 from 'better-sqlite3';
+import type { BetterSqlite3 } from '../../sqlite-driver.js';
 import type { EventBody, EventSelection, ImportedEvent, ImportResult, StoredEvent } from '../store.js';
 import { eventSelectionSql } from './event-filter-sql.js';
 import { toStoredEvent, type EventRow } from './event-rows.js';
+import { keyText } from './key-text.js';
 
 /** Export and import of whole events (raw bytes included), synchronous; the store picks the transaction. */
 export class TransferQueries {
@@ -12,7 +13,7 @@ export class TransferQueries {
     this.insertIfNew = db.prepare<unknown[], { id: number }>(`
       INSERT INTO events (source, event, transfer_id, checkout_id, email, wallet_address, validation,
                           received_at, last_received_at, received_count, headers, body, imported_at)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      VALUES (?, CAST(? AS TEXT), CAST(? AS TEXT), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
       ON CONFLICT (transfer_id, source, event) DO NOTHING
       RETURNING id`);
   }
@@ -53,7 +54,7 @@ export class TransferQueries {
     let imported = 0;
     for (const e of events) {
       const row = this.insertIfNew.get(
-        e.source, e.event, e.transferId, e.checkoutId, e.email, e.walletAddress, e.validation,
+        e.source, keyText(e.event), keyText(e.transferId), e.checkoutId, e.email, e.walletAddress, e.validation,
         e.receivedAt, e.lastReceivedAt, e.receivedCount, JSON.stringify(e.headers), e.body, importedAt,
       );
       if (row) imported += 1;

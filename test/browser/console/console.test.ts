@@ -2,9 +2,9 @@ import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { sampleTransferSucceeded } from '../../../src/samples/transfer-succeeded.js';
-import { launchBrowser, saveScreenshot } from '../../helpers/browser.js';
+import { describeWithBrowser, launchBrowser, saveScreenshot } from '../../helpers/browser.js';
 import { postSigned } from '../../helpers/http.js';
 import { TEST_SECRET, type TestReceiver } from '../../helpers/receiver.js';
 import { removeTempDirs } from '../../helpers/temp-dir.js';
@@ -81,7 +81,7 @@ afterAll(async () => {
   removeTempDirs();
 });
 
-describe('console in a browser', () => {
+describeWithBrowser('console in a browser', () => {
   it('logs in, filters the events, opens one, replays it and shows the new delivery reach the sink', async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     const pageErrors: string[] = [];

@@ -1,9 +1,9 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { sampleTransferSucceeded } from '../../../src/samples/transfer-succeeded.js';
-import { launchBrowser, saveScreenshot } from '../../helpers/browser.js';
+import { describeWithBrowser, launchBrowser, saveScreenshot } from '../../helpers/browser.js';
 import { postSigned } from '../../helpers/http.js';
 import { TEST_SECRET, type TestReceiver } from '../../helpers/receiver.js';
 import { removeTempDirs } from '../../helpers/temp-dir.js';
@@ -58,7 +58,7 @@ async function topLevelClauses(page: Page, ruleId: string): Promise<{ pass: stri
   );
 }
 
-describe('console: the explain panel on the event page', { timeout: 60_000 }, () => {
+describeWithBrowser('console: the explain panel on the event page', () => {
   it('lists every failing clause with the value found, the nested branches, and what the matching rule would send', async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
     try {
@@ -110,4 +110,4 @@ describe('console: the explain panel on the event page', { timeout: 60_000 }, ()
       await page.close();
     }
   });
-});
+}, { timeout: 60_000 });

@@ -1,7 +1,7 @@
 import type { Browser } from 'playwright-core';
-import { describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { verifyHmacSha256Hex } from '../../../src/signing/hmac-sha256-hex.js';
-import { saveScreenshot } from '../../helpers/browser.js';
+import { describeWithBrowser, saveScreenshot } from '../../helpers/browser.js';
 import { browserStackForFile } from './browser-stack.js';
 import { SAMPLE_CHECKOUT, type RunningMock } from '../../integration/mock-checkout/support/mock-harness.js';
 import type { WebhookSink } from '../../helpers/webhook-sink.js';
@@ -18,7 +18,7 @@ async function createCheckout(extra: Record<string, unknown> = {}) {
   return created.json as { checkoutUrl: string; result: { id: string; webhookSecret: string } };
 }
 
-describe('buyer page in a browser', () => {
+describeWithBrowser('buyer page in a browser', () => {
   it('fills the form, clicks Buy, shows the success page, and the sink gets a valid signed webhook', async () => {
     const { checkoutUrl, result } = await createCheckout();
     const page = await browser.newPage({ viewport: { width: 720, height: 900 } });

@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
-import { describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { verifyHmacSha256Hex } from '../../../src/signing/hmac-sha256-hex.js';
-import { saveScreenshot } from '../../helpers/browser.js';
+import { describeWithBrowser, saveScreenshot } from '../../helpers/browser.js';
 import { browserStackForFile } from './browser-stack.js';
 import { SAMPLE_CHECKOUT, TEST_API_KEY, type RunningMock } from '../../integration/mock-checkout/support/mock-harness.js';
 import type { WebhookSink } from '../../helpers/webhook-sink.js';
@@ -23,7 +23,7 @@ async function logIn(page: Page): Promise<void> {
   await page.getByRole('heading', { name: 'Checkouts' }).waitFor();
 }
 
-describe('dashboard in a browser', () => {
+describeWithBrowser('dashboard in a browser', () => {
   it('logs in, creates and edits a checkout with webhook URLs, and sends a test webhook', async () => {
     // A checkout made through the API shows up too (and makes the list screenshot less empty).
     await mock.call('POST', '/api/v1/checkout', { ...SAMPLE_CHECKOUT, oneTimeLink: true });

@@ -1,6 +1,6 @@
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, expect, it } from 'vitest';
 import { verifyHmacSha256Hex } from '../../../src/signing/hmac-sha256-hex.js';
-import { saveScreenshot } from '../../helpers/browser.js';
+import { describeWithBrowser, saveScreenshot } from '../../helpers/browser.js';
 import { removeTempDirs } from '../../helpers/temp-dir.js';
 import { startBrowserFlow, stopBrowserFlow } from './support/browser-flow.js';
 import { MOCK_API_KEY, RULE_SECRET, RULE_SIGNATURE_HEADER, SOURCE_SECRET, readStore, sinkRequests } from './support/stack.js';
@@ -8,7 +8,7 @@ import { MOCK_API_KEY, RULE_SECRET, RULE_SIGNATURE_HEADER, SOURCE_SECRET, readSt
 afterEach(stopBrowserFlow);
 afterAll(() => removeTempDirs());
 
-describe('mock checkout → hookrelay → rule → sink, bought in a real browser', () => {
+describeWithBrowser('mock checkout → hookrelay → rule → sink, bought in a real browser', () => {
   it('stores the event byte-exact, verifies its signature and forwards the same bytes signed by hookrelay', async () => {
     const { sink, receiver, mock, browser: launched } = await startBrowserFlow('forward-all');
     const checkout = await mock.createCheckout(receiver.url);

@@ -1,5 +1,5 @@
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { saveScreenshot } from '../../helpers/browser.js';
+import { afterAll, afterEach, expect, it } from 'vitest';
+import { describeWithBrowser, saveScreenshot } from '../../helpers/browser.js';
 import { removeTempDirs } from '../../helpers/temp-dir.js';
 import { startBrowserFlow, stopBrowserFlow } from './support/browser-flow.js';
 import { readStore } from './support/stack.js';
@@ -7,7 +7,7 @@ import { readStore } from './support/stack.js';
 afterEach(stopBrowserFlow);
 afterAll(() => removeTempDirs());
 
-describe('one-time checkout link bought twice', () => {
+describeWithBrowser('one-time checkout link bought twice', () => {
   it('refuses the second purchase from the browser and the hook with 410, and hookrelay stores one event', async () => {
     const { sink, receiver, mock, browser: launched } = await startBrowserFlow('all-purchases');
     const checkout = await mock.createCheckout(receiver.url, { oneTimeLink: true });

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import Database from '../../../src/sqlite-driver.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_PATH, runCli, type CliProcess } from '../../helpers/cli-process.js';
 import { makeTempDir, removeTempDirs } from '../../helpers/temp-dir.js';

@@ -1,4 +1,4 @@
-import Database from 'better-sqlite3';
+import Database from '../../../src/sqlite-driver.js';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';

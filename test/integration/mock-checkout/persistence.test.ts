@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import Database from '../../../src/sqlite-driver.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createMockCheckout } from '../../../src/mock-checkout/index.js';
 import { SAMPLE_CHECKOUT, startMock, tempDir } from './support/mock-harness.js';

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import Database from '../../../src/sqlite-driver.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { listMigrations, migrate } from '../../../src/store/sqlite/migrate.js';
 import { DATABASE_FILE, SqliteStore } from '../../../src/store/sqlite/sqlite-store.js';

@@ -1,5 +1,5 @@
 import { statSync } from 'node:fs';
-import Database from 'better-sqlite3';
+import Database, { type BetterSqlite3 } from '../../../src/sqlite-driver.js';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sampleTransferSucceeded } from '../../../src/samples/transfer-succeeded.js';
@@ -14,7 +14,7 @@ afterAll(() => removeTempDirs());
  * Runs `body` against a WAL database nothing checkpoints but a thread under test (20 ms passes, 256 KiB restart
  * size), with the steps of each of its passes.
  */
-async function observePasses(options: Partial<CheckpointerOptions>, body: (db: Database.Database, passes: string[][]) => Promise<void>): Promise<void> {
+async function observePasses(options: Partial<CheckpointerOptions>, body: (db: BetterSqlite3.Database, passes: string[][]) => Promise<void>): Promise<void> {
   const path = join(makeTempDir(), 'passes.db');
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
@@ -31,7 +31,7 @@ async function observePasses(options: Partial<CheckpointerOptions>, body: (db: D
 }
 
 /** About 400 KB of WAL in one commit: past the 256 KiB restart size. */
-function fillWal(db: Database.Database): void {
+function fillWal(db: BetterSqlite3.Database): void {
   const insert = db.prepare('INSERT INTO t VALUES (?)');
   db.transaction(() => {
     for (let i = 0; i < 100; i++) insert.run(Buffer.alloc(4000));
@@ -92,14 +92,20 @@ describe('background WAL checkpoints', () => {
 
   it('syncs the database file after each pass that copied frames, before any RESTART', async () => {
     await observePasses({}, async (db, passes) => {
-      // A small WAL: the pass that copies it syncs the file; passes with nothing new to copy do not.
+      // A small WAL: the pass that copies it syncs the file; passes with nothing new to copy do not. A pass
+      // that runs while the commit starts the WAL over sees it empty, a change too: then two passes sync.
       await eventually(() => passes.length >= 1, 5000, 'a first pass');
       db.prepare('INSERT INTO t VALUES (?)').run(Buffer.alloc(1000));
       const seen = passes.length;
       await eventually(() => passes.length >= seen + 5, 5000, 'five more passes');
       const afterInsert = passes.slice(seen, seen + 5);
-      expect(afterInsert.filter((steps) => steps.includes('sync-database'))).toEqual([['passive', 'sync-database']]);
-      expect(afterInsert.filter((steps) => steps.length === 1 && steps[0] === 'passive').length).toBe(4);
+      const syncing = afterInsert.filter((steps) => steps.includes('sync-database'));
+      expect(syncing.length).toBeGreaterThanOrEqual(1);
+      expect(syncing.length).toBeLessThanOrEqual(2);
+      expect(syncing.every((steps) => steps.join() === 'passive,sync-database')).toBe(true);
+      const lastSync = afterInsert.findLastIndex((steps) => steps.includes('sync-database'));
+      expect(afterInsert.slice(lastSync + 1)).toEqual(afterInsert.slice(lastSync + 1).map(() => ['passive']));
+      expect(lastSync).toBeLessThanOrEqual(2);
       // Past the restart size: the pass copies and syncs, then the WAL starts over.
       fillWal(db);
       expect(await restartingPass(passes)).toEqual(['passive', 'sync-database', 'restart']);

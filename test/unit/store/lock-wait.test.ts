@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import Database, { type BetterSqlite3 } from '../../../src/sqlite-driver.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sampleTransferSucceeded } from '../../../src/samples/transfer-succeeded.js';
 import { DATABASE_FILE, SqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
@@ -30,7 +30,7 @@ async function longestTimerLag(during: Promise<unknown>): Promise<number> {
 }
 
 /** A store in a fresh data dir, and a second connection of our own already holding its write lock. */
-function storeWithLockHeld(options: { busyTimeoutMs?: number; busyRetryMs?: number }): { store: SqliteStore; locker: Database.Database } {
+function storeWithLockHeld(options: { busyTimeoutMs?: number; busyRetryMs?: number }): { store: SqliteStore; locker: BetterSqlite3.Database } {
   const dataDir = makeTempDir();
   const store = new SqliteStore({ dataDir, durability: 'full', ...options });
   const locker = new Database(join(dataDir, DATABASE_FILE));
