@@ -105,6 +105,7 @@ export class SqliteStore implements Store {
   private readonly checkpointer: BackgroundCheckpointer;
   private readonly loopLoad: EventLoopLoad | null;
   private closed = false;
+  private readonly storedListeners = new Set<() => void>();
 
   constructor(options: SqliteStoreOptions) {
     this.db = openDatabase(options);
@@ -203,11 +204,23 @@ export class SqliteStore implements Store {
 
   async saveEvent(event: NewEvent): Promise<SaveEventResult> {
     if (this.closed) throw new HookrelayError('store_unavailable', 'The event store is closed.');
+    let result: SaveEventResult;
     try {
-      return await this.saveGroup.submit(event);
+      result = await this.saveGroup.submit(event);
     } catch (err) {
       throw asStoreError(err);
     }
+    if (!result.duplicate) this.announceStored();
+    return result;
+  }
+
+  onEventsStored(listener: () => void): () => void {
+    this.storedListeners.add(listener);
+    return () => this.storedListeners.delete(listener);
+  }
+
+  private announceStored(): void {
+    for (const listener of this.storedListeners) listener();
   }
 
   async getEvent(id: number): Promise<StoredEvent | null> {
@@ -334,7 +347,9 @@ export class SqliteStore implements Store {
 
   async importEvents(events: ImportedEvent[], options: ImportOptions = {}): Promise<ImportResult> {
     const importedAt = options.importedAt === undefined ? Date.now() : options.importedAt;
-    return this.write(() => this.db.transaction(() => this.transfer.insertAll(events, importedAt)).immediate());
+    const result = this.write(() => this.db.transaction(() => this.transfer.insertAll(events, importedAt)).immediate());
+    if (result.imported > 0) this.announceStored();
+    return result;
   }
 
   async createDeliveriesForEvents(batch: { eventId: number; deliveries: NewDelivery[] }[], origin: DeliveryOrigin): Promise<number> {

@@ -18,6 +18,7 @@ function registeredRoutes(fixture: AdminFixture): string[] {
   const api = createAdminApi({
     context: { store: app.store, rules: app.rules, wakeWorker: () => {}, dispatcher: undefined as never, guard: undefined as never, sources: new Map(), logger: createLogger('silent'), now: Date.now },
     jobs: app.adminJobs,
+    streams: app.eventStreams,
     token: app.adminToken,
   });
   return (api.router.stack as RouteLayer[])
