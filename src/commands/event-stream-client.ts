@@ -11,6 +11,8 @@ export interface OpenStreamOptions {
   /** Resume after this event id (`Last-Event-ID`). */
   lastEventId?: string;
   signal?: AbortSignal;
+  /** Called once the server has accepted the stream. */
+  onOpen?: () => void;
 }
 
 /**
@@ -39,6 +41,7 @@ export async function* readEventStream(options: OpenStreamOptions): AsyncGenerat
     }
     throw apiError(response.statusCode, json);
   }
+  options.onOpen?.();
   const queue: StreamMessage[] = [];
   const parser = createParser({ onEvent: (message) => queue.push(message) });
   // A character split across two chunks is decoded once both have arrived.

@@ -93,6 +93,7 @@ describe('GET /admin/api/events/stream', () => {
     await app.store.importEvents([importedEvent()]);
     await waitFor(() => expect(stream.ids()).toHaveLength(2));
     await stream.stop();
+    expect(stream.messages[0]).toMatchObject({ event: 'ready', data: JSON.stringify({ afterId: before }) });
     expect(stream.ids()[0]).toBe(id);
     expect(stream.ids()).not.toContain(before);
     const [live, imported] = stream.events();

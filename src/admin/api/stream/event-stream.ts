@@ -76,7 +76,8 @@ export class EventStream {
       'x-accel-buffering': 'no',
     });
     res.flushHeaders();
-    this.write(`retry: ${RECONNECT_MS}\n\n`);
+    // `ready` says where the stream starts, so a client that reconnects before any event misses none.
+    this.write(`retry: ${RECONNECT_MS}\n\nevent: ready\ndata: ${JSON.stringify({ afterId: options.afterId })}\n\n`);
     this.unsubscribe = options.store.onEventsStored(() => this.wake());
     // Heartbeats keep proxies from closing an idle stream; re-reading then catches any wake that was missed.
     this.heartbeat = setInterval(() => {
