@@ -56,6 +56,7 @@ export class EventStream {
   /** The id of the last event sent (what a client resumes from). */
   private lastSentId: number;
   private reading = false;
+  private wakeScheduled = false;
   private readAgain = false;
   private ended = false;
   private readonly heartbeat: NodeJS.Timeout;
@@ -88,8 +89,21 @@ export class EventStream {
     this.wake();
   }
 
-  /** Reads and sends what has been stored since; runs once at a time, again if woken meanwhile. */
+  /**
+   * Reads and sends what has been stored since, on the next turn of the event loop: the events of one group
+   * commit wake the stream once, not once each.
+   */
   wake(): void {
+    if (this.ended || this.wakeScheduled) return;
+    this.wakeScheduled = true;
+    setImmediate(() => {
+      this.wakeScheduled = false;
+      this.read();
+    });
+  }
+
+  /** One read at a time; a wake during it reads again after it. */
+  private read(): void {
     if (this.ended) return;
     if (this.reading) {
       this.readAgain = true;
