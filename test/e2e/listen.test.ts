@@ -26,8 +26,8 @@ async function sink(): Promise<WebhookSink> {
   return started;
 }
 
-function listen(app: TestReceiver, args: string[]): CliProcess {
-  const cli = runCli(['listen', '--url', app.adminUrl, '--token', app.adminToken, '--json', ...args]);
+function listen(app: TestReceiver, args: string[], format: 'json' | 'text' = 'json'): CliProcess {
+  const cli = runCli(['listen', '--url', app.adminUrl, '--token', app.adminToken, ...(format === 'json' ? ['--json'] : []), ...args]);
   cleanup.push(async () => {
     if (cli.child.exitCode === null) cli.child.kill('SIGKILL');
     await cli.exited;
@@ -128,5 +128,19 @@ describe('hookrelay listen', () => {
     expect(printedEvents(cli).map((line) => line.id)).toEqual([first, second]);
     expect(cli.stderr()).toContain('the server ended the stream');
     expect(cli.stderr()).toContain(`reconnecting in 0.5 s, after event ${first}`);
+  });
+
+  it('prints one readable line per event: time, id, event, checkout, amount, and the local answer', async () => {
+    const app = await receiver();
+    const target = await sink();
+    const cli = listen(app, ['--forward-to', target.url], 'text');
+    await until('listening', () => cli.stderr().includes('listening on'), cli);
+    const body = sampleTransferSucceeded({ quantity: 2, unitPriceUsd: 24.5 });
+    const id = (await postSigned(app.webhookUrl(), body, TEST_SECRET)).json.id as number;
+    await until('a line', () => cli.stdout().includes('\n'), cli);
+    const stored = (await app.store.getEvent(id))!;
+    const line = cli.stdout().trim();
+    expect(line.startsWith(`${new Date(stored.receivedAt).toISOString()}  #${id}  transfer:succeeded  checkout ${body.result.checkoutId}  49.02 USD  → 200 in `)).toBe(true);
+    expect(line).toMatch(/ ms$/);
   });
 });
