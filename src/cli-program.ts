@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { registerDeliveriesCommand } from './commands/deliveries.js';
 import { registerEventsCommand } from './commands/events.js';
+import { registerListenCommand } from './commands/listen.js';
 import { registerRulesCommand } from './commands/rules.js';
 import { registerSendTestCommand } from './commands/send-test.js';
 import { registerServeCommand } from './commands/serve.js';
@@ -23,5 +24,6 @@ export function createProgram(): Command {
   registerRulesCommand(program);
   registerEventsCommand(program);
   registerDeliveriesCommand(program);
+  registerListenCommand(program);
   return program;
 }

@@ -166,9 +166,23 @@ export const ConfigSchema = z
         port: z.coerce.number().int().min(0).max(65535).optional(),
         /** Address of the admin listener: loopback unless told otherwise. */
         host: z.string().min(1).default('127.0.0.1'),
+        /** The live event stream (GET /admin/api/events/stream). */
+        streams: z
+          .object({
+            /** Open streams at once; one more is refused with 503 `too_many_streams`. */
+            max: z.coerce.number().int().positive().default(100),
+            /** A comment line this often keeps proxies from closing an idle stream (and re-reads the store). */
+            heartbeatMs: z.coerce.number().int().positive().default(15_000),
+            /** Bytes a stream may have waiting for its client before it waits for them to drain. */
+            bufferBytes: z.coerce.number().int().min(1024).default(1024 * 1024),
+            /** A client that has not taken a full buffer within this long is disconnected. */
+            stallTimeoutMs: z.coerce.number().int().positive().default(30_000),
+          })
+          .strict()
+          .default({ max: 100, heartbeatMs: 15_000, bufferBytes: 1024 * 1024, stallTimeoutMs: 30_000 }),
       })
       .strict()
-      .default({ host: '127.0.0.1' }),
+      .default({ host: '127.0.0.1', streams: { max: 100, heartbeatMs: 15_000, bufferBytes: 1024 * 1024, stallTimeoutMs: 30_000 } }),
   })
   .strict();
 

@@ -21,6 +21,7 @@ export const ERROR_CODES = {
   rule_mismatch: { status: 422, summary: 'The event does not match the rule named for a replay; details.reason says why (send force: true to replay anyway).' },
   gone: { status: 410, summary: 'The resource existed but can no longer be used (a one-time checkout link already bought).' },
   store_unavailable: { status: 503, summary: 'The event store could not commit (read-only, disk full, locked); nothing was stored, retry later.' },
+  too_many_streams: { status: 503, summary: 'As many event streams are open as the server allows (admin.streams.max); retry later.' },
   shutting_down: { status: 503, summary: 'The server is shutting down and takes no new work.' },
   request_timeout: { status: 408, summary: 'The client did not send the whole request in time.' },
   internal_error: { status: 500, summary: 'An unexpected failure; the log line with the request id has the cause.' },

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { startAdminApi } from './admin/api/start-admin-api.js';
 import type { JobRunner } from './operations/jobs/job-runner.js';
+import type { StreamHub } from './admin/api/stream/stream-hub.js';
 import { mountConsole } from './admin/console/console-router.js';
 import { ConsoleSessions } from './admin/console/console-sessions.js';
 import type { Config, SourceConfig } from './config.js';
@@ -51,6 +52,8 @@ export interface RunningHookrelay {
   generatedAdminToken: { token: string; file: string } | null;
   /** Bulk replay and retry jobs of the admin API. */
   adminJobs: JobRunner;
+  /** The open event streams of the admin API. */
+  eventStreams: StreamHub;
   server: RunningServer;
   /** Graceful stop: stop accepting, finish in-flight requests and attempts, close the database. */
   close(): Promise<void>;
@@ -122,6 +125,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     sources,
     logger,
     sessions: consoleSessions,
+    streams: config.admin.streams,
   });
 
   const readiness = async (): Promise<ReadinessReport> => {
@@ -178,9 +182,12 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     adminToken: admin.token.token,
     generatedAdminToken: admin.token.generated,
     adminJobs: admin.jobs,
+    eventStreams: admin.streams,
     server,
     close: () =>
       (closing ??= (async () => {
+        // Streams never finish on their own: end them first, so the server's close does not wait for them.
+        admin.streams.close();
         await server.close();
         await worker?.stop(config.server.shutdownGraceMs);
         await retention?.stop();

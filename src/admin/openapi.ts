@@ -77,7 +77,7 @@ function errorResponses(route: AdminRoute): Map<number, string[]> {
 
 function operation(collector: SchemaCollector, route: AdminRoute): JsonObject {
   const responses: Record<string, JsonObject> = {
-    [route.success.status]: { description: route.success.description, content: { 'application/json': { schema: collector.toJson(route.success.schema, 'output') } } },
+    [route.success.status]: { description: route.success.description, content: { [route.success.contentType ?? 'application/json']: { schema: collector.toJson(route.success.schema, 'output') } } },
   };
   const errorSchema = collector.toJson(ErrorBodySchema, 'output');
   for (const [status, descriptions] of [...errorResponses(route)].sort(([a], [b]) => a - b)) {

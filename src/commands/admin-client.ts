@@ -48,7 +48,7 @@ export class AdminClient {
   }
 }
 
-function apiError(status: number, body: unknown): Error {
+export function apiError(status: number, body: unknown): Error {
   const error = (body as { error?: { code?: string; message?: string; details?: unknown } } | null)?.error;
   const message = error?.message ?? `HTTP ${status}`;
   if (error?.code && error.code in ERROR_CODES) {

@@ -52,11 +52,16 @@ export function openBackend(flags: TargetFlags, env: Env): AdminBackend {
   if (flags.dataDir !== undefined || flags.rulesDir !== undefined) {
     throw new HookrelayError('bad_request', '--url (remote mode) and --data-dir/--rules-dir (local mode) exclude each other.');
   }
-  const token = flags.token ?? env.HOOKRELAY_ADMIN_TOKEN ?? localAdminToken(flags.url, env);
-  if (!token) {
+  return new RemoteBackend(flags.url, remoteAdminToken(flags.url, flags.token, env));
+}
+
+/** `--token`, else HOOKRELAY_ADMIN_TOKEN, else for a server on this machine the token it generated into its data dir. */
+export function remoteAdminToken(url: string, token: string | undefined, env: Env): string {
+  const found = token ?? env.HOOKRELAY_ADMIN_TOKEN ?? localAdminToken(url, env);
+  if (!found) {
     throw new HookrelayError('unauthorized', `Remote mode needs the admin token: pass --token, set HOOKRELAY_ADMIN_TOKEN, or, for a server on this machine, run beside its data dir (${ADMIN_TOKEN_FILE} is read from HOOKRELAY_DATA_DIR, default ./data).`);
   }
-  return new RemoteBackend(flags.url, token);
+  return found;
 }
 
 /** A server on this machine generated its token into the data dir; the same user may read it from there. */

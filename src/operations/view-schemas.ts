@@ -53,6 +53,13 @@ export const EventDetailSchema = EventSummarySchema.extend({
   parsed: z.unknown().meta({ description: 'the body parsed as JSON' }),
 }).meta({ id: 'EventDetail' });
 
+export const StreamedEventSchema = EventSummarySchema.extend({
+  imported: z.boolean().meta({ description: 'stored by `events import`, not received here' }),
+  importedAt: isoTime.nullable(),
+  headers: z.record(z.string(), z.string()).optional().meta({ description: 'with `body=true`: received headers, credentials removed (signatures kept)' }),
+  bodyBase64: z.string().optional().meta({ description: 'with `body=true`: the exact bytes received' }),
+}).meta({ id: 'StreamedEvent', description: 'the `data` of one `event` message of the event stream' });
+
 export const DeliverySchema = z
   .object({
     id: int,
@@ -179,3 +186,4 @@ export type JobView = z.output<typeof JobSchema>;
 export type ResendResultView = z.output<typeof ResendResultSchema>;
 export type RulesView = z.output<typeof RulesSchema>;
 export type DryRunResultView = z.output<typeof DryRunResultSchema>;
+export type StreamedEventView = z.output<typeof StreamedEventSchema>;

@@ -180,6 +180,11 @@ export interface Store {
   /** Makes a delivered or dead delivery pending and due now; false if it is already pending or missing. */
   retryDelivery(id: number, now: number): Promise<boolean>;
   outboxStats(now: number): Promise<OutboxStats>;
+  /**
+   * Calls `listener` after a commit that stored new events (ingest or import; repeats do not count), in this
+   * process. Readers then fetch by id from the store, which stays the source of truth. Returns the unsubscribe.
+   */
+  onEventsStored(listener: () => void): () => void;
   /** Throws `store_unavailable` unless a write can commit right now. */
   checkWritable(): Promise<void>;
   close(): Promise<void>;

@@ -97,6 +97,24 @@ export function storeContract(factory: StoreFactory): void {
       await store.saveEvent(event('due-2', { deliveries: [forward('fwd')] }));
       expect(calls).toBe(1);
     });
+
+    it('tells who listens that new events were stored (ingest and import), not after a repeat', async () => {
+      const store = await open();
+      let calls = 0;
+      const stop = store.onEventsStored(() => {
+        calls += 1;
+      });
+      await store.saveEvent(event('first'));
+      expect(calls).toBe(1);
+      await store.saveEvent(event('first'));
+      expect(calls).toBe(1);
+      const { receivedAt: _at, deliveries: _none, ...imported } = event('imported');
+      await store.importEvents([{ ...imported, receivedAt: 1_000, lastReceivedAt: 1_000, receivedCount: 1 }]);
+      expect(calls).toBe(2);
+      stop();
+      await store.saveEvent(event('second'));
+      expect(calls).toBe(2);
+    });
   });
 
   describe('listing and searching events', () => {

@@ -20,7 +20,7 @@ function configError(fn: () => unknown): HookrelayError {
 describe('loadConfig', () => {
   it('has working defaults: loopback port 8080, ./data, ./rules, full durability, 1 MiB, one checkout source', () => {
     const config = loadConfig({});
-    expect(config.admin).toEqual({ host: '127.0.0.1' });
+    expect(config.admin).toEqual({ host: '127.0.0.1', streams: { max: 100, heartbeatMs: 15_000, bufferBytes: 1024 * 1024, stallTimeoutMs: 30_000 } });
     expect(config.logFormat).toBeUndefined();
     expect(config).toMatchObject({ port: 8080, host: '127.0.0.1', durability: 'full', commitIntervalMs: 0, maxBody: 1024 * 1024, logLevel: 'info' });
     expect(config.dataDir).toBe(join(process.cwd(), 'data'));

@@ -11,10 +11,14 @@ import { eventRoutes } from './routes/event-routes.js';
 import { explainRoutes } from './routes/explain-routes.js';
 import { jobRoutes } from './routes/job-routes.js';
 import { ruleRoutes } from './routes/rule-routes.js';
+import { streamRoutes } from './routes/stream-routes.js';
+import type { StreamHub } from './stream/stream-hub.js';
 
 export interface AdminApiOptions {
   context: OperationsContext;
   jobs: JobRunner;
+  /** The open event streams. */
+  streams: StreamHub;
   /** The admin token (bearer). */
   token: string;
   /** Console log-ins; without it only bearer tokens are accepted. */
@@ -31,7 +35,8 @@ export interface AdminApi {
 /** The admin API: one route table serves the requests and generates the OpenAPI document. */
 export function createAdminApi(options: AdminApiOptions): AdminApi {
   const { context, jobs } = options;
-  const routes: AdminRoute[] = [...eventRoutes(context, jobs), ...explainRoutes(context), ...deliveryRoutes(context, jobs), ...jobRoutes(context, jobs), ...ruleRoutes(context)];
+  // The stream comes before /events/:id, which would take `stream` for an id.
+  const routes: AdminRoute[] = [...streamRoutes(context, options.streams), ...eventRoutes(context, jobs), ...explainRoutes(context), ...deliveryRoutes(context, jobs), ...jobRoutes(context, jobs), ...ruleRoutes(context)];
   let document: OpenApiDocument;
   routes.push(
     defineRoute({

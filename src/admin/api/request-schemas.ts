@@ -33,6 +33,18 @@ const pageShape = {
 
 export const EventsQuerySchema = z.object({ ...eventFilterShape, ...pageShape }).strict();
 
+export const EventStreamQuerySchema = z
+  .object({
+    ...eventFilterShape,
+    since: z
+      .string()
+      .regex(/^(\d+|\d+(\.\d+)?\s*(ms|s|m|h|d))$/, 'an event id (e.g. 1234) or a duration (e.g. 10m, 2h)')
+      .optional()
+      .meta({ description: 'start after this event id, or with the events received in the last duration (10m, 2h); `Last-Event-ID` wins when both are sent' }),
+    body: z.enum(['true', 'false']).default('false').transform((v) => v === 'true').meta({ description: 'include each event\'s headers and exact bytes' }),
+  })
+  .strict();
+
 export const DeliveriesQuerySchema = z
   .object({ state: DeliveryStateSchema.optional(), ruleId: text.optional(), eventId: positiveId.optional(), ...pageShape })
   .strict();

@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type { Request, Router } from 'express';
 import type { z } from 'zod';
 import { HookrelayError } from '../../errors.js';
@@ -14,6 +15,11 @@ export type HttpMethod = 'get' | 'post';
 export interface RouteAnswer {
   status: number;
   body: unknown;
+}
+
+/** An answer the route writes itself, over time (the event stream). */
+export interface StreamAnswer {
+  stream(res: ServerResponse): void;
 }
 
 export interface RouteInput<P, Q, B> {
@@ -34,10 +40,10 @@ export interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z
   query?: Q;
   body?: B;
   /** The success answer (error answers are documented for every route). */
-  success: { status: number; description: string; schema: z.ZodType };
+  success: { status: number; description: string; schema: z.ZodType; contentType?: string };
   /** Error codes this route answers besides the ones every route can (401, 400/422 validation). */
   errors?: { status: number; description: string }[];
-  handle(input: RouteInput<z.output<P>, z.output<Q>, z.output<B>>): Promise<RouteAnswer>;
+  handle(input: RouteInput<z.output<P>, z.output<Q>, z.output<B>>): Promise<RouteAnswer | StreamAnswer>;
 }
 
 /** A route with its types erased, as kept in the table. */
@@ -66,7 +72,8 @@ export function registerRoutes(router: Router, routes: readonly AdminRoute[]): v
       const query = route.query ? parseInput(route.query, req.query, 'query') : undefined;
       const body = route.body ? parseInput(route.body, bodyOf(req), 'body') : undefined;
       const answer = await route.handle({ params, query, body, req });
-      res.status(answer.status).json(answer.body);
+      if ('stream' in answer) answer.stream(res);
+      else res.status(answer.status).json(answer.body);
     });
   }
   // A known path with another method is a 405 naming the allowed ones, not a 404.

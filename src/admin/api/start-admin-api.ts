@@ -8,6 +8,7 @@ import { ensureAdminToken, type AdminToken } from '../../admin-token.js';
 import { createAdminApi, type AdminApi } from './admin-api.js';
 import type { SessionVerifier } from './auth.js';
 import { JobRunner } from '../../operations/jobs/job-runner.js';
+import { StreamHub, type StreamHubSettings } from './stream/stream-hub.js';
 
 export interface AdminApiParts {
   /** `admin.token` of the config (HOOKRELAY_ADMIN_TOKEN); generated into `dataDir` when unset. */
@@ -21,11 +22,14 @@ export interface AdminApiParts {
   sources: readonly SourceConfig[];
   logger: Logger;
   sessions?: SessionVerifier;
+  /** `admin.streams` of the config. */
+  streams: StreamHubSettings;
 }
 
 export interface StartedAdminApi {
   api: AdminApi;
   jobs: JobRunner;
+  streams: StreamHub;
   token: AdminToken;
 }
 
@@ -35,6 +39,7 @@ export async function startAdminApi(parts: AdminApiParts): Promise<StartedAdminA
   const wakeWorker = (): void => parts.worker?.wake();
   const now = Date.now;
   const jobs = await JobRunner.start({ store: parts.store, rules: () => parts.rules.current(), wakeWorker, logger: parts.logger, now });
+  const streams = new StreamHub(parts.streams);
   const api = createAdminApi({
     context: {
       store: parts.store,
@@ -47,8 +52,9 @@ export async function startAdminApi(parts: AdminApiParts): Promise<StartedAdminA
       now,
     },
     jobs,
+    streams,
     token: token.token,
     ...(parts.sessions && { sessions: parts.sessions }),
   });
-  return { api, jobs, token };
+  return { api, jobs, streams, token };
 }

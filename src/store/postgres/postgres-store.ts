@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { HookrelayError } from '../../errors.js';
-import { DueListeners } from '../due-listeners.js';
+import { CommitListeners } from '../commit-listeners.js';
 import type {
   AttemptRecord, AttemptResolution, BulkDeliveryFilter, ClaimedDelivery, Delivery, DeliveryDetail, DeliveryFilter, DeliveryOrigin, EventBody,
   EventPosition, EventSearch, EventPage, EventSelection, ImportedEvent, ImportOptions, ImportResult, Job,
@@ -35,7 +35,9 @@ export class PostgresStore implements Store {
   private readonly outbox: OutboxQueries;
   private readonly events: EventQueries;
   private readonly admin: AdminQueries;
-  private readonly due = new DueListeners();
+  private readonly due = new CommitListeners();
+  /** This node's commits of new events (event streams); other nodes' show at a stream's next periodic read. */
+  private readonly stored = new CommitListeners();
   /** This process's id in due notifications: its own are not echoed back to it. */
   private readonly nodeId = randomUUID();
   private notifications: DueNotifications | null = null;
@@ -130,6 +132,10 @@ export class PostgresStore implements Store {
     return this.due.add(listener);
   }
 
+  onEventsStored(listener: () => void): () => void {
+    return this.stored.add(listener);
+  }
+
   async saveEvent(event: NewEvent): Promise<SaveEventResult> {
     this.ensureOpen();
     let result: SaveEventResult;
@@ -138,6 +144,7 @@ export class PostgresStore implements Store {
     } catch (err) {
       throw asStoreError(err);
     }
+    if (!result.duplicate) this.stored.notify();
     if (!result.duplicate && event.deliveries?.some((d) => d.deadReason === undefined && !d.delayMs)) this.deliveriesDue();
     return result;
   }
@@ -234,9 +241,11 @@ export class PostgresStore implements Store {
     return this.read(() => this.events.firstIdReceivedFrom(receivedFrom));
   }
 
-  importEvents(events: ImportedEvent[], options: ImportOptions = {}): Promise<ImportResult> {
+  async importEvents(events: ImportedEvent[], options: ImportOptions = {}): Promise<ImportResult> {
     const importedAt = options.importedAt === undefined ? Date.now() : options.importedAt;
-    return this.transaction((client) => this.events.importAll(client, events, importedAt));
+    const result = await this.transaction((client) => this.events.importAll(client, events, importedAt));
+    if (result.imported > 0) this.stored.notify();
+    return result;
   }
 
   async createDeliveriesForEvents(batch: { eventId: number; deliveries: NewDelivery[] }[], origin: DeliveryOrigin): Promise<number> {

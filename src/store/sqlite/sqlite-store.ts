@@ -21,7 +21,7 @@ import { TransferQueries } from './transfer-queries.js';
 import type { EventPosition, EventSearch, EventPage, Job, JobProgress, JobState, NewJob, DeliveryCounts } from '../store.js';
 import { AdminJobQueries } from './admin-jobs.js';
 import { AdminQueries } from './admin-queries.js';
-import { DueListeners } from '../due-listeners.js';
+import { CommitListeners } from '../commit-listeners.js';
 
 export interface SqliteStoreOptions {
   dataDir: string;
@@ -105,7 +105,8 @@ export class SqliteStore implements Store {
   private readonly checkpointer: BackgroundCheckpointer;
   private readonly loopLoad: EventLoopLoad | null;
   private closed = false;
-  private readonly due = new DueListeners();
+  private readonly due = new CommitListeners();
+  private readonly stored = new CommitListeners();
 
   constructor(options: SqliteStoreOptions) {
     this.db = openDatabase(options);
@@ -210,12 +211,19 @@ export class SqliteStore implements Store {
     } catch (err) {
       throw asStoreError(err);
     }
-    if (!result.duplicate && event.deliveries?.length) this.due.notify();
+    if (!result.duplicate) {
+      this.stored.notify();
+      if (event.deliveries?.length) this.due.notify();
+    }
     return result;
   }
 
   onDeliveriesDue(listener: () => void): () => void {
     return this.due.add(listener);
+  }
+
+  onEventsStored(listener: () => void): () => void {
+    return this.stored.add(listener);
   }
 
   async getEvent(id: number): Promise<StoredEvent | null> {
@@ -340,7 +348,9 @@ export class SqliteStore implements Store {
 
   async importEvents(events: ImportedEvent[], options: ImportOptions = {}): Promise<ImportResult> {
     const importedAt = options.importedAt === undefined ? Date.now() : options.importedAt;
-    return this.write(() => this.db.transaction(() => this.transfer.insertAll(events, importedAt)).immediate());
+    const result = this.write(() => this.db.transaction(() => this.transfer.insertAll(events, importedAt)).immediate());
+    if (result.imported > 0) this.stored.notify();
+    return result;
   }
 
   async createDeliveriesForEvents(batch: { eventId: number; deliveries: NewDelivery[] }[], origin: DeliveryOrigin): Promise<number> {

@@ -215,6 +215,23 @@ describeWithBrowser('console in a browser', () => {
       await page.locator(`tbody tr[data-event-id="${id}"]`).waitFor({ timeout: 10_000 });
       expect(await rows.count()).toBe(count + 1);
       expect(await rows.first().getAttribute('data-event-id')).toBe(String(id));
+      // It followed the event stream, not a poll.
+      expect(await page.locator('[data-follow]').getAttribute('data-follow')).toBe('stream');
+      expect(receiver.eventStreams.stats().open).toBeGreaterThanOrEqual(1);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('falls back to polling when the event stream cannot be opened', async () => {
+    const page = await browser.newPage();
+    try {
+      await page.route('**/admin/api/events/stream*', (route) => route.abort());
+      await logIn(page);
+      await page.locator('[data-follow="polling"]').waitFor({ timeout: 10_000 });
+      const id = await post('polled', sampleTransferSucceeded({ email: 'polled@example.com', quantity: 1 }));
+      await page.locator(`tbody tr[data-event-id="${id}"]`).waitFor({ timeout: 10_000 });
+      expect(await page.locator('tbody tr[data-event-id]').first().getAttribute('data-event-id')).toBe(String(id));
     } finally {
       await page.close();
     }

@@ -92,6 +92,7 @@ describe('console sessions (SessionVerifier)', () => {
     const adminApi = createAdminApi({
       context: { store: app.store, rules: app.rules, wakeWorker: () => {}, dispatcher: undefined as never, guard: undefined as never, sources: new Map(), logger: createLogger('silent'), now: Date.now },
       jobs: app.adminJobs,
+      streams: app.eventStreams,
       token: app.adminToken,
       sessions,
     });

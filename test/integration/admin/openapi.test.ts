@@ -18,6 +18,7 @@ function registeredRoutes(fixture: AdminFixture): string[] {
   const api = createAdminApi({
     context: { store: app.store, rules: app.rules, wakeWorker: () => {}, dispatcher: undefined as never, guard: undefined as never, sources: new Map(), logger: createLogger('silent'), now: Date.now },
     jobs: app.adminJobs,
+    streams: app.eventStreams,
     token: app.adminToken,
   });
   return (api.router.stack as RouteLayer[])
@@ -58,6 +59,7 @@ describe('GET /admin/api/openapi.json', () => {
     expect(listEvents.parameters.find((p: { name: string }) => p.name === 'limit').schema).toMatchObject({ type: 'integer', minimum: 1, maximum: 500, default: 50 });
     expect(listEvents.responses['200'].content['application/json'].schema.properties.items.items).toEqual({ $ref: '#/components/schemas/EventListItem' });
     expect(doc.paths['/events/{id}/resend'].post.requestBody.content['application/json'].schema.properties.signing).toEqual({ $ref: '#/components/schemas/ResendSigning' });
+    expect(doc.paths['/events/stream'].get.responses['200'].content['text/event-stream'].schema).toEqual({ $ref: '#/components/schemas/StreamedEvent' });
     expect(doc.paths['/events/{id}/replay'].post.parameters).toEqual([expect.objectContaining({ name: 'id', in: 'path', required: true })]);
     expect(Object.keys(doc.paths['/deliveries/{id}/retry'].post.responses).sort()).toEqual(['200', '400', '401', '403', '404', '409']);
     expect(doc.components.schemas.Job.properties.state.enum).toEqual(['running', 'done', 'cancelled', 'failed']);

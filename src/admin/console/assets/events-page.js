@@ -1,8 +1,13 @@
-// Events: a filterable, keyset-paginated table that polls for newer events and prepends them.
-import { api } from './api.js';
+// Events: a filterable, keyset-paginated table that follows the event stream and prepends newer events
+// (polling instead where the stream cannot be used, e.g. behind a proxy that buffers it).
+import { api, queryString } from './api.js';
 import { badge, dataTable, errorBox, every, formatClock, h, replace, tableRow, timeEl } from './dom.js';
 
 const POLL_MS = 3000;
+/** A stream whose `ready` message has not arrived by then is held back on the way: poll instead. */
+const STREAM_SILENCE_MS = 5000;
+/** Events arriving together are fetched with one list call. */
+const REFRESH_DEBOUNCE_MS = 200;
 const PAGE_SIZE = 50;
 
 const TEXT_FILTERS = [
@@ -168,5 +173,52 @@ export function renderEvents(view, query) {
   live.addEventListener('change', () => {
     status.textContent = live.checked ? 'live' : 'paused';
   });
-  return every(POLL_MS, poll);
+  return follow(filters, poll, status);
+}
+
+/**
+ * Calls `refresh` when events matching `filters` are stored: woken by the event stream (the list call then
+ * brings each row's forwarding state), or every POLL_MS when the stream is refused or held back.
+ * Returns the function that stops it.
+ */
+function follow(filters, refresh, status) {
+  let source = null;
+  let stopPolling = null;
+  let silence = null;
+  let pending = null;
+  const fallBack = () => {
+    clearTimeout(silence);
+    source?.close();
+    source = null;
+    status.dataset.follow = 'polling';
+    stopPolling ??= every(POLL_MS, refresh);
+  };
+  if (typeof EventSource === 'undefined') {
+    fallBack();
+  } else {
+    // Same origin: the session cookie goes along; the token never appears in the URL.
+    source = new EventSource(`/admin/api/events/stream${queryString(filters)}`);
+    silence = setTimeout(fallBack, STREAM_SILENCE_MS);
+    source.addEventListener('ready', () => {
+      clearTimeout(silence);
+      status.dataset.follow = 'stream';
+    });
+    source.addEventListener('event', () => {
+      pending ??= setTimeout(() => {
+        pending = null;
+        refresh().catch(() => {}); // the next event or poll tries again
+      }, REFRESH_DEBOUNCE_MS);
+    });
+    // A stream the server ends (restart, slow client) is reopened by the browser with Last-Event-ID;
+    // one it refuses (too many streams, session gone) is closed for good.
+    source.addEventListener('error', () => {
+      if (source?.readyState === EventSource.CLOSED) fallBack();
+    });
+  }
+  return () => {
+    clearTimeout(silence);
+    clearTimeout(pending);
+    source?.close();
+    stopPolling?.();
+  };
 }

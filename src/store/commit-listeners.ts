@@ -1,5 +1,5 @@
-/** Who to tell when a commit made deliveries due (the delivery workers of this process). */
-export class DueListeners {
+/** Callbacks a store calls after a commit, in this process (delivery workers, event streams). */
+export class CommitListeners {
   private readonly listeners = new Set<() => void>();
 
   add(listener: () => void): () => void {

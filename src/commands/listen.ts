@@ -1,0 +1,184 @@
+import { Option, type Command } from 'commander';
+import type { StreamedEventView } from '../operations/view-schemas.js';
+import { loadConfig } from '../config.js';
+import { HookrelayError } from '../errors.js';
+import { remoteAdminToken } from './command-target.js';
+import { readEventStream } from './event-stream-client.js';
+import { INTERRUPTED_EXIT_CODE } from './interrupt.js';
+import { forwardEvent, forwardHeaders, originalSignatureExpired, type ForwardResult, type ForwardSigning, type ResignScheme } from './listen-forward.js';
+
+interface ListenFlags {
+  url?: string;
+  token?: string;
+  forwardTo?: string;
+  event?: string;
+  source?: string;
+  since?: string;
+  signSecret?: string;
+  signScheme?: ResignScheme;
+  json?: boolean;
+}
+
+export interface ListenOptions {
+  /** Base URL of the server. */
+  url: string;
+  token: string;
+  forwardTo?: string;
+  filter: { event?: string; source?: string };
+  since?: string;
+  signing: ForwardSigning;
+  json: boolean;
+}
+
+type StreamedEvent = Required<Pick<StreamedEventView, 'headers' | 'bodyBase64'>> & StreamedEventView;
+
+const FIRST_BACKOFF_MS = 500;
+const MAX_BACKOFF_MS = 15_000;
+/** Answers that a retry cannot change: the command stops with them instead of reconnecting. */
+const FINAL_CODES = new Set(['unauthorized', 'forbidden', 'bad_request', 'not_found']);
+
+/** The server this machine runs with the current settings: its admin listener, else the webhook one. */
+function localServerUrl(env: Record<string, string | undefined>): string {
+  const config = loadConfig(env);
+  const [host, port] = config.admin.port !== undefined ? [config.admin.host, config.admin.port] : [config.host, config.port];
+  const reachable = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+  return `http://${reachable}:${port}`;
+}
+
+function streamUrl(options: ListenOptions, since: string | undefined): string {
+  const base = new URL(options.url);
+  const url = new URL(`${base.origin}${base.pathname.replace(/\/+$/, '')}/admin/api/events/stream`);
+  url.searchParams.set('body', 'true');
+  if (options.filter.event !== undefined) url.searchParams.set('event', options.filter.event);
+  if (options.filter.source !== undefined) url.searchParams.set('source', options.filter.source);
+  if (since !== undefined) url.searchParams.set('since', since);
+  return url.toString();
+}
+
+function amountOf(body: Buffer): string {
+  try {
+    const total = (JSON.parse(body.toString('utf8')) as { result?: { totalPriceUsd?: unknown } }).result?.totalPriceUsd;
+    return typeof total === 'number' ? `${total.toFixed(2)} USD` : '-';
+  } catch {
+    return '-';
+  }
+}
+
+function forwardText(result: ForwardResult): string {
+  return result.error === null ? `→ ${result.status} in ${result.durationMs} ms` : `→ failed: ${result.error} after ${result.durationMs} ms`;
+}
+
+const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
+  new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+  });
+
+/**
+ * Follows the server's event stream: prints one line per event and, with `forwardTo`, POSTs its exact bytes
+ * there, one at a time in order. Reconnects with backoff and resumes after the last event seen; returns
+ * when `signal` aborts, throws when the server refuses the request itself (token, parameters).
+ */
+export async function runListen(options: ListenOptions, signal: AbortSignal, print: (line: string) => void, note: (line: string) => void): Promise<void> {
+  let lastEventId: string | undefined;
+  let backoff = FIRST_BACKOFF_MS;
+  let warnedExpired = false;
+  while (!signal.aborted) {
+    try {
+      const messages = readEventStream({
+        url: streamUrl(options, lastEventId === undefined ? options.since : undefined),
+        token: options.token,
+        lastEventId,
+        signal,
+        onOpen: () => {
+          backoff = FIRST_BACKOFF_MS;
+          note(`listening on ${options.url}${options.forwardTo ? `, forwarding to ${options.forwardTo}` : ''} (Ctrl-C to stop)`);
+        },
+      });
+      for await (const message of messages) {
+        if (message.event === 'ready') {
+          lastEventId ??= String((JSON.parse(message.data) as { afterId: number }).afterId);
+        } else if (message.event === 'end') {
+          note(`the server ended the stream: ${(JSON.parse(message.data) as { message: string }).message}`);
+        } else if (message.event === 'event') {
+          const event = JSON.parse(message.data) as StreamedEvent;
+          const body = Buffer.from(event.bodyBase64, 'base64');
+          let forward: ForwardResult | undefined;
+          if (options.forwardTo !== undefined) {
+            const now = new Date();
+            if (options.signing.mode === 'original' && !warnedExpired && originalSignatureExpired(event.headers, now.getTime())) {
+              warnedExpired = true;
+              note(`event ${event.id} and older ones carry a Standard Webhooks signature older than 5 minutes, which verifiers refuse: pass --sign-secret <your endpoint's secret> to re-sign them`);
+            }
+            forward = await forwardEvent(options.forwardTo, body, forwardHeaders(event, body, options.signing, now), signal);
+          }
+          if (options.json) {
+            print(JSON.stringify({ id: event.id, receivedAt: event.receivedAt, source: event.source, event: event.event, checkoutId: event.checkoutId, transferId: event.transferId, imported: event.imported, ...(forward && { forward }) }));
+          } else {
+            const columns = [event.receivedAt, `#${event.id}`, event.event, `checkout ${event.checkoutId ?? '-'}`, amountOf(body), ...(event.imported ? ['(imported)'] : []), ...(forward ? [forwardText(forward)] : [])];
+            print(columns.join('  '));
+          }
+          lastEventId = message.id ?? String(event.id);
+        }
+      }
+    } catch (err) {
+      if (signal.aborted) return;
+      if (err instanceof HookrelayError && FINAL_CODES.has(err.code)) throw err;
+      note(`connection lost (${(err as Error).message})`);
+    }
+    if (signal.aborted) return;
+    note(`reconnecting in ${(backoff / 1000).toFixed(1)} s, after event ${lastEventId ?? 'none yet'}`);
+    await sleep(backoff, signal);
+    backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+  }
+}
+
+export function registerListenCommand(program: Command): void {
+  program
+    .command('listen')
+    .description('Print events as a server stores them and forward each to a local endpoint (--forward-to)')
+    .option('--url <url>', 'the server, e.g. http://127.0.0.1:8080 (default: this machine\'s, from HOOKRELAY_PORT / HOOKRELAY_ADMIN_PORT)')
+    .option('--token <token>', 'admin token (default: HOOKRELAY_ADMIN_TOKEN, else for a server on this machine <data dir>/admin.token)')
+    .option('--forward-to <url>', 'POST each event\'s exact bytes here, with its content type and signature; localhost is fine')
+    .option('--event <name>', 'only this event name, e.g. transfer:succeeded')
+    .option('--source <name>', 'only this source')
+    .option('--since <id|duration>', 'first play the events after this event id, or of the last duration (10m, 2h)')
+    .option('--sign-secret <secret>', 're-sign forwarded events with this secret instead of sending the signature they arrived with')
+    .addOption(new Option('--sign-scheme <scheme>', 'with --sign-secret: the scheme (default: the one each event arrived with)').choices(['hmac-sha256-hex', 'standard-webhooks']))
+    .option('--json', 'one JSON line per event, for scripts')
+    .action(async (flags: ListenFlags) => {
+      const env = process.env;
+      const url = flags.url ?? localServerUrl(env);
+      if (flags.signScheme !== undefined && flags.signSecret === undefined) throw new HookrelayError('bad_request', '--sign-scheme needs --sign-secret.');
+      if (flags.forwardTo !== undefined && !/^https?:\/\//.test(flags.forwardTo)) throw new HookrelayError('bad_request', `--forward-to must be an http(s) URL, got "${flags.forwardTo}".`);
+      const options: ListenOptions = {
+        url,
+        token: remoteAdminToken(url, flags.token, env),
+        ...(flags.forwardTo !== undefined && { forwardTo: flags.forwardTo }),
+        filter: { ...(flags.event !== undefined && { event: flags.event }), ...(flags.source !== undefined && { source: flags.source }) },
+        ...(flags.since !== undefined && { since: flags.since }),
+        signing: flags.signSecret === undefined ? { mode: 'original' } : { mode: 'resign', scheme: flags.signScheme ?? 'as-received', secret: flags.signSecret },
+        json: flags.json === true,
+      };
+      // Ctrl-C stops at once: the open request and any forward in flight are aborted.
+      const controller = new AbortController();
+      const stop = (): void => controller.abort();
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+      try {
+        await runListen(options, controller.signal, (line) => process.stdout.write(`${line}\n`), (line) => process.stderr.write(`${line}\n`));
+      } finally {
+        process.off('SIGINT', stop);
+        process.off('SIGTERM', stop);
+      }
+      if (controller.signal.aborted) {
+        process.stderr.write('stopped\n');
+        process.exitCode = INTERRUPTED_EXIT_CODE;
+      }
+    });
+}
