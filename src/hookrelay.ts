@@ -16,6 +16,7 @@ import { createIngestHandler } from './ingest/ingest-handler.js';
 import { HookrelayMetrics } from './metrics/hookrelay-metrics.js';
 import { mountMetricsRoute } from './metrics/metrics-route.js';
 import { RetentionWorker } from './retention/retention-worker.js';
+import { keptRuleSetOf } from './rules/kept-rules.js';
 import { RuleSetWatcher } from './rules/watcher.js';
 import { startServer, type ReadinessReport, type RunningServer } from './server.js';
 import { ensureSourceSecrets, type GeneratedSecret } from './source-secrets.js';
@@ -61,8 +62,15 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
       logger.warn({ source: source.name }, `SIGNATURE CHECKS ARE OFF for source "${source.name}" (scheme: none): anyone who can reach this port can store events`);
     }
   }
-  const rules = await RuleSetWatcher.start({ dir: config.rulesDir, env: options.env ?? {}, logger });
+  const env = options.env ?? {};
   const store = new SqliteStore({ dataDir: config.dataDir, durability: config.durability, commitIntervalMs: config.commitIntervalMs });
+  let rules: RuleSetWatcher;
+  try {
+    rules = await RuleSetWatcher.start({ dir: config.rulesDir, env, logger, keep: (ruleSet) => store.saveRuleSet(keptRuleSetOf(ruleSet)) });
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
   const guard = createSsrfGuard({ allowNetworks: config.delivery.allowNetworks, lookup: options.lookup });
   const dispatcher = createGuardedDispatcher({ guard });
   const warnAboutDestinations = (): void => {
@@ -102,7 +110,10 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     store,
     maxBody: config.maxBody,
     logger,
-    planDeliveries: (input) => deliveriesForEvent(rules.current(), input),
+    planDeliveries: async (input) => {
+      const ruleSet = rules.current();
+      return { ruleSetHash: ruleSet.hash, deliveries: await deliveriesForEvent(ruleSet, input) };
+    },
     onDeliveriesCreated: () => worker?.wake(),
     onOutcome: metrics ? (outcome) => metrics.recordIngest(outcome) : undefined,
   });

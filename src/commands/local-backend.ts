@@ -13,6 +13,7 @@ import { createGuardedDispatcher } from '../delivery/guarded-dispatcher.js';
 import { createSsrfGuard } from '../delivery/ssrf-guard.js';
 import { HookrelayError } from '../errors.js';
 import { createLogger } from '../log.js';
+import { keptRuleSetOf } from '../rules/kept-rules.js';
 import { loadRuleSet } from '../rules/loader.js';
 import { formatRuleFileError } from '../rules/rule-file-error.js';
 import type { RuleSet } from '../rules/types.js';
@@ -66,6 +67,8 @@ export class LocalBackend implements AdminBackend {
     if (this.ruleSet) return this.ruleSet;
     const result = await loadRuleSet(this.config.rulesDir, this.env);
     if (!result.ok) throw new HookrelayError('invalid_rules', `The rules in ${this.config.rulesDir} are invalid:\n  ${result.errors.map(formatRuleFileError).join('\n  ')}`);
+    // Kept like a server's: the deliveries planned here are sent by a server with this rule version.
+    await this.store.saveRuleSet(keptRuleSetOf(result.ruleSet));
     this.ruleSet = result.ruleSet;
     return this.ruleSet;
   }

@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import { parseDuration } from '../duration.js';
 import { describeRule } from './describe-rule.js';
 import type { Env } from './env-references.js';
+import { keptRuleOf } from './kept-rules.js';
 import { compileMatcher } from './matcher.js';
 import type { PathSegment } from './query-validation.js';
 import { resolveRuleReferences } from './resolve-secrets.js';
@@ -64,6 +65,7 @@ export function compileRule(value: unknown, location: { file: string; line: numb
     explainMismatch: matcher.matcher.explainMismatch,
     render: transform.transform.render,
     describe,
+    kept: keptRuleOf(def, location),
   };
   hideSecretsFromSerialisers(rule, describe);
   return { rule: freezeRule(rule), errors: [], warnings: resolved.warnings };
@@ -85,6 +87,7 @@ function freezeRule(rule: CompiledRule): CompiledRule {
   Object.freeze(rule.on);
   Object.freeze(rule.retryScheduleMs);
   Object.freeze(rule.retryOn);
+  Object.freeze(rule.kept);
   return Object.freeze(rule);
 }
 

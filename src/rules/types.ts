@@ -1,3 +1,5 @@
+import type { KeptRule } from './kept-rules.js';
+
 /** What a rule sees of one stored event: enough to match, transform and forward it. */
 export interface RuleEventInput {
   source: string;
@@ -48,6 +50,8 @@ export interface CompiledRule {
   explainMismatch(input: RuleEventInput): string | null;
   render(input: RuleEventInput): Promise<RenderedBody>;
   describe(): RuleDescription;
+  /** The rule as kept with its rule set in the store (no resolved values, no literal secrets). */
+  kept: KeptRule;
 }
 
 /** A rule as written in its file: `${ENV}` references unresolved, literal secrets redacted. */

@@ -10,7 +10,7 @@ const unixMs = z.coerce.number().int().min(0).meta({ description: 'unix time in 
 const text = z.string().min(1).max(500);
 const positiveId = z.coerce.number().int().positive();
 
-export const ValidationSchema = z.enum(['valid', 'unrecognised']);
+export const ValidationSchema = z.enum(['valid', 'unrecognised', 'invalid']);
 export const DeliveryStateSchema = z.enum(['pending', 'delivered', 'dead']);
 
 const eventFilterShape = {

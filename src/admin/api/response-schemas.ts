@@ -13,6 +13,15 @@ export const ErrorBodySchema = z
   .object({ error: z.object({ code: z.string(), message: z.string(), details: z.unknown() }) })
   .meta({ id: 'Error', description: 'see docs/errors.md; validation errors list `details.issues[{path,message,code}]`' });
 
+export const EventEditSchema = z
+  .object({
+    editedFrom: int.meta({ description: 'id of the stored event it was edited from (it may since have been pruned)' }),
+    editedAt: isoTime,
+    via: z.enum(['console', 'cli', 'api']),
+    number: int.meta({ description: '1, 2, ... among the edited copies of one transfer' }),
+  })
+  .meta({ id: 'EventEdit', description: 'set for an edited copy of a stored event; null for an event received (or imported)' });
+
 export const EventSummarySchema = z
   .object({
     id: int,
@@ -27,11 +36,13 @@ export const EventSummarySchema = z
     lastReceivedAt: isoTime,
     receivedCount: int,
     bodyBytes: int,
+    edit: EventEditSchema.nullable(),
   })
   .meta({ id: 'EventSummary' });
 
 export const EventDetailSchema = EventSummarySchema.extend({
   importedAt: isoTime.nullable().meta({ description: 'when `events import` stored it (retention counts its age from then); null for a webhook received here' }),
+  ruleSetHash: z.string().nullable().meta({ description: 'the rule set that routed it; null for events stored before rule sets were kept (their original routing is unknown)' }),
   headers: z.record(z.string(), z.string()).meta({ description: 'received headers, credentials removed (signatures kept)' }),
   body: z.string().meta({ description: 'the raw bytes as UTF-8 text' }),
   bodyBase64: z.string().meta({ description: 'the exact bytes received' }),

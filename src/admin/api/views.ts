@@ -20,14 +20,16 @@ export function eventSummaryView(e: EventSummary): EventSummaryView {
     lastReceivedAt: iso(e.lastReceivedAt),
     receivedCount: e.receivedCount,
     bodyBytes: e.bodyBytes,
+    edit: e.edit && { editedFrom: e.edit.editedFrom, editedAt: iso(e.edit.editedAt), via: e.edit.via, number: e.edit.number },
   };
 }
 
 export function eventDetailView(e: StoredEvent): EventDetailView {
-  const { body, headers, importedAt, ...summary } = e;
+  const { body, headers, importedAt, ruleSetHash, ...summary } = e;
   return {
     ...eventSummaryView({ ...summary, bodyBytes: body.length }),
     importedAt: isoOrNull(importedAt),
+    ruleSetHash,
     headers,
     body: body.toString('utf8'),
     bodyBase64: body.toString('base64'),

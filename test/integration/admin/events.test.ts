@@ -36,6 +36,7 @@ describe('GET /admin/api/events', () => {
       lastReceivedAt: summary.receivedAt,
       receivedCount: 1,
       bodyBytes: Buffer.byteLength(JSON.stringify(body)),
+      edit: null,
     });
   });
 

@@ -28,7 +28,7 @@ describe('claiming due deliveries', () => {
       expect(claimed).toHaveLength(2);
       const byRule = new Map(claimed.map((d) => [d.ruleId, d]));
       expect(byRule.get('untouched')).toEqual({
-        id: expect.any(Number), eventId, ruleId: 'untouched', contentType: 'application/json', attempts: 0,
+        id: expect.any(Number), eventId, ruleId: 'untouched', ruleSetHash: 'h1', contentType: 'application/json', attempts: 0,
         leaseToken: claimed[0]!.leaseToken, payload: RAW,
       });
       expect(byRule.get('transformed')!.payload.toString()).toBe('{"email":"a@b.c"}');
