@@ -9,6 +9,7 @@ import { createDestinationLimiter } from './delivery/destination-limiter.js';
 import { createGuardedDispatcher } from './delivery/guarded-dispatcher.js';
 import { createSsrfGuard, type LookupFunction } from './delivery/ssrf-guard.js';
 import { refusedDestinationWarnings } from './delivery/destination-warnings.js';
+import { RuleVersions } from './delivery/rule-versions.js';
 import { DeliveryWorker } from './delivery/worker.js';
 import { deliveriesForEvent } from './ingest/deliveries-for-event.js';
 import { KNOWN_EVENT_SCHEMAS } from './ingest/event-schemas.js';
@@ -89,6 +90,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     ? new DeliveryWorker({
         store,
         rules: () => rules.current(),
+        ruleVersions: new RuleVersions(store, env),
         dispatcher,
         limiter: createDestinationLimiter(),
         breaker: createCircuitBreaker({ failureThreshold: config.delivery.failureThreshold, coolDownMs: config.delivery.coolDownMs }),

@@ -112,7 +112,7 @@ describe('DeliveryWorker loop', () => {
     let recordNow = false;
     const w = worker(
       {
-        claimDueDeliveries: async ({ limit }) => Array.from({ length: Math.min(limit, 20 - nextId) }, () => ({ ...claimed(++nextId), ruleId: 'sink' })),
+        claimDueDeliveries: async ({ limit }) => Array.from({ length: Math.min(limit, 20 - nextId) }, () => ({ ...claimed(++nextId), ruleId: 'sink', ruleSetHash: loaded.ruleSet.hash })),
         nextDueAt: async () => (nextId < 20 ? Date.now() - 1 : null),
         // Recording waits until the end: were slots held until then, no more than 2 requests would be sent.
         recordAttempt: () => (recordNow ? Promise.resolve(true) : new Promise<boolean>((resolve) => unrecorded.push(resolve))),
