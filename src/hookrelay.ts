@@ -131,6 +131,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     sources,
     logger,
     sessions: consoleSessions,
+    env,
   });
 
   const readiness = async (): Promise<ReadinessReport> => {

@@ -1,8 +1,10 @@
-import type { DeliveryDetailView, DeliveryView, EventDetailView, EventSummaryView, JobView, ResendResultView } from '../admin/api/response-schemas.js';
+import type { DeliveryDetailView, DeliveryView, EventDetailView, EventSummaryView, JobView, ReplayResultView, ResendResultView } from '../admin/api/response-schemas.js';
+import type { RouteMode } from '../operations/replay-routing.js';
+import type { RoutedReplayRequest } from '../operations/routed-replay.js';
 import type { DeliveryState, Validation } from '../store/store.js';
 import type { ExportRecord } from './ndjson-format.js';
 
-export type { DeliveryDetailView, DeliveryView, EventDetailView, EventSummaryView, JobView };
+export type { DeliveryDetailView, DeliveryView, EventDetailView, EventSummaryView, JobView, ReplayResultView, RoutedReplayRequest };
 export type ResendResult = ResendResultView;
 
 /** `GET /events/:id` of the admin API. */
@@ -57,7 +59,16 @@ export interface BulkProgress {
   failed: number;
 }
 
+export interface BulkReplayOptions {
+  ruleId?: string;
+  route?: RouteMode;
+  /** Count what would be sent per rule (with a sample) and send nothing. */
+  dryRun?: boolean;
+}
+
 export interface BulkResult extends BulkProgress {
+  /** A replay: deliveries per rule, rules withheld, events with unknown original routing, a sample. */
+  summary?: Record<string, unknown> | null;
   state: 'done' | 'cancelled' | 'failed';
   error: string | null;
   /** Remote mode: the admin API job that did the work. */
@@ -86,8 +97,8 @@ export interface AdminBackend {
   readonly mode: 'local' | 'remote';
   listEvents(query: EventQuery, page: { limit: number; cursor?: string }): Promise<Paged<EventSummaryView>>;
   getEvent(id: number): Promise<EventWithDeliveries>;
-  replayEvent(id: number, options: { ruleId?: string; force?: boolean }): Promise<DeliveryView[]>;
-  replayEvents(query: EventQuery & { afterId?: number }, options: { ruleId?: string }, control: BulkControl): Promise<BulkResult>;
+  replayEvent(id: number, request: RoutedReplayRequest): Promise<ReplayResultView>;
+  replayEvents(query: EventQuery & { afterId?: number }, options: BulkReplayOptions, control: BulkControl): Promise<BulkResult>;
   resendEvent(id: number, url: string, signing: ResendSigning): Promise<ResendResult>;
   exportEvents(query: EventQuery): Promise<EventExport>;
   listDeliveries(query: DeliveryQuery, page: { limit: number; cursor?: string }): Promise<Paged<DeliveryView>>;

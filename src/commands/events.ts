@@ -1,5 +1,6 @@
 import { Option, type Command } from 'commander';
 import { HookrelayError } from '../errors.js';
+import { DEFAULT_ROUTE_MODE, ROUTE_MODES, type RouteMode } from '../operations/replay-routing.js';
 import type { EventQuery, ResendSigning } from './admin-backend.js';
 import { printEventDetail, printEventTable, printReplayed, printResend } from './admin-print.js';
 import { runBulk } from './bulk-run.js';
@@ -31,21 +32,24 @@ async function show(id: string, flags: TargetFlags): Promise<void> {
   else printEventDetail(detail);
 }
 
-async function replay(id: string | undefined, flags: Flags & { rule?: string; force?: boolean; all?: boolean; afterId?: string }): Promise<void> {
+type ReplayFlags = Flags & { rule?: string; force?: boolean; all?: boolean; afterId?: string; route: RouteMode; dryRun?: boolean };
+
+async function replay(id: string | undefined, flags: ReplayFlags): Promise<void> {
   const backend = openBackend(flags, process.env);
   await withBackend(backend, async (b) => {
     if (flags.force && flags.rule === undefined) throw new HookrelayError('bad_request', '--force needs --rule <id>: it replays to a rule the event does not match.');
+    const routing = { route: flags.route, ...(flags.dryRun && { dryRun: true }) };
     if (id !== undefined) {
-      const deliveries = await b.replayEvent(eventId(id), { ruleId: flags.rule, force: flags.force });
-      if (flags.json) printJson({ deliveries });
-      else printReplayed(deliveries);
+      const answer = await b.replayEvent(eventId(id), { ruleId: flags.rule, force: flags.force, ...routing });
+      if (flags.json) printJson(answer);
+      else printReplayed(answer);
       return;
     }
     const query = eventQueryOf(flags);
     if (!hasFilter(query) && !flags.all) throw new HookrelayError('bad_request', 'Give an event id, a filter (e.g. --event, --from), or --all to replay every stored event.');
     if (flags.force) throw new HookrelayError('bad_request', '--force applies to replaying one event.');
     const afterId = flags.afterId === undefined ? undefined : positiveInt(flags.afterId, '--after-id');
-    await runBulk('replay', 'events', Boolean(flags.json), (control) => b.replayEvents({ ...query, afterId }, { ruleId: flags.rule }, control));
+    await runBulk('replay', 'events', Boolean(flags.json), (control) => b.replayEvents({ ...query, afterId }, { ruleId: flags.rule, ...routing }, control));
   });
 }
 
@@ -118,8 +122,14 @@ export function registerEventsCommand(program: Command): void {
     .argument('<id>', 'event id')
     .action(show);
 
-  addEventFilterOptions(addTargetOptions(events.command('replay').description('Forward stored events again through the current rules (new deliveries)')))
+  addEventFilterOptions(addTargetOptions(events.command('replay').description("Forward stored events again (new deliveries), through today's rules or the rules that routed them")))
     .argument('[id]', 'one event; without it, every event the filter selects')
+    .addOption(
+      new Option('--route <mode>', "current: today's rules, as if the event arrived now; original: the rule set that routed the event when it arrived")
+        .choices([...ROUTE_MODES])
+        .default(DEFAULT_ROUTE_MODE),
+    )
+    .option('--dry-run', 'show what would be sent where (bulk: counts per rule and a sample); send nothing')
     .option('--rule <id>', 'only this rule')
     .option('--force', 'with an event id and --rule: replay even if the rule does not match the event')
     .option('--all', 'with no id and no filter: replay every stored event')

@@ -5,9 +5,11 @@ import { decodeDeliveryCursor, decodeEventCursor, encodeDeliveryCursor, encodeEv
 import { JOB_BATCH_SIZE, startingAfterId, yieldToEventLoop } from '../admin/api/jobs/batches.js';
 import { runReplayJob, type BatchLoop, type BatchLoopResult } from '../admin/api/jobs/replay-job.js';
 import { runRetryJob } from '../admin/api/jobs/retry-job.js';
-import { replayEvent } from '../admin/api/replay-event.js';
 import { resendEvent } from '../admin/api/resend-event.js';
-import { deliveryDetailView, deliveryView, eventDetailView, eventSummaryView } from '../admin/api/views.js';
+import { deliveryDetailView, deliveryView, eventDetailView, eventSummaryView, replayResultView } from '../admin/api/views.js';
+import { BulkReplayPlanner } from '../operations/bulk-replay-plan.js';
+import { DEFAULT_ROUTE_MODE, ReplayRouter } from '../operations/replay-routing.js';
+import { replayWithRouting } from '../operations/routed-replay.js';
 import type { Config } from '../config.js';
 import { createGuardedDispatcher } from '../delivery/guarded-dispatcher.js';
 import { createSsrfGuard } from '../delivery/ssrf-guard.js';
@@ -21,7 +23,7 @@ import { DATABASE_FILE, SqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { BulkDeliveryFilter, EventSelection, ImportedEvent, ImportResult } from '../store/store.js';
 import type {
   AdminBackend, BulkControl, BulkResult, DeliveryQuery, DeliveryView, EventExport, EventQuery, EventSummaryView, EventWithDeliveries, Paged,
-  ResendResult, ResendSigning, RetryQuery,
+  BulkReplayOptions, ReplayResultView, ResendResult, ResendSigning, RetryQuery, RoutedReplayRequest,
 } from './admin-backend.js';
 import { recordFromStored, type ExportRecord } from './ndjson-format.js';
 
@@ -88,6 +90,7 @@ export class LocalBackend implements AdminBackend {
       sources: new Map(this.config.sources.map((s) => [s.name, s])),
       logger: createLogger('silent'),
       now: Date.now,
+      env: this.env,
     };
   }
 
@@ -109,22 +112,24 @@ export class LocalBackend implements AdminBackend {
     return { event: eventDetailView(event), deliveries: details.filter((d) => d !== null).map(deliveryDetailView) };
   }
 
-  async replayEvent(id: number, options: { ruleId?: string; force?: boolean }): Promise<DeliveryView[]> {
-    const deliveries = await replayEvent(this.context(await this.rules(), null), id, options);
-    return deliveries.map(deliveryView);
+  async replayEvent(id: number, request: RoutedReplayRequest): Promise<ReplayResultView> {
+    return replayResultView(await replayWithRouting(this.context(await this.rules(), null), id, request));
   }
 
-  async replayEvents(query: EventQuery & { afterId?: number }, options: { ruleId?: string }, control: BulkControl): Promise<BulkResult> {
-    const all = await this.rules();
-    const ruleSet = options.ruleId === undefined ? all : { ...all, rules: all.rules.filter((r) => r.id === options.ruleId) };
-    if (ruleSet.rules.length === 0 && options.ruleId !== undefined) throw new HookrelayError('not_found', `No rule "${options.ruleId}" in the current rule set.`);
+  async replayEvents(query: EventQuery & { afterId?: number }, options: BulkReplayOptions, control: BulkControl): Promise<BulkResult> {
+    const ruleSet = await this.rules();
+    const route = options.route ?? DEFAULT_ROUTE_MODE;
+    if (route === 'current' && options.ruleId !== undefined && !ruleSet.rules.some((r) => r.id === options.ruleId)) {
+      throw new HookrelayError('not_found', `No rule "${options.ruleId}" in the current rule set.`);
+    }
+    const planner = new BulkReplayPlanner(new ReplayRouter(this.store, this.env, () => ruleSet), route, options.ruleId ?? null, options.dryRun ?? false);
     const { afterId, ...eventQuery } = query;
     const selection = selectionOf(eventQuery);
     const throughId = await this.newestEventId();
     const total = await this.store.countEvents({ ...selection, afterId, throughId });
     control.onProgress({ total, processed: 0, created: 0, failed: 0 });
     // The admin API's replay job, batch for batch: one transaction each, so Ctrl-C leaves whole batches.
-    return bulkResult(await runReplayJob(this.batchLoop(control), { selection, throughId, ruleId: null, rules: () => ruleSet, total, afterId }));
+    return { ...bulkResult(await runReplayJob(this.batchLoop(control), { selection, throughId, planner, total, afterId })), summary: planner.summary() };
   }
 
   async resendEvent(id: number, url: string, signing: ResendSigning): Promise<ResendResult> {

@@ -1,7 +1,7 @@
 import { HookrelayError } from '../errors.js';
 import type {
   AdminBackend, BulkControl, BulkResult, DeliveryQuery, DeliveryView, EventExport, EventQuery, EventSummaryView, EventWithDeliveries, JobView, Paged,
-  ResendResult, ResendSigning, RetryQuery,
+  ResendResult, ResendSigning, RetryQuery, ReplayResultView, RoutedReplayRequest, BulkReplayOptions,
 } from './admin-backend.js';
 import { AdminClient } from './admin-client.js';
 import { recordFromDetail, type ExportRecord } from './ndjson-format.js';
@@ -39,12 +39,11 @@ export class RemoteBackend implements AdminBackend {
     return this.client.call('GET', `/events/${id}`);
   }
 
-  async replayEvent(id: number, options: { ruleId?: string; force?: boolean }): Promise<DeliveryView[]> {
-    const answer = await this.client.call<{ deliveries: DeliveryView[] }>('POST', `/events/${id}/replay`, { body: options });
-    return answer.deliveries;
+  replayEvent(id: number, request: RoutedReplayRequest): Promise<ReplayResultView> {
+    return this.client.call<ReplayResultView>('POST', `/events/${id}/replay`, { body: request });
   }
 
-  async replayEvents(query: EventQuery & { afterId?: number }, options: { ruleId?: string }, control: BulkControl): Promise<BulkResult> {
+  async replayEvents(query: EventQuery & { afterId?: number }, options: BulkReplayOptions, control: BulkControl): Promise<BulkResult> {
     const { afterId, ...filter } = query;
     refuseAfterId(afterId);
     const job = await this.client.call<JobView>('POST', '/events/replay', { body: { filter: apiFilter(filter), ...options } });
@@ -106,7 +105,7 @@ export class RemoteBackend implements AdminBackend {
     }
     const progress = { total: job.total, processed: job.processed, created: job.created, failed: job.failed };
     control.onProgress(progress);
-    return { ...progress, state: job.state, error: job.error, jobId: String(job.id) };
+    return { ...progress, state: job.state, error: job.error, jobId: String(job.id), summary: job.summary };
   }
 
   async close(): Promise<void> {}

@@ -170,7 +170,7 @@ export interface StoredEvent extends Omit<NewEvent, 'receivedAt'> {
 }
 
 /** An event as rules see it (replay): no headers, no parsed columns. */
-export type EventBody = Pick<StoredEvent, 'id' | 'source' | 'event' | 'body'>;
+export type EventBody = Pick<StoredEvent, 'id' | 'source' | 'event' | 'body' | 'ruleSetHash'>;
 
 export type EventSummary = Omit<StoredEvent, 'body' | 'headers' | 'importedAt' | 'ruleSetHash'> & { bodyBytes: number };
 
@@ -300,6 +300,8 @@ export interface JobProgress {
   processed: number;
   created: number;
   failed: number;
+  /** What the job found beyond its counters (a bulk replay's plan per rule), as JSON; kept as given. */
+  summary?: Record<string, unknown> | null;
 }
 
 export interface NewJob {

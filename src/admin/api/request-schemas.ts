@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ROUTE_MODES } from '../../operations/replay-routing.js';
 
 /**
  * What the admin API accepts. These schemas validate every request and are also the source of the
@@ -42,10 +43,16 @@ export const DeliveriesQuerySchema = z
 export const NumericIdParamsSchema = z.object({ id: positiveId }).strict();
 export const RuleIdParamsSchema = z.object({ id: z.string().min(1).max(200) }).strict();
 
+export const RouteModeSchema = z
+  .enum(ROUTE_MODES)
+  .meta({ id: 'RouteMode', description: "`current` (default): today's rules, as if the event arrived now. `original`: the rule set that routed the event when it arrived, with that time's filters, transforms, destinations and signing" });
+
 export const ReplayEventBodySchema = z
   .object({
     ruleId: z.string().min(1).optional().meta({ description: 'only this rule (404 when unknown)' }),
     force: z.boolean().optional().meta({ description: 'with ruleId: replay even when the event does not match the rule' }),
+    route: RouteModeSchema.optional(),
+    dryRun: z.boolean().optional().meta({ description: 'answer what would be sent where, create nothing' }),
   })
   .strict()
   .refine((body) => !body.force || body.ruleId !== undefined, { path: ['force'], message: 'force needs a ruleId' });
@@ -54,6 +61,8 @@ export const BulkReplayBodySchema = z
   .object({
     filter: EventFilterSchema,
     ruleId: z.string().min(1).optional().meta({ description: 'only this rule; events it does not match are skipped' }),
+    route: RouteModeSchema.optional(),
+    dryRun: z.boolean().optional().meta({ description: 'count what would be sent per rule (with a sample) in the job summary; create nothing' }),
   })
   .strict();
 

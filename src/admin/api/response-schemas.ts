@@ -98,13 +98,40 @@ export const JobSchema = z
     startedAt: isoTime,
     finishedAt: isoTime.nullable(),
     error: z.string().nullable(),
+    summary: z
+      .record(z.string(), z.unknown())
+      .nullable()
+      .meta({ description: 'a replay job: `route`, `dryRun`, `perRule` (deliveries per rule), `withheld` (per rule), `unknownRouting` (events stored before rule sets were kept), `sample` (the first planned sends)' }),
   })
   .meta({ id: 'Job' });
 
 export const EventListSchema = z.object({ items: z.array(EventSummarySchema), nextCursor: z.string().nullable() });
 export const DeliveryListSchema = z.object({ items: z.array(DeliverySchema), nextCursor: z.string().nullable() });
 export const EventWithDeliveriesSchema = z.object({ event: EventDetailSchema, deliveries: z.array(DeliveryDetailSchema) });
-export const ReplayResultSchema = z.object({ deliveries: z.array(DeliverySchema) });
+export const PlannedSendSchema = z
+  .object({
+    ruleId: z.string(),
+    ruleSetHash: z.string().meta({ description: 'the rule version it is sent with (retries keep it)' }),
+    destination: z.string().meta({ description: "the rule's to.url as written (${ENV} references unresolved)" }),
+    method: z.string(),
+    contentType: z.string(),
+    body: z.string().meta({ description: 'what is sent (UTF-8 text): the transformed body or the raw bytes' }),
+    deadReason: z.string().nullable().meta({ description: 'the transform failed: stored dead-lettered with this reason' }),
+  })
+  .meta({ id: 'PlannedSend' });
+
+export const WithheldSchema = z
+  .object({ ruleId: z.string(), reason: z.string() })
+  .meta({ id: 'Withheld', description: 'a rule of the routing that matches but is not sent (removed or disabled today, or not compilable on this node)' });
+
+export const ReplayResultSchema = z.object({
+  route: z.enum(['current', 'original']),
+  ruleSetHash: z.string().meta({ description: 'the rule set the replay went through' }),
+  dryRun: z.boolean(),
+  planned: z.array(PlannedSendSchema).meta({ description: 'what is (dry run: would be) sent where' }),
+  withheld: z.array(WithheldSchema),
+  deliveries: z.array(DeliverySchema).meta({ description: 'the deliveries created; none on a dry run' }),
+});
 export const JobListSchema = z.array(JobSchema);
 
 export const ResendResultSchema = z.object({
@@ -166,6 +193,7 @@ export type DeliveryView = z.output<typeof DeliverySchema>;
 export type DeliveryDetailView = z.output<typeof DeliveryDetailSchema>;
 export type JobView = z.output<typeof JobSchema>;
 export type ResendResultView = z.output<typeof ResendResultSchema>;
+export type ReplayResultView = z.output<typeof ReplayResultSchema>;
 export type RulesView = z.output<typeof RulesSchema>;
 export type RuleStatusView = z.output<typeof RuleStatusSchema>;
 export type DryRunResultView = z.output<typeof DryRunResultSchema>;

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import type { SourceConfig } from '../../config.js';
+import type { Env } from '../../rules/env-references.js';
 import type { RuleSetWatcher } from '../../rules/watcher.js';
 import type { Store } from '../../store/store.js';
 import { ensureAdminToken, type AdminToken } from '../admin-token.js';
@@ -19,6 +20,7 @@ export interface AdminApiParts {
   sources: readonly SourceConfig[];
   logger: Logger;
   sessions?: SessionVerifier;
+  env: Env;
 }
 
 export interface StartedAdminApi {
@@ -32,7 +34,7 @@ export async function startAdminApi(parts: AdminApiParts): Promise<StartedAdminA
   const token = ensureAdminToken(parts.configuredToken, parts.dataDir);
   const wakeWorker = (): void => parts.worker?.wake();
   const now = Date.now;
-  const jobs = await JobRunner.start({ store: parts.store, rules: () => parts.rules.current(), wakeWorker, logger: parts.logger, now });
+  const jobs = await JobRunner.start({ store: parts.store, rules: () => parts.rules.current(), env: parts.env, wakeWorker, logger: parts.logger, now });
   const api = createAdminApi({
     context: {
       store: parts.store,
@@ -42,6 +44,7 @@ export async function startAdminApi(parts: AdminApiParts): Promise<StartedAdminA
       sources: new Map(parts.sources.map((source) => [source.name, source])),
       logger: parts.logger,
       now,
+      env: parts.env,
     },
     jobs,
     token: token.token,

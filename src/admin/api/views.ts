@@ -1,5 +1,6 @@
 import type { Delivery, DeliveryDetail, EventSummary, Job, StoredEvent } from '../../store/store.js';
-import type { DeliveryDetailView, DeliveryView, EventDetailView, EventSummaryView, JobView } from './response-schemas.js';
+import type { RoutedReplayAnswer } from '../../operations/routed-replay.js';
+import type { DeliveryDetailView, DeliveryView, EventDetailView, EventSummaryView, JobView, ReplayResultView } from './response-schemas.js';
 
 /** Store records → admin API answers: unix ms become ISO 8601. */
 
@@ -96,5 +97,11 @@ export function jobView(j: Job): JobView {
     startedAt: iso(j.startedAt),
     finishedAt: isoOrNull(j.finishedAt),
     error: j.error,
+    summary: j.summary ?? null,
   };
+}
+
+export function replayResultView(answer: RoutedReplayAnswer): ReplayResultView {
+  const { created, sends, ...rest } = answer;
+  return { ...rest, planned: sends, deliveries: created.map(deliveryView) };
 }

@@ -14,6 +14,7 @@ interface JobRow {
   started_at: number;
   finished_at: number | null;
   error: string | null;
+  summary: string | null;
 }
 
 function toJob(row: JobRow): Job {
@@ -30,6 +31,7 @@ function toJob(row: JobRow): Job {
     startedAt: row.started_at,
     finishedAt: row.finished_at,
     error: row.error,
+    summary: row.summary === null ? null : (JSON.parse(row.summary) as Record<string, unknown>),
   };
 }
 
@@ -47,7 +49,7 @@ export class AdminJobQueries {
       INSERT INTO admin_jobs (kind, state, filter, rule_id, total, started_at) VALUES (?, 'running', ?, ?, ?, ?) RETURNING *`);
     this.byId = db.prepare<[number], JobRow>('SELECT * FROM admin_jobs WHERE id = ?');
     this.newest = db.prepare<[number], JobRow>('SELECT * FROM admin_jobs ORDER BY id DESC LIMIT ?');
-    this.progress = db.prepare('UPDATE admin_jobs SET total = ?, processed = ?, created = ?, failed = ? WHERE id = ?');
+    this.progress = db.prepare('UPDATE admin_jobs SET total = ?, processed = ?, created = ?, failed = ?, summary = coalesce(?, summary) WHERE id = ?');
     // Only a running job moves on: a cancel that got there first is never overwritten by "done".
     this.finish = db.prepare("UPDATE admin_jobs SET state = ?, error = ?, finished_at = ? WHERE id = ? AND state = 'running'");
     this.failRunning = db.prepare("UPDATE admin_jobs SET state = 'failed', error = ?, finished_at = ? WHERE state = 'running'");
@@ -67,7 +69,7 @@ export class AdminJobQueries {
   }
 
   updateProgress(id: number, p: JobProgress): void {
-    this.progress.run(p.total, p.processed, p.created, p.failed, id);
+    this.progress.run(p.total, p.processed, p.created, p.failed, p.summary ? JSON.stringify(p.summary) : null, id);
   }
 
   finishJob(id: number, state: Exclude<JobState, 'running'>, error: string | null, now: number): boolean {

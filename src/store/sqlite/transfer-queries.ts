@@ -45,7 +45,7 @@ export class TransferQueries {
   listBodies(selection: EventSelection, limit: number): EventBody[] {
     const where = eventSelectionSql(selection, 'e');
     return this.db
-      .prepare<unknown[], EventBody>(`SELECT e.id, e.source, e.event, e.body FROM events e WHERE ${where.sql} ORDER BY e.id LIMIT ?`)
+      .prepare<unknown[], EventBody>(`SELECT e.id, e.source, e.event, e.body, e.rule_set_hash AS ruleSetHash FROM events e WHERE ${where.sql} ORDER BY e.id LIMIT ?`)
       .all(...where.params, limit);
   }
 

@@ -49,8 +49,13 @@ describe('events replay|resend and deliveries list|retry on a data dir, with the
       expect(bulk.stderr).toBe('');
 
       const human = await hookrelay(['events', 'replay', '--all', '--rule', 'fwd', ...local]);
-      expect(human.stdout.trim()).toBe('done: 4 of 4 events processed, 4 deliveries queued, 0 failed');
+      expect(human.stdout.split('\n').slice(0, 3)).toEqual(['done: 4 of 4 events processed, 4 deliveries queued, 0 failed', 'route current', '  rule fwd: 4']);
       await sink.waitFor(13, 20_000);
+      const dryRun = await hookrelay(['events', 'replay', String(id), '--route', 'original', '--dry-run', ...local]);
+      expect(dryRun.stdout).toMatch(/^route original: the rules that routed it \(rule set [0-9a-f]{12}\), dry run: nothing is sent$/m);
+      expect(dryRun.stdout).toContain(`rule fwd would send POST ${sink.url} (`);
+      const bulkDryRun = await hookrelay(['events', 'replay', '--all', '--route', 'original', '--dry-run', ...local, '--json']);
+      expect(bulkDryRun.json).toMatchObject({ state: 'done', created: 4, summary: { route: 'original', dryRun: true, perRule: { fwd: 4 } } });
       await new Promise((r) => setTimeout(r, 300));
       expect(sink.received).toHaveLength(13); // nothing forwarded twice by one replay
     } finally {

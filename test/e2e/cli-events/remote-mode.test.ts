@@ -86,7 +86,7 @@ describe('events and deliveries commands against a running server (--url, admin 
       expect(mismatch.stderr).toContain('No rule "nope"');
 
       const bulk = await hookrelay(['events', 'replay', '--event', 'transfer:succeeded', ...remote], withToken);
-      expect(bulk.stdout.trim()).toMatch(/^job \d+ done: 3 of 3 events processed, 3 deliveries queued, 0 failed$/);
+      expect(bulk.stdout).toMatch(/^job \d+ done: 3 of 3 events processed, 3 deliveries queued, 0 failed\nroute current\n  rule \S+: 3\n/);
       await sink.waitFor(10, 20_000);
 
       const resent = await hookrelay(['events', 'resend', String(ids[1]), '--to', target.url, ...remote], withToken);

@@ -4,12 +4,12 @@ import type { AdminContext } from '../context.js';
 import { decodeEventCursor, encodeEventCursor } from '../cursor.js';
 import { toEventSearch } from '../filters.js';
 import type { JobRunner } from '../jobs/job-runner.js';
-import { replayEvent } from '../replay-event.js';
+import { replayWithRouting } from '../../../operations/routed-replay.js';
 import { resendEvent } from '../resend-event.js';
 import { BulkReplayBodySchema, EventsQuerySchema, NumericIdParamsSchema, ReplayEventBodySchema, ResendBodySchema } from '../request-schemas.js';
 import { EventListSchema, EventWithDeliveriesSchema, JobSchema, ReplayResultSchema, ResendResultSchema } from '../response-schemas.js';
 import { defineRoute, type AdminRoute } from '../route-table.js';
-import { deliveryDetailView, deliveryView, eventDetailView, eventSummaryView, jobView } from '../views.js';
+import { deliveryDetailView, eventDetailView, eventSummaryView, jobView, replayResultView } from '../views.js';
 
 const NOT_FOUND = { status: 404, description: 'no such event (`not_found`)' };
 
@@ -49,12 +49,12 @@ export function eventRoutes(ctx: AdminContext, jobs: JobRunner): AdminRoute[] {
       path: '/events/replay',
       operationId: 'replayEvents',
       summary: 'Replay every event matching a filter (a job)',
-      description: 'Events stored when the job starts are replayed through the current rules (or only `ruleId`), oldest first, 200 per transaction. Poll the job; cancel it with POST /jobs/{id}/cancel.',
+      description: 'Events stored when the job starts are replayed, oldest first, 200 per transaction, through `route` `current` (default: today\'s rules) or `original` (each event\'s own rule set; events stored before rule sets were kept are counted in `summary.unknownRouting` and not replayed), all rules or only `ruleId`. `dryRun` creates nothing: the job\'s `summary` counts what would be sent per rule, with a sample. Poll the job; cancel it with POST /jobs/{id}/cancel.',
       body: BulkReplayBodySchema,
       success: { status: 202, description: 'the job, running', schema: JobSchema },
       errors: [{ status: 404, description: 'unknown ruleId (`not_found`)' }, { status: 409, description: 'two jobs are already running (`conflict`)' }],
       async handle({ body }) {
-        const job = await jobs.startReplay(body.filter, toEventSearch(body.filter), body.ruleId ?? null);
+        const job = await jobs.startReplay(body.filter, toEventSearch(body.filter), body.ruleId ?? null, { route: body.route, dryRun: body.dryRun });
         return { status: 202, body: jobView(job) };
       },
     }),
@@ -77,15 +77,19 @@ export function eventRoutes(ctx: AdminContext, jobs: JobRunner): AdminRoute[] {
       method: 'post',
       path: '/events/:id/replay',
       operationId: 'replayEvent',
-      summary: 'Replay one event through the current rules',
-      description: 'Creates new deliveries (origin `replay`) for every rule that matches, or only `ruleId`; with `force` even when that rule does not match.',
+      summary: "Replay one event through today's rules or the rules that routed it",
+      description: 'Creates new deliveries (origin `replay`) for every rule that matches, or only `ruleId`; with `force` even when that rule does not match. `route`: `current` (default, today\'s rules) or `original` (the rule set the event was routed with; rules removed or disabled since are listed in `withheld`, not sent). Each delivery is sent, and retried, with the rule version it names (`ruleSetHash`). `dryRun` answers the same plan and creates nothing.',
       params: NumericIdParamsSchema,
       body: ReplayEventBodySchema,
       success: { status: 201, description: 'the deliveries created (none when no rule matches)', schema: ReplayResultSchema },
-      errors: [{ status: 404, description: 'no such event or rule (`not_found`)' }, { status: 422, description: 'the event does not match `ruleId` (`rule_mismatch`, `details.reason`)' }],
+      errors: [
+        { status: 404, description: 'no such event or rule (`not_found`)' },
+        { status: 409, description: 'route original for an event stored before rule sets were kept (`original_routing_unknown`): replay it with route current' },
+        { status: 422, description: 'the event does not match `ruleId` (`rule_mismatch`, `details.reason`)' },
+      ],
       async handle({ params, body }) {
-        const deliveries = await replayEvent(ctx, params.id, body);
-        return { status: 201, body: { deliveries: deliveries.map(deliveryView) } };
+        const answer = await replayWithRouting(ctx, params.id, body);
+        return { status: answer.dryRun ? 200 : 201, body: replayResultView(answer) };
       },
     }),
     defineRoute({

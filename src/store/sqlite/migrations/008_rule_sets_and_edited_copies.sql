@@ -58,3 +58,7 @@ CREATE INDEX events_invalid_id ON events (id) WHERE validation = 'invalid';
 CREATE INDEX events_received_at ON events (received_at, id, imported_at);
 -- The edited copies of one event, newest first (its page lists them).
 CREATE INDEX events_edited_from ON events (edited_from, id) WHERE edited_from IS NOT NULL;
+
+-- What a bulk replay did beyond its counters (JSON, null for other jobs): its routing mode, whether it was a
+-- dry run, deliveries per rule, rules withheld, events whose original routing is unknown, and a sample.
+ALTER TABLE admin_jobs ADD COLUMN summary TEXT;
