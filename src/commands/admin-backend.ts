@@ -1,10 +1,12 @@
-import type { DeliveryDetailView, DeliveryView, EventDetailView, EventSummaryView, JobView, ReplayResultView, ResendResultView } from '../admin/api/response-schemas.js';
+import type {
+  DeliveryDetailView, DeliveryView, EditedReplayResultView, EventDetailView, EventSummaryView, JobView, ReplayResultView, ResendResultView,
+} from '../admin/api/response-schemas.js';
 import type { RouteMode } from '../operations/replay-routing.js';
 import type { RoutedReplayRequest } from '../operations/routed-replay.js';
 import type { DeliveryState, Validation } from '../store/store.js';
 import type { ExportRecord } from './ndjson-format.js';
 
-export type { DeliveryDetailView, DeliveryView, EventDetailView, EventSummaryView, JobView, ReplayResultView, RoutedReplayRequest };
+export type { DeliveryDetailView, DeliveryView, EditedReplayResultView, EventDetailView, EventSummaryView, JobView, ReplayResultView, RoutedReplayRequest };
 export type ResendResult = ResendResultView;
 
 /** `GET /events/:id` of the admin API. */
@@ -59,6 +61,14 @@ export interface BulkProgress {
   failed: number;
 }
 
+export interface EditedReplayOptions {
+  /** The edited body as JSON text, stored and sent as it is. */
+  body: string;
+  meantInvalid?: boolean;
+  ruleId?: string;
+  to?: string;
+}
+
 export interface BulkReplayOptions {
   ruleId?: string;
   route?: RouteMode;
@@ -99,6 +109,8 @@ export interface AdminBackend {
   getEvent(id: number): Promise<EventWithDeliveries>;
   replayEvent(id: number, request: RoutedReplayRequest): Promise<ReplayResultView>;
   replayEvents(query: EventQuery & { afterId?: number }, options: BulkReplayOptions, control: BulkControl): Promise<BulkResult>;
+  /** Edit and replay: the edited body stored as a copy linked to event `id`, then sent (made through the CLI). */
+  replayEdited(id: number, request: EditedReplayOptions): Promise<EditedReplayResultView>;
   resendEvent(id: number, url: string, signing: ResendSigning): Promise<ResendResult>;
   exportEvents(query: EventQuery): Promise<EventExport>;
   listDeliveries(query: DeliveryQuery, page: { limit: number; cursor?: string }): Promise<Paged<DeliveryView>>;

@@ -1,4 +1,6 @@
-import type { BulkResult, DeliveryDetailView, DeliveryView, EventSummaryView, EventWithDeliveries, Paged, ReplayResultView, ResendResult } from './admin-backend.js';
+import type {
+  BulkResult, DeliveryDetailView, DeliveryView, EditedReplayResultView, EventSummaryView, EventWithDeliveries, Paged, ReplayResultView, ResendResult,
+} from './admin-backend.js';
 import type { BulkReplaySummary } from '../operations/bulk-replay-plan.js';
 import { printLine } from './output.js';
 import { formatTable, shortTime } from './table.js';
@@ -60,6 +62,21 @@ export function printReplayed(answer: ReplayResultView): void {
     printLine(`  rule ${send.ruleId} ${verb} ${send.method} ${send.destination} (${Buffer.byteLength(send.body)} bytes, ${send.contentType})${send.deadReason ? `, dead: ${send.deadReason}` : ''}`);
   }
   for (const held of answer.withheld) printLine(`  not sent: ${held.reason}`);
+  for (const d of answer.deliveries) printLine(`delivery ${d.id} created for rule ${d.ruleId} (${d.state})`);
+}
+
+export function printEditedReplay(answer: EditedReplayResultView): void {
+  const copy = answer.event;
+  printLine(`edited copy stored as event ${copy.id} (edit ${copy.edit?.number} of event ${copy.edit?.editedFrom}, validation ${copy.validation})`);
+  if (answer.changes.length === 0) printLine('  no change from the original');
+  for (const c of answer.changes) {
+    const before = c.change === 'added' ? '' : `${JSON.stringify(c.before)} `;
+    const after = c.change === 'removed' ? '(removed)' : JSON.stringify(c.after);
+    printLine(`  ${c.change === 'added' ? '+' : c.change === 'removed' ? '-' : '~'} ${c.path || '(whole body)'}: ${before}${c.change === 'changed' ? '-> ' : ''}${after}`);
+  }
+  if (answer.appliedWithoutMatch) printLine(`the rule's filter does not match the edited body (${answer.appliedWithoutMatch}): applied anyway`);
+  if (answer.planned.length === 0) printLine('no rule matches the edited body: nothing sent');
+  for (const send of answer.planned) printLine(`  rule ${send.ruleId} sends ${send.method} ${send.destination}${send.deadReason ? `, dead: ${send.deadReason}` : ''}`);
   for (const d of answer.deliveries) printLine(`delivery ${d.id} created for rule ${d.ruleId} (${d.state})`);
 }
 

@@ -6,7 +6,8 @@ import { JOB_BATCH_SIZE, startingAfterId, yieldToEventLoop } from '../admin/api/
 import { runReplayJob, type BatchLoop, type BatchLoopResult } from '../admin/api/jobs/replay-job.js';
 import { runRetryJob } from '../admin/api/jobs/retry-job.js';
 import { resendEvent } from '../admin/api/resend-event.js';
-import { deliveryDetailView, deliveryView, eventDetailView, eventSummaryView, replayResultView } from '../admin/api/views.js';
+import { deliveryDetailView, deliveryView, editedReplayView, eventDetailView, eventSummaryView, replayResultView } from '../admin/api/views.js';
+import { editTargetOf, replayEdited } from '../operations/edited-replay.js';
 import { BulkReplayPlanner } from '../operations/bulk-replay-plan.js';
 import { DEFAULT_ROUTE_MODE, ReplayRouter } from '../operations/replay-routing.js';
 import { replayWithRouting } from '../operations/routed-replay.js';
@@ -23,7 +24,7 @@ import { DATABASE_FILE, SqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { BulkDeliveryFilter, EventSelection, ImportedEvent, ImportResult } from '../store/store.js';
 import type {
   AdminBackend, BulkControl, BulkResult, DeliveryQuery, DeliveryView, EventExport, EventQuery, EventSummaryView, EventWithDeliveries, Paged,
-  BulkReplayOptions, ReplayResultView, ResendResult, ResendSigning, RetryQuery, RoutedReplayRequest,
+  BulkReplayOptions, EditedReplayOptions, EditedReplayResultView, ReplayResultView, ResendResult, ResendSigning, RetryQuery, RoutedReplayRequest,
 } from './admin-backend.js';
 import { recordFromStored, type ExportRecord } from './ndjson-format.js';
 
@@ -130,6 +131,12 @@ export class LocalBackend implements AdminBackend {
     control.onProgress({ total, processed: 0, created: 0, failed: 0 });
     // The admin API's replay job, batch for batch: one transaction each, so Ctrl-C leaves whole batches.
     return { ...bulkResult(await runReplayJob(this.batchLoop(control), { selection, throughId, planner, total, afterId })), summary: planner.summary() };
+  }
+
+  async replayEdited(id: number, request: EditedReplayOptions): Promise<EditedReplayResultView> {
+    const target = editTargetOf(request);
+    const answer = await replayEdited(this.context(await this.rules(), null), id, { body: Buffer.from(request.body, 'utf8'), meantInvalid: request.meantInvalid, target, via: 'cli' });
+    return editedReplayView(answer);
   }
 
   async resendEvent(id: number, url: string, signing: ResendSigning): Promise<ResendResult> {

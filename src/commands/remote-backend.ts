@@ -1,7 +1,7 @@
 import { HookrelayError } from '../errors.js';
 import type {
   AdminBackend, BulkControl, BulkResult, DeliveryQuery, DeliveryView, EventExport, EventQuery, EventSummaryView, EventWithDeliveries, JobView, Paged,
-  ResendResult, ResendSigning, RetryQuery, ReplayResultView, RoutedReplayRequest, BulkReplayOptions,
+  ResendResult, ResendSigning, RetryQuery, ReplayResultView, RoutedReplayRequest, BulkReplayOptions, EditedReplayOptions, EditedReplayResultView,
 } from './admin-backend.js';
 import { AdminClient } from './admin-client.js';
 import { recordFromDetail, type ExportRecord } from './ndjson-format.js';
@@ -48,6 +48,10 @@ export class RemoteBackend implements AdminBackend {
     refuseAfterId(afterId);
     const job = await this.client.call<JobView>('POST', '/events/replay', { body: { filter: apiFilter(filter), ...options } });
     return this.follow(job, control);
+  }
+
+  replayEdited(id: number, request: EditedReplayOptions): Promise<EditedReplayResultView> {
+    return this.client.call<EditedReplayResultView>('POST', `/events/${id}/edited-replay`, { body: { ...request, via: 'cli' } });
   }
 
   resendEvent(id: number, url: string, signing: ResendSigning): Promise<ResendResult> {

@@ -57,6 +57,17 @@ export const ReplayEventBodySchema = z
   .strict()
   .refine((body) => !body.force || body.ruleId !== undefined, { path: ['force'], message: 'force needs a ruleId' });
 
+export const EditedReplayBodySchema = z
+  .object({
+    body: z.string().min(1).meta({ description: 'the edited body as JSON text: stored and sent byte for byte (as UTF-8)' }),
+    meantInvalid: z.boolean().optional().meta({ description: 'store and send a body that fails the event schema; it is stored with validation `invalid`' }),
+    ruleId: z.string().min(1).optional().meta({ description: "send through this rule only, even if its filter does not match (the answer's appliedWithoutMatch says why)" }),
+    to: z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).max(2000).optional().meta({ description: 'send to this URL instead of through the rules: one delivery, unsigned, through the network guard' }),
+    via: z.enum(['console', 'cli', 'api']).optional().meta({ description: 'the front end the edit was made in (default api)' }),
+  })
+  .strict()
+  .refine((body) => body.ruleId === undefined || body.to === undefined, { path: ['to'], message: 'give ruleId or to, not both' });
+
 export const BulkReplayBodySchema = z
   .object({
     filter: EventFilterSchema,

@@ -134,6 +134,17 @@ export const ReplayResultSchema = z.object({
 });
 export const JobListSchema = z.array(JobSchema);
 
+export const EditedReplayResultSchema = z.object({
+  event: EventDetailSchema.meta({ description: 'the edited copy: a new event whose `edit.editedFrom` is the original' }),
+  changes: z
+    .array(z.object({ path: z.string(), change: z.enum(['added', 'removed', 'changed']), before: z.unknown().optional(), after: z.unknown().optional() }))
+    .meta({ description: 'what the edit changed from the stored original, leaf by leaf' }),
+  appliedWithoutMatch: z.string().nullable().meta({ description: "with ruleId: why the rule's filter does not match the edited body (it was applied anyway); null when it matches" }),
+  ruleSetHash: z.string(),
+  planned: z.array(PlannedSendSchema),
+  deliveries: z.array(DeliverySchema),
+});
+
 export const ResendResultSchema = z.object({
   status: int.nullable().meta({ description: 'HTTP status of the answer; null when none came' }),
   durationMs: z.number(),
@@ -194,6 +205,7 @@ export type DeliveryDetailView = z.output<typeof DeliveryDetailSchema>;
 export type JobView = z.output<typeof JobSchema>;
 export type ResendResultView = z.output<typeof ResendResultSchema>;
 export type ReplayResultView = z.output<typeof ReplayResultSchema>;
+export type EditedReplayResultView = z.output<typeof EditedReplayResultSchema>;
 export type RulesView = z.output<typeof RulesSchema>;
 export type RuleStatusView = z.output<typeof RuleStatusSchema>;
 export type DryRunResultView = z.output<typeof DryRunResultSchema>;

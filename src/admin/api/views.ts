@@ -1,6 +1,7 @@
 import type { Delivery, DeliveryDetail, EventSummary, Job, StoredEvent } from '../../store/store.js';
+import type { EditedReplayAnswer } from '../../operations/edited-replay.js';
 import type { RoutedReplayAnswer } from '../../operations/routed-replay.js';
-import type { DeliveryDetailView, DeliveryView, EventDetailView, EventSummaryView, JobView, ReplayResultView } from './response-schemas.js';
+import type { DeliveryDetailView, DeliveryView, EditedReplayResultView, EventDetailView, EventSummaryView, JobView, ReplayResultView } from './response-schemas.js';
 
 /** Store records → admin API answers: unix ms become ISO 8601. */
 
@@ -104,4 +105,9 @@ export function jobView(j: Job): JobView {
 export function replayResultView(answer: RoutedReplayAnswer): ReplayResultView {
   const { created, sends, ...rest } = answer;
   return { ...rest, planned: sends, deliveries: created.map(deliveryView) };
+}
+
+export function editedReplayView(answer: EditedReplayAnswer): EditedReplayResultView {
+  const { copy, created, ...rest } = answer;
+  return { ...rest, event: eventDetailView(copy), deliveries: created.map(deliveryView) };
 }

@@ -4,12 +4,13 @@ import type { AdminContext } from '../context.js';
 import { decodeEventCursor, encodeEventCursor } from '../cursor.js';
 import { toEventSearch } from '../filters.js';
 import type { JobRunner } from '../jobs/job-runner.js';
+import { editTargetOf, replayEdited } from '../../../operations/edited-replay.js';
 import { replayWithRouting } from '../../../operations/routed-replay.js';
 import { resendEvent } from '../resend-event.js';
-import { BulkReplayBodySchema, EventsQuerySchema, NumericIdParamsSchema, ReplayEventBodySchema, ResendBodySchema } from '../request-schemas.js';
-import { EventListSchema, EventWithDeliveriesSchema, JobSchema, ReplayResultSchema, ResendResultSchema } from '../response-schemas.js';
+import { BulkReplayBodySchema, EditedReplayBodySchema, EventsQuerySchema, NumericIdParamsSchema, ReplayEventBodySchema, ResendBodySchema } from '../request-schemas.js';
+import { EditedReplayResultSchema, EventListSchema, EventWithDeliveriesSchema, JobSchema, ReplayResultSchema, ResendResultSchema } from '../response-schemas.js';
 import { defineRoute, type AdminRoute } from '../route-table.js';
-import { deliveryDetailView, eventDetailView, eventSummaryView, jobView, replayResultView } from '../views.js';
+import { deliveryDetailView, editedReplayView, eventDetailView, eventSummaryView, jobView, replayResultView } from '../views.js';
 
 const NOT_FOUND = { status: 404, description: 'no such event (`not_found`)' };
 
@@ -90,6 +91,26 @@ export function eventRoutes(ctx: AdminContext, jobs: JobRunner): AdminRoute[] {
       async handle({ params, body }) {
         const answer = await replayWithRouting(ctx, params.id, body);
         return { status: answer.dryRun ? 200 : 201, body: replayResultView(answer) };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/events/:id/edited-replay',
+      operationId: 'replayEditedEvent',
+      summary: 'Store an edited copy of an event and send it',
+      description: "The edited body is checked like a webhook (JSON, then the event schema; a failing body is refused unless `meantInvalid`, then stored with validation `invalid`) and stored as a new event linked to its original (`edit`), which is never changed. It keeps the original's transfer id: its idempotency key carries an edit number, so a real repeat of the original is still a duplicate. It is then sent through today's rules, through `ruleId` (even if its filter does not match: `appliedWithoutMatch` says why), or to `to` (one delivery, unsigned, through the network guard). Deliveries are signed by the rule's own signing, never with the original sender's signature.",
+      params: NumericIdParamsSchema,
+      body: EditedReplayBodySchema,
+      success: { status: 201, description: 'the edited copy, what changed, and the deliveries created', schema: EditedReplayResultSchema },
+      errors: [
+        { status: 400, description: 'the edited body is not JSON (`invalid_json`)' },
+        { status: 404, description: 'no such event or rule (`not_found`)' },
+        { status: 409, description: 'the rule is disabled (`conflict`)' },
+        { status: 422, description: 'the edited body fails the event schema (`invalid_payload`, `details.issues`); send meantInvalid to store it anyway' },
+      ],
+      async handle({ params, body }) {
+        const answer = await replayEdited(ctx, params.id, { body: Buffer.from(body.body, 'utf8'), meantInvalid: body.meantInvalid, target: editTargetOf(body), via: body.via ?? 'api' });
+        return { status: 201, body: editedReplayView(answer) };
       },
     }),
     defineRoute({
