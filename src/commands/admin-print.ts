@@ -66,7 +66,7 @@ export function printReplayed(answer: ReplayResultView): void {
 }
 
 export function printEditedReplay(answer: EditedReplayResultView): void {
-  const copy = answer.event;
+  const copy = answer.event!;
   printLine(`edited copy stored as event ${copy.id} (edit ${copy.edit?.number} of event ${copy.edit?.editedFrom}, validation ${copy.validation})`);
   if (answer.changes.length === 0) printLine('  no change from the original');
   for (const c of answer.changes) {

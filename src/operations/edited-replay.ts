@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { AdminContext } from '../admin/api/context.js';
 import { HookrelayError } from '../errors.js';
 import { parseJsonBody } from '../ingest/parse-json.js';
-import { validateEvent } from '../ingest/validate-event.js';
+import { validateEvent, type SchemaIssue } from '../ingest/validate-event.js';
 import { compileKeptRuleSet } from '../rules/kept-rule-set.js';
 import { keptRuleOf } from '../rules/kept-rules.js';
 import { ruleSchema } from '../rules/schema.js';
@@ -28,11 +28,19 @@ export interface EditedReplayRequest {
   meantInvalid?: boolean;
   target: EditTarget;
   via: EditVia;
+  /**
+   * Check and plan only: nothing is stored or sent, and a body failing the event schema is answered with
+   * its issues instead of refused (the console checks each edit this way as it is typed).
+   */
+  dryRun?: boolean;
 }
 
 export interface EditedReplayAnswer {
-  /** The edited copy: a new event linked to its original. */
-  copy: StoredEvent;
+  /** The edited copy: a new event linked to its original; null on a dry run. */
+  copy: StoredEvent | null;
+  dryRun: boolean;
+  /** Where the edited body fails the event schema (empty when it passes). */
+  issues: SchemaIssue[];
   /** What changed from the stored original. */
   changes: JsonChange[];
   /** Set when the chosen rule's filter does not match the edited body: it was applied anyway, and this says why it does not match. */
@@ -51,18 +59,18 @@ const stringOrNull = (value: unknown): string | null => (typeof value === 'strin
  * Checks the edited body the way ingest checks a webhook (JSON, then the event schema). A body failing the
  * schema is refused with the schema's issues, unless it is meant to be invalid.
  */
-function validateEdit(body: Buffer, meantInvalid: boolean): { parsed: unknown; validation: Validation } {
+function validateEdit(body: Buffer, acceptInvalid: boolean): { parsed: unknown; validation: Validation; issues: SchemaIssue[] } {
   const parsed = parseJsonBody(body);
   try {
-    return { parsed, validation: validateEvent(parsed).validation };
+    return { parsed, validation: validateEvent(parsed).validation, issues: [] };
   } catch (err) {
-    if (!meantInvalid || !(err instanceof HookrelayError) || err.code !== 'invalid_payload') throw err;
-    return { parsed, validation: 'invalid' };
+    if (!acceptInvalid || !(err instanceof HookrelayError) || err.code !== 'invalid_payload') throw err;
+    return { parsed, validation: 'invalid', issues: (err.details as { issues: SchemaIssue[] }).issues };
   }
 }
 
 /** A one-off rule set holding one rule that sends to `url`, kept like any rule set so the worker sends it as kept. */
-async function oneOffRouting(ctx: AdminContext, url: string): Promise<Routing> {
+async function oneOffRouting(ctx: AdminContext, url: string, keep: boolean): Promise<Routing> {
   const checked = ruleSchema.safeParse({ id: TO_URL_RULE_ID, on: ['*'], to: { url } });
   if (!checked.success) throw new HookrelayError('validation_failed', `Cannot send to this URL: ${checked.error.issues[0]?.message}`, { url });
   const rules = [keptRuleOf(checked.data, { file: '(edited event sent to a URL)', line: 1 })];
@@ -70,7 +78,7 @@ async function oneOffRouting(ctx: AdminContext, url: string): Promise<Routing> {
   const kept: KeptRuleSet = { hash, kind: 'one-off', rules, firstLoadedAt: ctx.now() };
   const { ruleSet, problems } = compileKeptRuleSet(hash, rules, ctx.env, ctx.rules.current(), kept.firstLoadedAt);
   if (problems.size > 0) throw new HookrelayError('validation_failed', `Cannot send to this URL: ${[...problems.values()].join('; ')}`, { url });
-  await ctx.store.saveRuleSet(kept);
+  if (keep) await ctx.store.saveRuleSet(kept);
   return { mode: 'current', ruleSet, withheld: new Map() };
 }
 
@@ -83,7 +91,8 @@ async function oneOffRouting(ctx: AdminContext, url: string): Promise<Routing> {
 export async function replayEdited(ctx: AdminContext, eventId: number, request: EditedReplayRequest): Promise<EditedReplayAnswer> {
   const original = await ctx.store.getEvent(eventId);
   if (!original) throw new HookrelayError('not_found', `No event ${eventId}.`);
-  const { parsed, validation } = validateEdit(request.body, request.meantInvalid ?? false);
+  const dryRun = request.dryRun ?? false;
+  const { parsed, validation, issues } = validateEdit(request.body, dryRun || (request.meantInvalid ?? false));
   const fields = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as { event?: unknown; result?: Record<string, unknown> };
   const result = typeof fields.result === 'object' && fields.result !== null ? fields.result : {};
   const event = stringOrNull(fields.event) ?? original.event;
@@ -92,7 +101,7 @@ export async function replayEdited(ctx: AdminContext, eventId: number, request: 
   let routing: Routing;
   let appliedWithoutMatch: string | null = null;
   if (request.target.kind === 'url') {
-    routing = await oneOffRouting(ctx, request.target.url);
+    routing = await oneOffRouting(ctx, request.target.url, !dryRun);
   } else {
     routing = { mode: 'current', ruleSet: ctx.rules.current(), withheld: new Map() };
     if (request.target.kind === 'rule') {
@@ -105,6 +114,9 @@ export async function replayEdited(ctx: AdminContext, eventId: number, request: 
   }
   const ruleId = request.target.kind === 'rule' ? request.target.ruleId : undefined;
   const { deliveries, sends } = await planRoutedReplay(routing, input, { ...(ruleId !== undefined && { ruleId, force: true }) });
+  const changes = diffJson(parseOrUndefined(original.body), parsed);
+  const plan = { dryRun, issues, changes, appliedWithoutMatch, ruleSetHash: routing.ruleSet.hash, planned: sends };
+  if (dryRun) return { ...plan, copy: null, created: [] };
 
   const editedAt = ctx.now();
   const copyId = await ctx.store.saveEditedCopy({
@@ -128,14 +140,7 @@ export async function replayEdited(ctx: AdminContext, eventId: number, request: 
   if (deliveries.length > 0) ctx.wakeWorker();
   const copy = (await ctx.store.getEvent(copyId))!;
   const page = await ctx.store.listDeliveries({ eventId: copyId }, { limit: 500 });
-  return {
-    copy,
-    changes: diffJson(parseOrUndefined(original.body), parsed),
-    appliedWithoutMatch,
-    ruleSetHash: routing.ruleSet.hash,
-    planned: sends,
-    created: page.items.reverse(),
-  };
+  return { ...plan, copy, created: page.items.reverse() };
 }
 
 function parseOrUndefined(body: Buffer): unknown {

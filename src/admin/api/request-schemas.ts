@@ -64,6 +64,7 @@ export const EditedReplayBodySchema = z
     ruleId: z.string().min(1).optional().meta({ description: "send through this rule only, even if its filter does not match (the answer's appliedWithoutMatch says why)" }),
     to: z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).max(2000).optional().meta({ description: 'send to this URL instead of through the rules: one delivery, unsigned, through the network guard' }),
     via: z.enum(['console', 'cli', 'api']).optional().meta({ description: 'the front end the edit was made in (default api)' }),
+    dryRun: z.boolean().optional().meta({ description: 'check and plan only: store and send nothing; schema failures come back as `issues` instead of a 422' }),
   })
   .strict()
   .refine((body) => body.ruleId === undefined || body.to === undefined, { path: ['to'], message: 'give ruleId or to, not both' });

@@ -135,7 +135,9 @@ export const ReplayResultSchema = z.object({
 export const JobListSchema = z.array(JobSchema);
 
 export const EditedReplayResultSchema = z.object({
-  event: EventDetailSchema.meta({ description: 'the edited copy: a new event whose `edit.editedFrom` is the original' }),
+  event: EventDetailSchema.nullable().meta({ description: 'the edited copy: a new event whose `edit.editedFrom` is the original; null on a dry run' }),
+  dryRun: z.boolean(),
+  issues: z.array(z.object({ path: z.string(), message: z.string(), code: z.string() })).meta({ description: 'where the edited body fails the event schema' }),
   changes: z
     .array(z.object({ path: z.string(), change: z.enum(['added', 'removed', 'changed']), before: z.unknown().optional(), after: z.unknown().optional() }))
     .meta({ description: 'what the edit changed from the stored original, leaf by leaf' }),

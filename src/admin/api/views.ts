@@ -109,5 +109,5 @@ export function replayResultView(answer: RoutedReplayAnswer): ReplayResultView {
 
 export function editedReplayView(answer: EditedReplayAnswer): EditedReplayResultView {
   const { copy, created, ...rest } = answer;
-  return { ...rest, event: eventDetailView(copy), deliveries: created.map(deliveryView) };
+  return { ...rest, event: copy && eventDetailView(copy), deliveries: created.map(deliveryView) };
 }

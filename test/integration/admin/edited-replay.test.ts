@@ -62,6 +62,11 @@ describe('POST /admin/api/events/:id/edited-replay', () => {
     const refused = await fixture.api(`/events/${id}/edited-replay`, { method: 'POST', body: { body: broken } });
     expect(refused.status).toBe(422);
     expect(refused.json.error).toMatchObject({ code: 'invalid_payload', details: { issues: [expect.objectContaining({ path: 'result.quantity' })] } });
+    const dryRun = await fixture.api(`/events/${id}/edited-replay`, { method: 'POST', body: { body: broken, dryRun: true } });
+    expect(dryRun.status).toBe(200);
+    expect(dryRun.json).toMatchObject({ dryRun: true, event: null, deliveries: [], changes: [{ path: 'result.quantity', change: 'changed', after: 'many' }] });
+    expect(dryRun.json.issues).toEqual([expect.objectContaining({ path: 'result.quantity' })]);
+    expect((await fixture.app.store.listEvents({}, { limit: 10 })).items).toHaveLength(1);
     const notJson = await fixture.api(`/events/${id}/edited-replay`, { method: 'POST', body: { body: '{"event":', meantInvalid: true } });
     expect(notJson.json.error.code).toBe('invalid_json');
 

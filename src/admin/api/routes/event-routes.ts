@@ -109,8 +109,9 @@ export function eventRoutes(ctx: AdminContext, jobs: JobRunner): AdminRoute[] {
         { status: 422, description: 'the edited body fails the event schema (`invalid_payload`, `details.issues`); send meantInvalid to store it anyway' },
       ],
       async handle({ params, body }) {
-        const answer = await replayEdited(ctx, params.id, { body: Buffer.from(body.body, 'utf8'), meantInvalid: body.meantInvalid, target: editTargetOf(body), via: body.via ?? 'api' });
-        return { status: 201, body: editedReplayView(answer) };
+        const { body: text, meantInvalid, dryRun, via } = body;
+        const answer = await replayEdited(ctx, params.id, { body: Buffer.from(text, 'utf8'), meantInvalid, dryRun, target: editTargetOf(body), via: via ?? 'api' });
+        return { status: answer.dryRun ? 200 : 201, body: editedReplayView(answer) };
       },
     }),
     defineRoute({
