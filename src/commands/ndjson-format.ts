@@ -103,7 +103,8 @@ export function parseRecordLine(line: string): ImportedEvent {
   } catch {
     throw new ImportLineError('bodyBase64 does not hold a JSON body');
   }
-  if (envelope.event !== record.event || envelope.result?.id !== record.transferId) {
+  // An edited copy keeps its original's key whatever the edit did to the body (it may even be meant invalid).
+  if (!record.edit && (envelope.event !== record.event || envelope.result?.id !== record.transferId)) {
     throw new ImportLineError(`the body's event and result.id do not match "event" and "transferId"`);
   }
   return {
