@@ -35,8 +35,13 @@ export class RuleVersions {
     private readonly env: Env,
   ) {}
 
-  async lookup(delivery: { ruleId: string; ruleSetHash: string }, today: RuleSet, todaysRule: CompiledRule | undefined): Promise<RuleVersionLookup> {
+  /** Synchronous for a delivery planned with today's rule set (nearly all of them): no promise on the worker's hot path. */
+  lookup(delivery: { ruleId: string; ruleSetHash: string }, today: RuleSet, todaysRule: CompiledRule | undefined): RuleVersionLookup | Promise<RuleVersionLookup> {
     if (delivery.ruleSetHash === today.hash) return decide(todaysRule, delivery.ruleId, () => ({ action: 'send', rule: todaysRule! }));
+    return this.olderVersion(delivery, today, todaysRule);
+  }
+
+  private async olderVersion(delivery: { ruleId: string; ruleSetHash: string }, today: RuleSet, todaysRule: CompiledRule | undefined): Promise<RuleVersionLookup> {
     const kept = await this.keptSet(delivery.ruleSetHash);
     if (kept?.kind === 'one-off') return this.version(delivery, kept, today, undefined);
     if (!kept?.rules.has(delivery.ruleId)) return decide(todaysRule, delivery.ruleId, () => ({ action: 'send', rule: todaysRule! }));

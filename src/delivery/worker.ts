@@ -232,7 +232,8 @@ export class DeliveryWorker {
     const todaysRule = this.ruleFor(delivery.ruleId);
     const now = this.now();
     try {
-      const version = await this.ruleVersions.lookup(delivery, this.options.rules(), todaysRule);
+      const found = this.ruleVersions.lookup(delivery, this.options.rules(), todaysRule);
+      const version = found instanceof Promise ? await found : found;
       if (version.action === 'dead') {
         const reason = version.code === 'rule_removed' ? 'rule removed' : version.reason;
         await this.record(delivery, now, '', { durationMs: 0, responseExcerpt: '', error: { code: version.code, message: version.reason } }, { state: 'dead', reason });

@@ -87,8 +87,9 @@ describe('console: edit and replay with a diff, and replay by routing mode', () 
       await page.locator('#replay-route').selectOption('original');
       await page.locator('#replay-dry-run').check();
       await page.locator('#replay-all').click();
-      await page.getByText(`Dry run through rule set ${receiver.rules.current().hash}: nothing was sent.`).waitFor();
-      await page.getByText(`fulfilment → POST ${sink.url}`).waitFor();
+      const outcome = page.locator('#replay-result');
+      await outcome.getByText(`Dry run through rule set ${receiver.rules.current().hash}: nothing was sent.`).waitFor();
+      await outcome.getByText(`fulfilment → POST ${sink.url}`).waitFor();
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(sink.received).toHaveLength(1);
     } finally {

@@ -70,7 +70,7 @@ export async function runReplayJob(loop: BatchLoop, job: ReplayJobInput): Promis
     progress.created += created;
     progress.failed += failed;
     lastId = events.at(-1)!.id;
-    await loop.onProgress({ ...progress, total: Math.max(progress.total, progress.processed), summary: { ...job.planner.summary() } });
+    await loop.onProgress({ ...progress, total: Math.max(progress.total, progress.processed), summary: job.planner.summary() });
     if (created > 0 && !job.planner.dryRun) loop.wakeWorker();
     if (events.length < JOB_BATCH_SIZE) break;
     await yieldToEventLoop();

@@ -88,7 +88,7 @@ function replayOutcome(result) {
 }
 
 function replayCard(eventId, ruleIds, refresh) {
-  const out = h('div', { class: 'result' });
+  const out = h('div', { class: 'result', id: 'replay-result' });
   const ruleSelect = h('select', { id: 'replay-rule', name: 'ruleId' }, ruleIds.map((id) => h('option', { value: id, text: id })));
   const force = h('input', { type: 'checkbox', id: 'replay-force', name: 'force' });
   const route = h(
