@@ -80,6 +80,16 @@ describe('replay routing modes', () => {
     expect(reply.status).toBe(409);
     expect(reply.json.error).toMatchObject({ code: 'original_routing_unknown', details: { eventId: old.id, offer: 'current' } });
     expect(reply.json.error.message).toMatch(/original routing|rules that routed it are unknown/);
+
+    // An event stored before events recorded their rule set, whose deliveries name a kept one: routed by that set.
+    const hash = fixture.app.rules.current().hash;
+    const planned = await fixture.app.store.saveEvent({
+      source: 'checkout', event: 'transfer:succeeded', transferId: 'planned-before', checkoutId: null, email: null, walletAddress: null,
+      validation: 'valid', receivedAt: Date.now(), headers: {}, body: Buffer.from(raw.toString().replace(/"id":"[^"]*"/, '"id":"planned-before"')),
+      deliveries: [{ ruleId: 'a', ruleSetHash: hash, body: null, contentType: 'application/json' }],
+    });
+    const routed = await fixture.api(`/events/${planned.id}/replay`, { method: 'POST', body: { route: 'original', dryRun: true } });
+    expect(routed.json).toMatchObject({ route: 'original', ruleSetHash: hash, planned: [expect.objectContaining({ ruleId: 'a' })] });
   });
 
   it('bulk: a dry run counts per rule with a sample and sends nothing; the real run follows each event\'s own rule set', async () => {
