@@ -23,7 +23,7 @@ const STEP_MS = 10; // one event every 10 ms of "received" time
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dist = (p) => join(root, 'dist', p);
 const { SqliteStore } = await import(dist('store/sqlite/sqlite-store.js'));
-const { encodeEventCursor } = await import(dist('admin/api/cursor.js'));
+const { encodeEventCursor } = await import(dist('operations/cursor.js'));
 
 const T0 = Date.UTC(2026, 0, 1);
 const checkouts = Array.from({ length: 1000 }, () => randomUUID());

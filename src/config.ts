@@ -4,15 +4,16 @@ import bytes from 'bytes';
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import { HookrelayError } from './errors.js';
+import { isStandardWebhooksSecret, STANDARD_WEBHOOKS_SECRET_FORM } from './signing/standard-webhooks-secret.js';
+import { SERVICE_SIGNATURE_HEADER, SIGNATURE_SCHEMES } from './signing/scheme.js';
+
+const DEFAULT_SIGNATURE_HEADER = SERVICE_SIGNATURE_HEADER.toLowerCase();
 
 /**
  * One zod schema for every setting. Sources of values, lowest precedence first: defaults, environment
  * variables, the optional YAML file named by HOOKRELAY_CONFIG. Read once at start, validated, frozen,
  * and passed to the modules that need it (no module reads process.env itself).
  */
-
-export const SIGNATURE_SCHEMES = ['hmac-sha256-hex', 'standard-webhooks', 'none'] as const;
-export type SignatureScheme = (typeof SIGNATURE_SCHEMES)[number];
 
 const byteSize = z.union([z.number(), z.string()]).transform((value, ctx) => {
   const parsed = typeof value === 'number' ? value : bytes.parse(value.trim());
@@ -33,21 +34,30 @@ export const SourceConfigSchema = z
     scheme: z.enum(SIGNATURE_SCHEMES).default('hmac-sha256-hex'),
     secrets: secretList.default([]),
     /** Header that carries the hex signature for hmac-sha256-hex. */
-    signatureHeader: z.string().min(1).default('x-service-signature').transform((h) => h.toLowerCase()),
+    signatureHeader: z.string().min(1).default(DEFAULT_SIGNATURE_HEADER).transform((h) => h.toLowerCase()),
     /** standard-webhooks only: how far webhook-timestamp may be from now. */
     toleranceSeconds: z.coerce.number().int().positive().default(300),
   })
-  .strict();
+  .strict()
+  .superRefine((source, ctx) => {
+    if (source.scheme !== 'standard-webhooks') return;
+    source.secrets.forEach((secret, i) => {
+      if (!isStandardWebhooksSecret(secret)) ctx.addIssue({ code: 'custom', path: ['secrets', i], message: `must be ${STANDARD_WEBHOOKS_SECRET_FORM}` });
+    });
+  });
 export type SourceConfig = z.infer<typeof SourceConfigSchema>;
 
 export const ConfigSchema = z
   .object({
     port: z.coerce.number().int().min(0).max(65535).default(8080),
-    host: z.string().min(1).default('0.0.0.0'),
+    /** Where webhooks are received. Loopback by default: set 0.0.0.0 (or an interface address) to receive from other machines. */
+    host: z.string().min(1).default('127.0.0.1'),
     publicUrl: z.url().optional(),
     dataDir: z.string().min(1).default('./data'),
     rulesDir: z.string().min(1).default('./rules'),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    /** `pretty`: readable lines; `json`: one JSON object a line. Unset: pretty on a terminal, JSON otherwise. */
+    logFormat: z.enum(['json', 'pretty']).optional(),
     durability: z.enum(['full', 'normal']).default('full'),
     /**
      * durability full, while the event loop is busy: the shortest time between two fsynced ingest commits;
@@ -59,7 +69,7 @@ export const ConfigSchema = z
     sources: z
       .array(SourceConfigSchema)
       .min(1)
-      .default([{ name: 'checkout', scheme: 'hmac-sha256-hex', secrets: [], signatureHeader: 'x-service-signature', toleranceSeconds: 300 }])
+      .default([{ name: 'checkout', scheme: 'hmac-sha256-hex', secrets: [], signatureHeader: DEFAULT_SIGNATURE_HEADER, toleranceSeconds: 300 }])
       .superRefine((sources, ctx) => {
         const seen = new Set<string>();
         sources.forEach((s, i) => {
@@ -122,13 +132,43 @@ export const ConfigSchema = z
       })
       .strict()
       .default({ enabled: true, maxAgeDays: 30, maxEvents: 1_000_000, intervalMs: 3_600_000, batchSize: 500 }),
+    database: z
+      .object({
+        /**
+         * postgres://user[:password]@host[:port]/db[?sslmode=verify-full&sslrootcert=/path/ca.pem]: the shared
+         * PostgreSQL store for several nodes. Unset: the embedded SQLite store in dataDir.
+         */
+        url: z
+          .string()
+          .trim()
+          .regex(/^postgres(ql)?:\/\//, 'expected a postgres:// or postgresql:// URL')
+          .optional(),
+        /** The password when the URL has none (PGPASSWORD); never logged. */
+        password: z.string().optional(),
+        /** Connections per node. */
+        poolSize: z.coerce.number().int().positive().max(200).default(10),
+        statementTimeoutMs: z.coerce.number().int().positive().default(30_000),
+        lockTimeoutMs: z.coerce.number().int().positive().default(5_000),
+        connectTimeoutMs: z.coerce.number().int().positive().default(5_000),
+        /** LISTEN/NOTIFY to wake idle workers at once; turn off behind a pooler in transaction mode. */
+        notifications: z.coerce.boolean().default(true),
+      })
+      .strict()
+      .default({ poolSize: 10, statementTimeoutMs: 30_000, lockTimeoutMs: 5_000, connectTimeoutMs: 5_000, notifications: true }),
     admin: z
       .object({
         /** Bearer token of the admin API and the console log-in; generated into the data dir when unset. */
         token: z.string().trim().min(16, 'use at least 16 characters (e.g. openssl rand -hex 32)').optional(),
+        /**
+         * When set, the admin API, console and metrics are served on a listener of their own at
+         * `admin.host:admin.port`, and the webhook listener serves webhooks and health checks only.
+         */
+        port: z.coerce.number().int().min(0).max(65535).optional(),
+        /** Address of the admin listener: loopback unless told otherwise. */
+        host: z.string().min(1).default('127.0.0.1'),
       })
       .strict()
-      .default({}),
+      .default({ host: '127.0.0.1' }),
   })
   .strict();
 
@@ -142,9 +182,17 @@ export const ENV_SETTINGS = {
   HOOKRELAY_DATA_DIR: 'dataDir',
   HOOKRELAY_RULES_DIR: 'rulesDir',
   HOOKRELAY_LOG_LEVEL: 'logLevel',
+  HOOKRELAY_LOG_FORMAT: 'logFormat',
   HOOKRELAY_DURABILITY: 'durability',
   HOOKRELAY_COMMIT_INTERVAL_MS: 'commitIntervalMs',
   HOOKRELAY_MAX_BODY: 'maxBody',
+} as const;
+
+/** Environment variables of the `admin` settings. */
+const ADMIN_ENV_SETTINGS = {
+  HOOKRELAY_ADMIN_TOKEN: 'token',
+  HOOKRELAY_ADMIN_PORT: 'port',
+  HOOKRELAY_ADMIN_HOST: 'host',
 } as const;
 
 type Env = Record<string, string | undefined>;
@@ -175,10 +223,19 @@ function readEnvLayer(env: Env): RawLayer {
     values.metrics = { token: metricsToken };
     origins.set('metrics', 'HOOKRELAY_METRICS_TOKEN');
   }
-  const adminToken = env.HOOKRELAY_ADMIN_TOKEN;
-  if (adminToken !== undefined && adminToken !== '') {
-    values.admin = { token: adminToken };
-    origins.set('admin', 'HOOKRELAY_ADMIN_TOKEN');
+  const admin: Record<string, string> = {};
+  for (const [name, key] of Object.entries(ADMIN_ENV_SETTINGS)) {
+    const value = env[name];
+    if (value !== undefined && value !== '') {
+      admin[key] = value;
+      origins.set(`admin.${key}`, name);
+    }
+  }
+  if (Object.keys(admin).length > 0) values.admin = admin;
+  const databaseUrl = env.HOOKRELAY_DATABASE_URL;
+  if (databaseUrl !== undefined && databaseUrl !== '') {
+    values.database = { url: databaseUrl };
+    origins.set('database', 'HOOKRELAY_DATABASE_URL');
   }
   const secret = env.HOOKRELAY_SECRET;
   if (secret !== undefined && secret !== '') {
@@ -209,7 +266,7 @@ function readFileLayer(path: string): RawLayer {
 
 function describeIssuePath(path: PropertyKey[], origins: Map<string, string>): string {
   const [top, ...rest] = path.map(String);
-  const origin = top === undefined ? 'config' : (origins.get(top) ?? top);
+  const origin = top === undefined ? 'config' : (origins.get(`${top}.${rest[0]}`) ?? origins.get(top) ?? top);
   return rest.length > 0 ? `${origin} (${[top, ...rest].join('.')})` : origin;
 }
 
@@ -235,6 +292,11 @@ export function loadConfig(env: Env, overrides: Partial<Record<keyof Config, unk
     merged.sources = (fileLayer.values.sources as Record<string, unknown>[]).map((s) =>
       s && s.name === 'checkout' && s.secrets === undefined ? { ...s, secrets: envSecret } : s,
     );
+  }
+  // PGPASSWORD, as libpq reads it, whichever layer names the database.
+  const pgPassword = env.PGPASSWORD;
+  if (pgPassword && merged.database && typeof merged.database === 'object' && (merged.database as Record<string, unknown>).password === undefined) {
+    merged.database = { ...(merged.database as Record<string, unknown>), password: pgPassword };
   }
   const origins = new Map([...envLayer.origins, ...fileLayer.origins]);
   for (const key of Object.keys(overrides)) origins.set(key, key);

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { startAdminApi } from './admin/api/start-admin-api.js';
-import type { JobRunner } from './admin/api/jobs/job-runner.js';
+import type { JobRunner } from './operations/jobs/job-runner.js';
 import { mountConsole } from './admin/console/console-router.js';
 import { ConsoleSessions } from './admin/console/console-sessions.js';
 import type { Config, SourceConfig } from './config.js';
@@ -11,17 +11,17 @@ import { createSsrfGuard, type LookupFunction } from './delivery/ssrf-guard.js';
 import { refusedDestinationWarnings } from './delivery/destination-warnings.js';
 import { RuleVersions } from './delivery/rule-versions.js';
 import { DeliveryWorker } from './delivery/worker.js';
-import { deliveriesForEvent } from './ingest/deliveries-for-event.js';
 import { KNOWN_EVENT_SCHEMAS } from './ingest/event-schemas.js';
 import { createIngestHandler } from './ingest/ingest-handler.js';
 import { HookrelayMetrics } from './metrics/hookrelay-metrics.js';
 import { mountMetricsRoute } from './metrics/metrics-route.js';
 import { RetentionWorker } from './retention/retention-worker.js';
 import { keptRuleSetOf } from './rules/kept-rules.js';
+import { planDeliveries } from './rules/plan.js';
 import { RuleSetWatcher } from './rules/watcher.js';
-import { startServer, type ReadinessReport, type RunningServer } from './server.js';
+import { isLoopbackHost, startServer, type ReadinessReport, type RunningServer } from './server.js';
 import { ensureSourceSecrets, type GeneratedSecret } from './source-secrets.js';
-import { SqliteStore } from './store/sqlite/sqlite-store.js';
+import { openStore } from './store/open-store.js';
 import type { Store } from './store/store.js';
 
 export interface StartOptions {
@@ -32,8 +32,11 @@ export interface StartOptions {
 }
 
 export interface RunningHookrelay {
+  /** Base URL of the webhook listener. */
   url: string;
   port: number;
+  /** Base URL of the admin API, console and metrics: `url` unless `admin.port` gives them a listener of their own. */
+  adminUrl: string;
   store: Store;
   rules: RuleSetWatcher;
   worker: DeliveryWorker | null;
@@ -64,9 +67,10 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     }
   }
   const env = options.env ?? {};
-  const store = new SqliteStore({ dataDir: config.dataDir, durability: config.durability, commitIntervalMs: config.commitIntervalMs });
+  const store = await openStore(config, logger);
   let rules: RuleSetWatcher;
   try {
+    // A rule set is used only once kept: any node can then send a delivery with the version it was planned with.
     rules = await RuleSetWatcher.start({ dir: config.rulesDir, env, logger, keep: (ruleSet) => store.saveRuleSet(keptRuleSetOf(ruleSet)) });
   } catch (err) {
     await store.close();
@@ -114,7 +118,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     logger,
     planDeliveries: async (input) => {
       const ruleSet = rules.current();
-      return { ruleSetHash: ruleSet.hash, deliveries: await deliveriesForEvent(ruleSet, input) };
+      return { ruleSetHash: ruleSet.hash, deliveries: await planDeliveries(ruleSet, input) };
     },
     onDeliveriesCreated: () => worker?.wake(),
     onOutcome: metrics ? (outcome) => metrics.recordIngest(outcome) : undefined,
@@ -128,6 +132,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     rules,
     worker,
     dispatcher,
+    guard,
     sources,
     logger,
     sessions: consoleSessions,
@@ -152,7 +157,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
       logger,
       ingest,
       readiness,
-      mount: (app) => {
+      mountAdmin: (app) => {
         if (metrics) mountMetricsRoute(app, { metrics, token: config.metrics.token });
         app.use('/admin/api', admin.api.router);
         mountConsole(app, { sessions: consoleSessions, adminToken: admin.token.token });
@@ -166,11 +171,18 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
   }
   worker?.start();
   retention?.start();
+  if (config.admin.port === undefined && !isLoopbackHost(config.host)) {
+    logger.warn(
+      { host: config.host },
+      `the admin API, console and metrics share the webhook listener on ${config.host}: anyone who can reach it can try the admin token; set HOOKRELAY_ADMIN_PORT to serve them on a loopback listener of their own`,
+    );
+  }
 
   let closing: Promise<void> | undefined;
   return {
     url: server.url,
     port: server.port,
+    adminUrl: server.adminUrl,
     store,
     rules,
     worker,

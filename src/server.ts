@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import express, { type Express } from 'express';
+import ipaddr from 'ipaddr.js';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { HookrelayError, toErrorBody } from './errors.js';
@@ -21,14 +22,22 @@ export interface ServerParts {
   logger: Logger;
   ingest: IngestHandler;
   readiness: () => Promise<ReadinessReport>;
-  /** Mounts further express routes (admin API, console, metrics) before the 404 handler. */
-  mount?: (app: Express) => void;
+  /**
+   * Mounts the admin surface (admin API, console, metrics) before the 404 handler: on the admin listener
+   * when `admin.port` is set, on the webhook listener otherwise.
+   */
+  mountAdmin?: (app: Express) => void;
 }
 
 export interface RunningServer {
+  /** The webhook listener. */
   server: Server;
   url: string;
   port: number;
+  /** The separate admin listener, or null when the admin surface shares the webhook listener. */
+  adminServer: Server | null;
+  /** Base URL of the admin API, console and metrics (`url` when they share the webhook listener). */
+  adminUrl: string;
   /** Stops accepting, lets in-flight requests finish (bounded by the grace period), then resolves. */
   close(): Promise<void>;
 }
@@ -41,7 +50,19 @@ function requestIdOf(req: IncomingMessage): string {
   return typeof given === 'string' && VALID_REQUEST_ID.test(given) ? given : randomUUID();
 }
 
-function buildExpressApp(parts: ServerParts): Express {
+/** True for addresses only this machine can reach (a name like `localhost` counts too). */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
+  if (bare === 'localhost') return true;
+  if (!ipaddr.isValid(bare)) return false;
+  const address = ipaddr.process(bare);
+  return address.range() === 'loopback';
+}
+
+/** What `GET /` says on a listener without the console: where webhooks go, and the health checks. */
+const WEBHOOK_INDEX = { service: 'hookrelay', webhooks: 'POST /webhooks/:source', health: '/healthz', ready: '/readyz' } as const;
+
+function buildExpressApp(parts: ServerParts, surface: { webhooks: boolean; admin: boolean }): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', false);
@@ -61,47 +82,41 @@ function buildExpressApp(parts: ServerParts): Express {
     const report = await parts.readiness();
     res.status(report.ready ? 200 : 503).json({ status: report.ready ? 'ready' : 'not_ready', checks: report.checks });
   });
-  app.all(/^\/webhooks(\/.*)?$/, (req) => {
-    throw new HookrelayError('method_not_allowed', `Webhooks are received with POST /webhooks/:source, not ${req.method} ${req.path}.`);
+  // A browser pointed at the server lands on the console where it is served; elsewhere a short index.
+  app.get('/', (_req, res) => {
+    if (surface.admin && parts.mountAdmin) res.redirect(302, '/console');
+    else res.json(WEBHOOK_INDEX);
   });
-  parts.mount?.(app);
+  if (surface.webhooks) {
+    app.all(/^\/webhooks(\/.*)?$/, (req) => {
+      throw new HookrelayError('method_not_allowed', `Webhooks are received with POST /webhooks/:source, not ${req.method} ${req.path}.`);
+    });
+  }
+  if (surface.admin) parts.mountAdmin?.(app);
   app.use(notFoundHandler);
   app.use(errorHandler(parts.logger));
   return app;
 }
 
-/**
- * One http.Server: POST /webhooks/:source goes straight to the lean ingest handler (the hot path, no
- * framework per request); everything else is served by express.
- */
-export async function startServer(parts: ServerParts): Promise<RunningServer> {
-  const { config } = parts;
-  const app = buildExpressApp(parts);
+/** One bound http.Server with its graceful close. */
+interface Listener {
+  server: Server;
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+async function listen(handler: RequestListener, config: Readonly<Config>, port: number, host: string): Promise<Listener> {
   let shuttingDown = false;
   const inFlight = new InFlightSet<ServerResponse>();
-
-  // Node enforces headersTimeout/requestTimeout only when it sweeps its connections, every 30 s by default,
-  // so a slow client could hold a socket up to 30 s longer than configured: sweep four times a second.
-  const server = createServer({ connectionsCheckingInterval: 250 }, (req: IncomingMessage, res: ServerResponse) => {
+  const onRequest: RequestListener = (req, res) => {
     if (shuttingDown) res.setHeader('connection', 'close');
     res.once('close', inFlight.add(res));
-    const url = req.url ?? '/';
-    if (req.method === 'POST' && url.startsWith('/webhooks/')) {
-      const match = WEBHOOK_PATH.exec(url);
-      if (match) {
-        let source: string;
-        try {
-          source = decodeURIComponent(match[1]!);
-        } catch {
-          sendError(res, new HookrelayError('bad_request', 'The source name in the path is not valid percent-encoding.'), { connection: 'close' });
-          return;
-        }
-        parts.ingest(req, res, source, requestIdOf(req));
-        return;
-      }
-    }
-    app(req, res);
-  });
+    handler(req, res);
+  };
+  // Node enforces headersTimeout/requestTimeout only when it sweeps its connections, every 30 s by default,
+  // so a slow client could hold a socket up to 30 s longer than configured: sweep four times a second.
+  const server = createServer({ connectionsCheckingInterval: 250 }, onRequest);
   // Requests Node refuses before any handler runs (bad framing, too-large headers, timeouts) still get the
   // common JSON error body instead of a bare status line.
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
@@ -125,13 +140,13 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(config.port, config.host, () => {
+    server.listen(port, host, () => {
       server.off('error', reject);
       resolve();
     });
   });
-  const { port } = server.address() as AddressInfo;
-  const displayHost = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host.includes(':') ? `[${config.host}]` : config.host;
+  const bound = (server.address() as AddressInfo).port;
+  const displayHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
@@ -151,6 +166,60 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
     });
     return closing;
   };
+  return { server, url: `http://${displayHost}:${bound}`, port: bound, close };
+}
 
-  return { server, port, url: `http://${displayHost}:${port}`, close };
+/**
+ * The webhook listener: POST /webhooks/:source goes straight to the lean ingest handler (the hot path, no
+ * framework per request); everything else is served by express. With `admin.port` set, the admin API,
+ * console and metrics get a listener of their own (loopback by default) and the webhook listener serves
+ * webhooks and health checks only.
+ */
+export async function startServer(parts: ServerParts): Promise<RunningServer> {
+  const { config } = parts;
+  const separateAdmin = config.admin.port !== undefined;
+  const app = buildExpressApp(parts, { webhooks: true, admin: !separateAdmin });
+  const webhooks = await listen(
+    (req, res) => {
+      const url = req.url ?? '/';
+      if (req.method === 'POST' && url.startsWith('/webhooks/')) {
+        const match = WEBHOOK_PATH.exec(url);
+        if (match) {
+          let source: string;
+          try {
+            source = decodeURIComponent(match[1]!);
+          } catch {
+            sendError(res, new HookrelayError('bad_request', 'The source name in the path is not valid percent-encoding.'), { connection: 'close' });
+            return;
+          }
+          parts.ingest(req, res, source, requestIdOf(req));
+          return;
+        }
+      }
+      app(req, res);
+    },
+    config,
+    config.port,
+    config.host,
+  );
+  let admin: Listener | null = null;
+  if (separateAdmin) {
+    const adminApp = buildExpressApp(parts, { webhooks: false, admin: true });
+    try {
+      admin = await listen(adminApp, config, config.admin.port!, config.admin.host);
+    } catch (err) {
+      await webhooks.close();
+      throw err;
+    }
+  }
+  return {
+    server: webhooks.server,
+    url: webhooks.url,
+    port: webhooks.port,
+    adminServer: admin?.server ?? null,
+    adminUrl: admin?.url ?? webhooks.url,
+    close: async () => {
+      await Promise.all([webhooks.close(), admin?.close()]);
+    },
+  };
 }

@@ -13,6 +13,16 @@ function secretFile(dataDir: string, source: string): string {
   return join(dataDir, `${source}.secret`);
 }
 
+/** The secret kept in `<dataDir>/<source>.secret`, or undefined when there is none; never creates one. */
+export function readStoredSourceSecret(dataDir: string, source: string): string | undefined {
+  try {
+    return readFileSync(secretFile(dataDir, source), 'utf8').trim();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
 function newSecret(scheme: SourceConfig['scheme']): string {
   const key = randomBytes(32);
   // Standard Webhooks secrets are base64 keys with a whsec_ prefix; the checkout scheme takes any string.
@@ -28,12 +38,9 @@ export function ensureSourceSecrets(sources: readonly SourceConfig[], dataDir: s
   const generated: GeneratedSecret[] = [];
   const resolved = sources.map((source) => {
     if (source.scheme === 'none' || source.secrets.length > 0) return source;
-    const file = secretFile(dataDir, source.name);
-    let secret: string;
-    try {
-      secret = readFileSync(file, 'utf8').trim();
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    let secret = readStoredSourceSecret(dataDir, source.name);
+    if (secret === undefined) {
+      const file = secretFile(dataDir, source.name);
       mkdirSync(dataDir, { recursive: true });
       secret = newSecret(source.scheme);
       // wx: never overwrite a secret another process created a moment ago.

@@ -11,7 +11,7 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 const dist = (p) => join(root, 'dist', p);
 const { SqliteStore } = await import(dist('store/sqlite/sqlite-store.js'));
 const { loadRuleSet } = await import(dist('rules/loader.js'));
-const { deliveriesForEvent } = await import(dist('ingest/deliveries-for-event.js'));
+const { planDeliveries } = await import(dist('rules/plan.js'));
 const { sampleTransferSucceeded } = await import(dist('samples/transfer-succeeded.js'));
 const cli = dist('cli.js');
 const SECRET = 'bench-secret';
@@ -69,7 +69,7 @@ export async function hookrelayDrain({ sinkPort, rows: DELIVERIES, concurrency: 
     for (let i = 0; i < 200 && rows < DELIVERIES; i++) {
       const body = sampleTransferSucceeded({ paymentMethod: i % 2 ? 'BUY_WITH_CARD' : 'BUY_WITH_CRYPTO' });
       const raw = Buffer.from(JSON.stringify(body));
-      const deliveries = (await deliveriesForEvent(loaded.ruleSet, { source: 'checkout', event: body.event, body, raw })).slice(0, DELIVERIES - rows);
+      const deliveries = (await planDeliveries(loaded.ruleSet, { source: 'checkout', event: body.event, body, raw })).slice(0, DELIVERIES - rows);
       rows += deliveries.length;
       batch.push(store.saveEvent({ source: 'checkout', event: body.event, transferId: body.result.id, checkoutId: null, email: null, walletAddress: null, validation: 'valid', receivedAt: Date.now(), headers: {}, body: raw, deliveries }));
     }

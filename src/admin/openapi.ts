@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ErrorBodySchema } from './api/response-schemas.js';
+import { ErrorBodySchema } from '../operations/view-schemas.js';
 import type { AdminRoute } from './api/route-table.js';
 
 /**

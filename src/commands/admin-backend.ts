@@ -1,35 +1,24 @@
 import type {
-  DeliveryDetailView, DeliveryView, EditedReplayResultView, EventDetailView, EventSummaryView, JobView, ReplayResultView, ResendResultView,
-} from '../admin/api/response-schemas.js';
+  DeliveryDetailView, DeliveryView, EditedReplayResultView, EventDetailView, EventListItemView, EventSummaryView, JobView, ReplayResultView, ResendResultView,
+} from '../operations/view-schemas.js';
+import type { EventExplanation, ExplainRequest } from '../operations/explain-event.js';
+import type { DeliveryState, EventSearch } from '../store/store.js';
+import type { EventWithDeliveries, Paged } from '../operations/browse.js';
+import type { EventExport } from '../operations/export-events.js';
 import type { RouteMode } from '../operations/replay-routing.js';
+import type { ResendSigning } from '../operations/resend-event.js';
 import type { RoutedReplayRequest } from '../operations/routed-replay.js';
-import type { DeliveryState, Validation } from '../store/store.js';
-import type { ExportRecord } from './ndjson-format.js';
 
-export type { DeliveryDetailView, DeliveryView, EditedReplayResultView, EventDetailView, EventSummaryView, JobView, ReplayResultView, RoutedReplayRequest };
+export type { EventExport, EventWithDeliveries, Paged, ResendSigning };
+
+export type {
+  DeliveryDetailView, DeliveryView, EditedReplayResultView, EventDetailView, EventListItemView, EventSummaryView, JobView, ReplayResultView, RoutedReplayRequest,
+};
 export type ResendResult = ResendResultView;
 
-/** `GET /events/:id` of the admin API. */
-export interface EventWithDeliveries {
-  event: EventDetailView;
-  deliveries: DeliveryDetailView[];
-}
 
-/** The event filter of `events list|replay|export` and `deliveries retry`, in the admin API's terms. */
-export interface EventQuery {
-  event?: string;
-  source?: string;
-  checkoutId?: string;
-  email?: string;
-  walletAddress?: string;
-  transferId?: string;
-  validation?: Validation;
-  deliveryState?: DeliveryState;
-  /** Unix ms, inclusive. */
-  receivedFrom?: number;
-  /** Unix ms, exclusive. */
-  receivedTo?: number;
-}
+/** The event filter of `events list|replay|export` and `deliveries retry`: the store's and the admin API's. */
+export type EventQuery = EventSearch;
 
 export interface DeliveryQuery {
   state?: DeliveryState;
@@ -42,16 +31,6 @@ export interface RetryQuery extends EventQuery {
   eventId?: number;
 }
 
-export interface Paged<T> {
-  items: T[];
-  /** Pass back as `cursor` for the next (older) page; null on the last page. */
-  nextCursor: string | null;
-}
-
-export type ResendSigning =
-  | { mode: 'original' }
-  | { mode: 'resign'; scheme: 'hmac-sha256-hex' | 'standard-webhooks'; secret: string }
-  | { mode: 'none' };
 
 /** Counters of a bulk replay or retry, as the admin API's jobs report them. */
 export interface BulkProgress {
@@ -93,10 +72,6 @@ export interface BulkControl {
   onProgress: (progress: BulkProgress) => void;
 }
 
-export interface EventExport {
-  total: number;
-  records: AsyncIterable<ExportRecord>;
-}
 
 /**
  * What the events and deliveries commands need, implemented twice: on the data dir (local mode, the
@@ -105,12 +80,14 @@ export interface EventExport {
  */
 export interface AdminBackend {
   readonly mode: 'local' | 'remote';
-  listEvents(query: EventQuery, page: { limit: number; cursor?: string }): Promise<Paged<EventSummaryView>>;
+  listEvents(query: EventQuery, page: { limit: number; cursor?: string }): Promise<Paged<EventListItemView>>;
   getEvent(id: number): Promise<EventWithDeliveries>;
   replayEvent(id: number, request: RoutedReplayRequest): Promise<ReplayResultView>;
   replayEvents(query: EventQuery & { afterId?: number }, options: BulkReplayOptions, control: BulkControl): Promise<BulkResult>;
   /** Edit and replay: the edited body stored as a copy linked to event `id`, then sent (made through the CLI). */
   replayEdited(id: number, request: EditedReplayOptions): Promise<EditedReplayResultView>;
+  /** Why each current rule takes the event or not; nothing is sent. */
+  explainEvent(id: number, request: ExplainRequest): Promise<EventExplanation>;
   resendEvent(id: number, url: string, signing: ResendSigning): Promise<ResendResult>;
   exportEvents(query: EventQuery): Promise<EventExport>;
   listDeliveries(query: DeliveryQuery, page: { limit: number; cursor?: string }): Promise<Paged<DeliveryView>>;

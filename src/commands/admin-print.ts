@@ -1,14 +1,20 @@
 import type {
-  BulkResult, DeliveryDetailView, DeliveryView, EditedReplayResultView, EventSummaryView, EventWithDeliveries, Paged, ReplayResultView, ResendResult,
+  BulkResult, DeliveryDetailView, DeliveryView, EditedReplayResultView, EventListItemView, EventWithDeliveries, Paged, ReplayResultView, ResendResult,
 } from './admin-backend.js';
 import type { BulkReplaySummary } from '../operations/bulk-replay-plan.js';
 import { printLine } from './output.js';
 import { formatTable, shortTime } from './table.js';
 
-export function printEventTable(page: Paged<EventSummaryView>): void {
+/** `delivered`, `none`, or the state with the counts behind it: `pending (1 pending, 2 delivered)`. */
+function forwardingText({ state, pending, delivered, dead }: EventListItemView['forwarding']): string {
+  const parts = [[pending, 'pending'], [delivered, 'delivered'], [dead, 'dead']].filter(([n]) => (n as number) > 0).map(([n, word]) => `${n} ${word}`);
+  return parts.length > 1 ? `${state} (${parts.join(', ')})` : state;
+}
+
+export function printEventTable(page: Paged<EventListItemView>): void {
   printLine(formatTable(
-    ['ID', 'RECEIVED', 'SOURCE', 'EVENT', 'TRANSFER ID', 'EMAIL', 'VALIDATION', 'COUNT', 'BYTES'],
-    page.items.map((e) => [e.id, shortTime(e.receivedAt), e.source, e.event, e.transferId, e.email, e.validation, e.receivedCount, e.bodyBytes]),
+    ['ID', 'RECEIVED', 'SOURCE', 'EVENT', 'TRANSFER ID', 'EMAIL', 'VALIDATION', 'COUNT', 'BYTES', 'FORWARDED'],
+    page.items.map((e) => [e.id, shortTime(e.receivedAt), e.source, e.event, e.transferId, e.email, e.validation, e.receivedCount, e.bodyBytes, forwardingText(e.forwarding)]),
   ));
   printPageFooter(page);
 }

@@ -4,7 +4,7 @@ import { basename, dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { ImportedEvent, ImportResult } from '../store/store.js';
 import type { EventExport } from './admin-backend.js';
-import { ImportLineError, parseRecordLine } from './ndjson-format.js';
+import { ImportLineError, parseRecordLine } from '../operations/export-format.js';
 import type { Progress } from './progress-bar.js';
 
 export interface ExportOutcome {

@@ -5,12 +5,14 @@ import type { AdminBackend, EventQuery, ResendSigning } from './admin-backend.js
 import { printEditedReplay, printEventDetail, printEventTable, printReplayed, printResend } from './admin-print.js';
 import { readInput } from './read-input.js';
 import { runBulk } from './bulk-run.js';
-import { addTargetOptions, openBackend, openLocal, withBackend, type TargetFlags } from './command-target.js';
+import { addLocalOnlyOptions, addTargetOptions, openBackend, openLocal, withBackend, type TargetFlags } from './command-target.js';
+import { addExplainCommand } from './events-explain.js';
 import { ImportFileError, readImport, writeExport } from './event-transfer.js';
 import { addEventFilterOptions, eventQueryOf, positiveInt, type EventFilterFlags } from './event-filter-flags.js';
 import { INTERRUPTED_EXIT_CODE, onInterrupt } from './interrupt.js';
 import { exitQuietlyWhenStdoutCloses, printJson, printLine } from './output.js';
 import { createProgress } from './progress-bar.js';
+import { checkSecretForScheme } from './signing-secret.js';
 
 type Flags = TargetFlags & EventFilterFlags;
 
@@ -74,7 +76,9 @@ async function replay(id: string | undefined, flags: ReplayFlags): Promise<void>
 function signingOf(flags: { sign: string; secret?: string }): ResendSigning {
   if (flags.sign === 'original' || flags.sign === 'none') return { mode: flags.sign };
   if (!flags.secret) throw new HookrelayError('bad_request', `--sign ${flags.sign} needs --secret.`);
-  return { mode: 'resign', scheme: flags.sign as 'hmac-sha256-hex' | 'standard-webhooks', secret: flags.secret };
+  const scheme = flags.sign as 'hmac-sha256-hex' | 'standard-webhooks';
+  checkSecretForScheme(scheme, flags.secret, '--secret');
+  return { mode: 'resign', scheme, secret: flags.secret };
 }
 
 async function resend(id: string, flags: TargetFlags & { to: string; sign: string; secret?: string }): Promise<void> {
@@ -105,7 +109,6 @@ async function exportEvents(flags: Flags & { output?: string }): Promise<void> {
 }
 
 async function importEvents(file: string, flags: TargetFlags): Promise<void> {
-  if (flags.url !== undefined) throw new HookrelayError('bad_request', 'events import writes to a data dir (local mode): the admin API has no import. Use --data-dir.');
   const interrupt = onInterrupt('import');
   const local = openLocal(flags, process.env, { create: true });
   try {
@@ -128,7 +131,7 @@ async function importEvents(file: string, flags: TargetFlags): Promise<void> {
 export function registerEventsCommand(program: Command): void {
   const events = program
     .command('events')
-    .description('List, inspect, replay, resend, export and import stored events (local data dir, or a server with --url)')
+    .description('List, inspect, explain, replay, resend, export and import stored events (local data dir, or a server with --url)')
     .hook('preAction', exitQuietlyWhenStdoutCloses);
 
   addEventFilterOptions(addTargetOptions(events.command('list').description('List events, newest first')))
@@ -156,6 +159,8 @@ export function registerEventsCommand(program: Command): void {
     .option('--after-id <id>', 'local mode: only events after this id (carry on after an interruption)')
     .action(replay);
 
+  addExplainCommand(events);
+
   addTargetOptions(events.command('resend').description('POST the stored raw bytes of one event to a URL, once (no delivery is recorded)'))
     .argument('<id>', 'event id')
     .requiredOption('--to <url>', 'where to send it')
@@ -167,7 +172,10 @@ export function registerEventsCommand(program: Command): void {
     .option('-o, --output <file>', 'write to this file (complete or not at all) instead of stdout')
     .action(exportEvents);
 
-  addTargetOptions(events.command('import').description('Store the events of an NDJSON export (local mode); events already stored are skipped'))
+  addLocalOnlyOptions(
+    events.command('import').description('Store the events of an NDJSON export in a data dir (local only); events already stored are skipped'),
+    'events import writes to a data dir directly: the admin API has no import, so --url is not available.',
+  )
     .argument('<file>', 'NDJSON file written by "events export" ("-" for standard input)')
     .action(importEvents);
 }

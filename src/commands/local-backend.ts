@@ -1,32 +1,36 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { AdminContext } from '../admin/api/context.js';
-import { decodeDeliveryCursor, decodeEventCursor, encodeDeliveryCursor, encodeEventCursor } from '../admin/api/cursor.js';
-import { JOB_BATCH_SIZE, startingAfterId, yieldToEventLoop } from '../admin/api/jobs/batches.js';
-import { runReplayJob, type BatchLoop, type BatchLoopResult } from '../admin/api/jobs/replay-job.js';
-import { runRetryJob } from '../admin/api/jobs/retry-job.js';
-import { resendEvent } from '../admin/api/resend-event.js';
-import { deliveryDetailView, deliveryView, editedReplayView, eventDetailView, eventSummaryView, replayResultView } from '../admin/api/views.js';
-import { editTargetOf, replayEdited } from '../operations/edited-replay.js';
+import type { OperationsContext } from '../operations/context.js';
+import { eventWithDeliveries, listDeliveriesPage, listEventsPage, retryDelivery } from '../operations/browse.js';
 import { BulkReplayPlanner } from '../operations/bulk-replay-plan.js';
+import { editTargetOf, replayEdited } from '../operations/edited-replay.js';
+import { exportEvents } from '../operations/export-events.js';
+import { newestEventId } from '../operations/jobs/batches.js';
+import { runReplayJob, type BatchLoop, type BatchLoopResult } from '../operations/jobs/replay-job.js';
+import { runRetryJob } from '../operations/jobs/retry-job.js';
 import { DEFAULT_ROUTE_MODE, ReplayRouter } from '../operations/replay-routing.js';
+import { resendEvent } from '../operations/resend-event.js';
 import { replayWithRouting } from '../operations/routed-replay.js';
+import { editedReplayView, replayResultView } from '../operations/views.js';
+import { deliveryPauses, NO_PAUSES, type DeliveryPauses } from '../delivery/delivery-pauses.js';
 import type { Config } from '../config.js';
 import { createGuardedDispatcher } from '../delivery/guarded-dispatcher.js';
+import { destinationCheck } from '../delivery/destination-check.js';
 import { createSsrfGuard } from '../delivery/ssrf-guard.js';
 import { HookrelayError } from '../errors.js';
 import { createLogger } from '../log.js';
+import { explainStoredEvent, type EventExplanation, type ExplainRequest } from '../operations/explain-event.js';
 import { keptRuleSetOf } from '../rules/kept-rules.js';
 import { loadRuleSet } from '../rules/loader.js';
 import { formatRuleFileError } from '../rules/rule-file-error.js';
+import type { CheckDestination } from '../rules/explain.js';
 import type { RuleSet } from '../rules/types.js';
 import { DATABASE_FILE, SqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { BulkDeliveryFilter, EventSelection, ImportedEvent, ImportResult } from '../store/store.js';
 import type {
-  AdminBackend, BulkControl, BulkResult, DeliveryQuery, DeliveryView, EventExport, EventQuery, EventSummaryView, EventWithDeliveries, Paged,
+  AdminBackend, BulkControl, BulkResult, DeliveryQuery, DeliveryView, EventExport, EventListItemView, EventQuery, EventWithDeliveries, Paged,
   BulkReplayOptions, EditedReplayOptions, EditedReplayResultView, ReplayResultView, ResendResult, ResendSigning, RetryQuery, RoutedReplayRequest,
 } from './admin-backend.js';
-import { recordFromStored, type ExportRecord } from './ndjson-format.js';
 
 /** A running server holds the write lock only for short commits; wait this long for it. */
 const BUSY_TIMEOUT_MS = 5_000;
@@ -37,8 +41,21 @@ function bulkResult({ progress, stopped, lastId }: BatchLoopResult): BulkResult 
   return { ...progress, state: 'cancelled', error: null, ...(lastId !== undefined && { resumeAfterId: lastId }) };
 }
 
-export function selectionOf(query: EventQuery & { afterId?: number }): EventSelection {
-  return query;
+/** The rules in the rules dir, as `serve` would load them; invalid ones are an error listing every problem. */
+export async function loadCurrentRules(config: Readonly<Config>, env: Record<string, string | undefined>): Promise<RuleSet> {
+  const result = await loadRuleSet(config.rulesDir, env);
+  if (!result.ok) throw new HookrelayError('invalid_rules', `The rules in ${config.rulesDir} are invalid:\n  ${result.errors.map(formatRuleFileError).join('\n  ')}`);
+  return result.ruleSet;
+}
+
+/** The guard the server would use (same allowed networks), resolving names as the worker would. */
+export function localDestinationCheck(config: Readonly<Config>): CheckDestination {
+  return destinationCheck(createSsrfGuard({ allowNetworks: config.delivery.allowNetworks }), { resolveNames: true });
+}
+
+/** Whether `dataDir` holds a hookrelay database: commands that only read refuse to create an empty one. */
+export function hasDatabase(dataDir: string): boolean {
+  return existsSync(join(dataDir, DATABASE_FILE));
 }
 
 /**
@@ -59,7 +76,7 @@ export class LocalBackend implements AdminBackend {
 
   /** `create: false` refuses a data dir without a database rather than creating an empty one. */
   static open(config: Readonly<Config>, env: Record<string, string | undefined>, options: { create?: boolean } = {}): LocalBackend {
-    if (!options.create && !existsSync(join(config.dataDir, DATABASE_FILE))) {
+    if (!options.create && !hasDatabase(config.dataDir)) {
       throw new HookrelayError('not_found', `No hookrelay database in ${config.dataDir}. Pass --data-dir <dir>, or --url to use a running server's admin API.`);
     }
     return new LocalBackend(new SqliteStore({ dataDir: config.dataDir, durability: 'normal', busyTimeoutMs: BUSY_TIMEOUT_MS }), config, env);
@@ -67,17 +84,28 @@ export class LocalBackend implements AdminBackend {
 
   /** The current rules, as `serve` would load them from the rules dir. */
   private async rules(): Promise<RuleSet> {
-    if (this.ruleSet) return this.ruleSet;
-    const result = await loadRuleSet(this.config.rulesDir, this.env);
-    if (!result.ok) throw new HookrelayError('invalid_rules', `The rules in ${this.config.rulesDir} are invalid:\n  ${result.errors.map(formatRuleFileError).join('\n  ')}`);
-    // Kept like a server's: the deliveries planned here are sent by a server with this rule version.
-    await this.store.saveRuleSet(keptRuleSetOf(result.ruleSet));
-    this.ruleSet = result.ruleSet;
+    this.ruleSet ??= await loadCurrentRules(this.config, this.env);
     return this.ruleSet;
   }
 
+  /** The current rules, kept in the store like a server's: the deliveries planned here are sent by a server with this rule version. */
+  private async plannedRules(): Promise<RuleSet> {
+    const ruleSet = await this.rules();
+    await this.store.saveRuleSet(keptRuleSetOf(ruleSet));
+    return ruleSet;
+  }
+
+  /** Why deliveries are paused under the rules `serve` would load; none known when they cannot be read. */
+  private async pauses(): Promise<DeliveryPauses> {
+    try {
+      return deliveryPauses(await this.rules());
+    } catch {
+      return NO_PAUSES;
+    }
+  }
+
   /** What the admin API's functions need; the worker is another process (it polls), so there is none to wake. */
-  private context(ruleSet: RuleSet | null, dispatcher: AdminContext['dispatcher'] | null): AdminContext {
+  private context(ruleSet: RuleSet | null, dispatcher: OperationsContext['dispatcher'] | null): OperationsContext {
     const unavailable = (): never => {
       throw new Error('not available in this command');
     };
@@ -88,6 +116,9 @@ export class LocalBackend implements AdminBackend {
       get dispatcher() {
         return dispatcher ?? unavailable();
       },
+      get guard() {
+        return unavailable();
+      },
       sources: new Map(this.config.sources.map((s) => [s.name, s])),
       logger: createLogger('silent'),
       now: Date.now,
@@ -95,38 +126,29 @@ export class LocalBackend implements AdminBackend {
     };
   }
 
-  /** The newest event id now: bulk operations leave out events that arrive while they run. */
-  private async newestEventId(): Promise<number> {
-    return (await this.store.listEvents({}, { limit: 1 })).items[0]?.id ?? 0;
-  }
-
-  async listEvents(query: EventQuery, page: { limit: number; cursor?: string }): Promise<Paged<EventSummaryView>> {
-    const result = await this.store.searchEvents(query, { limit: page.limit, ...(page.cursor !== undefined && { after: decodeEventCursor(page.cursor) }) });
-    return { items: result.items.map(eventSummaryView), nextCursor: result.next ? encodeEventCursor(result.next) : null };
+  listEvents(query: EventQuery, page: { limit: number; cursor?: string }): Promise<Paged<EventListItemView>> {
+    return listEventsPage(this.store, query, page);
   }
 
   async getEvent(id: number): Promise<EventWithDeliveries> {
-    const event = await this.store.getEvent(id);
-    if (!event) throw new HookrelayError('not_found', `No event ${id}.`);
-    const { items } = await this.store.listDeliveries({ eventId: id }, { limit: 500 });
-    const details = await Promise.all(items.map((d) => this.store.getDelivery(d.id)));
-    return { event: eventDetailView(event), deliveries: details.filter((d) => d !== null).map(deliveryDetailView) };
+    return eventWithDeliveries(this.store, id, await this.pauses());
   }
 
   async replayEvent(id: number, request: RoutedReplayRequest): Promise<ReplayResultView> {
-    return replayResultView(await replayWithRouting(this.context(await this.rules(), null), id, request));
+    const ruleSet = await this.plannedRules();
+    return replayResultView(await replayWithRouting(this.context(ruleSet, null), id, request), deliveryPauses(ruleSet));
   }
 
   async replayEvents(query: EventQuery & { afterId?: number }, options: BulkReplayOptions, control: BulkControl): Promise<BulkResult> {
-    const ruleSet = await this.rules();
+    const ruleSet = await this.plannedRules();
     const route = options.route ?? DEFAULT_ROUTE_MODE;
     if (route === 'current' && options.ruleId !== undefined && !ruleSet.rules.some((r) => r.id === options.ruleId)) {
       throw new HookrelayError('not_found', `No rule "${options.ruleId}" in the current rule set.`);
     }
     const planner = new BulkReplayPlanner(new ReplayRouter(this.store, this.env, () => ruleSet), route, options.ruleId ?? null, options.dryRun ?? false);
     const { afterId, ...eventQuery } = query;
-    const selection = selectionOf(eventQuery);
-    const throughId = await this.newestEventId();
+    const selection: EventSelection = eventQuery;
+    const throughId = await newestEventId(this.store);
     const total = await this.store.countEvents({ ...selection, afterId, throughId });
     control.onProgress({ total, processed: 0, created: 0, failed: 0 });
     // The admin API's replay job, batch for batch: one transaction each, so Ctrl-C leaves whole batches.
@@ -135,8 +157,13 @@ export class LocalBackend implements AdminBackend {
 
   async replayEdited(id: number, request: EditedReplayOptions): Promise<EditedReplayResultView> {
     const target = editTargetOf(request);
-    const answer = await replayEdited(this.context(await this.rules(), null), id, { body: Buffer.from(request.body, 'utf8'), meantInvalid: request.meantInvalid, target, via: 'cli' });
-    return editedReplayView(answer);
+    const ruleSet = await this.plannedRules();
+    const answer = await replayEdited(this.context(ruleSet, null), id, { body: Buffer.from(request.body, 'utf8'), meantInvalid: request.meantInvalid, target, via: 'cli' });
+    return editedReplayView(answer, deliveryPauses(ruleSet));
+  }
+
+  async explainEvent(id: number, request: ExplainRequest): Promise<EventExplanation> {
+    return explainStoredEvent(this.store, { ruleSet: await this.rules(), checkDestination: localDestinationCheck(this.config) }, id, request);
   }
 
   async resendEvent(id: number, url: string, signing: ResendSigning): Promise<ResendResult> {
@@ -149,23 +176,7 @@ export class LocalBackend implements AdminBackend {
   }
 
   async exportEvents(query: EventQuery): Promise<EventExport> {
-    const selection = { ...selectionOf(query), throughId: await this.newestEventId() };
-    const total = await this.store.countEvents(selection);
-    const store = this.store;
-    async function* records(): AsyncGenerator<ExportRecord> {
-      // A time range starts at its first event, not with a scan of the history before it.
-      const start = await startingAfterId(store, selection);
-      if (start === null) return;
-      let afterId = start;
-      for (;;) {
-        const events = await store.listEventsForExport({ ...selection, afterId }, JOB_BATCH_SIZE); // as many per read as a job's batch
-        if (events.length === 0) return;
-        for (const event of events) yield recordFromStored(event);
-        afterId = events.at(-1)!.id;
-        await yieldToEventLoop();
-      }
-    }
-    return { total, records: records() };
+    return exportEvents(this.store, query);
   }
 
   /** Local mode only: the admin API has no import endpoint. */
@@ -174,20 +185,16 @@ export class LocalBackend implements AdminBackend {
   }
 
   async listDeliveries(query: DeliveryQuery, page: { limit: number; cursor?: string }): Promise<Paged<DeliveryView>> {
-    const result = await this.store.listDeliveries(query, { limit: page.limit, ...(page.cursor !== undefined && { before: decodeDeliveryCursor(page.cursor) }) });
-    return { items: result.items.map(deliveryView), nextCursor: result.nextCursor === null ? null : encodeDeliveryCursor(result.nextCursor) };
+    return listDeliveriesPage(this.store, query, page, await this.pauses());
   }
 
   async retryDelivery(id: number): Promise<DeliveryView> {
-    const current = await this.store.getDelivery(id);
-    if (!current) throw new HookrelayError('not_found', `No delivery ${id}.`);
-    if (!(await this.store.retryDelivery(id, Date.now()))) throw new HookrelayError('conflict', `Delivery ${id} is already pending.`, { state: current.state });
-    return deliveryView((await this.store.getDelivery(id))!);
+    return retryDelivery(this.context(null, null), id, await this.pauses());
   }
 
   async retryDeliveries(query: RetryQuery & { afterId?: number }, control: BulkControl): Promise<BulkResult> {
     const { ruleId, eventId, afterId, deliveryState: _deliveryState, ...eventQuery } = query;
-    const filter: BulkDeliveryFilter = { ...selectionOf(eventQuery), ruleId, eventId, afterId };
+    const filter: BulkDeliveryFilter = { ...eventQuery, ruleId, eventId, afterId };
     const total = await this.store.countDeadDeliveries(filter);
     control.onProgress({ total, processed: 0, created: 0, failed: 0 });
     return bulkResult(await runRetryJob(this.batchLoop(control), filter, total, Date.now));

@@ -1,10 +1,11 @@
 import { HookrelayError } from '../errors.js';
 import type {
-  AdminBackend, BulkControl, BulkResult, DeliveryQuery, DeliveryView, EventExport, EventQuery, EventSummaryView, EventWithDeliveries, JobView, Paged,
+  AdminBackend, BulkControl, BulkResult, DeliveryQuery, DeliveryView, EventExport, EventListItemView, EventQuery, EventWithDeliveries, JobView, Paged,
   ResendResult, ResendSigning, RetryQuery, ReplayResultView, RoutedReplayRequest, BulkReplayOptions, EditedReplayOptions, EditedReplayResultView,
 } from './admin-backend.js';
+import type { EventExplanation, ExplainRequest } from '../operations/explain-event.js';
 import { AdminClient } from './admin-client.js';
-import { recordFromDetail, type ExportRecord } from './ndjson-format.js';
+import { recordFromDetail, type ExportRecord } from '../operations/export-format.js';
 
 const PAGE_LIMIT = 500;
 const JOB_POLL_MS = 250;
@@ -31,7 +32,7 @@ export class RemoteBackend implements AdminBackend {
     this.client = new AdminClient(url, token);
   }
 
-  listEvents(query: EventQuery, page: { limit: number; cursor?: string }): Promise<Paged<EventSummaryView>> {
+  listEvents(query: EventQuery, page: { limit: number; cursor?: string }): Promise<Paged<EventListItemView>> {
     return this.client.call('GET', '/events', { query: { ...apiFilter(query), limit: page.limit, cursor: page.cursor } });
   }
 
@@ -52,6 +53,10 @@ export class RemoteBackend implements AdminBackend {
 
   replayEdited(id: number, request: EditedReplayOptions): Promise<EditedReplayResultView> {
     return this.client.call<EditedReplayResultView>('POST', `/events/${id}/edited-replay`, { body: { ...request, via: 'cli' } });
+  }
+
+  explainEvent(id: number, request: ExplainRequest): Promise<EventExplanation> {
+    return this.client.call('GET', `/events/${id}/explain`, { query: { ruleId: request.ruleId } });
   }
 
   resendEvent(id: number, url: string, signing: ResendSigning): Promise<ResendResult> {

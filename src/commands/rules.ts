@@ -1,13 +1,16 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { loadConfig } from '../config.js';
-import { signOutgoing } from '../delivery/outgoing-signing.js';
+import { HookrelayError } from '../errors.js';
 import { loadRuleSet } from '../rules/loader.js';
-import { dryRunRules, type RuleDryRun } from '../rules/dry-run.js';
+import { explainBody } from '../operations/explain-event.js';
+import { dryRunRules } from '../rules/dry-run.js';
 import { ruleJsonSchemaText } from '../rules/json-schema.js';
 import { formatRuleFileError } from '../rules/rule-file-error.js';
 import type { CompiledRule, RuleSet } from '../rules/types.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
+import { ruleExplanationLines } from './explain-print.js';
+import { hasDatabase } from './local-backend.js';
 
 interface DirFlags {
   rulesDir?: string;
@@ -32,43 +35,21 @@ function findRule(ruleSet: RuleSet, id: string): CompiledRule {
   return rule;
 }
 
-/** What `rules test` prints for a matching rule: everything that would be sent, sending nothing. */
-function describeOutgoing(rule: CompiledRule, run: RuleDryRun): string {
-  const description = rule.describe();
-  const body = run.body ?? Buffer.alloc(0);
-  const signature = signOutgoing({ signing: rule.signing, deliveryId: 'dlv_dry_run', timestamp: new Date(), body });
-  const lines = [
-    `${description.to.method} ${description.to.url}`,
-    `content-type: ${run.contentType}`,
-    // Headers as written in the rule: ${ENV} references stay unresolved so no secret is printed.
-    ...Object.entries(description.to.headers).map(([name, value]) => `${name}: ${value}`),
-    ...Object.entries(signature).map(([name, value]) => `${name}: ${value}`),
-    '',
-    body.toString('utf8'),
-  ];
-  return lines.join('\n');
-}
-
+/** The rule's explanation on a body from a file: every clause, and for a match what it would send (nothing is sent). */
 async function testWithFile(rule: CompiledRule, ruleSet: RuleSet, file: string, source: string, json: boolean): Promise<void> {
-  const raw = await readFile(file);
-  const body = JSON.parse(raw.toString('utf8')) as { event?: unknown };
-  const event = typeof body.event === 'string' ? body.event : '';
-  const [run] = await dryRunRules({ ...ruleSet, rules: [rule] }, { source, event, body, raw });
-  if (json) {
-    process.stdout.write(`${JSON.stringify({ ...run, body: run!.body?.toString('utf8') })}\n`);
-  } else if (!run!.matched) {
-    process.stdout.write(`no match: ${run!.reason}\n`);
-  } else if (run!.renderError) {
-    process.stdout.write(`match, but the transform fails: ${run!.renderError}\n`);
-  } else {
-    process.stdout.write(`match\n\n${describeOutgoing(rule, run!)}\n`);
-  }
-  if (!run!.matched || run!.renderError) process.exitCode = 1;
+  const [explanation] = (await explainBody({ ruleSet }, await readFile(file), source, { ruleId: rule.id })).rules;
+  const { matched, failing, notes, outgoing } = explanation!;
+  if (json) process.stdout.write(`${JSON.stringify(explanation)}\n`);
+  else if (!matched) process.stdout.write(`no match: ${[...failing, ...notes].join('; ')}\n\n${ruleExplanationLines(explanation!).join('\n')}\n`);
+  else if (outgoing?.renderError) process.stdout.write(`match, but the transform fails: ${outgoing.renderError}\n`);
+  else process.stdout.write(`match\n\n${ruleExplanationLines(explanation!).join('\n')}\n`);
+  if (!matched || outgoing?.renderError) process.exitCode = 1;
 }
 
-async function testWithHistory(rule: CompiledRule, ruleSet: RuleSet, count: number, json: boolean): Promise<void> {
-  const config = loadConfig(process.env);
-  const store = new SqliteStore({ dataDir: config.dataDir, durability: 'normal' });
+async function testWithHistory(rule: CompiledRule, ruleSet: RuleSet, count: number, flags: { dataDir?: string; json: boolean }): Promise<void> {
+  const { dataDir } = loadConfig(process.env, flags.dataDir ? { dataDir: flags.dataDir } : {});
+  if (!hasDatabase(dataDir)) throw new HookrelayError('not_found', `No hookrelay database in ${dataDir}, so there is no history to test against. Pass --data-dir <dir> (the one serve uses).`);
+  const store = new SqliteStore({ dataDir, durability: 'normal' });
   try {
     const { items } = await store.listEvents({}, { limit: count });
     let matched = 0;
@@ -76,12 +57,12 @@ async function testWithHistory(rule: CompiledRule, ruleSet: RuleSet, count: numb
       const stored = (await store.getEvent(summary.id))!;
       const [run] = await dryRunRules({ ...ruleSet, rules: [rule] }, { source: stored.source, event: stored.event, body: JSON.parse(stored.body.toString('utf8')), raw: stored.body });
       if (run!.matched) matched += 1;
-      const line = json
+      const line = flags.json
         ? JSON.stringify({ eventId: summary.id, event: summary.event, matched: run!.matched, reason: run!.reason })
         : `${String(summary.id).padStart(8)}  ${summary.event.padEnd(24)}  ${run!.matched ? 'match' : `no match: ${run!.reason}`}`;
       process.stdout.write(`${line}\n`);
     }
-    if (!json) process.stdout.write(`${matched} of the last ${items.length} events match "${rule.id}"\n`);
+    if (!flags.json) process.stdout.write(`${matched} of the last ${items.length} events match "${rule.id}"\n`);
   } finally {
     await store.close();
   }
@@ -103,15 +84,18 @@ export function registerRulesCommand(program: Command): void {
     .argument('<id>', 'rule id')
     .option('-f, --file <file>', 'an event body (JSON file) to test the rule against')
     .option('--source <source>', 'source the event is taken to arrive on', 'checkout')
-    .option('--history <n>', 'test the rule against the last N stored events (uses HOOKRELAY_DATA_DIR)')
-    .option('--rules-dir <dir>', 'folder of rule files')
+    .option('--history <n>', 'test the rule against the last N stored events')
+    .option('--data-dir <dir>', 'with --history: the data dir to read (HOOKRELAY_DATA_DIR, default ./data)')
+    .option('--rules-dir <dir>', 'folder of rule files (HOOKRELAY_RULES_DIR, default ./rules)')
     .option('--json', 'machine-readable output')
-    .action(async (id: string, flags: DirFlags & { file?: string; source: string; history?: string; json?: boolean }) => {
+    .action(async (id: string, flags: DirFlags & { file?: string; source: string; history?: string; dataDir?: string; json?: boolean }) => {
       if (!flags.file === !flags.history) throw new Error('give exactly one of --file <event.json> or --history <n>');
+      const count = Number(flags.history);
+      if (flags.history !== undefined && !(Number.isInteger(count) && count >= 1)) throw new Error('--history needs a whole number of events, at least 1');
       const ruleSet = await loadOrExit(flags.rulesDir);
       const rule = findRule(ruleSet, id);
       if (flags.file) await testWithFile(rule, ruleSet, flags.file, flags.source, Boolean(flags.json));
-      else await testWithHistory(rule, ruleSet, Math.max(1, Number(flags.history)), Boolean(flags.json));
+      else await testWithHistory(rule, ruleSet, count, { ...(flags.dataDir !== undefined && { dataDir: flags.dataDir }), json: Boolean(flags.json) });
     });
   rules
     .command('schema')

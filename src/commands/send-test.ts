@@ -1,16 +1,25 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import pRetry, { AbortError } from 'p-retry';
 import { request } from 'undici';
-import { SIGNATURE_SCHEMES, type SignatureScheme } from '../config.js';
-import { sampleTransferSucceeded } from '../samples/transfer-succeeded.js';
-import { signatureHeaders } from '../signing/request-headers.js';
+import { loadConfig, type Config, type SourceConfig } from '../config.js';
+import { HookrelayError } from '../errors.js';
+import { SIGNATURE_SCHEMES, type Signing, type SignatureScheme } from '../signing/scheme.js';
+import { newMessageId, signatureHeaders } from '../signing/sign.js';
+import { readStoredSourceSecret } from '../source-secrets.js';
 import { readInput } from './read-input.js';
+import { buildBody, collectFieldSetting, readLastBody, saveLastBody, transferIdOf, type FieldSetting } from './send-test-body.js';
+import { checkSecretForScheme } from './signing-secret.js';
 
 interface SendTestFlags {
-  url: string;
+  url?: string;
+  source: string;
   secret?: string;
+  dataDir?: string;
   file?: string;
-  scheme: SignatureScheme;
+  scheme?: SignatureScheme;
+  transferId?: string;
+  set: FieldSetting[];
+  repeat?: boolean;
   retries: string;
 }
 
@@ -40,22 +49,61 @@ async function post(url: string, body: Buffer, headers: Record<string, string>, 
   );
 }
 
+/** The receiver this machine runs with these settings: its port on loopback when it listens on every interface. */
+export function localWebhookUrl(config: Pick<Config, 'host' | 'port'>, source: string): string {
+  const everywhere = config.host === '0.0.0.0' || config.host === '::';
+  const host = everywhere ? '127.0.0.1' : config.host.includes(':') ? `[${config.host}]` : config.host;
+  return `http://${host}:${config.port}/webhooks/${source}`;
+}
+
+/** --secret, else the source's configured secret (HOOKRELAY_SECRET, config file), else the one serve generated in the data dir. */
+function resolveSecret(flags: SendTestFlags, source: SourceConfig | undefined, dataDir: string): { secret: string; origin: string } | undefined {
+  if (flags.secret !== undefined) return { secret: flags.secret, origin: '--secret' };
+  const configured = source?.secrets[0];
+  if (configured !== undefined) return { secret: configured, origin: `the configured secret of source "${flags.source}"` };
+  const stored = readStoredSourceSecret(dataDir, flags.source);
+  return stored ? { secret: stored, origin: `${dataDir}/${flags.source}.secret` } : undefined;
+}
+
+async function sendTest(flags: SendTestFlags): Promise<void> {
+  if (flags.repeat && (flags.file !== undefined || flags.transferId !== undefined || flags.set.length > 0)) {
+    throw new HookrelayError('bad_request', '--repeat sends the last body again exactly: it takes no --file, --transfer-id or --set.');
+  }
+  const config = loadConfig(process.env, flags.dataDir === undefined ? {} : { dataDir: flags.dataDir });
+  const source = config.sources.find((s) => s.name === flags.source);
+  const scheme = flags.scheme ?? source?.scheme ?? 'hmac-sha256-hex';
+  const signing = scheme === 'none' ? undefined : resolveSecret(flags, source, config.dataDir);
+  if (scheme !== 'none' && !signing) {
+    throw new HookrelayError('bad_request', `No secret for source "${flags.source}": pass --secret, set HOOKRELAY_SECRET, or start hookrelay serve once with this data dir (it keeps one in ${config.dataDir}/${flags.source}.secret).`);
+  }
+  if (signing) checkSecretForScheme(scheme, signing.secret, signing.origin);
+
+  const body = flags.repeat
+    ? readLastBody(config.dataDir)
+    : buildBody({ ...(flags.file !== undefined && { file: await readInput(flags.file) }), ...(flags.transferId !== undefined && { transferId: flags.transferId }), settings: flags.set });
+  const url = flags.url ?? localWebhookUrl(config, flags.source);
+  const transferId = transferIdOf(body);
+  process.stderr.write(`POST ${url}${transferId ? ` (transfer ${transferId})` : ''}\n`);
+  const signed: Signing = scheme === 'none' ? { scheme } : { scheme, secret: signing!.secret };
+  const reply = await post(url, body, signatureHeaders(signed, { id: newMessageId(), timestamp: new Date(), body }), Number(flags.retries));
+  saveLastBody(config.dataDir, body);
+  process.stdout.write(`HTTP ${reply.status}\n${reply.body}\n`);
+  if (reply.status < 200 || reply.status >= 300) process.exitCode = 1;
+}
+
 export function registerSendTestCommand(program: Command): void {
   program
     .command('send-test')
-    .description('Send a realistic signed transfer:succeeded webhook to a URL and print the response')
-    .requiredOption('-u, --url <url>', 'webhook URL, e.g. http://127.0.0.1:8080/webhooks/checkout')
-    .option('-s, --secret <secret>', 'signing secret (default: first of HOOKRELAY_SECRET)')
-    .option('-f, --file <file>', 'send this body (exact bytes) instead of a generated sample')
-    .option('--scheme <scheme>', SIGNATURE_SCHEMES.join(', '), 'hmac-sha256-hex')
+    .description('Send a realistic signed transfer:succeeded webhook (to this machine\'s receiver by default) and print the response')
+    .option('-u, --url <url>', 'webhook URL (default: this machine\'s receiver as configured, http://127.0.0.1:<HOOKRELAY_PORT>/webhooks/<source>)')
+    .option('--source <name>', 'source to send as: the URL path, and where the scheme and secret come from', 'checkout')
+    .option('-s, --secret <secret>', 'signing secret (default: the source\'s configured secret, HOOKRELAY_SECRET, else <data dir>/<source>.secret that serve generated)')
+    .option('--data-dir <dir>', 'the local data dir (HOOKRELAY_DATA_DIR, default ./data): the generated secret and the last body sent')
+    .addOption(new Option('--scheme <scheme>', 'signature scheme (default: the source\'s)').choices(SIGNATURE_SCHEMES))
+    .option('-f, --file <file>', 'send this body (exact bytes unless --set or --transfer-id change it) instead of a generated sample')
+    .option('--transfer-id <id>', 'result.id of the body (a UUID): send the same id twice to see the duplicate answer')
+    .option('--set <path=value>', 'set a field of the body, e.g. result.totalPriceUsd=150 (dotted path; JSON value, else a string); repeatable', collectFieldSetting, [])
+    .option('--repeat', 'send the exact body of the last send-test again (kept in the data dir): the same transfer, a duplicate')
     .option('--retries <n>', 'retries on network errors and 5xx', '3')
-    .action(async (flags: SendTestFlags) => {
-      const secret = flags.secret ?? process.env.HOOKRELAY_SECRET?.split(',')[0]?.trim();
-      if (!secret && flags.scheme !== 'none') throw new Error('a secret is required: --secret S or HOOKRELAY_SECRET');
-      const body = flags.file ? await readInput(flags.file) : Buffer.from(JSON.stringify(sampleTransferSucceeded()));
-      const headers = signatureHeaders(flags.scheme, secret ?? '', body);
-      const reply = await post(flags.url, body, headers, Number(flags.retries));
-      process.stdout.write(`HTTP ${reply.status}\n${reply.body}\n`);
-      if (reply.status < 200 || reply.status >= 300) process.exitCode = 1;
-    });
+    .action(sendTest);
 }

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { loadConfig, type Config } from '../config.js';
 import { limitHeapGrowth } from '../heap-growth.js';
 import { startHookrelay } from '../hookrelay.js';
-import { createLogger } from '../log.js';
+import { chooseLogFormat, createLogDestination, createLogger } from '../log.js';
 
 interface ServeFlags {
   port?: string;
@@ -23,9 +23,11 @@ function flagOverrides(flags: ServeFlags): Partial<Record<keyof Config, unknown>
 async function serve(flags: ServeFlags): Promise<void> {
   limitHeapGrowth();
   const config = loadConfig(process.env, flagOverrides(flags));
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, await createLogDestination(chooseLogFormat(config.logFormat, process.stdout.isTTY === true)));
   const app = await startHookrelay(config, logger, { env: process.env });
   const base = config.publicUrl ?? app.url;
+  // publicUrl names the webhook listener; it is the console's address too only when they share it.
+  const adminBase = config.admin.port === undefined ? base : app.adminUrl;
 
   for (const generated of app.generatedSecrets) {
     // Shown once, on stderr so it stays out of the JSON log stream; kept in the data dir for later starts.
@@ -34,8 +36,8 @@ async function serve(flags: ServeFlags): Promise<void> {
         `Give it to the sender and point its webhook URL at ${base}/webhooks/${generated.source}\n\n`,
     );
   }
-  if (app.generatedAdminToken) process.stderr.write(`\nhookrelay generated an admin token (saved to ${app.generatedAdminToken.file}, shown only now):\n\n    ${app.generatedAdminToken.token}\n\nUse it as "Authorization: Bearer <token>" on ${base}/admin/api and to log in to ${base}/console\n\n`);
-  logger.info({ url: app.url, webhooks: app.sources.map((s) => `${base}/webhooks/${s.name}`), dataDir: config.dataDir, durability: config.durability }, 'hookrelay listening');
+  if (app.generatedAdminToken) process.stderr.write(`\nhookrelay generated an admin token (saved to ${app.generatedAdminToken.file}, shown only now):\n\n    ${app.generatedAdminToken.token}\n\nUse it as "Authorization: Bearer <token>" on ${adminBase}/admin/api and to log in to ${adminBase}/console\n\n`);
+  logger.info({ url: app.url, adminUrl: app.adminUrl, webhooks: app.sources.map((s) => `${base}/webhooks/${s.name}`), dataDir: config.dataDir, durability: config.durability }, 'hookrelay listening');
 
   let signals = 0;
   const stop = (signal: NodeJS.Signals): void => {
@@ -67,7 +69,7 @@ export function registerServeCommand(program: Command): void {
     .command('serve')
     .description('Run the webhook receiver (settings from HOOKRELAY_* environment variables and HOOKRELAY_CONFIG)')
     .option('-p, --port <port>', 'port to listen on (HOOKRELAY_PORT, default 8080)')
-    .option('--host <host>', 'address to bind (HOOKRELAY_HOST, default 0.0.0.0)')
+    .option('--host <host>', 'address to receive webhooks on (HOOKRELAY_HOST, default 127.0.0.1; 0.0.0.0 for every interface)')
     .option('--data-dir <dir>', 'where the SQLite database and generated secrets live (HOOKRELAY_DATA_DIR, default ./data)')
     .option('--rules-dir <dir>', 'folder of rule files (HOOKRELAY_RULES_DIR, default ./rules)')
     .action(serve);

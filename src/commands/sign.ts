@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
-import { SIGNATURE_SCHEMES, type SignatureScheme } from '../config.js';
-import { signatureHeaders } from '../signing/request-headers.js';
+import { SIGNATURE_SCHEMES, type SignatureScheme } from '../signing/scheme.js';
+import { newMessageId, signatureHeaders } from '../signing/sign.js';
 import { readInput } from './read-input.js';
+import { checkSecretForScheme } from './signing-secret.js';
 
 interface SignFlags {
   secret?: string;
@@ -19,7 +20,8 @@ export function registerSignCommand(program: Command): void {
       const secret = flags.secret ?? process.env.HOOKRELAY_SECRET?.split(',')[0]?.trim();
       if (!secret) throw new Error('a secret is required: --secret S or HOOKRELAY_SECRET');
       if (flags.scheme === 'none' || !SIGNATURE_SCHEMES.includes(flags.scheme)) throw new Error(`--scheme must be hmac-sha256-hex or standard-webhooks`);
-      const headers = signatureHeaders(flags.scheme, secret, await readInput(file));
+      checkSecretForScheme(flags.scheme, secret, flags.secret === undefined ? 'HOOKRELAY_SECRET' : '--secret');
+      const headers = signatureHeaders({ scheme: flags.scheme, secret }, { id: newMessageId(), timestamp: new Date(), body: await readInput(file) });
       for (const [name, value] of Object.entries(headers)) process.stdout.write(`${name}: ${value}\n`);
     });
 }

@@ -1,9 +1,10 @@
 import { parseRetryAfter } from './retry-after.js';
 
-export type AttemptOutcome =
-  | { outcome: 'delivered' }
-  | { outcome: 'retry'; reason: string; retryAfterMs?: number }
-  | { outcome: 'dead'; reason: string };
+/** The receiver's answer judged: accepted, worth another attempt (if the schedule has one), or never. */
+export type AttemptVerdict =
+  | { verdict: 'delivered' }
+  | { verdict: 'retryable'; reason: string; retryAfterMs?: number }
+  | { verdict: 'permanent'; reason: string };
 
 export interface AttemptObservation {
   status?: number;
@@ -29,22 +30,22 @@ function header(headers: AttemptObservation['headers'], name: string): string | 
   return undefined;
 }
 
-function retry(reason: string, observation: AttemptObservation): AttemptOutcome {
+function retry(reason: string, observation: AttemptObservation): AttemptVerdict {
   const retryAfterMs = parseRetryAfter(header(observation.headers, 'retry-after'), observation.now);
-  return retryAfterMs === undefined ? { outcome: 'retry', reason } : { outcome: 'retry', reason, retryAfterMs };
+  return retryAfterMs === undefined ? { verdict: 'retryable', reason } : { verdict: 'retryable', reason, retryAfterMs };
 }
 
-function classifyStatus(status: number, observation: AttemptObservation): AttemptOutcome {
-  if (status >= 200 && status <= 299) return { outcome: 'delivered' };
+function classifyStatus(status: number, observation: AttemptObservation): AttemptVerdict {
+  if (status >= 200 && status <= 299) return { verdict: 'delivered' };
   const reason = `HTTP ${status}`;
   if (observation.retryOn?.includes(status)) return retry(reason, observation);
   if (status >= 500 && status <= 599) return retry(reason, observation);
   if (RETRYABLE_4XX.has(status)) return retry(reason, observation);
   if (status >= 300 && status <= 399) {
     const location = header(observation.headers, 'location');
-    return { outcome: 'dead', reason: `${reason} redirect not followed${location ? ` (Location: ${location})` : ''}; update the destination URL` };
+    return { verdict: 'permanent', reason: `${reason} redirect not followed${location ? ` (Location: ${location})` : ''}; update the destination URL` };
   }
-  return { outcome: 'dead', reason };
+  return { verdict: 'permanent', reason };
 }
 
 /**
@@ -52,10 +53,10 @@ function classifyStatus(status: number, observation: AttemptObservation): Attemp
  * over a later error (a 200 whose body then stalls was still accepted). Without a status: permanent
  * errors dead-letter, every other error (timeout, refused or reset connection, DNS) retries.
  */
-export function classifyAttempt(observation: AttemptObservation): AttemptOutcome {
+export function classifyAttempt(observation: AttemptObservation): AttemptVerdict {
   if (observation.status !== undefined) return classifyStatus(observation.status, observation);
   const error = observation.error;
-  if (!error) return { outcome: 'retry', reason: 'no response' };
+  if (!error) return { verdict: 'retryable', reason: 'no response' };
   const reason = error.message ? `${error.code}: ${error.message}` : error.code;
-  return PERMANENT_ERROR_CODES.has(error.code) ? { outcome: 'dead', reason } : { outcome: 'retry', reason };
+  return PERMANENT_ERROR_CODES.has(error.code) ? { verdict: 'permanent', reason } : { verdict: 'retryable', reason };
 }

@@ -77,7 +77,7 @@ function describeError(error: unknown, timeoutMs: number): AttemptError {
 /**
  * Calls `stop` when `signal` aborts; returns the function that forgets it. One 'abort' listener per signal
  * however many attempts share it (the worker's shutdown signal): adding and removing an EventTarget
- * listener per attempt cost about 1 % of the worker's CPU.
+ * listener per attempt costs about 1 % of the worker's CPU.
  */
 const stoppersBySignal = new WeakMap<AbortSignal, InFlightSet<() => void>>();
 function onAbort(signal: AbortSignal, stop: () => void): () => void {

@@ -1,12 +1,4 @@
-import { parseDuration } from '../duration.js';
 import { MAX_RETRY_AFTER_MS } from './retry-after.js';
-
-/**
- * Delay before each attempt, counted from the previous one: the first is immediate, then 5 s, 5 min, ...
- * Eight attempts over about 28 hours.
- */
-export const DEFAULT_RETRY_SCHEDULE: readonly string[] = ['0s', '5s', '5m', '30m', '2h', '5h', '10h', '10h'];
-export const DEFAULT_RETRY_SCHEDULE_MS: readonly number[] = DEFAULT_RETRY_SCHEDULE.map((step) => parseDuration(step));
 
 /** Each delay is spread over ±20 % so retries after an outage do not arrive as one wave. */
 export const DEFAULT_JITTER_RATIO = 0.2;
@@ -20,11 +12,6 @@ export interface NextAttemptDelayInput {
   /** Returns [0, 1); inject for deterministic tests. */
   random: () => number;
   jitterRatio?: number;
-}
-
-/** Delay before the first attempt (schedule step 1, unjittered). */
-export function firstAttemptDelay(scheduleMs: readonly number[]): number {
-  return scheduleMs[0] ?? 0;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { compileKeptRule } from '../rules/kept-rule-set.js';
 import { asKeptRules, type KeptRule } from '../rules/kept-rules.js';
+import { pauseReason } from './delivery-pauses.js';
 import type { Env } from '../rules/env-references.js';
 import type { CompiledRule, RuleSet } from '../rules/types.js';
 import type { RuleSetKind, Store } from '../store/store.js';
@@ -72,7 +73,7 @@ export class RuleVersions {
 
 function decide(todaysRule: CompiledRule | undefined, ruleId: string, send: () => RuleVersionLookup): RuleVersionLookup {
   if (!todaysRule) return { action: 'dead', code: 'rule_removed', reason: `rule "${ruleId}" is no longer in the rule set` };
-  if (!todaysRule.enabled) return { action: 'hold' };
+  if (pauseReason(todaysRule) !== null) return { action: 'hold' };
   return send();
 }
 

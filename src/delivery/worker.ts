@@ -2,12 +2,12 @@ import type { Dispatcher } from 'undici';
 import type { Logger } from 'pino';
 import { InFlightSet } from '../in-flight-set.js';
 import type { CompiledRule, RuleSet } from '../rules/types.js';
-import type { AttemptResolution, ClaimedDelivery, Store } from '../store/store.js';
+import type { AttemptResolution, ClaimedDelivery, DeliveryState, Store } from '../store/store.js';
 import type { CircuitBreaker } from './circuit-breaker.js';
 import { classifyAttempt } from './classify-attempt.js';
+import { deliveryHeaders, forwardedHeaders } from '../signing/delivery-headers.js';
 import { destinationKey, type DestinationLimiter } from './destination-limiter.js';
 import { sendAttempt, type AttemptResult } from './http-sender.js';
-import { signOutgoing } from './outgoing-signing.js';
 import { nextAttemptDelay } from './retry-schedule.js';
 import { RuleVersions } from './rule-versions.js';
 
@@ -28,7 +28,7 @@ export interface DeliveryWorkerOptions {
   now?: () => number;
   random?: () => number;
   /** Called after each attempt is recorded (metrics). */
-  onAttempt?: (attempt: { ruleId: string; outcome: 'delivered' | 'retry' | 'dead'; durationMs: number }) => void;
+  onAttempt?: (attempt: { ruleId: string; outcome: DeliveryState; durationMs: number }) => void;
 }
 
 /** How long a row waits when its destination is at its concurrency or rate limit. */
@@ -39,10 +39,10 @@ const DISABLED_RULE_RECHECK_MS = 30_000;
 /**
  * Log level of an attempt's line. Every attempt is in the store's attempt log (admin API, console, CLI) and
  * counted in /metrics, so the log keeps what needs attention: a line per successful attempt would be most
- * of the log under load and costs the worker 10-25 % of its CPU per delivery (measured draining an outbox).
+ * of the log under load and costs the worker 10-25 % of its CPU per delivery when it drains an outbox.
  * `HOOKRELAY_LOG_LEVEL=debug` shows them too.
  */
-const ATTEMPT_LOG_LEVEL = { delivered: 'debug', retry: 'info', dead: 'warn' } as const;
+const ATTEMPT_LOG_LEVEL = { delivered: 'debug', pending: 'info', dead: 'warn' } as const;
 
 /** The stable id downstream can deduplicate on: the same for every attempt of one delivery. */
 export function deliveryIdOf(delivery: { id: number }): string {
@@ -65,6 +65,7 @@ export class DeliveryWorker {
   private stopping = false;
   private wakeUp: (() => void) | null = null;
   private loopDone: Promise<void> | null = null;
+  private stopWatching: (() => void) | null = null;
   private rulesById = new Map<string, CompiledRule>();
   /** Each rule's destination key (its URL's origin), parsed at its first attempt after a rule-set load, not at every attempt. */
   private destinations = new Map<string, string>();
@@ -85,6 +86,8 @@ export class DeliveryWorker {
   }
 
   start(): void {
+    // Deliveries made due by any node (PostgreSQL) or this process wake the loop, not only the poll.
+    this.stopWatching ??= this.options.store.onDeliveriesDue(() => this.wake());
     this.loopDone ??= this.loop();
   }
 
@@ -100,6 +103,7 @@ export class DeliveryWorker {
   /** Stops claiming, lets in-flight attempts finish for up to `graceMs`, then aborts the rest (they stay due). */
   async stop(graceMs: number): Promise<void> {
     this.stopping = true;
+    this.stopWatching?.();
     this.wake();
     await this.loopDone;
     const grace = new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref());
@@ -277,12 +281,23 @@ export class DeliveryWorker {
     }
   }
 
-  /** The HTTP exchange: signed headers, then one attempt within the rule's timeout. */
-  private send(delivery: ClaimedDelivery, rule: CompiledRule, startedAt: number): Promise<AttemptResult> {
+  /**
+   * The HTTP exchange: headers, then one attempt within the rule's timeout. Later headers win: the received
+   * ones a rule forwards, then the rule's own, then hookrelay's (identity and signature).
+   */
+  private async send(delivery: ClaimedDelivery, rule: CompiledRule, startedAt: number): Promise<AttemptResult> {
     const headers = {
       'content-type': delivery.contentType,
+      ...(await this.receivedHeaders(delivery, rule)),
       ...rule.destination.headers,
-      ...signOutgoing({ signing: rule.signing, deliveryId: deliveryIdOf(delivery), timestamp: new Date(startedAt), body: delivery.payload }),
+      ...deliveryHeaders({
+        signing: rule.signing,
+        deliveryId: deliveryIdOf(delivery),
+        eventId: delivery.eventId,
+        ruleId: rule.id,
+        timestamp: new Date(startedAt),
+        body: delivery.payload,
+      }),
     };
     return sendAttempt({
       url: rule.destination.url,
@@ -295,20 +310,27 @@ export class DeliveryWorker {
     });
   }
 
+  /** The received headers the rule forwards: read with the event only for rules that forward any. */
+  private async receivedHeaders(delivery: ClaimedDelivery, rule: CompiledRule): Promise<Record<string, string>> {
+    if (rule.destination.forwardHeaders.length === 0) return {};
+    const event = await this.options.store.getEvent(delivery.eventId);
+    return event ? forwardedHeaders(event.headers, rule.destination.forwardHeaders) : {};
+  }
+
   private resolve(delivery: ClaimedDelivery, rule: CompiledRule, result: AttemptResult, now: number): AttemptResolution {
     // Shutdown interrupted the attempt: due again at once, for the next start.
     if (result.error?.code === 'aborted') return { state: 'pending', nextAttemptAt: now };
-    const verdict = classifyAttempt({ status: result.status, headers: result.headers, error: result.error, retryOn: rule.retryOn, now });
-    if (verdict.outcome === 'delivered') return { state: 'delivered' };
-    if (verdict.outcome === 'dead') return { state: 'dead', reason: verdict.reason };
-    const delay = nextAttemptDelay({ attemptNumber: delivery.attempts + 1, scheduleMs: rule.retryScheduleMs, retryAfterMs: verdict.retryAfterMs, random: this.random });
-    if (delay === null) return { state: 'dead', reason: `retries exhausted after ${delivery.attempts + 1} attempts (last: ${verdict.reason})` };
+    const classified = classifyAttempt({ status: result.status, headers: result.headers, error: result.error, retryOn: rule.retryOn, now });
+    if (classified.verdict === 'delivered') return { state: 'delivered' };
+    if (classified.verdict === 'permanent') return { state: 'dead', reason: classified.reason };
+    const delay = nextAttemptDelay({ attemptNumber: delivery.attempts + 1, scheduleMs: rule.retryScheduleMs, retryAfterMs: classified.retryAfterMs, random: this.random });
+    if (delay === null) return { state: 'dead', reason: `retries exhausted after ${delivery.attempts + 1} attempts (last: ${classified.reason})` };
     return { state: 'pending', nextAttemptAt: now + delay };
   }
 
   private async record(delivery: ClaimedDelivery, startedAt: number, destination: string, result: AttemptResult, resolution: AttemptResolution): Promise<void> {
     const attempt = delivery.attempts + 1;
-    const outcome = resolution.state === 'delivered' ? 'delivered' : resolution.state === 'dead' ? 'dead' : 'retry';
+    const outcome = resolution.state;
     const kept = await this.options.store.recordAttempt(delivery.id, delivery.leaseToken, {
       attempt,
       startedAt,

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { SourceConfig } from '../config.js';
 import { HookrelayError, asHookrelayError } from '../errors.js';
+import { lingerOnClose } from '../http/lingering-close.js';
 import { sendError, sendJson } from '../http/send-json.js';
 import type { RuleEventInput } from '../rules/types.js';
 import type { NewDelivery, NewEvent, SaveEventResult, Store } from '../store/store.js';
@@ -11,7 +12,7 @@ import { parseJsonBody } from './parse-json.js';
 import { readRawBody } from './read-body.js';
 import { headersToStore } from './stored-headers.js';
 import { validateEvent } from './validate-event.js';
-import { verifySignature } from './verify-signature.js';
+import { verifySignature } from '../signing/verify-signature.js';
 
 export interface IngestOutcome {
   source: string;
@@ -27,7 +28,7 @@ export interface IngestDeps {
   maxBody: number;
   logger: Logger;
   now?: () => number;
-  /** The outbox rows for a validated event (rule matching and transforms), committed with it, and the rule set that planned them. */
+  /** `planDeliveries` (rules/plan.ts) under the current rule set: the outbox rows committed with the event, and the rule set that planned them. */
   planDeliveries?: (input: RuleEventInput) => Promise<{ ruleSetHash: string; deliveries: NewDelivery[] }>;
   /** Called after a new event with deliveries has committed (wakes the delivery worker). */
   onDeliveriesCreated?: () => void;
@@ -85,9 +86,13 @@ export function createIngestHandler(deps: IngestDeps): IngestHandler {
     const fail = (err: unknown): void => {
       const error = asHookrelayError(err);
       if (error.status >= 500) deps.logger.error({ reqId: requestId, err: error.cause ?? error }, 'ingest failed');
-      // The body may be unread (early refusal): closing the connection stops the client sending the rest.
+      // The body may be unread (early refusal): the connection closes after the answer, lingering so that
+      // a client still sending reads the answer instead of a reset.
       const headers: Record<string, string> = { 'x-request-id': requestId };
-      if (!req.complete) headers.connection = 'close';
+      if (!req.complete) {
+        headers.connection = 'close';
+        lingerOnClose(req.socket);
+      }
       if (!res.headersSent) sendError(res, error, headers);
       finish(error.status, error.code);
     };

@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { IngestOutcome } from '../ingest/ingest-handler.js';
-import type { OutboxStats } from '../store/store.js';
+import type { DeliveryState, OutboxStats } from '../store/store.js';
 import { eventLabeller, sourceLabeller } from './label-values.js';
 
 export interface MetricsOptions {
@@ -17,7 +17,7 @@ export interface MetricsOptions {
 
 export interface AttemptObservation {
   ruleId: string;
-  outcome: 'delivered' | 'retry' | 'dead';
+  outcome: DeliveryState;
   durationMs: number;
 }
 
@@ -74,7 +74,7 @@ export class HookrelayMetrics {
     });
     this.attempts = new Counter({
       name: 'hookrelay_delivery_attempts_total',
-      help: 'Delivery attempts, by rule and outcome (delivered, retry scheduled, dead-lettered).',
+      help: 'Delivery attempts, by rule and outcome: the state each left its delivery in (delivered, pending for another attempt, dead).',
       labelNames: ['rule', 'outcome'] as const,
       registers,
     });

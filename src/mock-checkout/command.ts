@@ -1,8 +1,11 @@
+import { readFile } from 'node:fs/promises';
 import { InvalidArgumentError, type Command } from 'commander';
+import { HookrelayError } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
 import { createMockCheckout } from './create-mock-checkout.js';
 
 export const API_KEY_ENV = 'HOOKRELAY_MOCK_API_KEY';
+export const WEBHOOK_SECRET_ENV = 'HOOKRELAY_MOCK_WEBHOOK_SECRET';
 
 interface MockCheckoutCommandOptions {
   port: number;
@@ -11,6 +14,7 @@ interface MockCheckoutCommandOptions {
   apiKey?: string;
   publicUrl?: string;
   webhookSecret?: string;
+  webhookSecretFile?: string;
   allowRemoteWebhooks?: boolean;
 }
 
@@ -20,6 +24,23 @@ export interface MockCheckoutCommandIO {
   print?: (line: string) => void;
   signals?: Pick<NodeJS.EventEmitter, 'once' | 'off'>;
   logger?: Logger;
+}
+
+/**
+ * --webhook-secret, else the first line of --webhook-secret-file, else $HOOKRELAY_MOCK_WEBHOOK_SECRET. The file
+ * and the variable keep the secret out of the process list, where any local user can read a flag's value.
+ */
+async function webhookSecretOf(options: MockCheckoutCommandOptions, env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  if (options.webhookSecret !== undefined) return options.webhookSecret;
+  if (options.webhookSecretFile !== undefined) {
+    const text = await readFile(options.webhookSecretFile, 'utf8').catch((err: Error) => {
+      throw new HookrelayError('invalid_config', `--webhook-secret-file: cannot read ${options.webhookSecretFile}: ${err.message}`);
+    });
+    const secret = text.split(/\r?\n/)[0]!.trim();
+    if (secret === '') throw new HookrelayError('invalid_config', `--webhook-secret-file: ${options.webhookSecretFile} is empty`);
+    return secret;
+  }
+  return env[WEBHOOK_SECRET_ENV] || undefined;
 }
 
 function parsePort(value: string): number {
@@ -42,7 +63,8 @@ export function registerMockCheckoutCommand(program: Command, io: MockCheckoutCo
     .option('--db <file>', 'SQLite file that keeps checkouts, purchases and deliveries across restarts (default: in memory)')
     .option('--api-key <key>', `API key for the API and dashboard (default: $${API_KEY_ENV}, else generated and printed)`)
     .option('--public-url <url>', 'base URL used in checkout links (default: the listening address)')
-    .option('--webhook-secret <secret>', 'webhook secret for checkouts created without one (default: random per checkout)')
+    .option('--webhook-secret-file <file>', `file whose first line is the webhook secret for checkouts created without one (or set $${WEBHOOK_SECRET_ENV}; default: random per checkout)`)
+    .option('--webhook-secret <secret>', 'the same secret given on the command line, where other local users can see it (ps): prefer the file or the variable')
     .option('--allow-remote-webhooks', 'also deliver to webhook URLs that are not loopback addresses')
     .action(async (options: MockCheckoutCommandOptions) => {
       const keySource = options.apiKey ? '--api-key' : env[API_KEY_ENV] ? API_KEY_ENV : undefined;
@@ -50,7 +72,7 @@ export function registerMockCheckoutCommand(program: Command, io: MockCheckoutCo
         apiKey: options.apiKey ?? (env[API_KEY_ENV] || undefined),
         db: options.db,
         publicUrl: options.publicUrl,
-        webhookSecret: options.webhookSecret,
+        webhookSecret: await webhookSecretOf(options, env),
         allowRemoteWebhooks: options.allowRemoteWebhooks ?? false,
         logger: io.logger ?? createLogger('info', process.stderr),
       });

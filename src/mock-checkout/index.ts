@@ -4,4 +4,3 @@ export type { MockCheckoutServer } from './listen.js';
 export type { CheckoutRecord, DeliveryRecord, TransferRecord, SignatureMode } from './records.js';
 export type { MockRepository } from './store/repository.js';
 export type { FetchLike, RetryPolicy } from './webhook-sender.js';
-export { SIGNATURE_HEADER } from './webhook-dispatch.js';

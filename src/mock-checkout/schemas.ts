@@ -67,9 +67,6 @@ export function checkoutSchemas(options: { allowRemoteWebhooks: boolean }) {
   return { create, edit };
 }
 
-export type CreateCheckoutInput = z.infer<ReturnType<typeof checkoutSchemas>['create']>;
-export type EditCheckoutInput = z.infer<ReturnType<typeof checkoutSchemas>['edit']>;
-
 /** What a buyer (the form) or a test (the automation hook) sends to complete a purchase. */
 export const purchaseSchema = z.object({
   email: z.email({ error: 'must be an e-mail address' }).max(254).default('buyer@example.com'),

@@ -6,8 +6,6 @@ export function formatTimestamp(date: Date): string {
   return date.toISOString().replace(/Z$/, '+00:00');
 }
 
-export const TIMESTAMP_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}\+00:00$/;
-
 /** A clock that never goes backwards, so `createdAt ≤ paymentCompletedAt ≤ transferCompletedAt` always holds. */
 export function createMonotonicClock(now: () => number = Date.now): () => Date {
   let last = 0;

@@ -27,7 +27,8 @@ export function parseOrThrow<S extends z.ZodType>(
   const result = schema.safeParse(input);
   if (!result.success) {
     const issues = issueDetails(result.error);
-    throw new HookrelayError(code, `${what} is invalid: ${issues.length} issue(s)`, { issues });
+    // The message names each problem, so a terminal (curl) shows what to fix without reading details.
+    throw new HookrelayError(code, `${what} is invalid: ${issues.map((issue) => `${issue.path} ${issue.message}`).join('; ')}`, { issues });
   }
   return result.data;
 }

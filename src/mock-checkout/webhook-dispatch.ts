@@ -1,13 +1,12 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { signHmacSha256Hex } from '../signing/hmac-sha256-hex.js';
+import { SERVICE_SIGNATURE_HEADER } from '../signing/scheme.js';
 import type { CheckoutRecord, DeliveryKind, DeliveryRecord, SignatureMode, TransferRecord } from './records.js';
 import { isLoopbackUrl } from './schemas.js';
 import type { MockRepository } from './store/repository.js';
 import { formatTimestamp } from './timestamps.js';
 import { TRANSFER_SUCCEEDED, serializeTransferSucceeded } from './webhook-body.js';
 import { postWebhook, type DeliveryOutcome, type SenderDeps } from './webhook-sender.js';
-
-export const SIGNATURE_HEADER = 'X-Service-Signature';
 
 export interface DispatchOptions {
   kind: DeliveryKind;
@@ -33,7 +32,7 @@ export function createWebhookDispatcher(deps: DispatchDeps): DeliverTransfer {
     const body = serializeTransferSucceeded(transfer);
     const headers = {
       'Content-Type': 'application/json',
-      [SIGNATURE_HEADER]: signatureFor(options.signature, checkout.webhookSecret, body),
+      [SERVICE_SIGNATURE_HEADER]: signatureFor(options.signature, checkout.webhookSecret, body),
     };
     const copies = options.duplicate ? 2 : 1;
 

@@ -1,4 +1,4 @@
-import { ruleInputOf } from '../admin/api/event-input.js';
+import { ruleInputOf } from './event-input.js';
 import { HookrelayError } from '../errors.js';
 import type { RuleSet } from '../rules/types.js';
 import type { EventBody, NewDelivery } from '../store/store.js';

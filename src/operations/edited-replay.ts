@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { AdminContext } from '../admin/api/context.js';
+import type { OperationsContext } from './context.js';
 import { HookrelayError } from '../errors.js';
 import { parseJsonBody } from '../ingest/parse-json.js';
 import { validateEvent, type SchemaIssue } from '../ingest/validate-event.js';
@@ -70,7 +70,7 @@ function validateEdit(body: Buffer, acceptInvalid: boolean): { parsed: unknown; 
 }
 
 /** A one-off rule set holding one rule that sends to `url`, kept like any rule set so the worker sends it as kept. */
-async function oneOffRouting(ctx: AdminContext, url: string, keep: boolean): Promise<Routing> {
+async function oneOffRouting(ctx: OperationsContext, url: string, keep: boolean): Promise<Routing> {
   const checked = ruleSchema.safeParse({ id: TO_URL_RULE_ID, on: ['*'], to: { url } });
   if (!checked.success) throw new HookrelayError('validation_failed', `Cannot send to this URL: ${checked.error.issues[0]?.message}`, { url });
   const rules = [keptRuleOf(checked.data, { file: '(edited event sent to a URL)', line: 1 })];
@@ -88,7 +88,7 @@ async function oneOffRouting(ctx: AdminContext, url: string, keep: boolean): Pro
  * match: the answer says so), or to a URL (a delivery like any other, through the network guard).
  * Deliveries are signed by the rule's own signing; the original sender's signature is never carried.
  */
-export async function replayEdited(ctx: AdminContext, eventId: number, request: EditedReplayRequest): Promise<EditedReplayAnswer> {
+export async function replayEdited(ctx: OperationsContext, eventId: number, request: EditedReplayRequest): Promise<EditedReplayAnswer> {
   const original = await ctx.store.getEvent(eventId);
   if (!original) throw new HookrelayError('not_found', `No event ${eventId}.`);
   const dryRun = request.dryRun ?? false;

@@ -1,6 +1,6 @@
-import { planReplay } from '../admin/api/replay-event.js';
-import type { AdminContext } from '../admin/api/context.js';
-import { ruleInputOf } from '../admin/api/event-input.js';
+import { planReplay } from './replay-event.js';
+import type { OperationsContext } from './context.js';
+import { ruleInputOf } from './event-input.js';
 import { HookrelayError } from '../errors.js';
 import type { RuleEventInput } from '../rules/types.js';
 import type { Delivery, NewDelivery } from '../store/store.js';
@@ -80,7 +80,7 @@ export async function planRoutedReplay(routing: Routing, input: RuleEventInput, 
 }
 
 /** Replay of one stored event by routing mode; a dry run answers the same plan and creates nothing. */
-export async function replayWithRouting(ctx: AdminContext, eventId: number, request: RoutedReplayRequest): Promise<RoutedReplayAnswer> {
+export async function replayWithRouting(ctx: OperationsContext, eventId: number, request: RoutedReplayRequest): Promise<RoutedReplayAnswer> {
   const event = await ctx.store.getEvent(eventId);
   if (!event) throw new HookrelayError('not_found', `No event ${eventId}.`);
   const router = new ReplayRouter(ctx.store, ctx.env, () => ctx.rules.current());

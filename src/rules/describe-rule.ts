@@ -9,6 +9,15 @@ import type { RuleDescription } from './types.js';
 
 const REDACTED = '[redacted]';
 export const SENSITIVE_HEADER = /auth|cookie|token|secret|key|signature|password/i;
+/** `scheme://user:password@` at the start of a URL. */
+const URL_CREDENTIALS = /^([a-z][a-z0-9+.-]*:\/\/)([^/?#]*)@/i;
+
+/** A URL's `user:password@` part, written literally, is redacted; one made only of `${ENV}` references is not a secret. */
+export function maskUrlCredentials(url: string): string {
+  return url.replace(URL_CREDENTIALS, (whole, scheme: string, credentials: string) =>
+    credentials.replace(/\$\{[^}]*\}|:/g, '') === '' ? whole : `${scheme}${REDACTED}@`,
+  );
+}
 
 export function describeRule(
   def: RuleDefinition,
@@ -36,7 +45,7 @@ export function describeRule(
     ...(def.source !== undefined && { source: def.source }),
     where: structuredClone(def.where), // a copy: the compiled query holds the original
     ...(def.transform !== undefined && { transform: def.transform }),
-    to: { url: def.to.url, method: def.to.method, headers },
+    to: { url: maskUrlCredentials(def.to.url), method: def.to.method, headers, forwardHeaders: [...def.to.forwardHeaders] },
     sign,
     timeoutMs: durations.timeoutMs,
     retryScheduleMs: [...durations.retryScheduleMs],

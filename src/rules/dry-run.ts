@@ -1,5 +1,6 @@
+import { explainRule } from './explain.js';
 import { planDeliveries } from './plan.js';
-import type { RuleEventInput, RuleSet } from './types.js';
+import type { CompiledRule, RuleEventInput, RuleSet } from './types.js';
 
 /** What one rule would do with one event: for `rules test` and the console, nothing is sent. */
 export interface RuleDryRun {
@@ -7,27 +8,36 @@ export interface RuleDryRun {
   file: string;
   line: number;
   matched: boolean;
-  /** Why it did not match (disabled, event, source, where clause); null when it matched. */
+  /** Why it did not match: every failing clause (event, source, where), or that it is disabled; null when it matched. */
   reason: string | null;
   /** The body that would be sent (the original bytes when the rule has no transform). */
   body?: Buffer;
   contentType?: string;
-  renderError?: string;
+  /** Set when the transform fails: the delivery would be dead-lettered with this reason. */
+  deadReason?: string;
 }
 
 export async function dryRunRules(ruleSet: RuleSet, input: RuleEventInput): Promise<RuleDryRun[]> {
   const planned = new Map((await planDeliveries(ruleSet, input)).map((delivery) => [delivery.ruleId, delivery]));
-  return ruleSet.rules.map((rule) => {
-    const outcome = { ruleId: rule.id, file: rule.file, line: rule.line };
-    const delivery = planned.get(rule.id);
-    if (!delivery) return { ...outcome, matched: false, reason: rule.explainMismatch(input) ?? 'does not match' };
-    return {
-      ...outcome,
-      matched: true,
-      reason: null,
-      body: delivery.body ?? input.raw,
-      contentType: delivery.contentType,
-      ...(delivery.renderError !== undefined && { renderError: delivery.renderError }),
-    };
-  });
+  return Promise.all(
+    ruleSet.rules.map(async (rule): Promise<RuleDryRun> => {
+      const outcome = { ruleId: rule.id, file: rule.file, line: rule.line };
+      const delivery = planned.get(rule.id);
+      if (!delivery) return { ...outcome, matched: false, reason: await mismatchReason(rule, input) };
+      return {
+        ...outcome,
+        matched: true,
+        reason: null,
+        body: delivery.body ?? input.raw,
+        contentType: delivery.contentType,
+        ...(delivery.deadReason !== undefined && { deadReason: delivery.deadReason }),
+      };
+    }),
+  );
+}
+
+/** The explanation's failing clauses, all of them, in one line. */
+async function mismatchReason(rule: CompiledRule, input: RuleEventInput): Promise<string> {
+  const explanation = await explainRule(rule, input);
+  return [...explanation.failing, ...explanation.notes].join('; ');
 }

@@ -1,4 +1,3 @@
-import { writeFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { ruleFileSchema } from './schema.js';
 
@@ -14,8 +13,4 @@ export function ruleJsonSchema(): Record<string, unknown> {
 /** The schema as committed in `docs/rules.schema.json`: pretty-printed, trailing newline. */
 export function ruleJsonSchemaText(): string {
   return `${JSON.stringify(ruleJsonSchema(), null, 2)}\n`;
-}
-
-export async function writeRuleJsonSchema(path: string): Promise<void> {
-  await writeFile(path, ruleJsonSchemaText());
 }

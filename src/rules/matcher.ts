@@ -1,8 +1,9 @@
 import sift from 'sift';
+import { valuesAt } from './field-values.js';
 import { ALLOWED_OPERATORS, validateQuery, type QueryIssue } from './query-validation.js';
 import type { RuleEventInput } from './types.js';
 
-type Tester = (item: unknown) => boolean;
+export type Tester = (item: unknown) => boolean;
 
 export interface MatchCriteria {
   on: readonly string[];
@@ -24,7 +25,8 @@ const OPERATIONS = Object.fromEntries(
   ALLOWED_OPERATORS.map((name) => [name, (sift as unknown as Record<string, (...args: never[]) => unknown>)[name]]),
 );
 
-function compileQuery(query: Record<string, unknown>): Tester {
+/** A sift tester with the allowed operators only; throws for a query sift cannot compile. */
+export function compileQuery(query: Record<string, unknown>): Tester {
   return sift.createQueryTester(query, { operations: OPERATIONS as never }) as Tester;
 }
 
@@ -68,19 +70,8 @@ function describeActual(body: unknown, key: string): string {
   return values.length === 0 ? '(field is missing)' : `(value: ${preview(values.length === 1 ? values[0] : values)})`;
 }
 
-/** Values at a dotted path, looking into arrays the way the query does (`items.sku` reads every item). */
-function valuesAt(value: unknown, segments: string[]): unknown[] {
-  if (segments.length === 0) return value === undefined ? [] : [value];
-  const [head, ...rest] = segments as [string, ...string[]];
-  if (Array.isArray(value)) {
-    if (/^\d+$/.test(head)) return valuesAt(value[Number(head)], rest);
-    return value.flatMap((item) => valuesAt(item, segments));
-  }
-  if (typeof value !== 'object' || value === null) return [];
-  return valuesAt((value as Record<string, unknown>)[head], rest);
-}
-
-function preview(value: unknown): string {
+/** A value in one short line of JSON, for messages. */
+export function preview(value: unknown): string {
   const text = JSON.stringify(value) ?? String(value);
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }

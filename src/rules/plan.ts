@@ -1,31 +1,25 @@
+import type { NewDelivery } from '../store/store.js';
 import { matchingRules } from './rule-index.js';
 import type { RuleEventInput, RuleSet } from './types.js';
 
-export interface PlannedDelivery {
-  ruleId: string;
-  ruleSetHash: string;
-  /** The transformed body, or null to send the original bytes. */
-  body: Buffer | null;
-  contentType: string;
-  /** Set when the transform failed: the delivery is stored dead-lettered with this reason, not dropped. */
-  renderError?: string;
-}
-
 /**
- * What one event should become: a delivery per enabled rule that matches, in rule-set order, transformed
- * where the rule says so. Called once at ingest so the outbox rows and the event commit together.
+ * The deliveries one event should become under `ruleSet`: one per enabled rule that matches, in rule-set
+ * order, transformed where the rule says so, due after the rule's first schedule step. Ingest calls it once
+ * so the outbox rows commit with the event; replay and dry runs plan the same way. A transform that fails
+ * gives a delivery stored dead-lettered with the reason, not a dropped one.
  */
-export async function planDeliveries(ruleSet: RuleSet, input: RuleEventInput): Promise<PlannedDelivery[]> {
-  const matching = matchingRules(ruleSet, input);
+export async function planDeliveries(ruleSet: RuleSet, input: RuleEventInput): Promise<NewDelivery[]> {
+  if (ruleSet.rules.length === 0) return [];
   return Promise.all(
-    matching.map(async (rule): Promise<PlannedDelivery> => {
-      const planned = { ruleId: rule.id, ruleSetHash: ruleSet.hash };
+    matchingRules(ruleSet, input).map(async (rule): Promise<NewDelivery> => {
+      const planned = { ruleId: rule.id, ruleSetHash: ruleSet.hash, delayMs: rule.retryScheduleMs[0] ?? 0 };
       if (!rule.hasTransform) return { ...planned, body: null, contentType: 'application/json' };
       try {
         const rendered = await rule.render(input);
         return { ...planned, body: rendered.body, contentType: rendered.contentType };
       } catch (err) {
-        return { ...planned, body: null, contentType: 'application/json', renderError: (err as Error).message ?? String(err) };
+        // Every transform error says it is one ("transform failed at position 4: ...").
+        return { ...planned, body: null, contentType: 'application/json', deadReason: (err as Error).message ?? String(err) };
       }
     }),
   );

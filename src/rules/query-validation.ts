@@ -1,9 +1,11 @@
+import { didYouMean, type PathSegment } from './near-key.js';
+
 /**
  * Checks a `where` query before sift compiles it, so a typo such as `$gtee` is a load error that names
  * its path, instead of sift's pathless "Unsupported operation" (or, worse, a query that never matches).
  */
 
-export type PathSegment = string | number;
+export type { PathSegment };
 
 export interface QueryIssue {
   /** Path of the object holding the problem, relative to `where`. */
@@ -83,7 +85,7 @@ function validateOperator(name: string, value: unknown, owner: Record<string, un
     case '$not':
       return isPlainObject(value) ? validateQuery(value, [...path, name], 'condition') : issue('needs an object of conditions');
     default:
-      return [{ path, key: name, message: `unknown operator ${name}` }];
+      return [{ path, key: name, message: `unknown operator ${name}${didYouMean(name, ALLOWED_OPERATORS)}` }];
   }
 }
 

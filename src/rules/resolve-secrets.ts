@@ -1,8 +1,8 @@
-import { Webhook } from 'standardwebhooks';
+import { isStandardWebhooksSecret, STANDARD_WEBHOOKS_SECRET_FORM } from '../signing/standard-webhooks-secret.js';
 import { envReferenceNames, hasEnvReferences, resolveTemplate, type Env } from './env-references.js';
 import type { PathSegment } from './query-validation.js';
 import type { RuleDefinition } from './schema.js';
-import type { OutgoingSigning } from './types.js';
+import type { Signing } from '../signing/scheme.js';
 
 /**
  * Resolves the `${ENV}` references of one rule and checks what only the resolved values can show (an
@@ -18,14 +18,17 @@ export interface ResolutionIssue {
 export interface ResolvedDestination {
   url: string;
   headers: Record<string, string>;
-  signing: OutgoingSigning;
+  signing: Signing;
   /** Problems that stop the rule from loading. */
   errors: ResolutionIssue[];
   /** Unset variables of a disabled rule: reported, but the rule loads (unresolved) since it sends nothing. */
   warnings: ResolutionIssue[];
 }
 
-export function resolveRuleReferences(def: RuleDefinition, env: Env): ResolvedDestination {
+/** The parts of a rule that hold `${ENV}` references, and whether it is enabled (unset variables only warn when not). */
+export type ReferencedParts = Pick<RuleDefinition, 'to' | 'sign' | 'enabled'>;
+
+export function resolveRuleReferences(def: ReferencedParts, env: Env): ResolvedDestination {
   const errors: ResolutionIssue[] = [];
   const warnings: ResolutionIssue[] = [];
 
@@ -55,11 +58,11 @@ export function resolveRuleReferences(def: RuleDefinition, env: Env): ResolvedDe
     headers[name] = value ?? template;
   }
 
-  let signing: OutgoingSigning = { scheme: 'none' };
+  let signing: Signing = { scheme: 'none' };
   if (def.sign.scheme !== 'none') {
     const secret = resolve(def.sign.secret, ['sign', 'secret']);
     if (secret !== null && def.sign.scheme === 'standard-webhooks' && !isStandardWebhooksSecret(secret)) {
-      errors.push({ path: ['sign', 'secret'], message: 'must be a base64 secret, usually written whsec_<base64>' });
+      errors.push({ path: ['sign', 'secret'], message: `must be ${STANDARD_WEBHOOKS_SECRET_FORM}` });
     }
     signing =
       def.sign.scheme === 'standard-webhooks'
@@ -74,15 +77,6 @@ function isHttpUrl(value: string): boolean {
   try {
     const { protocol } = new URL(value);
     return protocol === 'http:' || protocol === 'https:';
-  } catch {
-    return false;
-  }
-}
-
-function isStandardWebhooksSecret(secret: string): boolean {
-  try {
-    new Webhook(secret);
-    return true;
   } catch {
     return false;
   }

@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import { DEFAULT_HMAC_HEADER } from '../delivery/outgoing-signing.js';
-import { DEFAULT_RETRY_SCHEDULE } from '../delivery/retry-schedule.js';
 import { parseDuration } from '../duration.js';
+import { SERVICE_SIGNATURE_HEADER } from '../signing/scheme.js';
 import { templateSyntaxError } from './env-references.js';
 
 /**
@@ -11,6 +10,12 @@ import { templateSyntaxError } from './env-references.js';
  */
 
 export const DEFAULT_TIMEOUT = '10s';
+
+/**
+ * Delay before each attempt, counted from the previous one: the first is immediate, then 5 s, 5 min, ...
+ * Eight attempts over about 28 hours.
+ */
+export const DEFAULT_RETRY_SCHEDULE: readonly string[] = ['0s', '5s', '5m', '30m', '2h', '5h', '10h', '10h'];
 
 const MAX_TIMEOUT = '5m';
 const MAX_RETRY_DELAY = '7d';
@@ -48,6 +53,13 @@ const headerName = z
   .regex(HEADER_NAME, 'must be a valid HTTP header name')
   .refine((name) => !RESERVED_HEADERS.has(name.toLowerCase()), 'is set by hookrelay and cannot be overridden');
 
+/** Hop-by-hop headers (RFC 9110 7.6.1) describe one connection, never the message: they are not passed on. */
+const HOP_BY_HOP_HEADERS = new Set(['keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'upgrade']);
+
+const forwardedHeaderName = headerName
+  .refine((name) => !HOP_BY_HOP_HEADERS.has(name.toLowerCase()), 'is a hop-by-hop header and is never forwarded')
+  .transform((name) => name.toLowerCase());
+
 const destinationSchema = z
   .strictObject({
     url: templated.min(1).meta({ description: 'http(s) URL to forward to; may use ${ENV} references.' }),
@@ -56,6 +68,14 @@ const destinationSchema = z
       .record(headerName, templated)
       .optional()
       .meta({ description: 'Extra request headers; values may use ${ENV} references (resolved at load, never logged).' }),
+    forwardHeaders: z
+      .array(forwardedHeaderName)
+      .max(50)
+      .default([])
+      .meta({
+        description:
+          'Headers received with the event that are passed on unchanged, e.g. [x-service-signature] so the destination can verify the checkout\'s own signature (forward the original bytes: no transform). Credentials are never stored, so never forwarded; hop-by-hop headers are refused.',
+      }),
   })
   .meta({ description: 'Where matching events are sent.' });
 
@@ -70,7 +90,7 @@ const signingSchema = z
     z.strictObject({
       scheme: z.literal('hmac-sha256-hex'),
       secret,
-      header: headerName.default(DEFAULT_HMAC_HEADER).meta({ description: 'Header carrying the hex signature.' }),
+      header: headerName.default(SERVICE_SIGNATURE_HEADER).meta({ description: 'Header carrying the hex signature.' }),
     }),
   ])
   .default({ scheme: 'none' })

@@ -1,3 +1,4 @@
+import type { Signing } from '../signing/scheme.js';
 import type { KeptRule } from './kept-rules.js';
 
 /** What a rule sees of one stored event: enough to match, transform and forward it. */
@@ -9,11 +10,6 @@ export interface RuleEventInput {
   /** The exact bytes received; forwarded untouched when the rule has no transform. */
   raw: Buffer;
 }
-
-export type OutgoingSigning =
-  | { scheme: 'none' }
-  | { scheme: 'standard-webhooks'; secret: string }
-  | { scheme: 'hmac-sha256-hex'; secret: string; header: string };
 
 export type HttpMethod = 'POST' | 'PUT' | 'PATCH';
 
@@ -36,8 +32,14 @@ export interface CompiledRule {
   on: readonly string[];
   source?: string;
   enabled: boolean;
-  destination: { url: string; method: HttpMethod; headers: Readonly<Record<string, string>> };
-  signing: OutgoingSigning;
+  destination: {
+    url: string;
+    method: HttpMethod;
+    headers: Readonly<Record<string, string>>;
+    /** Received headers passed on unchanged, lower case. */
+    forwardHeaders: readonly string[];
+  };
+  signing: Signing;
   timeoutMs: number;
   /** Delay before each attempt; entry 0 is the first attempt, so the length is the attempt budget. */
   retryScheduleMs: readonly number[];
@@ -65,8 +67,8 @@ export interface RuleDescription {
   source?: string;
   where: Record<string, unknown>;
   transform?: string;
-  to: { url: string; method: HttpMethod; headers: Record<string, string> };
-  sign: { scheme: OutgoingSigning['scheme']; secret?: string; header?: string };
+  to: { url: string; method: HttpMethod; headers: Record<string, string>; forwardHeaders: string[] };
+  sign: { scheme: Signing['scheme']; secret?: string; header?: string };
   timeoutMs: number;
   retryScheduleMs: readonly number[];
   retryOn: readonly number[];

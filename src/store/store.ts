@@ -1,6 +1,7 @@
 /**
- * The one interface every module uses to reach stored data. SQLite implements it today; another backend
- * joins by implementing it and passing test/store-contract.ts.
+ * The one interface every module uses to reach stored data. SQLite (one process) and PostgreSQL (any number
+ * of nodes) implement it; both pass the contract suite in test/contract/store-contract.ts. Times cross it in
+ * the caller's clock (unix ms); a backend may keep its own clock inside (PostgreSQL: the database's).
  */
 
 /** `invalid`: an edited copy its operator stored on purpose although it fails the event schema. */
@@ -119,7 +120,8 @@ export interface AttemptRecord {
   errorCode: string | null;
   errorMessage: string | null;
   responseExcerpt: string | null;
-  outcome: 'delivered' | 'retry' | 'dead';
+  /** The state the attempt left the delivery in. */
+  outcome: DeliveryState;
 }
 
 export interface StoredAttempt extends AttemptRecord {
@@ -196,8 +198,11 @@ export interface Store {
   /** Stores the event once; resolves only after the transaction holding it has committed. */
   saveEvent(event: NewEvent): Promise<SaveEventResult>;
   getEvent(id: number): Promise<StoredEvent | null>;
-  /** Newest first, keyset-paginated on id. */
-  listEvents(filter: EventFilter, page: { limit: number; before?: number }): Promise<Page<EventSummary>>;
+  /**
+   * Newest first, keyset-paginated from `after` (the last item of the previous page); ordered by receipt
+   * time when a time range is given, by id otherwise. Every filter is served by an index, at any depth.
+   */
+  listEvents(filter: EventSearch, page: { limit: number; after?: EventPosition }): Promise<EventPage>;
   /** Leases up to `limit` due pending deliveries until `now + leaseMs`. */
   claimDueDeliveries(options: { now: number; limit: number; leaseMs: number }): Promise<ClaimedDelivery[]>;
   /** Appends the attempt and moves the delivery on, if the lease is still ours (else a no-op: false). */
@@ -206,6 +211,12 @@ export interface Store {
   releaseDelivery(deliveryId: number, leaseToken: string, nextAttemptAt: number): Promise<void>;
   /** When the next pending delivery falls due (unix ms), or null if none is pending. */
   nextDueAt(): Promise<number | null>;
+  /**
+   * Calls `listener` after a commit made deliveries due (ingest, replay, retry): on this process, and on
+   * PostgreSQL on any node (LISTEN/NOTIFY, when available). Idle workers wake on it instead of at their next
+   * poll. Returns the function that stops the calls.
+   */
+  onDeliveriesDue(listener: () => void): () => void;
   getDelivery(id: number): Promise<DeliveryDetail | null>;
   listDeliveries(filter: DeliveryFilter, page: { limit: number; before?: number }): Promise<Page<Delivery>>;
   /** New outbox rows for a stored event (replay through the current rules). */
@@ -250,13 +261,10 @@ export interface Store {
   retryDeadDeliveries(filter: BulkDeliveryFilter, limit: number, now: number): Promise<number[]>;
 
   // Admin API.
-  /**
-   * Newest first, keyset-paginated from `after` (the last item of the previous page); ordered by receipt
-   * time when a time range is given, by id otherwise. Every filter is served by an index, at any depth.
-   */
-  searchEvents(search: EventSearch, page: { limit: number; after?: EventPosition }): Promise<EventSearchPage>;
   /** Deliveries per state of each rule (zeros for a rule without any). */
-  deliveryCountsByRule(ruleIds: readonly string[]): Promise<Map<string, RuleDeliveryCounts>>;
+  deliveryCountsByRule(ruleIds: readonly string[]): Promise<Map<string, DeliveryCounts>>;
+  /** Deliveries per state of each event (zeros for an event without any), for a page of a list: one query for all. */
+  deliveryCountsByEvent(eventIds: readonly number[]): Promise<Map<number, DeliveryCounts>>;
   createJob(job: NewJob): Promise<Job>;
   getJob(id: number): Promise<Job | null>;
   /** Newest first. */
@@ -280,17 +288,19 @@ export interface EventPosition {
   receivedAt: number;
 }
 
-export interface EventSearchPage {
+export interface EventPage {
   items: EventSummary[];
   /** Pass as `after` for the next (older) page; null when this is the last page. */
   next: EventPosition | null;
 }
 
-export interface RuleDeliveryCounts {
+/** How many deliveries are in each state. */
+export interface DeliveryCounts {
   pending: number;
   delivered: number;
   dead: number;
 }
+
 
 export type JobKind = 'replay' | 'retry';
 export type JobState = 'running' | 'done' | 'cancelled' | 'failed';

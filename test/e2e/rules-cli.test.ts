@@ -1,10 +1,10 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sampleTransferSucceeded } from '../../src/samples/transfer-succeeded.js';
 import { runCli, startServeProcess } from '../helpers/cli-process.js';
 import { postSigned } from '../helpers/http.js';
-import { rulesDirWith } from '../helpers/rules.js';
+import { rulesDirWith, shippedExampleRulesDir } from '../helpers/rules.js';
 import { makeTempDir, removeTempDirs } from '../helpers/temp-dir.js';
 
 afterAll(() => removeTempDirs());
@@ -25,7 +25,7 @@ const ENV = { FULFIL_TOKEN: 'secret-token-value', FULFIL_SECRET: 'secret-signing
 
 describe('hookrelay rules', () => {
   it('check passes on the shipped example rules', async () => {
-    const proc = runCli(['rules', 'check', '--rules-dir', join(process.cwd(), 'rules')]);
+    const proc = runCli(['rules', 'check', '--rules-dir', shippedExampleRulesDir()]);
     expect((await proc.exited).code).toBe(0);
     expect(proc.stdout()).toMatch(/rule\(s\) OK/);
   });
@@ -40,6 +40,23 @@ describe('hookrelay rules', () => {
     expect(proc.stderr()).toMatch(/a\.yaml:4 where\.result\.totalPriceUsd: .*\$gtee/);
     expect(proc.stderr()).toContain('b.yaml:5 to: unknown key "methd"');
     expect(proc.stderr()).toContain('2 error(s)');
+  });
+
+  it('check lists all five mistakes of one file in one run, with the near key', async () => {
+    const dir = rulesDirWith({
+      'five.yaml': 'id: five\non: [transfer:succeeded]\nwehre:\n  result.totalPriceUsd: { $gte: 100 }\ntransform: "{ \'a\': "\nto:\n  url: hooks.example.com\nsign: { scheme: standard-webhooks, secret: abc }\ntimeout: soon\n',
+    });
+    const proc = runCli(['rules', 'check', '--rules-dir', dir]);
+    expect((await proc.exited).code).toBe(1);
+    const lines = proc.stderr().trim().split('\n').map((line) => line.replace(`${dir}/`, ''));
+    expect(lines).toEqual([
+      'five.yaml:3: unknown key "wehre" (did you mean "where"?)',
+      expect.stringMatching(/^five\.yaml:5 transform: JSONata syntax error: /),
+      'five.yaml:7 to.url: "hooks.example.com" is not an http or https URL',
+      'five.yaml:8 sign.secret: must be a whsec_… base64 key: whsec_ followed by base64, e.g. whsec_ and the output of `openssl rand -base64 32`',
+      'five.yaml:9 timeout: invalid duration "soon" (use e.g. 500ms, 10s, 5m, 2h)',
+      `5 error(s) in ${dir}`,
+    ]);
   });
 
   it('test --file shows the match, the transformed body and the headers without sending or printing secrets', async () => {
@@ -67,6 +84,21 @@ describe('hookrelay rules', () => {
     expect(proc.stdout()).toMatch(/^no match: .*totalPriceUsd/);
   });
 
+  it('test --file lists every failing clause with the value found, not only the first', async () => {
+    const dir = rulesDirWith({ 'big.yaml': BIG_CARD });
+    const eventFile = join(makeTempDir(), 'event.json');
+    writeFileSync(eventFile, JSON.stringify(sampleTransferSucceeded({ unitPriceUsd: 5, quantity: 1, paymentMethod: 'BUY_WITH_CRYPTO' })));
+    const proc = runCli(['rules', 'test', 'big-card', '--file', eventFile, '--rules-dir', dir], { env: ENV });
+    expect((await proc.exited).code).toBe(1);
+    const out = proc.stdout();
+    expect(out.split('\n')[0]).toBe('no match: where result.paymentMethod $eq "BUY_WITH_CARD": found "BUY_WITH_CRYPTO"; where result.totalPriceUsd $gte 100: found 5.02');
+    expect(out).toContain('✓ event $in ["transfer:succeeded"]: found "transfer:succeeded"');
+    expect(out).toContain('✗ where result.totalPriceUsd $gte 100: found 5.02');
+    const json = runCli(['rules', 'test', 'big-card', '--file', eventFile, '--rules-dir', dir, '--json'], { env: ENV });
+    await json.exited;
+    expect(JSON.parse(json.stdout())).toMatchObject({ ruleId: 'big-card', matched: false, failing: [expect.stringContaining('paymentMethod'), expect.stringContaining('totalPriceUsd')] });
+  });
+
   it('test --history says which of the last N stored events match', async () => {
     const dataDir = makeTempDir();
     const dir = rulesDirWith({ 'big.yaml': BIG_CARD });
@@ -74,10 +106,26 @@ describe('hookrelay rules', () => {
     for (const price of [5, 200, 300]) await postSigned(`${server.url}/webhooks/checkout`, sampleTransferSucceeded({ unitPriceUsd: price, quantity: 1 }), 's');
     server.child.kill('SIGTERM');
     await server.exited;
-    const proc = runCli(['rules', 'test', 'big-card', '--history', '10', '--rules-dir', dir, '--json'], { env: { HOOKRELAY_DATA_DIR: dataDir, ...ENV } });
+    const proc = runCli(['rules', 'test', 'big-card', '--history', '10', '--data-dir', dataDir, '--rules-dir', dir, '--json'], { env: ENV });
     expect((await proc.exited).code).toBe(0);
     const lines = proc.stdout().trim().split('\n').map((l) => JSON.parse(l));
     expect(lines.map((l) => l.matched)).toEqual([true, true, false]); // newest first
+    const fromEnv = runCli(['rules', 'test', 'big-card', '--history', '2', '--rules-dir', dir], { env: { HOOKRELAY_DATA_DIR: dataDir, ...ENV } });
+    expect((await fromEnv.exited).code).toBe(0);
+    expect(fromEnv.stdout()).toContain('2 of the last 2 events match "big-card"');
+  });
+
+  it('test --history refuses a data dir without a database, creating nothing', async () => {
+    const dataDir = join(makeTempDir(), 'not-there');
+    const dir = rulesDirWith({ 'big.yaml': BIG_CARD });
+    const proc = runCli(['rules', 'test', 'big-card', '--history', '5', '--data-dir', dataDir, '--rules-dir', dir], { env: ENV });
+    expect((await proc.exited).code).toBe(1);
+    expect(proc.stderr()).toBe(`hookrelay: No hookrelay database in ${dataDir}, so there is no history to test against. Pass --data-dir <dir> (the one serve uses).\n`);
+    expect(proc.stdout()).toBe('');
+    expect(existsSync(dataDir)).toBe(false);
+    const zero = runCli(['rules', 'test', 'big-card', '--history', '0', '--rules-dir', dir], { env: ENV });
+    expect((await zero.exited).code).toBe(1);
+    expect(zero.stderr()).toContain('--history needs a whole number of events, at least 1');
   });
 
   it('schema prints the JSON Schema that docs/rules.schema.json holds', async () => {

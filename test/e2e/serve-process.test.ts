@@ -1,11 +1,12 @@
 import { statSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { spawn } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { sampleTransferSucceeded } from '../../src/samples/transfer-succeeded.js';
 import { signHmacSha256Hex } from '../../src/signing/hmac-sha256-hex.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { runCli, START_COMMAND, START_NODE_OPTIONS, startServeProcess } from '../helpers/cli-process.js';
+import { CLI_PATH, runCli, START_COMMAND, START_NODE_OPTIONS, startServeProcess } from '../helpers/cli-process.js';
 import { postSigned } from '../helpers/http.js';
 import { makeTempDir, removeTempDirs } from '../helpers/temp-dir.js';
 
@@ -116,6 +117,13 @@ describe('the start command', () => {
     expect(START_COMMAND.slice(-2)).toEqual(['dist/cli.js', 'serve']);
   });
 
+  it('binds every interface in the Docker image, with the admin surface on a port of its own', () => {
+    const dockerfile = readFileSync(new URL('../../Dockerfile', import.meta.url), 'utf8');
+    const runtime = dockerfile.slice(dockerfile.lastIndexOf('FROM '));
+    for (const setting of ['HOOKRELAY_HOST=0.0.0.0', 'HOOKRELAY_PORT=8080', 'HOOKRELAY_ADMIN_HOST=0.0.0.0', 'HOOKRELAY_ADMIN_PORT=8081']) expect(runtime).toContain(setting);
+    expect(runtime).toMatch(/^EXPOSE 8080 8081$/m);
+  });
+
   it('caps the young generation, so a busy receiver stays small', async () => {
     expect(START_NODE_OPTIONS).toContain('--max-semi-space-size=4');
     expect(START_NODE_OPTIONS).toContain('--initial-old-space-size=40'); // first full GC at 32 MiB: lower peak RSS
@@ -147,14 +155,27 @@ describe('hookrelay sign and send-test', () => {
     expect(piped.stdout().trim()).toBe(`X-Service-Signature: ${signHmacSha256Hex('k', 'abc')}`);
   });
 
+  it('sign and events resend say what a standard-webhooks secret must look like instead of a decoder error', async () => {
+    const proc = runCli(['sign', '--scheme', 'standard-webhooks', '--secret', 'abc'], { input: '{}' });
+    expect((await proc.exited).code).toBe(1);
+    expect(proc.stderr()).toBe('hookrelay: --secret is not a standard-webhooks secret: it must be a whsec_… base64 key: whsec_ followed by base64, e.g. whsec_ and the output of `openssl rand -base64 32`.\n');
+    const good = runCli(['sign', '--scheme', 'standard-webhooks', '--secret', 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'], { input: '{}' });
+    expect((await good.exited).code).toBe(0);
+    expect(good.stdout()).toMatch(/^webhook-signature: v1,/m);
+    const resend = runCli(['events', 'resend', '1', '--to', 'http://127.0.0.1:9/x', '--sign', 'standard-webhooks', '--secret', 'abc', '--data-dir', makeTempDir()]);
+    expect((await resend.exited).code).toBe(1);
+    expect(resend.stderr()).toContain('hookrelay: --secret is not a standard-webhooks secret: it must be a whsec_… base64 key');
+  });
+
   it('send-test delivers a realistic signed sample that the receiver stores, and fails with exit 1 on 401', async () => {
     const env = { HOOKRELAY_DATA_DIR: makeTempDir(), HOOKRELAY_RULES_DIR: makeTempDir(), HOOKRELAY_SECRET: SECRET };
     const server = await startServeProcess(env);
     try {
-      const ok = runCli(['send-test', '--url', `${server.url}/webhooks/checkout`, '--secret', SECRET]);
+      // A data dir of its own: send-test keeps the last body there, never in the live ./data.
+      const ok = runCli(['send-test', '--url', `${server.url}/webhooks/checkout`, '--secret', SECRET], { env: { HOOKRELAY_DATA_DIR: env.HOOKRELAY_DATA_DIR } });
       expect((await ok.exited).code).toBe(0);
       expect(ok.stdout()).toMatch(/^HTTP 200\n\{"id":1,"duplicate":false/);
-      const bad = runCli(['send-test', '--url', `${server.url}/webhooks/checkout`, '--secret', 'nope']);
+      const bad = runCli(['send-test', '--url', `${server.url}/webhooks/checkout`, '--secret', 'nope'], { env: { HOOKRELAY_DATA_DIR: env.HOOKRELAY_DATA_DIR } });
       expect((await bad.exited).code).toBe(1);
       expect(bad.stdout()).toContain('HTTP 401');
     } finally {
@@ -169,5 +190,45 @@ describe('hookrelay sign and send-test', () => {
       expect((await proc.exited).code).toBe(0);
       expect(proc.stdout()).toContain(`Usage: hookrelay ${command}`);
     }
+  });
+});
+
+describe('serve logs', () => {
+  const env = () => ({ HOOKRELAY_HOST: '127.0.0.1', HOOKRELAY_PORT: '0', HOOKRELAY_DATA_DIR: makeTempDir(), HOOKRELAY_RULES_DIR: makeTempDir(), HOOKRELAY_SECRET: SECRET });
+  const withoutColours = (text: string): string => text.replace(/\x1b\[[0-9;]*m/g, '');
+
+  it('are readable lines on a terminal', async () => {
+    // `script` gives the server a pseudo-terminal as stdout, as an operator's shell does; Ctrl-C stops it.
+    const command = `exec ${[process.execPath, ...START_NODE_OPTIONS, CLI_PATH, 'serve'].map((word) => `'${word}'`).join(' ')}`;
+    const terminal = spawn('script', ['-qec', command, '/dev/null'], { env: { PATH: process.env.PATH ?? '', ...env() }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let output = '';
+    terminal.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => terminal.on('exit', (code) => resolve(code)));
+    try {
+      await vi.waitFor(() => expect(output).toContain('hookrelay listening'), { timeout: 15_000, interval: 50 });
+      terminal.stdin.write('\x03');
+      expect(await exited).toBe(0);
+    } finally {
+      terminal.kill('SIGKILL');
+    }
+    const text = withoutColours(output);
+    expect(text).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: hookrelay listening \{"url":"http:\/\/127\.0\.0\.1:\d+"/m);
+    expect(text).toMatch(/INFO: stopped/);
+    expect(text).not.toMatch(/^\{"level"/m);
+  });
+
+  it('are JSON when stdout is not a terminal, and pretty or JSON as HOOKRELAY_LOG_FORMAT says', async () => {
+    const json = await startServeProcess(env());
+    json.child.kill('SIGTERM');
+    await json.exited;
+    expect(json.stdout().trim().split('\n').map((line) => JSON.parse(line).msg)).toContain('stopped');
+
+    const pretty = runCli(['serve'], { env: { ...env(), HOOKRELAY_LOG_FORMAT: 'pretty' } });
+    await vi.waitFor(() => expect(pretty.stdout()).toContain('hookrelay listening'), { timeout: 15_000, interval: 50 });
+    pretty.child.kill('SIGTERM');
+    await pretty.exited;
+    const text = withoutColours(pretty.stdout());
+    expect(text).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: hookrelay listening /m);
+    expect(text).not.toMatch(/^\{/m);
   });
 });

@@ -1,6 +1,7 @@
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { request } from 'undici';
-import type { SignatureScheme } from '../../src/config.js';
-import { signatureHeaders } from '../../src/signing/request-headers.js';
+import type { SignatureScheme, Signing } from '../../src/signing/scheme.js';
+import { newMessageId, signatureHeaders } from '../../src/signing/sign.js';
 
 export interface Reply {
   status: number;
@@ -21,6 +22,10 @@ export async function send(url: string, options: { method?: string; headers?: Re
   return { status: response.statusCode, headers: response.headers, text, json };
 }
 
+function signingOf(scheme: SignatureScheme, secret: string): Signing {
+  return scheme === 'none' ? { scheme } : { scheme, secret };
+}
+
 /** POSTs `body` (object → JSON) signed for a receiver source with `secret`. */
 export async function postSigned(
   url: string,
@@ -29,6 +34,15 @@ export async function postSigned(
   options: { scheme?: SignatureScheme; headers?: Record<string, string> } = {},
 ): Promise<Reply> {
   const raw = Buffer.isBuffer(body) ? body : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
-  const headers = { 'content-type': 'application/json', ...signatureHeaders(options.scheme ?? 'hmac-sha256-hex', secret, raw), ...options.headers };
+  const headers = { 'content-type': 'application/json', ...signatureHeaders(signingOf(options.scheme ?? 'hmac-sha256-hex', secret), { id: newMessageId(), timestamp: new Date(), body: raw }), ...options.headers };
   return send(url, { method: 'POST', headers, body: raw });
+}
+
+/** A loopback port that was free a moment ago, for a process whose settings need a port before it starts. */
+export async function freeLoopbackPort(): Promise<number> {
+  const server = createNetServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
 }

@@ -1,5 +1,6 @@
-import { writeFileSync } from 'node:fs';
+import { copyFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { makeTempDir } from './temp-dir.js';
 
 /** A fresh rules directory holding the given files (name → YAML text). */
@@ -21,4 +22,14 @@ export async function eventually<T>(check: () => Promise<T | undefined | null | 
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+/** The example rule files the package ships in rules/, by name: a user's own files there never reach a test. */
+export const SHIPPED_EXAMPLE_RULES = ['local-sink.yaml', 'slack-card-purchases.yaml'] as const;
+
+/** A fresh rules directory holding copies of the shipped example files (all of them, or the ones named). */
+export function shippedExampleRulesDir(names: readonly string[] = SHIPPED_EXAMPLE_RULES): string {
+  const dir = makeTempDir('hookrelay-examples-');
+  for (const name of names) copyFileSync(fileURLToPath(new URL(`../../rules/${name}`, import.meta.url)), join(dir, name));
+  return dir;
 }

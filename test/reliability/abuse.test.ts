@@ -2,7 +2,7 @@ import type { Socket } from 'node:net';
 import net from 'node:net';
 import { Agent, request } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { adminTokenMatches } from '../../src/admin/admin-token.js';
+import { adminTokenMatches } from '../../src/admin-token.js';
 import { sampleTransferSucceeded } from '../../src/samples/transfer-succeeded.js';
 import { signHmacSha256Hex } from '../../src/signing/hmac-sha256-hex.js';
 import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
@@ -158,6 +158,50 @@ function cookiesOf(reply: Reply): Record<string, string> {
   const list = Array.isArray(setCookie) ? setCookie : setCookie ? [setCookie] : [];
   return Object.fromEntries(list.map((c) => c.split(';')[0]!.split('=')).map(([k, ...v]) => [k!, v.join('=')]));
 }
+
+describe('abuse: an upload over the limit always gets its 413', () => {
+  it(
+    'a sender still streaming a declared over-limit body reads the 413 and its JSON body every time, also after abusive traffic',
+    async () => {
+      const maxBody = 64 * 1024;
+      const app = await receiver({ maxBody });
+      const upload = (declared: number, sent: number, bodyAfterMs = 0) => {
+        const head = requestHead('POST', '/webhooks/checkout', [['Host', 'x'], ['Content-Type', 'application/json'], ['X-Service-Signature', 'sha256=00'], ['Content-Length', declared]]);
+        const body = Buffer.alloc(sent, 0x20);
+        const pieces = Array.from({ length: Math.ceil(sent / 16_384) }, (_, i) => body.subarray(i * 16_384, (i + 1) * 16_384));
+        return rawRequest(app.port, [head, ...pieces], { streamed: true, bodyAfterMs, timeoutMs: 10_000 });
+      };
+      // Abusive traffic first: uploads cut off mid-body, garbage framing and half-sent heads, all at once.
+      await Promise.all(
+        Array.from({ length: scale(60, 300) }, (_, i) => {
+          if (i % 3 === 0) return rawRequest(app.port, 'GARBAGE\r\n\r\n', { timeoutMs: 3000 });
+          if (i % 3 === 1) return rawRequest(app.port, 'POST /webhooks/checkout HTTP/1.1\r\nHost: x\r\n', { timeoutMs: 200 });
+          return upload(4 * maxBody, maxBody / 2).then((r) => r);
+        }),
+      );
+      const outcomes: string[] = [];
+      const rounds = scale(60, 300);
+      for (let round = 0; round < rounds; round += 1) {
+        // Declared far over the limit, the body streamed from just before to just after the answer comes
+        // (a sender that writes its head, then its body): the client is still sending when it is answered.
+        const declared = 16 * maxBody;
+        const response = await upload(declared, round % 2 === 0 ? declared : 8 * maxBody, round % 4);
+        let code: unknown = null;
+        try {
+          code = JSON.parse(response.body.toString()).error?.code;
+        } catch {
+          code = 'unparsable body';
+        }
+        outcomes.push(`${response.status} ${String(code)}${response.error ? ` ${response.error}` : ''}`);
+      }
+      const counts = Object.fromEntries([...new Set(outcomes)].map((o) => [o, outcomes.filter((x) => x === o).length]));
+      report('abuse/over-limit-upload', { rounds, ...counts });
+      expect(counts).toEqual({ '413 payload_too_large': rounds });
+      expect((await send(`${app.url}/healthz`)).status).toBe(200);
+    },
+    timeLimit(60_000, 180_000),
+  );
+});
 
 describe('abuse: the admin API and console refuse whoever has no business there', () => {
   it('missing, wrong and look-alike tokens get the same 401 on every route; the right one works', async () => {

@@ -45,7 +45,7 @@ const CASES: FaultCase[] = [
     script: (s, n) => respond(s, n < 2 ? 500 : 200),
     expect: (d) => {
       expect(d.state).toBe('delivered');
-      expect(logOf(d)).toEqual([[500, null, 'retry'], [500, null, 'retry'], [200, null, 'delivered']]);
+      expect(logOf(d)).toEqual([[500, null, 'pending'], [500, null, 'pending'], [200, null, 'delivered']]);
     },
   },
   {
@@ -55,7 +55,7 @@ const CASES: FaultCase[] = [
     expect: (d) => {
       expect(d.state).toBe('dead');
       expect(d.deadReason).toContain('retries exhausted after 3 attempts');
-      expect(logOf(d)).toEqual([[500, null, 'retry'], [500, null, 'retry'], [500, null, 'dead']]);
+      expect(logOf(d)).toEqual([[500, null, 'pending'], [500, null, 'pending'], [500, null, 'dead']]);
       expect(d.attemptLog.every((a) => a.responseExcerpt === '{"error":"down"}')).toBe(true);
     },
   },
@@ -65,7 +65,7 @@ const CASES: FaultCase[] = [
     script: (s, n) => (n === 0 ? respond(s, 503, { 'retry-after': '1' }) : respond(s, 200)),
     expect: (d) => {
       expect(d.state).toBe('delivered');
-      expect(logOf(d)).toEqual([[503, null, 'retry'], [200, null, 'delivered']]);
+      expect(logOf(d)).toEqual([[503, null, 'pending'], [200, null, 'delivered']]);
       // The schedule says ~100 ms; Retry-After asks for 1 s and wins.
       expect(d.attemptLog[1]!.startedAt - d.attemptLog[0]!.startedAt).toBeGreaterThanOrEqual(990);
     },
@@ -76,7 +76,7 @@ const CASES: FaultCase[] = [
     script: (s, n) => respond(s, n < 2 ? 429 : 200),
     expect: (d) => {
       expect(d.state).toBe('delivered');
-      expect(logOf(d)).toEqual([[429, null, 'retry'], [429, null, 'retry'], [200, null, 'delivered']]);
+      expect(logOf(d)).toEqual([[429, null, 'pending'], [429, null, 'pending'], [200, null, 'delivered']]);
     },
   },
   {
@@ -105,7 +105,7 @@ const CASES: FaultCase[] = [
     script: (s, n) => (n === 0 ? undefined : respond(s, 200)),
     expect: (d) => {
       expect(d.state).toBe('delivered');
-      expect(logOf(d)).toEqual([[null, 'timeout', 'retry'], [200, null, 'delivered']]);
+      expect(logOf(d)).toEqual([[null, 'timeout', 'pending'], [200, null, 'delivered']]);
       expect(d.attemptLog[0]!.durationMs).toBeGreaterThanOrEqual(TIMEOUT_MS - 20);
       expect(d.attemptLog[0]!.durationMs).toBeLessThan(TIMEOUT_MS + 1000);
     },
@@ -116,7 +116,7 @@ const CASES: FaultCase[] = [
     script: () => undefined,
     expect: (d) => {
       expect(d.state).toBe('dead');
-      expect(logOf(d)).toEqual([[null, 'timeout', 'retry'], [null, 'timeout', 'retry'], [null, 'timeout', 'dead']]);
+      expect(logOf(d)).toEqual([[null, 'timeout', 'pending'], [null, 'timeout', 'pending'], [null, 'timeout', 'dead']]);
       expect(d.attemptLog.every((a) => a.durationMs < TIMEOUT_MS + 1000)).toBe(true);
     },
   },
@@ -139,7 +139,7 @@ const CASES: FaultCase[] = [
     script: (s, n) => (n === 0 ? stallMidBody(s, 503) : respond(s, 200)),
     expect: (d) => {
       expect(d.state).toBe('delivered');
-      expect(logOf(d).map(([status, , outcome]) => [status, outcome])).toEqual([[503, 'retry'], [200, 'delivered']]);
+      expect(logOf(d).map(([status, , outcome]) => [status, outcome])).toEqual([[503, 'pending'], [200, 'delivered']]);
     },
   },
   {
@@ -149,7 +149,7 @@ const CASES: FaultCase[] = [
     expect: (d) => {
       expect(d.state).toBe('delivered');
       expect(d.attemptLog).toHaveLength(2);
-      expect(d.attemptLog[0]).toMatchObject({ status: null, outcome: 'retry' });
+      expect(d.attemptLog[0]).toMatchObject({ status: null, outcome: 'pending' });
       expect(socketErrors).toContain(d.attemptLog[0]!.errorCode);
     },
   },
@@ -160,7 +160,7 @@ const CASES: FaultCase[] = [
     expect: (d) => {
       expect(d.state).toBe('delivered');
       expect(d.attemptLog).toHaveLength(2);
-      expect(d.attemptLog[0]).toMatchObject({ status: null, outcome: 'retry' });
+      expect(d.attemptLog[0]).toMatchObject({ status: null, outcome: 'pending' });
       expect(socketErrors).toContain(d.attemptLog[0]!.errorCode);
     },
   },
@@ -171,7 +171,7 @@ const CASES: FaultCase[] = [
     expect: (d) => {
       expect(d.state).toBe('delivered');
       expect(d.attemptLog).toHaveLength(2);
-      expect(d.attemptLog[0]).toMatchObject({ status: null, outcome: 'retry' });
+      expect(d.attemptLog[0]).toMatchObject({ status: null, outcome: 'pending' });
       expect(socketErrors).toContain(d.attemptLog[0]!.errorCode);
     },
   },
@@ -181,7 +181,7 @@ const CASES: FaultCase[] = [
     script: (s, _n, _r, server) => trickle(s, server, 'HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok', 1000),
     expect: (d) => {
       expect(d.state).toBe('dead');
-      expect(logOf(d)).toEqual([[null, 'timeout', 'retry'], [null, 'timeout', 'retry'], [null, 'timeout', 'dead']]);
+      expect(logOf(d)).toEqual([[null, 'timeout', 'pending'], [null, 'timeout', 'pending'], [null, 'timeout', 'dead']]);
       expect(d.attemptLog.every((a) => a.durationMs < TIMEOUT_MS + 1000)).toBe(true);
     },
   },
@@ -191,7 +191,7 @@ const CASES: FaultCase[] = [
     script: (s, n) => (n === 0 ? hugeBody(s, 500, 50 * 1024 * 1024) : respond(s, 200)),
     expect: (d) => {
       expect(d.state).toBe('delivered');
-      expect(logOf(d).map(([status, , outcome]) => [status, outcome])).toEqual([[500, 'retry'], [200, 'delivered']]);
+      expect(logOf(d).map(([status, , outcome]) => [status, outcome])).toEqual([[500, 'pending'], [200, 'delivered']]);
       expect(Buffer.byteLength(d.attemptLog[0]!.responseExcerpt ?? '')).toBe(EXCERPT_CAP);
     },
   },

@@ -24,7 +24,7 @@ afterAll(() => {
 });
 
 const FAULT_POSTS = scale(8, 40);
-/** Fewer under a held lock: each batch waits out the busy timeout with the event loop blocked (see the README). */
+/** Fewer under a held lock: each batch waits out the busy timeout with the event loop blocked (see docs/operations.md, "A lock held elsewhere"). */
 const LOCKED_POSTS = scale(4, 20);
 
 interface Sent {

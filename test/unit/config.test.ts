@@ -18,9 +18,11 @@ function configError(fn: () => unknown): HookrelayError {
 }
 
 describe('loadConfig', () => {
-  it('has working defaults: port 8080, ./data, ./rules, full durability, 1 MiB, one checkout source', () => {
+  it('has working defaults: loopback port 8080, ./data, ./rules, full durability, 1 MiB, one checkout source', () => {
     const config = loadConfig({});
-    expect(config).toMatchObject({ port: 8080, host: '0.0.0.0', durability: 'full', commitIntervalMs: 0, maxBody: 1024 * 1024, logLevel: 'info' });
+    expect(config.admin).toEqual({ host: '127.0.0.1' });
+    expect(config.logFormat).toBeUndefined();
+    expect(config).toMatchObject({ port: 8080, host: '127.0.0.1', durability: 'full', commitIntervalMs: 0, maxBody: 1024 * 1024, logLevel: 'info' });
     expect(config.dataDir).toBe(join(process.cwd(), 'data'));
     expect(config.rulesDir).toBe(join(process.cwd(), 'rules'));
     expect(config.sources).toEqual([expect.objectContaining({ name: 'checkout', scheme: 'hmac-sha256-hex', secrets: [], signatureHeader: 'x-service-signature' })]);
@@ -35,13 +37,31 @@ describe('loadConfig', () => {
   it('lets the YAML file override environment variables and declare several sources', () => {
     const dir = makeTempDir();
     const file = join(dir, 'hookrelay.yaml');
-    writeFileSync(file, 'port: 7000\nsources:\n  - name: checkout\n  - name: partner\n    scheme: standard-webhooks\n    secrets: [whsec_abc]\n');
+    writeFileSync(file, 'port: 7000\nsources:\n  - name: checkout\n  - name: partner\n    scheme: standard-webhooks\n    secrets: [whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw]\n');
     const config = loadConfig({ HOOKRELAY_CONFIG: file, HOOKRELAY_PORT: '9000', HOOKRELAY_SECRET: 'from-env' });
     expect(config.port).toBe(7000);
     expect(config.sources.map((s) => [s.name, s.scheme, s.secrets])).toEqual([
       ['checkout', 'hmac-sha256-hex', ['from-env']],
-      ['partner', 'standard-webhooks', ['whsec_abc']],
+      ['partner', 'standard-webhooks', ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw']],
     ]);
+  });
+
+  it('reads the admin listener and the log format from the environment', () => {
+    const config = loadConfig({ HOOKRELAY_HOST: '0.0.0.0', HOOKRELAY_ADMIN_PORT: '8081', HOOKRELAY_ADMIN_HOST: '10.0.0.5', HOOKRELAY_ADMIN_TOKEN: 'a'.repeat(16), HOOKRELAY_LOG_FORMAT: 'json' });
+    expect(config).toMatchObject({ host: '0.0.0.0', logFormat: 'json', admin: { port: 8081, host: '10.0.0.5', token: 'a'.repeat(16) } });
+  });
+
+  it('uses SQLite unless a PostgreSQL URL is given; the password comes from the URL or PGPASSWORD', () => {
+    expect(loadConfig({}).database).toEqual({ poolSize: 10, statementTimeoutMs: 30_000, lockTimeoutMs: 5_000, connectTimeoutMs: 5_000, notifications: true });
+    expect(loadConfig({ PGPASSWORD: 'unused' }).database.password).toBeUndefined();
+    const fromEnv = loadConfig({ HOOKRELAY_DATABASE_URL: 'postgres://hookrelay@db:5432/hookrelay?sslmode=verify-full', PGPASSWORD: 'pw' });
+    expect(fromEnv.database).toMatchObject({ url: 'postgres://hookrelay@db:5432/hookrelay?sslmode=verify-full', password: 'pw' });
+    const dir = makeTempDir();
+    const file = join(dir, 'hookrelay.yaml');
+    writeFileSync(file, 'database:\n  url: postgresql://hookrelay@db/hookrelay\n  poolSize: 4\n  notifications: false\n');
+    expect(loadConfig({ HOOKRELAY_CONFIG: file, PGPASSWORD: 'pw' }).database).toMatchObject({ url: 'postgresql://hookrelay@db/hookrelay', poolSize: 4, notifications: false, password: 'pw' });
+    const wrong = configError(() => loadConfig({ HOOKRELAY_DATABASE_URL: 'mysql://db/x' }));
+    expect(wrong.message).toContain('HOOKRELAY_DATABASE_URL (database.url): expected a postgres:// or postgresql:// URL');
   });
 
   it('is frozen all the way down', () => {
@@ -57,6 +77,9 @@ describe('loadConfig', () => {
     [{ HOOKRELAY_COMMIT_INTERVAL_MS: '-1' }, 'HOOKRELAY_COMMIT_INTERVAL_MS'],
     [{ HOOKRELAY_MAX_BODY: 'lots' }, 'HOOKRELAY_MAX_BODY'],
     [{ HOOKRELAY_LOG_LEVEL: 'loud' }, 'HOOKRELAY_LOG_LEVEL'],
+    [{ HOOKRELAY_LOG_FORMAT: 'xml' }, 'HOOKRELAY_LOG_FORMAT'],
+    [{ HOOKRELAY_ADMIN_PORT: 'eighty' }, 'HOOKRELAY_ADMIN_PORT'],
+    [{ HOOKRELAY_ADMIN_PORT: '8081', HOOKRELAY_ADMIN_TOKEN: 'short' }, 'HOOKRELAY_ADMIN_TOKEN'],
   ])('names the setting that is invalid: %o', (env, name) => {
     const err = configError(() => loadConfig(env));
     expect(err.code).toBe('invalid_config');
@@ -72,6 +95,16 @@ describe('loadConfig', () => {
     expect(err.message).toMatch(/sources\.1\.scheme/);
     writeFileSync(file, 'sources:\n  - name: a\n  - name: a\n');
     expect(configError(() => loadConfig({ HOOKRELAY_CONFIG: file })).message).toMatch(/duplicate source name "a"/);
+  });
+
+  it('refuses a standard-webhooks source secret that is not a whsec_ base64 key, without quoting it', () => {
+    const file = join(makeTempDir(), 'sources.yaml');
+    writeFileSync(file, 'sources:\n  - name: shop\n    scheme: standard-webhooks\n    secrets: [whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw, not-base64-s3cret]\n');
+    const err = configError(() => loadConfig({ HOOKRELAY_CONFIG: file }));
+    expect(err.message).toMatch(/sources \(sources\.0\.secrets\.1\): must be a whsec_… base64 key/);
+    expect(err.message).not.toContain('not-base64-s3cret');
+    writeFileSync(file, 'sources:\n  - name: shop\n    scheme: standard-webhooks\n    secrets: whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\n');
+    expect(loadConfig({ HOOKRELAY_CONFIG: file }).sources[0]?.secrets).toEqual(['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw']);
   });
 
   it('reports an unreadable or malformed config file', () => {

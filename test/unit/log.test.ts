@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
-import { describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/log.js';
+import { describe, expect, it, vi } from 'vitest';
+import { chooseLogFormat, createLogDestination, createLogger } from '../../src/log.js';
 
 function capturingLogger(): { logger: ReturnType<typeof createLogger>; lines: Record<string, unknown>[] } {
   const lines: Record<string, unknown>[] = [];
@@ -31,5 +31,31 @@ describe('log lines', () => {
     logger.info(fields, 'ingest');
     expect(lines[0]).toMatchObject({ msg: 'ingest', reqId: 'r-1', source: 'checkout', status: 200, durationMs: 1.25, service: 'hookrelay' });
     expect(fields.headers['x-service-signature']).toBe('sha256=abc');
+  });
+});
+
+describe('log format', () => {
+  it.each([
+    [undefined, true, 'pretty'],
+    [undefined, false, 'json'],
+    ['json', true, 'json'],
+    ['pretty', false, 'pretty'],
+  ] as const)('configured %s, terminal %s: %s', (configured, isTTY, expected) => {
+    expect(chooseLogFormat(configured, isTTY)).toBe(expected);
+  });
+
+  it('pretty prints one readable line per entry, still without secrets', async () => {
+    let text = '';
+    const output = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        text += chunk.toString();
+        done();
+      },
+    });
+    const logger = createLogger('info', await createLogDestination('pretty', output));
+    logger.info({ status: 200, token: 'secret-token' }, 'request done');
+    await vi.waitFor(() => expect(text).toContain('\n'));
+    const plain = text.replace(/\x1b\[[0-9;]*m/g, '');
+    expect(plain).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: request done \{"status":200,"token":"\[redacted\]"\}\n$/);
   });
 });

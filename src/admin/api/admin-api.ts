@@ -3,16 +3,17 @@ import { z } from 'zod';
 import { VERSION } from '../../version.js';
 import { buildOpenApiDocument, type OpenApiDocument } from '../openapi.js';
 import { requireAdmin, type SessionVerifier } from './auth.js';
-import type { AdminContext } from './context.js';
-import type { JobRunner } from './jobs/job-runner.js';
+import type { OperationsContext } from '../../operations/context.js';
+import type { JobRunner } from '../../operations/jobs/job-runner.js';
 import { defineRoute, registerRoutes, type AdminRoute } from './route-table.js';
 import { deliveryRoutes } from './routes/delivery-routes.js';
 import { eventRoutes } from './routes/event-routes.js';
+import { explainRoutes } from './routes/explain-routes.js';
 import { jobRoutes } from './routes/job-routes.js';
 import { ruleRoutes } from './routes/rule-routes.js';
 
 export interface AdminApiOptions {
-  context: AdminContext;
+  context: OperationsContext;
   jobs: JobRunner;
   /** The admin token (bearer). */
   token: string;
@@ -30,7 +31,7 @@ export interface AdminApi {
 /** The admin API: one route table serves the requests and generates the OpenAPI document. */
 export function createAdminApi(options: AdminApiOptions): AdminApi {
   const { context, jobs } = options;
-  const routes: AdminRoute[] = [...eventRoutes(context, jobs), ...deliveryRoutes(context, jobs), ...jobRoutes(context, jobs), ...ruleRoutes(context)];
+  const routes: AdminRoute[] = [...eventRoutes(context, jobs), ...explainRoutes(context), ...deliveryRoutes(context, jobs), ...jobRoutes(context, jobs), ...ruleRoutes(context)];
   let document: OpenApiDocument;
   routes.push(
     defineRoute({

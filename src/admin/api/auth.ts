@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { RequestHandler } from 'express';
 import { HookrelayError } from '../../errors.js';
-import { adminTokenMatches } from '../admin-token.js';
+import { adminTokenMatches } from '../../admin-token.js';
 
 /**
  * The web console's log-ins, as the admin API sees them. The console implements it; without one only

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ROUTE_MODES } from '../../operations/replay-routing.js';
+import { DeliveryStateSchema, ValidationSchema } from '../../operations/view-schemas.js';
 
 /**
  * What the admin API accepts. These schemas validate every request and are also the source of the
@@ -10,9 +11,6 @@ import { ROUTE_MODES } from '../../operations/replay-routing.js';
 const unixMs = z.coerce.number().int().min(0).meta({ description: 'unix time in milliseconds' });
 const text = z.string().min(1).max(500);
 const positiveId = z.coerce.number().int().positive();
-
-export const ValidationSchema = z.enum(['valid', 'unrecognised', 'invalid']);
-export const DeliveryStateSchema = z.enum(['pending', 'delivered', 'dead']);
 
 const eventFilterShape = {
   event: text.optional().meta({ description: 'event name, e.g. transfer:succeeded' }),
@@ -39,6 +37,8 @@ export const EventsQuerySchema = z.object({ ...eventFilterShape, ...pageShape })
 export const DeliveriesQuerySchema = z
   .object({ state: DeliveryStateSchema.optional(), ruleId: text.optional(), eventId: positiveId.optional(), ...pageShape })
   .strict();
+
+export const DeadCountQuerySchema = z.object({ ruleId: text.optional() }).strict();
 
 export const NumericIdParamsSchema = z.object({ id: positiveId }).strict();
 export const RuleIdParamsSchema = z.object({ id: z.string().min(1).max(200) }).strict();

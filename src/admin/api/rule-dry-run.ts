@@ -1,23 +1,23 @@
 import { HookrelayError } from '../../errors.js';
 import { dryRunRules } from '../../rules/dry-run.js';
 import type { StoredEvent } from '../../store/store.js';
-import type { AdminContext } from './context.js';
-import { ruleInputOf } from './event-input.js';
-import type { DryRunResultView } from './response-schemas.js';
+import type { OperationsContext } from '../../operations/context.js';
+import { ruleInputOf } from '../../operations/event-input.js';
+import type { DryRunResultView } from '../../operations/view-schemas.js';
 
-async function eventsToTry(ctx: AdminContext, target: { eventId?: number; last?: number }): Promise<StoredEvent[]> {
+async function eventsToTry(ctx: OperationsContext, target: { eventId?: number; last?: number }): Promise<StoredEvent[]> {
   if (target.eventId !== undefined) {
     const event = await ctx.store.getEvent(target.eventId);
     if (!event) throw new HookrelayError('not_found', `No event ${target.eventId}.`);
     return [event];
   }
-  const newest = await ctx.store.searchEvents({}, { limit: target.last ?? 1 });
+  const newest = await ctx.store.listEvents({}, { limit: target.last ?? 1 });
   const events = await Promise.all(newest.items.map((summary) => ctx.store.getEvent(summary.id)));
   return events.filter((e): e is StoredEvent => e !== null);
 }
 
 /** POST /rules/:id/dry-run: what one rule would do with stored events; nothing is stored or sent. */
-export async function dryRunRule(ctx: AdminContext, ruleId: string, target: { eventId?: number; last?: number }): Promise<DryRunResultView> {
+export async function dryRunRule(ctx: OperationsContext, ruleId: string, target: { eventId?: number; last?: number }): Promise<DryRunResultView> {
   const ruleSet = ctx.rules.current();
   const rule = ruleSet.rules.find((r) => r.id === ruleId);
   if (!rule) throw new HookrelayError('not_found', `No rule "${ruleId}" in the current rule set.`, { ruleId });
@@ -38,7 +38,7 @@ export async function dryRunRule(ctx: AdminContext, ruleId: string, target: { ev
       reason: outcome!.reason,
       ...(outcome!.body !== undefined && { body: outcome!.body.toString('utf8') }),
       ...(outcome!.contentType !== undefined && { contentType: outcome!.contentType }),
-      ...(outcome!.renderError !== undefined && { renderError: outcome!.renderError }),
+      ...(outcome!.deadReason !== undefined && { deadReason: outcome!.deadReason, renderError: outcome!.deadReason }),
     });
   }
   return { results };

@@ -1,8 +1,8 @@
-import type { AdminContext } from './context.js';
-import type { RulesView } from './response-schemas.js';
+import type { OperationsContext } from '../../operations/context.js';
+import type { RulesView } from '../../operations/view-schemas.js';
 
 /** GET /rules: the rule set in use, why the files on disk are not (if so), and each rule's delivery counts. */
-export async function rulesStatus(ctx: AdminContext): Promise<RulesView> {
+export async function rulesStatus(ctx: OperationsContext): Promise<RulesView> {
   const status = ctx.rules.status();
   const ruleSet = ctx.rules.current();
   const counts = await ctx.store.deliveryCountsByRule(ruleSet.rules.map((rule) => rule.id));

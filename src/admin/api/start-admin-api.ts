@@ -1,13 +1,14 @@
 import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import type { SourceConfig } from '../../config.js';
+import type { SsrfGuard } from '../../delivery/ssrf-guard.js';
 import type { Env } from '../../rules/env-references.js';
 import type { RuleSetWatcher } from '../../rules/watcher.js';
 import type { Store } from '../../store/store.js';
-import { ensureAdminToken, type AdminToken } from '../admin-token.js';
+import { ensureAdminToken, type AdminToken } from '../../admin-token.js';
 import { createAdminApi, type AdminApi } from './admin-api.js';
 import type { SessionVerifier } from './auth.js';
-import { JobRunner } from './jobs/job-runner.js';
+import { JobRunner } from '../../operations/jobs/job-runner.js';
 
 export interface AdminApiParts {
   /** `admin.token` of the config (HOOKRELAY_ADMIN_TOKEN); generated into `dataDir` when unset. */
@@ -17,6 +18,7 @@ export interface AdminApiParts {
   rules: RuleSetWatcher;
   worker: { wake(): void } | null;
   dispatcher: Dispatcher;
+  guard: SsrfGuard;
   sources: readonly SourceConfig[];
   logger: Logger;
   sessions?: SessionVerifier;
@@ -41,6 +43,7 @@ export async function startAdminApi(parts: AdminApiParts): Promise<StartedAdminA
       rules: parts.rules,
       wakeWorker,
       dispatcher: parts.dispatcher,
+      guard: parts.guard,
       sources: new Map(parts.sources.map((source) => [source.name, source])),
       logger: parts.logger,
       now,

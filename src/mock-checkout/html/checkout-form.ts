@@ -1,3 +1,4 @@
+import { SERVICE_SIGNATURE_HEADER } from '../../signing/scheme.js';
 import type { CheckoutRecord } from '../records.js';
 import { formText, inputField, errorLine, type FieldErrors } from './form-fields.js';
 import { html, type SafeHtml } from './template.js';
@@ -90,7 +91,7 @@ ${field('successCallbackUrl', 'Success callback URL', { type: 'url', hint: 'Wher
   <textarea id="webhookUrls" name="webhookUrls" spellcheck="false" placeholder="http://127.0.0.1:8080/webhooks/checkout"${errors.webhookUrls ? html` aria-invalid="true"` : ''}>${values.webhookUrls}</textarea>
   <div class="hint">One URL per line. Each gets a signed <code>transfer:succeeded</code> POST when a purchase completes.</div>
   ${errorLine(errors.webhookUrls)}
-  ${field('webhookSecret', 'Webhook secret', { hint: 'Key of the X-Service-Signature HMAC. Leave empty to keep the current one (or generate one).', attributes: html`spellcheck="false" autocomplete="off"` })}
+  ${field('webhookSecret', 'Webhook secret', { hint: `Key of the ${SERVICE_SIGNATURE_HEADER} HMAC. Leave empty to keep the current one (or generate one).`, attributes: html`spellcheck="false" autocomplete="off"` })}
   <div class="hint" style="margin-top:12px">${options.oneTimeNote}</div>
 </details>`;
 }

@@ -1,39 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Job, JobProgress, JobState, NewJob } from '../store.js';
-
-interface JobRow {
-  id: number;
-  kind: Job['kind'];
-  state: JobState;
-  filter: string;
-  rule_id: string | null;
-  total: number;
-  processed: number;
-  created: number;
-  failed: number;
-  started_at: number;
-  finished_at: number | null;
-  error: string | null;
-  summary: string | null;
-}
-
-function toJob(row: JobRow): Job {
-  return {
-    id: row.id,
-    kind: row.kind,
-    state: row.state,
-    filter: JSON.parse(row.filter) as Record<string, unknown>,
-    ruleId: row.rule_id,
-    total: row.total,
-    processed: row.processed,
-    created: row.created,
-    failed: row.failed,
-    startedAt: row.started_at,
-    finishedAt: row.finished_at,
-    error: row.error,
-    summary: row.summary === null ? null : (JSON.parse(row.summary) as Record<string, unknown>),
-  };
-}
+import { toJob, type JobRow } from '../stored-rows.js';
 
 /** The admin_jobs table (bulk replays and retries), synchronous; each call is one statement. */
 export class AdminJobQueries {

@@ -1,5 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import type { EventPosition, EventSearch, EventSearchPage, RuleDeliveryCounts } from '../store.js';
+import type { DeliveryCounts, EventPosition, EventSearch, EventPage } from '../store.js';
 import { coarseTerm, coarseTerms } from './coarse-columns.js';
 import { deliveryStateSql } from './delivery-state-sql.js';
 import { SUMMARY_COLUMNS, toEventSummary, type EventRow } from './event-rows.js';
@@ -120,9 +120,13 @@ export const RULE_COUNT_SQL = {
   deadByRule: "SELECT rule_id, count(*) FROM deliveries WHERE state = 'dead' GROUP BY rule_id",
 } as const;
 
+/** Delivery counts of a page of events (see `deliveryCountsByEvent`): one lookup in deliveries_event per event. */
+export const EVENT_COUNT_SQL = 'SELECT event_id, state, count(*) FROM deliveries WHERE event_id IN (SELECT value FROM json_each(?)) GROUP BY event_id, state';
+
 /** The admin API's read queries, synchronous; the store decides the transaction. */
 export class AdminQueries {
-  private readonly countsOfRules: (ruleIds: readonly string[]) => Map<string, RuleDeliveryCounts>;
+  private readonly countsOfRules: (ruleIds: readonly string[]) => Map<string, DeliveryCounts>;
+  private readonly countsOfEvents: BetterSqlite3.Statement<[string], [number, keyof DeliveryCounts, number]>;
   private readonly statements = new Map<string, BetterSqlite3.Statement<unknown[], unknown>>();
   private readonly estimates = new Map<string, { rows: number; at: number }>();
 
@@ -132,12 +136,13 @@ export class AdminQueries {
     const totalOfRule = db.prepare<[string], number>(RULE_COUNT_SQL.total).pluck();
     const pendingByRule = db.prepare<[], [string, number]>(RULE_COUNT_SQL.pendingByRule).raw();
     const deadByRule = db.prepare<[], [string, number]>(RULE_COUNT_SQL.deadByRule).raw();
+    this.countsOfEvents = db.prepare<[string], [number, keyof DeliveryCounts, number]>(EVENT_COUNT_SQL).raw();
     // One read transaction: the three counts see the same moment.
     this.countsOfRules = db.transaction((ruleIds: readonly string[]) => {
       const pending = new Map(pendingByRule.all());
       const dead = new Map(deadByRule.all());
       return new Map(
-        ruleIds.map((ruleId): [string, RuleDeliveryCounts] => {
+        ruleIds.map((ruleId): [string, DeliveryCounts] => {
           const counts = { pending: pending.get(ruleId) ?? 0, dead: dead.get(ruleId) ?? 0 };
           return [ruleId, { ...counts, delivered: totalOfRule.get(ruleId)! - counts.pending - counts.dead }];
         }),
@@ -145,7 +150,7 @@ export class AdminQueries {
     });
   }
 
-  searchEvents(search: EventSearch, page: { limit: number; after?: EventPosition }): EventSearchPage {
+  listEvents(search: EventSearch, page: { limit: number; after?: EventPosition }): EventPage {
     const driver = chooseDriver(search, (candidates) => this.rarest(search, candidates));
     // One row more than asked tells whether another page exists.
     const query = eventSearchSql(search, { ...page, limit: page.limit + 1 }, driver);
@@ -190,7 +195,14 @@ export class AdminQueries {
     return rows;
   }
 
-  deliveryCountsByRule(ruleIds: readonly string[]): Map<string, RuleDeliveryCounts> {
+  deliveryCountsByRule(ruleIds: readonly string[]): Map<string, DeliveryCounts> {
     return this.countsOfRules(ruleIds);
+  }
+
+  deliveryCountsByEvent(eventIds: readonly number[]): Map<number, DeliveryCounts> {
+    const counts = new Map(eventIds.map((id): [number, DeliveryCounts] => [id, { pending: 0, delivered: 0, dead: 0 }]));
+    if (eventIds.length === 0) return counts;
+    for (const [eventId, state, count] of this.countsOfEvents.all(JSON.stringify(eventIds))) counts.get(eventId)![state] = count;
+    return counts;
   }
 }

@@ -16,11 +16,11 @@ import { Worker } from 'node:worker_threads';
  * next commit write from the start of the file again.
  *
  * A PASSIVE pass that does not catch up with the writer does not sync the database file (SQLite syncs it
- * only once every frame is copied), so the RESTART used to sync all the pages of the passes before it while
- * writers waited: 7-11 ms at 4,900 events/s, each time a burst of slow requests. The thread now syncs the
- * database file itself after each pass that found the WAL changed, without holding anyone off: the RESTART then has
- * only the frames of the last few milliseconds to copy and sync (2-3.5 ms), and the page cache is flushed in
- * a quarter second's worth at a time instead of piling up, so the commits' own WAL fsyncs meet smaller bursts.
+ * only once every frame is copied), so left alone the RESTART would sync the pages of all the passes before
+ * it while writers wait: 7-11 ms at 4,900 events/s, each time a burst of slow requests. The thread therefore
+ * syncs the database file itself after each pass that found the WAL changed, holding nobody off: the RESTART
+ * has only the frames of the last few milliseconds to copy and sync (2-3.5 ms), and the page cache is
+ * flushed a quarter second's worth at a time, so the commits' own WAL fsyncs meet smaller bursts.
  */
 const WORKER_SOURCE = `
 const { fdatasyncSync } = require('node:fs');

@@ -1,27 +1,14 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import type BetterSqlite3 from 'better-sqlite3';
 import { HookrelayError } from '../../errors.js';
+import { readMigrations, type Migration } from '../migration-files.js';
 
 const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
-const MIGRATION_FILE = /^(\d{3})_([a-z0-9_]+)\.sql$/;
 
-export interface Migration {
-  version: number;
-  name: string;
-  sql: string;
-}
+export type { Migration };
 
 /** The numbered, append-only SQL files shipped with this build, in order. */
 export function listMigrations(): Migration[] {
-  return readdirSync(MIGRATIONS_DIR)
-    .map((file) => ({ file, match: MIGRATION_FILE.exec(file) }))
-    .filter((entry): entry is { file: string; match: RegExpExecArray } => entry.match !== null)
-    .map(({ file, match }) => ({
-      version: Number(match[1]),
-      name: match[2]!,
-      sql: readFileSync(new URL(file, MIGRATIONS_DIR), 'utf8'),
-    }))
-    .sort((a, b) => a.version - b.version);
+  return readMigrations(MIGRATIONS_DIR);
 }
 
 /**

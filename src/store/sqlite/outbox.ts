@@ -2,25 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type BetterSqlite3 from 'better-sqlite3';
 import type {
   AttemptRecord, AttemptResolution, ClaimedDelivery, Delivery, DeliveryDetail, DeliveryFilter, DeliveryOrigin,
-  NewDelivery, OutboxStats, Page, StoredAttempt,
+  NewDelivery, OutboxStats, Page,
 } from '../store.js';
-
-interface DeliveryRow {
-  id: number;
-  event_id: number;
-  rule_id: string;
-  rule_set_hash: string;
-  origin: DeliveryOrigin;
-  state: Delivery['state'];
-  content_type: string;
-  attempts: number;
-  next_attempt_at: number | null;
-  last_status: number | null;
-  last_error: string | null;
-  dead_reason: string | null;
-  created_at: number;
-  updated_at: number;
-}
+import { DELIVERY_COLUMNS, toDelivery, toStoredAttempt, type DeliveryRow } from '../stored-rows.js';
 
 /**
  * The ids of due pending deliveries, oldest due first (parameters: now, limit). INDEXED BY: the partial
@@ -29,28 +13,6 @@ interface DeliveryRow {
  */
 export const DUE_DELIVERY_IDS_SQL = `SELECT id FROM deliveries INDEXED BY deliveries_due
   WHERE state = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?`;
-
-const DELIVERY_COLUMNS = `id, event_id, rule_id, rule_set_hash, origin, state, content_type, attempts, next_attempt_at,
-  last_status, last_error, dead_reason, created_at, updated_at`;
-
-function toDelivery(row: DeliveryRow): Delivery {
-  return {
-    id: row.id,
-    eventId: row.event_id,
-    ruleId: row.rule_id,
-    ruleSetHash: row.rule_set_hash,
-    origin: row.origin,
-    state: row.state,
-    contentType: row.content_type,
-    attempts: row.attempts,
-    nextAttemptAt: row.next_attempt_at,
-    lastStatus: row.last_status,
-    lastError: row.last_error,
-    deadReason: row.dead_reason,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
-}
 
 /** A claimed row as `claimRows` returns it: id, event_id, rule_id, rule_set_hash, content_type, attempts, payload. */
 type ClaimRow = [number, number, string, string, string, number, Buffer];
@@ -141,19 +103,7 @@ export class OutboxQueries {
   get(id: number): DeliveryDetail | null {
     const row = this.byId.get(id);
     if (!row) return null;
-    const attemptLog = this.attemptsOf.all(id).map((r): StoredAttempt => ({
-      id: r.id as number,
-      deliveryId: r.delivery_id as number,
-      attempt: r.attempt as number,
-      startedAt: r.started_at as number,
-      durationMs: r.duration_ms as number,
-      urlOrigin: r.url_origin as string,
-      status: r.status as number | null,
-      errorCode: r.error_code as string | null,
-      errorMessage: r.error_message as string | null,
-      responseExcerpt: r.response_excerpt as string | null,
-      outcome: r.outcome as StoredAttempt['outcome'],
-    }));
+    const attemptLog = this.attemptsOf.all(id).map(toStoredAttempt);
     return { ...toDelivery(row), attemptLog };
   }
 

@@ -4,11 +4,10 @@ import Database from 'better-sqlite3';
 import type BetterSqlite3 from 'better-sqlite3';
 import { HookrelayError } from '../../errors.js';
 import type {
-  AttemptRecord, AttemptResolution, ClaimedDelivery, Delivery, DeliveryDetail, DeliveryFilter, DeliveryOrigin, EventFilter,
-  EventSummary, NewDelivery, NewEvent, OutboxStats, Page, SaveEventResult, Store, StoredEvent,
+  AttemptRecord, AttemptResolution, ClaimedDelivery, Delivery, DeliveryDetail, DeliveryFilter, DeliveryOrigin,
+  NewDelivery, NewEvent, OutboxStats, Page, SaveEventResult, Store, StoredEvent,
 } from '../store.js';
-import { eventSelectionSql } from './event-filter-sql.js';
-import { SUMMARY_COLUMNS, toEventSummary, toStoredEvent, type EventRow } from './event-rows.js';
+import { toStoredEvent, type EventRow } from './event-rows.js';
 import { startBackgroundCheckpointer, type BackgroundCheckpointer } from './background-checkpointer.js';
 import { EventLoopLoad } from './event-loop-load.js';
 import { GroupCommit } from './group-commit.js';
@@ -19,11 +18,12 @@ import type { BulkDeliveryFilter, EventBody, EventSelection, ImportedEvent, Impo
 import { BulkQueries } from './bulk-queries.js';
 import { RetentionQueries } from './retention-queries.js';
 import { TransferQueries } from './transfer-queries.js';
-import type { EventPosition, EventSearch, EventSearchPage, Job, JobProgress, JobState, NewJob, RuleDeliveryCounts } from '../store.js';
+import type { EventPosition, EventSearch, EventPage, Job, JobProgress, JobState, NewJob, DeliveryCounts } from '../store.js';
 import { AdminJobQueries } from './admin-jobs.js';
 import { AdminQueries } from './admin-queries.js';
 import type { KeptRuleSet, NewEditedCopy } from '../store.js';
 import { KeptQueries } from './kept-queries.js';
+import { DueListeners } from '../due-listeners.js';
 
 export interface SqliteStoreOptions {
   dataDir: string;
@@ -37,9 +37,8 @@ export interface SqliteStoreOptions {
   /**
    * How often the background thread checkpoints the WAL into the database file and syncs it (default 250 ms).
    * Under sustained load each pass writes and flushes the pages of the last interval, and the commits' WAL
-   * fsyncs compete with that I/O: smaller bursts, smaller stalls. Ingest p99 at 4,900 requests/s, alternating
-   * runs: 8.8-10.5 ms (median of five 9.3) with 250 ms, 9.0-23.2 (11.2) with 500 ms, which in turn had beaten
-   * a whole second (at 4,600 requests/s: 11.2 against 14.6, before the thread synced the file itself).
+   * fsyncs compete with that I/O: shorter intervals mean smaller bursts and smaller stalls. Ingest p99 at
+   * 4,900 requests/s: a median of 9.3 ms with 250 ms, 11.2 ms with 500 ms; longer intervals are slower still.
    */
   checkpointIntervalMs?: number;
   /** WAL size past which the checkpoint thread makes it start over (default 16 MiB). */
@@ -108,6 +107,7 @@ export class SqliteStore implements Store {
   private readonly checkpointer: BackgroundCheckpointer;
   private readonly loopLoad: EventLoopLoad | null;
   private closed = false;
+  private readonly due = new DueListeners();
 
   constructor(options: SqliteStoreOptions) {
     this.db = openDatabase(options);
@@ -147,7 +147,7 @@ export class SqliteStore implements Store {
     // The checkpoint thread's WAL restart holds the write lock for a moment under sustained load (longer
     // when the disk is slow). A group commit does not wait for it with the event loop blocked: it fails at
     // once, and the batch tries again a few milliseconds later, for up to busyRetryMs, before answering 503.
-    // 2 ms: a RESTART holds the lock for 2-3.5 ms now that the database file is synced before it.
+    // 2 ms: a RESTART holds the lock for 2-3.5 ms, as the checkpoint thread syncs the database file before it.
     const busyRetry = { isBusy: isBusyError, forMs: options.busyRetryMs ?? 2_000, pauseMs: 2 };
     const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
     // db.pragma(), not a statement prepared once: SQLite applies busy_timeout when the PRAGMA is compiled.
@@ -206,11 +206,18 @@ export class SqliteStore implements Store {
 
   async saveEvent(event: NewEvent): Promise<SaveEventResult> {
     if (this.closed) throw new HookrelayError('store_unavailable', 'The event store is closed.');
+    let result: SaveEventResult;
     try {
-      return await this.saveGroup.submit(event);
+      result = await this.saveGroup.submit(event);
     } catch (err) {
       throw asStoreError(err);
     }
+    if (!result.duplicate && event.deliveries?.length) this.due.notify();
+    return result;
+  }
+
+  onDeliveriesDue(listener: () => void): () => void {
+    return this.due.add(listener);
   }
 
   async getEvent(id: number): Promise<StoredEvent | null> {
@@ -218,14 +225,8 @@ export class SqliteStore implements Store {
     return row ? toStoredEvent(row) : null;
   }
 
-  async listEvents(filter: EventFilter, page: { limit: number; before?: number }): Promise<Page<EventSummary>> {
-    // Ids are integers: "before id N" is "through id N - 1".
-    const where = eventSelectionSql({ ...filter, ...(page.before !== undefined && { throughId: page.before - 1 }) }, 'e');
-    const rows = this.db
-      .prepare<unknown[], EventRow>(`SELECT ${SUMMARY_COLUMNS} FROM events e WHERE ${where.sql} ORDER BY e.id DESC LIMIT ?`)
-      .all(...where.params, page.limit + 1);
-    const items = rows.slice(0, page.limit).map(toEventSummary);
-    return { items, nextCursor: rows.length > page.limit ? items.at(-1)!.id : null };
+  async listEvents(filter: EventSearch, page: { limit: number; after?: EventPosition }): Promise<EventPage> {
+    return this.admin.listEvents(filter, page);
   }
 
   async claimDueDeliveries(options: { now: number; limit: number; leaseMs: number }): Promise<ClaimedDelivery[]> {
@@ -258,11 +259,15 @@ export class SqliteStore implements Store {
   }
 
   async createDeliveries(eventId: number, deliveries: NewDelivery[], origin: DeliveryOrigin): Promise<number[]> {
-    return this.write(() => this.db.transaction(() => this.outbox.insertDeliveries(eventId, deliveries, origin, Date.now())).immediate());
+    const ids = this.write(() => this.db.transaction(() => this.outbox.insertDeliveries(eventId, deliveries, origin, Date.now())).immediate());
+    if (ids.length > 0) this.due.notify();
+    return ids;
   }
 
   async retryDelivery(id: number, now: number): Promise<boolean> {
-    return this.write(() => this.outbox.retryNow(id, now));
+    const retried = this.write(() => this.outbox.retryNow(id, now));
+    if (retried) this.due.notify();
+    return retried;
   }
 
   async outboxStats(now: number): Promise<OutboxStats> {
@@ -285,13 +290,15 @@ export class SqliteStore implements Store {
   }
 
   async saveEditedCopy(copy: NewEditedCopy): Promise<number> {
-    return this.write(() =>
+    const id = this.write(() =>
       this.db.transaction(() => {
-        const id = this.kept.insertEditedCopy(copy);
-        if (copy.deliveries?.length) this.outbox.insertDeliveries(id, copy.deliveries, 'replay', copy.editedAt);
-        return id;
+        const copyId = this.kept.insertEditedCopy(copy);
+        if (copy.deliveries?.length) this.outbox.insertDeliveries(copyId, copy.deliveries, 'replay', copy.editedAt);
+        return copyId;
       }).immediate(),
     );
+    if (copy.deliveries?.length) this.due.notify();
+    return id;
   }
 
   async checkWritable(): Promise<void> {
@@ -367,9 +374,11 @@ export class SqliteStore implements Store {
 
   async createDeliveriesForEvents(batch: { eventId: number; deliveries: NewDelivery[] }[], origin: DeliveryOrigin): Promise<number> {
     const now = Date.now();
-    return this.write(() =>
-      this.db.transaction(() => batch.reduce((created, item) => created + this.outbox.insertDeliveries(item.eventId, item.deliveries, origin, now).length, 0)).immediate(),
+    const created = this.write(() =>
+      this.db.transaction(() => batch.reduce((sum, item) => sum + this.outbox.insertDeliveries(item.eventId, item.deliveries, origin, now).length, 0)).immediate(),
     );
+    if (created > 0) this.due.notify();
+    return created;
   }
 
   async countDeadDeliveries(filter: BulkDeliveryFilter): Promise<number> {
@@ -377,7 +386,9 @@ export class SqliteStore implements Store {
   }
 
   async retryDeadDeliveries(filter: BulkDeliveryFilter, limit: number, now: number): Promise<number[]> {
-    return this.write(() => this.db.transaction(() => this.bulk.retryDead(filter, limit, now)).immediate());
+    const ids = this.write(() => this.db.transaction(() => this.bulk.retryDead(filter, limit, now)).immediate());
+    if (ids.length > 0) this.due.notify();
+    return ids;
   }
 
   // Admin API: list queries in admin-queries.ts, the jobs table in admin-jobs.ts.
@@ -392,12 +403,12 @@ export class SqliteStore implements Store {
     return (this.jobSql ??= new AdminJobQueries(this.db));
   }
 
-  async searchEvents(search: EventSearch, page: { limit: number; after?: EventPosition }): Promise<EventSearchPage> {
-    return this.admin.searchEvents(search, page);
+  async deliveryCountsByRule(ruleIds: readonly string[]): Promise<Map<string, DeliveryCounts>> {
+    return this.admin.deliveryCountsByRule(ruleIds);
   }
 
-  async deliveryCountsByRule(ruleIds: readonly string[]): Promise<Map<string, RuleDeliveryCounts>> {
-    return this.admin.deliveryCountsByRule(ruleIds);
+  async deliveryCountsByEvent(eventIds: readonly number[]): Promise<Map<number, DeliveryCounts>> {
+    return this.admin.deliveryCountsByEvent(eventIds);
   }
 
   async createJob(job: NewJob): Promise<Job> {

@@ -99,6 +99,10 @@ describe('console in a browser', () => {
 
       const rows = page.locator('tbody tr[data-event-id]');
       await expect.poll(() => rows.count()).toBe(INITIAL_EVENTS);
+      // Whether each event was forwarded: bob's and carol's crm-sync deliveries died, the others all arrived.
+      const forwarded = async (name: string) => (await page.locator(`tr[data-event-id="${ids[name]}"] td[data-label="Forwarded"]`).textContent())?.trim();
+      expect(await forwarded('alice')).toBe('delivered');
+      expect(await forwarded('bob')).toBe('dead 1 delivered, 1 dead');
       await screenshot(page, 'console-events', 'console-events');
 
       await page.getByLabel('Email').fill('bob@example.com');
@@ -248,6 +252,21 @@ describe('console in a browser', () => {
       await expect.poll(() => page.url()).toContain('#/dead-letters?ruleId=crm-sync');
 
       const before = failingSink.received.length;
+      // The bulk action asks first, naming how many it will retry; declining does nothing.
+      const dialogs: string[] = [];
+      page.once('dialog', (dialog) => {
+        dialogs.push(dialog.message());
+        void dialog.dismiss();
+      });
+      await page.getByRole('button', { name: 'Retry all dead for crm-sync' }).click();
+      await expect.poll(() => dialogs.length).toBe(1);
+      expect(dialogs[0]).toBe(`Retry ${dead} dead letters of rule crm-sync? Each becomes pending and due now.`);
+      expect(await page.locator('section.job').count()).toBe(0);
+      expect(await page.getByRole('button', { name: 'Retry all dead for crm-sync' }).isDisabled()).toBe(false);
+      page.once('dialog', (dialog) => {
+        dialogs.push(dialog.message());
+        void dialog.accept();
+      });
       await page.getByRole('button', { name: 'Retry all dead for crm-sync' }).click();
       const job = page.locator('section.job');
       await job.waitFor();
@@ -292,6 +311,8 @@ describe('console in a browser', () => {
         state = 'cancelled';
         return route.fulfill({ json: job() });
       });
+      await page.route('**/admin/api/deliveries/dead-count*', (route) => route.fulfill({ json: { count: 40 } }));
+      page.on('dialog', (dialog) => void dialog.accept());
       await page.getByRole('link', { name: 'Dead letters' }).click();
       await page.getByRole('button', { name: 'Retry all dead letters' }).click();
       await expect.poll(() => page.locator('#job-progress').getAttribute('value'), { timeout: 10_000 }).toBe('30');
@@ -347,6 +368,44 @@ describe('console in a browser', () => {
         .toBe(1);
       expect(await page.locator('.card.alert').textContent()).toMatch(/broken\.yaml:\d+/);
       await saveScreenshot(page, 'console-rules-error');
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('shows a delivery held by a disabled rule as paused with the reason, and a dead letter never sent as such', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    // The admin API's answers for these states (tested in test/integration/admin), laid over real data.
+    const reason = 'rule "fulfilment" is disabled: its deliveries wait until it is enabled again';
+    try {
+      await logIn(page);
+      await page.route(`**/admin/api/events/${ids.dave}`, async (route) => {
+        const response = await route.fetch();
+        const json = await response.json();
+        json.deliveries[0] = { ...json.deliveries[0], state: 'pending', attempts: 0, attemptLog: [], nextAttemptAt: new Date(Date.now() + 30_000).toISOString(), pausedReason: reason };
+        await route.fulfill({ response, json });
+      });
+      await page.goto(`${receiver.url}/console#/events/${ids.dave}`);
+      const delivery = page.locator('[data-rule-id="fulfilment"] .delivery').first();
+      await delivery.locator('.badge', { hasText: 'paused' }).waitFor();
+      expect(await delivery.getAttribute('data-paused')).toBe('true');
+      expect(await delivery.locator('.paused-reason').textContent()).toBe(`Paused: ${reason}`);
+      expect(await delivery.textContent()).not.toContain('Next attempt');
+
+      await page.route('**/admin/api/deliveries?*', async (route) => {
+        const response = await route.fetch();
+        const json = await response.json();
+        if (new URL(route.request().url()).searchParams.get('state') === 'dead' && json.items.length > 0) {
+          json.items[0] = { ...json.items[0], attempts: 1, lastStatus: null, lastAttemptSent: false, lastError: 'destination_refused: destination 10.0.0.1 refused: private address', deadReason: 'destination 10.0.0.1 refused: private address' };
+        }
+        await route.fulfill({ response, json });
+      });
+      await page.getByRole('link', { name: 'Dead letters' }).click();
+      const first = page.locator('tbody tr[data-delivery-id]').first();
+      await first.waitFor();
+      expect(await first.locator('td[data-label="Last status"]').textContent()).toBe('never sent');
+      expect(await first.locator('td[data-label="Why"]').textContent()).toBe('destination 10.0.0.1 refused: private address');
+      expect(await page.locator('tbody tr[data-delivery-id]').nth(1).locator('td[data-label="Last status"]').textContent()).toBe('HTTP 503');
     } finally {
       await page.close();
     }

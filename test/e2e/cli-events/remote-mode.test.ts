@@ -68,6 +68,16 @@ describe('events and deliveries commands against a running server (--url, admin 
         return r.json.items.length === 3 ? r.json.items : null;
       }, 30_000, 'three dead letters');
 
+      // Whether each event was forwarded: remotely through the API, and locally from the data dir.
+      const deadOnly = { state: 'dead', pending: 0, delivered: 0, dead: 1 };
+      for (const target of [remote, ['--data-dir', server.dataDir]]) {
+        const listed = await hookrelay(['events', 'list', ...target, '--json'], withToken);
+        expect(listed.json.items.map((e: { forwarding: unknown }) => e.forwarding)).toEqual([deadOnly, deadOnly, deadOnly]);
+        const table = await hookrelay(['events', 'list', ...target], withToken);
+        expect(table.stdout.split('\n')[0]).toMatch(/\sFORWARDED$/);
+        expect(table.stdout.match(/\sdead$/gm)).toHaveLength(3);
+      }
+
       accept = true;
       const one = await hookrelay(['deliveries', 'retry', String(dead[0].id), ...remote], withToken);
       expect(one.stdout.trim()).toBe(`delivery ${dead[0].id} is pending again, due now`);
@@ -118,7 +128,8 @@ describe('events and deliveries commands against a running server (--url, admin 
     const server = await startServer({ 'later.yaml': `id: later\non: [order:bulk]\n${slowTransform}to:\n  url: http://127.0.0.1:9/hook\nretry: { schedule: [1h] }\n` });
     const remote = ['--url', server.url];
     try {
-      const noToken = await hookrelay(['events', 'list', ...remote]);
+      // An empty data dir beside the command: no admin.token there to fall back on.
+      const noToken = await hookrelay(['events', 'list', ...remote], { HOOKRELAY_DATA_DIR: makeTempDir() });
       expect(noToken.code).toBe(1);
       expect(noToken.stderr).toContain('HOOKRELAY_ADMIN_TOKEN');
       const wrong = await hookrelay(['events', 'list', ...remote, '--token', 'not-the-admin-token-000000']);

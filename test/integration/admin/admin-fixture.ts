@@ -1,5 +1,6 @@
 import type { Config } from '../../../src/config.js';
 import { sampleTransferSucceeded, type SampleTransferOptions } from '../../../src/samples/transfer-succeeded.js';
+import type { TestBackend } from '../../helpers/backends.js';
 import { postSigned, send, type Reply } from '../../helpers/http.js';
 import { startTestReceiver, TEST_SECRET, type TestReceiver } from '../../helpers/receiver.js';
 import { rulesDirWith, TEST_DELIVERY } from '../../helpers/rules.js';
@@ -55,6 +56,11 @@ export async function startAdminFixture(options: FixtureOptions = {}): Promise<A
     },
     transfer: (transferOptions) => sampleTransferSucceeded(transferOptions),
   };
+}
+
+/** `startAdminFixture` on a backend's fresh storage (see describeEachBackend). */
+export function fixtureOn(backend: TestBackend): typeof startAdminFixture {
+  return async (options = {}) => startAdminFixture({ ...options, overrides: { ...(await backend.storage()), ...options.overrides } });
 }
 
 export async function startSink(reply?: (index: number) => SinkReply): Promise<WebhookSink> {

@@ -76,7 +76,7 @@ describe('admin API authentication', () => {
     const asSignature = await send(app.webhookUrl(), { method: 'POST', headers: { 'content-type': 'application/json', 'x-service-signature': app.adminToken }, body });
     expect(asSignature.status).toBe(401);
     expect(asSignature.json.error.code).toBe('invalid_signature');
-    expect((await app.store.searchEvents({}, { limit: 10 })).items).toEqual([]);
+    expect((await app.store.listEvents({}, { limit: 10 })).items).toEqual([]);
   });
 });
 
@@ -90,7 +90,7 @@ describe('console sessions (SessionVerifier)', () => {
   async function apiWithSessions(): Promise<string> {
     const { app } = await startAdminFixture();
     const adminApi = createAdminApi({
-      context: { store: app.store, rules: app.rules, wakeWorker: () => {}, dispatcher: undefined as never, sources: new Map(), logger: createLogger('silent'), now: Date.now, env: {} },
+      context: { store: app.store, rules: app.rules, wakeWorker: () => {}, dispatcher: undefined as never, guard: undefined as never, sources: new Map(), logger: createLogger('silent'), now: Date.now, env: {} },
       jobs: app.adminJobs,
       token: app.adminToken,
       sessions,

@@ -69,7 +69,7 @@ async function searchAll(filter: EventSearch): Promise<number[]> {
   const ids: number[] = [];
   let after: { id: number; receivedAt: number } | undefined;
   for (;;) {
-    const page = await store.searchEvents(filter, { limit: 7, ...(after && { after }) });
+    const page = await store.listEvents(filter, { limit: 7, ...(after && { after }) });
     ids.push(...page.items.map((item: EventSummary) => item.id));
     if (!page.next) return ids;
     after = page.next;

@@ -1,12 +1,17 @@
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, expect, it } from 'vitest';
+import { describeEachBackend } from '../../helpers/backends.js';
 import { eventually } from '../../helpers/rules.js';
 import { removeTempDirs } from '../../helpers/temp-dir.js';
-import { closeAll, ruleYaml, startAdminFixture, startSink } from './admin-fixture.js';
+import { closeAll, fixtureOn, ruleYaml, startSink } from './admin-fixture.js';
 
 afterEach(closeAll);
 afterAll(() => removeTempDirs());
 
-describe('deliveries', () => {
+describeEachBackend('deliveries', (backend) => {
+  const startAdminFixture = fixtureOn(backend);
+
   it('lists deliveries newest first, filtered by state, rule and event, paginated with an opaque cursor', async () => {
     const sink = await startSink((index) => (index % 2 === 0 ? 200 : 400)); // 400: dead at once
     const { api, ingest } = await startAdminFixture({ rules: { 'a.yaml': ruleYaml('a', sink.url), 'b.yaml': ruleYaml('b', sink.url, 'retry:\n  schedule: [1h]\n') } });
@@ -69,5 +74,61 @@ describe('deliveries', () => {
     expect((await api('/deliveries/999/retry', { method: 'POST' })).status).toBe(404);
     expect((await api('/deliveries/999')).status).toBe(404);
     expect((await api('/deliveries?state=gone')).status).toBe(400);
+  });
+});
+
+describeEachBackend('why a delivery waits or died', (backend) => {
+  const startAdminFixture = fixtureOn(backend);
+
+  it('a pending delivery of a disabled rule says it is paused and why; enabled again, it is not', async () => {
+    const sink = await startSink();
+    const later = ruleYaml('later', sink.url, 'retry:\n  schedule: [1h]\n'); // first attempt an hour away: stays pending
+    const { api, ingest, rulesDir } = await startAdminFixture({ rules: { 'later.yaml': later } });
+    const eventId = await ingest();
+    const [pending] = (await api(`/deliveries?eventId=${eventId}`)).json.items;
+    expect(pending).toMatchObject({ state: 'pending', pausedReason: null, lastAttemptSent: null });
+
+    writeFileSync(join(rulesDir, 'later.yaml'), `${later}enabled: false\n`);
+    const paused = await eventually(async () => {
+      const [d] = (await api(`/deliveries?eventId=${eventId}`)).json.items;
+      return d.pausedReason ? d : null;
+    }, 10_000, 'the delivery paused');
+    expect(paused).toMatchObject({ state: 'pending', pausedReason: 'rule "later" is disabled: its deliveries wait until it is enabled again' });
+    expect((await api(`/deliveries/${pending.id}`)).json.pausedReason).toBe(paused.pausedReason);
+    expect((await api(`/events/${eventId}`)).json.deliveries[0].pausedReason).toBe(paused.pausedReason);
+
+    writeFileSync(join(rulesDir, 'later.yaml'), later);
+    await eventually(async () => (await api(`/deliveries/${pending.id}`)).json.pausedReason === null, 10_000, 'the delivery unpaused');
+  });
+
+  it('a dead letter tells whether it was ever sent: refused before sending, failed at ingest, or answered', async () => {
+    const sink = await startSink(() => 400);
+    const { api, ingest } = await startAdminFixture({
+      rules: {
+        // A private address the SSRF guard refuses (only loopback is allowed here): no request leaves.
+        'private.yaml': ruleYaml('private', 'http://10.255.255.1/hook'),
+        'broken.yaml': ruleYaml('broken', sink.url, 'transform: $error("boom")\n'),
+        'refusing.yaml': ruleYaml('refusing', sink.url),
+      },
+    });
+    await ingest();
+    await eventually(async () => (await api('/deliveries?state=dead')).json.items.length === 3, 10_000, 'three dead letters');
+    const byRule = Object.fromEntries((await api('/deliveries?state=dead')).json.items.map((d: { ruleId: string }) => [d.ruleId, d]));
+    expect(byRule.private).toMatchObject({ attempts: 1, lastStatus: null, lastAttemptSent: false, lastError: expect.stringMatching(/^destination_refused: /) });
+    expect(byRule.broken).toMatchObject({ attempts: 0, lastStatus: null, lastAttemptSent: null, deadReason: expect.stringContaining('boom') });
+    expect(byRule.refusing).toMatchObject({ attempts: 1, lastStatus: 400, lastAttemptSent: true });
+  });
+
+  it('GET /deliveries/dead-count counts what a bulk retry would retry, per rule or in all', async () => {
+    const sink = await startSink(() => 400);
+    const { api, ingest } = await startAdminFixture({ rules: { 'a.yaml': ruleYaml('a', sink.url), 'b.yaml': ruleYaml('b', sink.url) } });
+    await ingest();
+    await ingest();
+    await eventually(async () => (await api('/deliveries?state=dead')).json.items.length === 4, 10_000, 'four dead letters');
+    expect((await api('/deliveries/dead-count')).json).toEqual({ count: 4 });
+    expect((await api('/deliveries/dead-count?ruleId=a')).json).toEqual({ count: 2 });
+    expect((await api('/deliveries/dead-count?ruleId=nope')).json).toEqual({ count: 0 });
+    const bad = await api('/deliveries/dead-count?rule=a');
+    expect([bad.status, bad.json.error.code]).toEqual([400, 'bad_request']);
   });
 });

@@ -1,17 +1,20 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, expect, it } from 'vitest';
+import { describeEachBackend } from '../../helpers/backends.js';
 import { postSigned } from '../../helpers/http.js';
 import { TEST_SECRET } from '../../helpers/receiver.js';
 import { eventually } from '../../helpers/rules.js';
 import { removeTempDirs } from '../../helpers/temp-dir.js';
-import { closeAll, ruleYaml, startAdminFixture, startSink } from './admin-fixture.js';
+import { closeAll, fixtureOn, ruleYaml, startSink } from './admin-fixture.js';
 
 afterEach(closeAll);
 afterAll(() => removeTempDirs());
 
 const ids = (reply: { json: { items: { id: number }[] } }): number[] => reply.json.items.map((item) => item.id);
 
-describe('GET /admin/api/events', () => {
+describeEachBackend('GET /admin/api/events', (backend) => {
+  const startAdminFixture = fixtureOn(backend);
+
   it('lists events newest first with every summary field', async () => {
     const { api, ingest, transfer } = await startAdminFixture();
     const checkoutId = randomUUID();
@@ -37,6 +40,7 @@ describe('GET /admin/api/events', () => {
       receivedCount: 1,
       bodyBytes: Buffer.byteLength(JSON.stringify(body)),
       edit: null,
+      forwarding: { state: 'none', pending: 0, delivered: 0, dead: 0 },
     });
   });
 
@@ -87,13 +91,20 @@ describe('GET /admin/api/events', () => {
     const plain = await ingest(transfer({ email: 'plain@example.com' }));
     const later = await ingest(transfer({ email: 'later@example.com' }));
     const broken = await ingest(transfer({ email: 'broken@example.com' }));
-    await eventually(async () => (await app.store.searchEvents({ deliveryState: 'delivered' }, { limit: 10 })).items.length === 3, 10_000, 'three deliveries delivered');
+    await eventually(async () => (await app.store.listEvents({ deliveryState: 'delivered' }, { limit: 10 })).items.length === 3, 10_000, 'three deliveries delivered');
     expect(ids(await api('/events?deliveryState=delivered'))).toEqual([broken, later, plain]);
     expect(ids(await api('/events?deliveryState=pending'))).toEqual([later]);
     expect(ids(await api('/events?deliveryState=dead'))).toEqual([broken]);
     expect(ids(await api('/events?deliveryState=dead&email=broken@example.com'))).toEqual([broken]);
     expect(ids(await api('/events?deliveryState=dead&email=plain@example.com'))).toEqual([]);
     expect(ids(await api(`/events?deliveryState=pending&receivedFrom=0`))).toEqual([later]);
+    // Each listed event says whether it was forwarded: its deliveries per state and the state that matters most.
+    const forwarding = Object.fromEntries((await api('/events')).json.items.map((e: { id: number; forwarding: unknown }) => [e.id, e.forwarding]));
+    expect(forwarding).toEqual({
+      [plain]: { state: 'delivered', pending: 0, delivered: 1, dead: 0 },
+      [later]: { state: 'pending', pending: 1, delivered: 1, dead: 0 },
+      [broken]: { state: 'dead', pending: 0, delivered: 1, dead: 1 },
+    });
   });
 
   it('refuses malformed queries with 400 bad_request and the issue paths', async () => {
@@ -117,7 +128,9 @@ describe('GET /admin/api/events', () => {
   });
 });
 
-describe('keyset pagination', () => {
+describeEachBackend('keyset pagination', (backend) => {
+  const startAdminFixture = fixtureOn(backend);
+
   async function collectPages(api: (path: string) => Promise<{ status: number; json: any }>, query: string, whileFetching: () => Promise<unknown>): Promise<number[][]> {
     const pages: number[][] = [];
     let cursor: string | null = null;
@@ -155,7 +168,9 @@ describe('keyset pagination', () => {
   });
 });
 
-describe('GET /admin/api/events/:id', () => {
+describeEachBackend('GET /admin/api/events/:id', (backend) => {
+  const startAdminFixture = fixtureOn(backend);
+
   it('returns headers, the exact body (text and base64), the parsed JSON, and every delivery with its attempts', async () => {
     const sink = await startSink((index) => (index === 0 ? 503 : 200));
     const { api, app } = await startAdminFixture({ rules: { 'all.yaml': `id: all\non: ["*"]\nto:\n  url: ${sink.url}\nretry:\n  schedule: [0s, 0s]\n` } });
@@ -177,7 +192,7 @@ describe('GET /admin/api/events/:id', () => {
     expect(event.headers).toMatchObject({ 'content-type': 'application/json', 'x-trace': 'abc', 'x-service-signature': expect.any(String) });
     expect(deliveries).toHaveLength(1);
     expect(deliveries[0]).toMatchObject({ eventId: id, ruleId: 'all', origin: 'ingest', state: 'delivered', attempts: 2, lastStatus: 200 });
-    expect(deliveries[0].attemptLog.map((a: { attempt: number; status: number; outcome: string }) => [a.attempt, a.status, a.outcome])).toEqual([[1, 503, 'retry'], [2, 200, 'delivered']]);
+    expect(deliveries[0].attemptLog.map((a: { attempt: number; status: number; outcome: string }) => [a.attempt, a.status, a.outcome])).toEqual([[1, 503, 'pending'], [2, 200, 'delivered']]);
   });
 
   it('answers 404 for an unknown event and 400 for an id that is not a number', async () => {

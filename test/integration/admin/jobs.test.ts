@@ -1,10 +1,11 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describeEachBackend } from '../../helpers/backends.js';
 import type { Store } from '../../../src/store/store.js';
 import { send } from '../../helpers/http.js';
 import { startTestReceiver } from '../../helpers/receiver.js';
 import { eventually } from '../../helpers/rules.js';
 import { makeTempDir, removeTempDirs } from '../../helpers/temp-dir.js';
-import { closeAll, ruleYaml, startAdminFixture, startSink, type AdminFixture } from './admin-fixture.js';
+import { closeAll, fixtureOn, ruleYaml, startAdminFixture, startSink, type AdminFixture } from './admin-fixture.js';
 
 afterEach(closeAll);
 afterAll(() => removeTempDirs());
@@ -43,7 +44,9 @@ const deliveryCount = async (fixture: AdminFixture, query: string): Promise<numb
   return total;
 };
 
-describe('bulk retry job (POST /deliveries/retry)', () => {
+describeEachBackend('bulk retry job (POST /deliveries/retry)', (backend) => {
+  const startAdminFixture = fixtureOn(backend);
+
   it('retries the matching dead-lettered deliveries in batches and reports progress until done', async () => {
     const fixture = await startAdminFixture({ delivery: { enabled: false } });
     await seedDeadDeliveries(fixture.app.store, 450, 'broken');
@@ -99,7 +102,9 @@ describe('bulk retry job (POST /deliveries/retry)', () => {
   });
 });
 
-describe('bulk replay job (POST /events/replay)', () => {
+describeEachBackend('bulk replay job (POST /events/replay)', (backend) => {
+  const startAdminFixture = fixtureOn(backend);
+
   it('replays the filtered events through the current rules (or one rule) and the worker sends them', async () => {
     const sink = await startSink();
     const fixture = await startAdminFixture({ rules: { 'a.yaml': ruleYaml('a', `${sink.url}/a`), 'b.yaml': ruleYaml('b', `${sink.url}/b`) } });

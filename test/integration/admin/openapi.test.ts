@@ -16,7 +16,7 @@ interface RouteLayer {
 function registeredRoutes(fixture: AdminFixture): string[] {
   const { app } = fixture;
   const api = createAdminApi({
-    context: { store: app.store, rules: app.rules, wakeWorker: () => {}, dispatcher: undefined as never, sources: new Map(), logger: createLogger('silent'), now: Date.now, env: {} },
+    context: { store: app.store, rules: app.rules, wakeWorker: () => {}, dispatcher: undefined as never, guard: undefined as never, sources: new Map(), logger: createLogger('silent'), now: Date.now, env: {} },
     jobs: app.adminJobs,
     token: app.adminToken,
   });
@@ -56,7 +56,7 @@ describe('GET /admin/api/openapi.json', () => {
     const listEvents = doc.paths['/events'].get;
     expect(listEvents.parameters.map((p: { name: string }) => p.name)).toEqual(expect.arrayContaining(['event', 'email', 'transferId', 'deliveryState', 'limit', 'cursor']));
     expect(listEvents.parameters.find((p: { name: string }) => p.name === 'limit').schema).toMatchObject({ type: 'integer', minimum: 1, maximum: 500, default: 50 });
-    expect(listEvents.responses['200'].content['application/json'].schema.properties.items.items).toEqual({ $ref: '#/components/schemas/EventSummary' });
+    expect(listEvents.responses['200'].content['application/json'].schema.properties.items.items).toEqual({ $ref: '#/components/schemas/EventListItem' });
     expect(doc.paths['/events/{id}/resend'].post.requestBody.content['application/json'].schema.properties.signing).toEqual({ $ref: '#/components/schemas/ResendSigning' });
     expect(doc.paths['/events/{id}/replay'].post.parameters).toEqual([expect.objectContaining({ name: 'id', in: 'path', required: true })]);
     expect(Object.keys(doc.paths['/deliveries/{id}/retry'].post.responses).sort()).toEqual(['200', '400', '401', '403', '404', '409']);

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
-import { RULE_COUNT_SQL, chooseDriver, coarseCandidates, eventSearchSql, type SearchDriver } from '../../../src/store/sqlite/admin-queries.js';
+import { EVENT_COUNT_SQL, RULE_COUNT_SQL, chooseDriver, coarseCandidates, eventSearchSql, type SearchDriver } from '../../../src/store/sqlite/admin-queries.js';
 import type { EventSearch } from '../../../src/store/store.js';
 import { makeTempDir, removeTempDirs } from '../../helpers/temp-dir.js';
 
@@ -90,6 +90,14 @@ describe('admin list queries read one index range (EXPLAIN QUERY PLAN), never th
       expect.stringContaining('TEMP B-TREE FOR GROUP BY'), // over the pending rows only
     ]);
     expect(plan(store, RULE_COUNT_SQL.deadByRule, [])).toEqual([expect.stringMatching(/^SCAN deliveries USING COVERING INDEX deliveries_dead_rule$/)]);
+  });
+
+  it('the forwarding summary of a page of events looks up each event in deliveries_event, never scans', () => {
+    const store = new SqliteStore({ dataDir: makeTempDir(), durability: 'normal' });
+    stores.push(store);
+    const details = plan(store, EVENT_COUNT_SQL, ['[1,2,3]']);
+    expect(details[0], details.join(' | ')).toBe('SEARCH deliveries USING INDEX deliveries_event (event_id=?)');
+    expect(details.filter((d) => d.startsWith('SCAN') && !d.startsWith('SCAN json_each')), details.join(' | ')).toEqual([]);
   });
 
   it('only unsettled deliveries are indexed by state: "has a pending or dead delivery" reads deliveries_unsettled_event', () => {

@@ -1,14 +1,17 @@
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, expect, it } from 'vitest';
+import { describeEachBackend } from '../../helpers/backends.js';
 import { eventually } from '../../helpers/rules.js';
 import { removeTempDirs } from '../../helpers/temp-dir.js';
-import { closeAll, ruleYaml, startAdminFixture, startSink } from './admin-fixture.js';
+import { closeAll, fixtureOn, ruleYaml, startSink } from './admin-fixture.js';
 
 afterEach(closeAll);
 afterAll(() => removeTempDirs());
 
 const BIG = 'where:\n  result.totalPriceUsd: { $gte: 100 }\n';
 
-describe('POST /admin/api/events/:id/replay', () => {
+describeEachBackend('POST /admin/api/events/:id/replay', (backend) => {
+  const startAdminFixture = fixtureOn(backend);
+
   it('replays through every current rule that matches: new deliveries (origin replay) that the worker sends', async () => {
     const sink = await startSink();
     const { api, ingest, transfer } = await startAdminFixture({

@@ -30,6 +30,11 @@ describe('POST /admin/api/events/:id/resend', () => {
     expect(got!.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(verifyHmacSha256Hex([TEST_SECRET], got!.rawBody, String(got!.headers['x-service-signature']))).toBe(true);
     expect(got!.headers.authorization).toBeUndefined();
+    // Its own delivery id, the event's id, the time it was sent; no rule planned it.
+    expect(got!.headers['x-hookrelay-delivery']).toMatch(/^rsnd_[0-9a-f-]{36}$/);
+    expect(got!.headers['x-hookrelay-event-id']).toBe(String(stored.json.id));
+    expect(Math.abs(Number(got!.headers['x-hookrelay-timestamp']) - Date.now() / 1000)).toBeLessThan(60);
+    expect(got!.headers['x-hookrelay-rule']).toBeUndefined();
   });
 
   it('keeps the Standard Webhooks headers of a standard-webhooks source, so its original signature still verifies', async () => {
@@ -42,6 +47,9 @@ describe('POST /admin/api/events/:id/resend', () => {
     const [got] = await sink.waitFor(1);
     expect(got!.rawBody.equals(raw)).toBe(true);
     expect(() => new Webhook(SW_SECRET).verify(got!.rawBody.toString(), got!.headers as Record<string, string>)).not.toThrow();
+    // The signed webhook-id is the original's, not the resend's delivery id.
+    expect(got!.headers['webhook-id']).not.toBe(got!.headers['x-hookrelay-delivery']);
+    expect(got!.headers['x-hookrelay-delivery']).toMatch(/^rsnd_/);
   });
 
   it('re-signs with a given secret (hmac-sha256-hex and standard-webhooks) or sends unsigned', async () => {
@@ -61,6 +69,8 @@ describe('POST /admin/api/events/:id/resend', () => {
     expect(standard!.headers['x-service-signature']).toBeUndefined();
     expect(unsigned!.headers['x-service-signature']).toBeUndefined();
     expect(unsigned!.headers['webhook-signature']).toBeUndefined();
+    for (const got of [hmac, standard, unsigned]) expect(got!.headers['x-hookrelay-event-id']).toBe(String(id));
+    expect(new Set([hmac, standard, unsigned].map((got) => got!.headers['x-hookrelay-delivery'])).size).toBe(3);
     for (const got of [hmac, standard, unsigned]) expect(got!.rawBody.toString()).toBe(JSON.stringify(JSON.parse(rawBody('rs-3').toString())));
   });
 

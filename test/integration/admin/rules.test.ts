@@ -78,6 +78,19 @@ describe('POST /admin/api/rules/:id/dry-run', () => {
     expect((await api('/deliveries')).json.items.filter((d: { ruleId: string }) => d.ruleId === 'big')).toHaveLength(1);
   });
 
+  it('a transform that fails: deadReason, the reason the delivery would be dead-lettered (renderError: deprecated alias)', async () => {
+    const { api, ingest } = await startAdminFixture({
+      rules: { 'broken.yaml': ruleYaml('broken', 'http://127.0.0.1:9/broken', 'transform: result.nothingHere\n') },
+      delivery: { enabled: false },
+    });
+    const id = await ingest();
+    const reason = 'transform produced no value (a path in it matched nothing)';
+    const reply = await api('/rules/broken/dry-run', { method: 'POST', body: { eventId: id } });
+    expect(reply.json.results).toEqual([expect.objectContaining({ eventId: id, matched: true, deadReason: reason, renderError: reason })]);
+    const [delivery] = (await api('/deliveries')).json.items;
+    expect(delivery).toMatchObject({ ruleId: 'broken', state: 'dead', deadReason: reason });
+  });
+
   it('404 for an unknown rule or event; 422 unless exactly one of eventId or last (1..1000)', async () => {
     const { api, ingest } = await startAdminFixture({ rules: { 'a.yaml': ruleYaml('a', 'http://127.0.0.1:9/a') }, delivery: { enabled: false } });
     const id = await ingest();

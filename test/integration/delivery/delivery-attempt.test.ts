@@ -4,8 +4,8 @@ import { createCircuitBreaker } from '../../../src/delivery/circuit-breaker.js';
 import { classifyAttempt } from '../../../src/delivery/classify-attempt.js';
 import { createDestinationLimiter, destinationKey } from '../../../src/delivery/destination-limiter.js';
 import { sendAttempt } from '../../../src/delivery/http-sender.js';
-import { signOutgoing } from '../../../src/delivery/outgoing-signing.js';
-import { DEFAULT_RETRY_SCHEDULE_MS, nextAttemptDelay } from '../../../src/delivery/retry-schedule.js';
+import { deliveryHeaders } from '../../../src/signing/delivery-headers.js';
+import { nextAttemptDelay } from '../../../src/delivery/retry-schedule.js';
 import { createSsrfGuard } from '../../../src/delivery/ssrf-guard.js';
 import { verifyHmacSha256Hex } from '../../../src/signing/hmac-sha256-hex.js';
 import { closedAfterEach } from './closed-after-each.js';
@@ -32,16 +32,16 @@ describe('one delivery attempt end to end (sign, send, classify, schedule)', () 
     const attempt = () =>
       sendAttempt({
         url: `${target.origin}/in`,
-        headers: signOutgoing({ signing: { scheme: 'standard-webhooks', secret }, deliveryId: 'dlv_42', timestamp: new Date(), body }),
+        headers: deliveryHeaders({ signing: { scheme: 'standard-webhooks', secret }, deliveryId: 'dlv_42', timestamp: new Date(), body }),
         body,
         timeoutMs: 2000,
         dispatcher,
       });
 
     const first = classifyAttempt({ ...(await attempt()), now: Date.now() });
-    expect(first).toEqual({ outcome: 'retry', reason: 'HTTP 503' });
-    expect(nextAttemptDelay({ attemptNumber: 1, scheduleMs: DEFAULT_RETRY_SCHEDULE_MS, random: () => 0.5 })).toBe(5000);
-    expect(classifyAttempt({ ...(await attempt()), now: Date.now() })).toEqual({ outcome: 'delivered' });
+    expect(first).toEqual({ verdict: 'retryable', reason: 'HTTP 503' });
+    expect(nextAttemptDelay({ attemptNumber: 1, scheduleMs: [0, 5000], random: () => 0.5 })).toBe(5000);
+    expect(classifyAttempt({ ...(await attempt()), now: Date.now() })).toEqual({ verdict: 'delivered' });
     expect(target.requests.map((r) => r.headers['webhook-id'])).toEqual(['dlv_42', 'dlv_42']);
     expect(target.requests.map((r) => r.headers['x-hookrelay-delivery'])).toEqual(['dlv_42', 'dlv_42']);
   });
@@ -53,7 +53,7 @@ describe('one delivery attempt end to end (sign, send, classify, schedule)', () 
     });
     const result = await sendAttempt({
       url: target.origin,
-      headers: signOutgoing({ signing: { scheme: 'hmac-sha256-hex', secret: 's3cret' }, deliveryId: 'dlv_1', timestamp: new Date(), body }),
+      headers: deliveryHeaders({ signing: { scheme: 'hmac-sha256-hex', secret: 's3cret' }, deliveryId: 'dlv_1', timestamp: new Date(), body }),
       body,
       timeoutMs: 2000,
       dispatcher: agent(),
@@ -89,7 +89,7 @@ describe('per-destination limits under load (bounded, loopback only)', () => {
         remaining -= 1;
         const run = sendAttempt({ url: target.origin, body, timeoutMs: 5000, dispatcher })
           .then((result) => {
-            if (classifyAttempt({ ...result, now: Date.now() }).outcome === 'delivered') delivered += 1;
+            if (classifyAttempt({ ...result, now: Date.now() }).verdict === 'delivered') delivered += 1;
           })
           .finally(() => {
             release();
@@ -116,7 +116,7 @@ describe('per-destination limits under load (bounded, loopback only)', () => {
     while (!breaker.isOpen(destination, now) && attempts < 20) {
       const outcome = classifyAttempt({ ...(await sendAttempt({ url: target.origin, body, timeoutMs: 2000, dispatcher })), now });
       attempts += 1;
-      if (outcome.outcome === 'retry') breaker.recordFailure(destination, now);
+      if (outcome.verdict === 'retryable') breaker.recordFailure(destination, now);
       else breaker.recordSuccess(destination);
       now += 1000;
     }

@@ -31,7 +31,7 @@ describe('guarded dispatcher: literal addresses', () => {
     expect(result.status).toBeUndefined();
     expect(targets).toEqual([]);
     expect(sink.connections).toBe(0);
-    expect(classifyAttempt({ ...result, now: Date.now() })).toMatchObject({ outcome: 'dead' });
+    expect(classifyAttempt({ ...result, now: Date.now() })).toMatchObject({ verdict: 'permanent' });
   });
 
   it.each(['2130706433', '0177.0.0.1', '0x7f.1', '127.1', '[::ffff:127.0.0.1]', '[::ffff:7f00:1]'])(

@@ -38,33 +38,33 @@ describe('sendAttempt against a loopback sink', () => {
       host: `127.0.0.1:${target.port}`,
     });
     expect(USER_AGENT).toMatch(/^hookrelay\/\d+\.\d+\.\d+/);
-    expect(classifyAttempt({ ...result, now: Date.now() })).toEqual({ outcome: 'delivered' });
+    expect(classifyAttempt({ ...result, now: Date.now() })).toEqual({ verdict: 'delivered' });
   });
 
   it('500 → retry', async () => {
     const target = await sink((_req, res) => res.writeHead(500).end('boom'));
     const result = await sendAttempt({ url: target.origin, body, timeoutMs: 2000, dispatcher: dispatcher() });
     expect(result).toMatchObject({ status: 500, responseExcerpt: 'boom' });
-    expect(classifyAttempt({ ...result, now: Date.now() })).toEqual({ outcome: 'retry', reason: 'HTTP 500' });
+    expect(classifyAttempt({ ...result, now: Date.now() })).toEqual({ verdict: 'retryable', reason: 'HTTP 500' });
   });
 
   it('503 + Retry-After → retry after the given seconds', async () => {
     const target = await sink((_req, res) => res.writeHead(503, { 'retry-after': '42' }).end());
     const result = await sendAttempt({ url: target.origin, body, timeoutMs: 2000, dispatcher: dispatcher() });
     expect(result.status).toBe(503);
-    expect(classifyAttempt({ ...result, now: Date.now() })).toEqual({ outcome: 'retry', reason: 'HTTP 503', retryAfterMs: 42_000 });
+    expect(classifyAttempt({ ...result, now: Date.now() })).toEqual({ verdict: 'retryable', reason: 'HTTP 503', retryAfterMs: 42_000 });
   });
 
   it('429 → retry', async () => {
     const target = await sink((_req, res) => res.writeHead(429).end('slow down'));
     const result = await sendAttempt({ url: target.origin, body, timeoutMs: 2000, dispatcher: dispatcher() });
-    expect(classifyAttempt({ ...result, now: Date.now() })).toMatchObject({ outcome: 'retry', reason: 'HTTP 429' });
+    expect(classifyAttempt({ ...result, now: Date.now() })).toMatchObject({ verdict: 'retryable', reason: 'HTTP 429' });
   });
 
   it('404 → dead', async () => {
     const target = await sink((_req, res) => res.writeHead(404).end());
     const result = await sendAttempt({ url: target.origin, body, timeoutMs: 2000, dispatcher: dispatcher() });
-    expect(classifyAttempt({ ...result, now: Date.now() })).toEqual({ outcome: 'dead', reason: 'HTTP 404' });
+    expect(classifyAttempt({ ...result, now: Date.now() })).toEqual({ verdict: 'permanent', reason: 'HTTP 404' });
   });
 
   it('301 is returned, not followed', async () => {
@@ -75,7 +75,7 @@ describe('sendAttempt against a loopback sink', () => {
     const result = await sendAttempt({ url: `${target.origin}/old`, body, timeoutMs: 2000, dispatcher: dispatcher() });
     expect(result).toMatchObject({ status: 301, headers: { location: '/new' } });
     expect(target.requests.map((r) => r.path)).toEqual(['/old']);
-    expect(classifyAttempt({ ...result, now: Date.now() })).toMatchObject({ outcome: 'dead' });
+    expect(classifyAttempt({ ...result, now: Date.now() })).toMatchObject({ verdict: 'permanent' });
   });
 
   it('a receiver that never answers times out within the deadline', async () => {
@@ -85,7 +85,7 @@ describe('sendAttempt against a loopback sink', () => {
     expect(result.status).toBeUndefined();
     expect(result.durationMs).toBeGreaterThanOrEqual(250);
     expect(result.durationMs).toBeLessThan(1500);
-    expect(classifyAttempt({ ...result, now: Date.now() })).toMatchObject({ outcome: 'retry' });
+    expect(classifyAttempt({ ...result, now: Date.now() })).toMatchObject({ verdict: 'retryable' });
   });
 
   it('a body that stalls halfway times out within the same deadline, keeping status and excerpt', async () => {
@@ -103,7 +103,7 @@ describe('sendAttempt against a loopback sink', () => {
     const result = await sendAttempt({ url: target.origin, body, timeoutMs: 2000, dispatcher: dispatcher() });
     expect(result.status).toBeUndefined();
     expect(result.error?.code).toMatch(/^(ECONNRESET|UND_ERR_SOCKET)$/);
-    expect(classifyAttempt({ ...result, now: Date.now() })).toMatchObject({ outcome: 'retry' });
+    expect(classifyAttempt({ ...result, now: Date.now() })).toMatchObject({ verdict: 'retryable' });
   });
 
   it('a connection closed without a response is a network error (retry)', async () => {
@@ -111,7 +111,7 @@ describe('sendAttempt against a loopback sink', () => {
     const result = await sendAttempt({ url: target.origin, body, timeoutMs: 2000, dispatcher: dispatcher() });
     expect(result.status).toBeUndefined();
     expect(result.error?.code).toMatch(/^(UND_ERR_SOCKET|ECONNRESET)$/);
-    expect(classifyAttempt({ ...result, now: Date.now() })).toMatchObject({ outcome: 'retry' });
+    expect(classifyAttempt({ ...result, now: Date.now() })).toMatchObject({ verdict: 'retryable' });
   });
 
   it('a 50 MB response: the excerpt is capped and the attempt ends promptly', async () => {
@@ -157,7 +157,7 @@ describe('sendAttempt against a loopback sink', () => {
     const result = await sendAttempt({ url: target.origin, body, timeoutMs: 5000, dispatcher: dispatcher(), signal: shutdown.signal });
     expect(result.error?.code).toBe('aborted');
     expect(result.durationMs).toBeLessThan(2000);
-    expect(classifyAttempt({ ...result, now: Date.now() })).toMatchObject({ outcome: 'retry' });
+    expect(classifyAttempt({ ...result, now: Date.now() })).toMatchObject({ verdict: 'retryable' });
   });
 
   it('attempts sharing one shutdown signal: all end as aborted, the signal holds one listener, finished ones are forgotten', async () => {
@@ -187,6 +187,6 @@ describe('sendAttempt against a loopback sink', () => {
   it('a non-http URL is reported, not thrown', async () => {
     const result = await sendAttempt({ url: 'ftp://127.0.0.1/x', body, timeoutMs: 1000, dispatcher: dispatcher() });
     expect(result.error?.code).toBe('invalid_url');
-    expect(classifyAttempt({ ...result, now: Date.now() })).toMatchObject({ outcome: 'dead' });
+    expect(classifyAttempt({ ...result, now: Date.now() })).toMatchObject({ verdict: 'permanent' });
   });
 });

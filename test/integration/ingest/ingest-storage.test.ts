@@ -4,6 +4,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { sampleTransferSucceeded } from '../../../src/samples/transfer-succeeded.js';
 import { DATABASE_FILE } from '../../../src/store/sqlite/sqlite-store.js';
+import { describeEachBackend } from '../../helpers/backends.js';
 import { postSigned, send } from '../../helpers/http.js';
 import { startTestReceiver, TEST_SECRET, type TestReceiver } from '../../helpers/receiver.js';
 import { removeTempDirs } from '../../helpers/temp-dir.js';
@@ -19,9 +20,11 @@ afterEach(async () => {
 });
 afterAll(() => removeTempDirs());
 
-describe('storage', () => {
+describeEachBackend('storage', (backend) => {
+  const receiverOn = async (): Promise<TestReceiver> => receiverWith(await backend.storage());
+
   it('keeps the raw body byte-exact, odd whitespace, key order and unicode included', async () => {
-    const receiver = await receiverWith();
+    const receiver = await receiverOn();
     const body = sampleTransferSucceeded();
     const raw = Buffer.from(`{ "event":"transfer:succeeded",\n\t"result" : ${JSON.stringify({ ...body.result, note: 'café ☕ \u2028 \ud83d\ude80', big: 12345678901234567890 }, null, 3)} }  `);
     const reply = await postSigned(receiver.webhookUrl(), raw, TEST_SECRET);
@@ -31,7 +34,7 @@ describe('storage', () => {
   });
 
   it('keeps received headers but never credentials', async () => {
-    const receiver = await receiverWith();
+    const receiver = await receiverOn();
     const reply = await postSigned(receiver.webhookUrl(), sampleTransferSucceeded(), TEST_SECRET, { headers: { authorization: 'Bearer hunter2', cookie: 'sid=1', 'x-trace': 'abc' } });
     const stored = await receiver.store.getEvent(reply.json.id);
     expect(stored!.headers).toMatchObject({ 'x-trace': 'abc', 'content-type': 'application/json', 'x-service-signature': expect.stringMatching(/^[0-9a-f]{64}$/) });
@@ -40,7 +43,7 @@ describe('storage', () => {
   });
 
   it('acknowledges a repeat of the same transfer as a duplicate and stores it once', async () => {
-    const receiver = await receiverWith();
+    const receiver = await receiverOn();
     const body = sampleTransferSucceeded();
     const first = await postSigned(receiver.webhookUrl(), body, TEST_SECRET);
     const second = await postSigned(receiver.webhookUrl(), body, TEST_SECRET);
@@ -53,7 +56,7 @@ describe('storage', () => {
   });
 
   it('stores exactly one row for 25 concurrent identical deliveries', async () => {
-    const receiver = await receiverWith();
+    const receiver = await receiverOn();
     const body = sampleTransferSucceeded();
     const replies = await Promise.all(Array.from({ length: 25 }, () => postSigned(receiver.webhookUrl(), body, TEST_SECRET)));
     expect(replies.every((r) => r.status === 200)).toBe(true);
@@ -65,7 +68,7 @@ describe('storage', () => {
   });
 
   it('treats the same result id under another event name as another event', async () => {
-    const receiver = await receiverWith();
+    const receiver = await receiverOn();
     const a = await postSigned(receiver.webhookUrl(), { event: 'x:one', result: { id: 'same' } }, TEST_SECRET);
     const b = await postSigned(receiver.webhookUrl(), { event: 'x:two', result: { id: 'same' } }, TEST_SECRET);
     expect(a.json.duplicate).toBe(false);
@@ -74,7 +77,7 @@ describe('storage', () => {
   });
 
   it('stores many concurrent distinct events, each acknowledged with its own id', async () => {
-    const receiver = await receiverWith();
+    const receiver = await receiverOn();
     const replies = await Promise.all(Array.from({ length: 200 }, () => postSigned(receiver.webhookUrl(), sampleTransferSucceeded(), TEST_SECRET)));
     expect(replies.every((r) => r.status === 200 && r.json.duplicate === false)).toBe(true);
     expect(new Set(replies.map((r) => r.json.id)).size).toBe(200);

@@ -70,7 +70,7 @@ describe('GET /metrics', () => {
       expect(sampleValue(samples, 'hookrelay_ingest_duration_seconds_count', { source: 'checkout', result: 'refused' })).toBe(2);
 
       const attempts = (rule: string, outcome: string) => sampleValue(samples, 'hookrelay_delivery_attempts_total', { rule, outcome });
-      expect(attempts('forward', 'retry')).toBe(1);
+      expect(attempts('forward', 'pending')).toBe(1);
       expect(attempts('forward', 'delivered')).toBe(2);
       expect(attempts('refunds', 'dead')).toBe(1);
       expect(sampleValue(samples, 'hookrelay_delivery_attempt_duration_seconds_count', { rule: 'forward' })).toBe(3);

@@ -1,8 +1,11 @@
 import { EventEmitter } from 'node:events';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Command } from 'commander';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../../src/log.js';
 import { registerMockCheckoutCommand } from '../../../src/mock-checkout/index.js';
+import { makeTempDir, removeTempDirs } from '../../helpers/temp-dir.js';
 
 interface RunningCommand {
   lines: string[];
@@ -14,6 +17,7 @@ interface RunningCommand {
 const running: RunningCommand[] = [];
 
 afterEach(async () => {
+  removeTempDirs();
   for (const command of running.splice(0)) {
     command.signals.emit('SIGTERM');
     await command.done;
@@ -60,6 +64,35 @@ describe('hookrelay mock-checkout', () => {
     expect(fromFlag.lines.join('\n')).not.toContain('flag-key-456');
     expect((await fetch(`${fromFlag.url}/api/v1/checkout`, { headers: { authorization: 'Bearer flag-key-456' } })).status).toBe(200);
     expect((await fetch(`${fromFlag.url}/api/v1/checkout`, { headers: { authorization: 'Bearer env-key-123' } })).status).toBe(401);
+  });
+
+  it('takes the webhook secret from HOOKRELAY_MOCK_WEBHOOK_SECRET or --webhook-secret-file, so it stays out of ps', async () => {
+    const createdSecret = async (command: RunningCommand, key: string): Promise<string> => {
+      const created = await fetch(`${command.url}/api/v1/checkout`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ contractAddress: `0x${'ab'.repeat(20)}`, collectionTitle: 'T', priceValue: 1, priceCurrency: 'USD' }),
+      });
+      return ((await created.json()) as { result: { webhookSecret: string } }).result.webhookSecret;
+    };
+    const fromEnv = await runCommand(['--api-key', 'k1'], { HOOKRELAY_MOCK_WEBHOOK_SECRET: 'secret-from-env' });
+    expect(await createdSecret(fromEnv, 'k1')).toBe('secret-from-env');
+
+    const file = join(makeTempDir(), 'webhook.secret');
+    writeFileSync(file, 'secret-from-file\n');
+    const fromFile = await runCommand(['--api-key', 'k2', '--webhook-secret-file', file], { HOOKRELAY_MOCK_WEBHOOK_SECRET: 'secret-from-env' });
+    expect(await createdSecret(fromFile, 'k2')).toBe('secret-from-file');
+    expect(fromFile.lines.join('\n')).not.toContain('secret-from-file');
+
+    const fromFlag = await runCommand(['--api-key', 'k3', '--webhook-secret', 'secret-from-flag', '--webhook-secret-file', file]);
+    expect(await createdSecret(fromFlag, 'k3')).toBe('secret-from-flag');
+  });
+
+  it('refuses a webhook secret file it cannot read, naming it', async () => {
+    const program = new Command().exitOverride();
+    registerMockCheckoutCommand(program, { env: {}, print: () => {}, signals: new EventEmitter(), logger: createLogger('silent') });
+    const missing = join(makeTempDir(), 'absent.secret');
+    await expect(program.parseAsync(['mock-checkout', '--port', '0', '--webhook-secret-file', missing], { from: 'user' })).rejects.toThrow(`--webhook-secret-file: cannot read ${missing}`);
   });
 
   it('uses --public-url in printed and returned links', async () => {

@@ -2,6 +2,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { sampleTransferSucceeded } from '../../../src/samples/transfer-succeeded.js';
 import { signHmacSha256Hex } from '../../../src/signing/hmac-sha256-hex.js';
+import { describeEachBackend, type ConfigOverrides, type TestBackend } from '../../helpers/backends.js';
 import { postSigned } from '../../helpers/http.js';
 import { startTestReceiver, TEST_SECRET, type TestReceiver } from '../../helpers/receiver.js';
 import { eventually, rulesDirWith, TEST_DELIVERY } from '../../helpers/rules.js';
@@ -20,17 +21,24 @@ async function sink(reply?: (index: number) => SinkReply): Promise<WebhookSink> 
   return s;
 }
 
-async function receiver(rules: Record<string, string>, delivery: Record<string, unknown> = {}, logLevel = 'info'): Promise<TestReceiver> {
-  const r = await startTestReceiver({ rulesDir: rulesDirWith(rules), delivery: { ...TEST_DELIVERY, ...delivery }, logLevel });
+async function receiver(rules: Record<string, string>, delivery: Record<string, unknown> = {}, logLevel = 'info', storage: ConfigOverrides = {}): Promise<TestReceiver> {
+  const r = await startTestReceiver({ ...storage, rulesDir: rulesDirWith(rules), delivery: { ...TEST_DELIVERY, ...delivery }, logLevel });
   running.unshift(r); // closed before the sinks
   return r;
+}
+
+/** `receiver` on a backend's fresh storage. */
+function receiverOn(backend: TestBackend): typeof receiver {
+  return async (rules, delivery = {}, logLevel = 'info') => receiver(rules, delivery, logLevel, await backend.storage());
 }
 
 const attemptLines = (app: TestReceiver): Record<string, unknown>[] => app.logLines().filter((l) => l.msg === 'delivery attempt');
 
 const rule = (id: string, url: string, extra = ''): string => `id: ${id}\non: [transfer:succeeded]\nto:\n  url: ${url}\n${extra}`;
 
-describe('forwarding through rules', () => {
+describeEachBackend('forwarding through rules', (backend) => {
+  const receiver = receiverOn(backend);
+
   it('forwards the original bytes untouched with a stable delivery id, and records the delivered attempt', async () => {
     const target = await sink();
     const app = await receiver({ 'all.yaml': rule('all', target.url) });
@@ -42,6 +50,11 @@ describe('forwarding through rules', () => {
     expect(got!.headers['content-type']).toBe('application/json');
     expect(got!.headers['x-hookrelay-delivery']).toMatch(/^dlv_\d+$/);
     expect(got!.headers['webhook-id']).toBe(got!.headers['x-hookrelay-delivery']);
+    expect(got!.headers['x-hookrelay-event-id']).toBe(String(reply.json.id));
+    expect(got!.headers['x-hookrelay-rule']).toBe('all');
+    expect(Math.abs(Number(got!.headers['x-hookrelay-timestamp']) - Date.now() / 1000)).toBeLessThan(60);
+    // Received headers stay behind unless the rule forwards them.
+    expect(got!.headers['x-service-signature']).toBeUndefined();
     const page = await eventually(async () => {
       const p = await app.store.listDeliveries({ eventId: reply.json.id }, { limit: 10 });
       return p.items[0]?.state === 'delivered' ? p : null;
@@ -99,7 +112,34 @@ describe('forwarding through rules', () => {
   });
 });
 
-describe('retries and dead letters', () => {
+describe('forwarding received headers (to.forwardHeaders)', () => {
+  it('passes the checkout\'s own signature through with the untouched bytes, so the destination verifies it with the checkout secret', async () => {
+    const target = await sink();
+    const app = await receiver({ 'f.yaml': rule('f', target.url, '  forwardHeaders: [X-Service-Signature, x-trace, x-absent]\n') });
+    const raw = Buffer.from(`{"event":"transfer:succeeded",  "result": ${JSON.stringify(sampleTransferSucceeded().result)}}`);
+    const reply = await postSigned(app.webhookUrl(), raw, TEST_SECRET, { headers: { 'x-trace': 'abc', 'x-other': 'kept back' } });
+    expect(reply.status).toBe(200);
+    const [got] = await target.waitFor(1);
+    expect(got!.rawBody.equals(raw)).toBe(true);
+    expect(got!.headers['x-service-signature']).toBe(signHmacSha256Hex(TEST_SECRET, raw));
+    expect(got!.headers['x-trace']).toBe('abc');
+    expect(got!.headers['x-other']).toBeUndefined();
+    expect(got!.headers['x-absent']).toBeUndefined();
+    expect(got!.headers['x-hookrelay-delivery']).toMatch(/^dlv_\d+$/);
+  });
+
+  it('hookrelay\'s own signature wins over a forwarded header of the same name', async () => {
+    const target = await sink();
+    const app = await receiver({ 'f.yaml': rule('f', target.url, '  forwardHeaders: [x-service-signature]\nsign: { scheme: hmac-sha256-hex, secret: rule-secret }\n') });
+    await postSigned(app.webhookUrl(), sampleTransferSucceeded(), TEST_SECRET);
+    const [got] = await target.waitFor(1);
+    expect(got!.headers['x-service-signature']).toBe(signHmacSha256Hex('rule-secret', got!.rawBody));
+  });
+});
+
+describeEachBackend('retries and dead letters', (backend) => {
+  const receiver = receiverOn(backend);
+
   it('retries after a 500 and delivers, with the same delivery id on both attempts', async () => {
     const target = await sink((i) => (i === 0 ? 500 : 200));
     const app = await receiver({ 'r.yaml': rule('r', target.url, 'retry: { schedule: [0s, 100ms, 100ms] }\n') });
@@ -111,9 +151,9 @@ describe('retries and dead letters', () => {
       return d?.state === 'delivered' ? d : null;
     });
     const detail = await app.store.getDelivery(delivery.id);
-    expect(detail!.attemptLog.map((a) => [a.attempt, a.status, a.outcome])).toEqual([[1, 500, 'retry'], [2, 200, 'delivered']]);
+    expect(detail!.attemptLog.map((a) => [a.attempt, a.status, a.outcome])).toEqual([[1, 500, 'pending'], [2, 200, 'delivered']]);
     // The failed attempt is logged at info; the success only at debug (it is in the attempt log above).
-    expect(attemptLines(app)).toEqual([expect.objectContaining({ level: 30, deliveryId: delivery.id, attempt: 1, status: 500, outcome: 'retry', nextAttemptAt: expect.any(String) })]);
+    expect(attemptLines(app)).toEqual([expect.objectContaining({ level: 30, deliveryId: delivery.id, attempt: 1, status: 500, outcome: 'pending', nextAttemptAt: expect.any(String) })]);
   });
 
   it('logs successful attempts too when the log level is debug', async () => {
@@ -150,7 +190,7 @@ describe('retries and dead letters', () => {
     await postSigned(app.webhookUrl(), sampleTransferSucceeded(), TEST_SECRET);
     const dead = await eventually(async () => (await app.store.listDeliveries({ state: 'dead' }, { limit: 1 })).items[0], 5000);
     const detail = await app.store.getDelivery(dead.id);
-    expect(detail!.attemptLog.map((a) => [a.errorCode, a.outcome])).toEqual([['timeout', 'retry'], ['timeout', 'dead']]);
+    expect(detail!.attemptLog.map((a) => [a.errorCode, a.outcome])).toEqual([['timeout', 'pending'], ['timeout', 'dead']]);
     expect(detail!.attemptLog.every((a) => a.durationMs >= 250 && a.durationMs < 2000)).toBe(true);
     expect(detail!.deadReason).toMatch(/retries exhausted/);
   });

@@ -86,13 +86,17 @@ describe('RuleSetWatcher', () => {
     watcher.on('error', () => errorEvents++);
 
     const failed = next(watcher, 'error');
-    await ruleDir.write('a.yaml', ruleYaml('a', 'where: { result.totalPriceUsd: { $gtee: 100 } }\n'));
+    // Two mistakes of different kinds (a shape error and a query error): both are reported at once.
+    await ruleDir.write('a.yaml', ruleYaml('a', 'where: { result.totalPriceUsd: { $gtee: 100 } }\ntimeout: soon\n'));
     const error = await failed;
-    const expected = `${ruleDir.file('a.yaml')}:5 where.result.totalPriceUsd: unknown operator $gtee`;
-    expect(error.errors).toEqual([expected]);
+    const expected = [
+      `${ruleDir.file('a.yaml')}:5 where.result.totalPriceUsd: unknown operator $gtee (did you mean "$gte"?)`,
+      `${ruleDir.file('a.yaml')}:6 timeout: invalid duration "soon" (use e.g. 500ms, 10s, 5m, 2h)`,
+    ];
+    expect(error.errors).toEqual(expected);
     expect(watcher.current()).toBe(good);
-    expect(watcher.status()).toMatchObject({ hash: good.hash, ruleCount: 1, lastError: { errors: [expected] } });
-    expect(lines.at(-1)).toMatchObject({ level: 'error', details: { errors: [expected], keptHash: good.hash } });
+    expect(watcher.status()).toMatchObject({ hash: good.hash, ruleCount: 1, lastError: { errors: expected } });
+    expect(lines.at(-1)).toMatchObject({ level: 'error', details: { errors: expected, keptHash: good.hash } });
 
     await watcher.check(); // the same bad files again: nothing new to report
     expect(errorEvents).toBe(1);

@@ -69,6 +69,10 @@ export interface RawRequestOptions {
   gapMs?: number;
   /** Resolve as soon as one complete response arrived, without waiting for the close. */
   firstResponseOnly?: boolean;
+  /** Write each part when the socket has drained the previous ones, as a streaming uploader does. */
+  streamed?: boolean;
+  /** With `streamed`: the first part (the head) goes at once, the others from this long after. */
+  bodyAfterMs?: number;
 }
 
 /**
@@ -115,6 +119,20 @@ export function rawRequest(port: number, parts: (string | Buffer)[] | string | B
     });
     socket.on('close', () => finish(true));
     socket.on('connect', () => {
+      if (options.streamed) {
+        let next = 0;
+        const writeMore = (): void => {
+          while (next < chunks.length && !socket.destroyed) {
+            if (!socket.write(chunks[next++]!)) {
+              socket.once('drain', () => setImmediate(writeMore));
+              return;
+            }
+          }
+        };
+        if (chunks.length > 0) socket.write(chunks[next++]!);
+        writeTimers.push(setTimeout(writeMore, options.bodyAfterMs ?? 0));
+        return;
+      }
       if (!options.gapMs) {
         for (const chunk of chunks) if (!socket.destroyed) socket.write(chunk);
         return;

@@ -19,9 +19,9 @@ function claimed(id: number): ClaimedDelivery {
   return { id, eventId: id, ruleId: 'gone', ruleSetHash: 'empty', contentType: 'application/json', attempts: 0, leaseToken: 't', payload: Buffer.from('{}') };
 }
 
-function worker(store: Partial<Store>, options: { maxInFlight?: number; batchSize?: number; rules?: RuleSet } = {}): DeliveryWorker {
+function worker(store: Partial<Store>, options: { maxInFlight?: number; batchSize?: number; rules?: RuleSet; pollIntervalMs?: number } = {}): DeliveryWorker {
   return new DeliveryWorker({
-    store: store as Store,
+    store: { onDeliveriesDue: () => () => {}, ...store } as Store,
     rules: () => options.rules ?? emptyRules,
     dispatcher: new Agent(),
     limiter: createDestinationLimiter(),
@@ -31,7 +31,7 @@ function worker(store: Partial<Store>, options: { maxInFlight?: number; batchSiz
     maxInFlight: options.maxInFlight ?? 8,
     batchSize: options.batchSize ?? 8,
     leaseMs: 60_000,
-    pollIntervalMs: 100,
+    pollIntervalMs: options.pollIntervalMs ?? 100,
   });
 }
 
@@ -81,6 +81,36 @@ describe('DeliveryWorker loop', () => {
     expect(lag).toBeLessThan(200);
     expect(w.activeAttempts).toBe(7);
     expect(claims).toBeLessThanOrEqual(3);
+  });
+
+  it('wakes when the store says deliveries fell due, long before its next poll, and stops listening when stopped', async () => {
+    let dueListener: (() => void) | null = null;
+    let announced = false;
+    let claims = 0;
+    const w = worker(
+      {
+        onDeliveriesDue: (listener) => {
+          dueListener = listener;
+          return () => {
+            dueListener = null;
+          };
+        },
+        claimDueDeliveries: async () => {
+          claims += 1;
+          return [];
+        },
+        nextDueAt: async () => (announced && claims === 0 ? Date.now() - 1 : null),
+      },
+      { pollIntervalMs: 60_000 },
+    );
+    w.start();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(claims).toBe(0); // idle: nothing due, next look in a minute
+    announced = true;
+    dueListener!();
+    await eventually(() => claims > 0, 1_000, 'a claim right after the notification');
+    await w.stop(10);
+    expect(dueListener).toBeNull();
   });
 
   it('leases claims for longer than the longest rule timeout, so a live attempt is never claimed twice', async () => {

@@ -136,7 +136,7 @@ describe('load errors: file:line path: message', () => {
   it('reports an unknown query operator on its line', async () => {
     const text = FULFIL.replace('$gte: 100', '$gtee: 100');
     expect(await loadErrors({ 'fulfil.yaml': text }, FULFIL_ENV)).toEqual([
-      'rules/fulfil.yaml:8 where.result.totalPriceUsd: unknown operator $gtee',
+      'rules/fulfil.yaml:8 where.result.totalPriceUsd: unknown operator $gtee (did you mean "$gte"?)',
     ]);
   });
 
@@ -148,8 +148,8 @@ describe('load errors: file:line path: message', () => {
 
   it('reports unknown keys on the line of the key', async () => {
     expect(await loadErrors({ 'a.yaml': `${ruleYaml('a')}  methd: PUT\ntransfrom: x\n` })).toEqual([
-      'rules/a.yaml:5 to: unknown key "methd"',
-      'rules/a.yaml:6: unknown key "transfrom"',
+      'rules/a.yaml:5 to: unknown key "methd" (did you mean "method"?)',
+      'rules/a.yaml:6: unknown key "transfrom" (did you mean "transform"?)',
     ]);
   });
 
@@ -218,11 +218,54 @@ describe('load errors: file:line path: message', () => {
     ]);
   });
 
+  it('forwards chosen received headers, lower case; refuses hop-by-hop and framing headers', async () => {
+    const [rule] = (await loadOk({ 'a.yaml': ruleYaml('a').replace('  url:', '  forwardHeaders: [X-Service-Signature, x-trace]\n  url:') })).rules;
+    expect(rule!.destination.forwardHeaders).toEqual(['x-service-signature', 'x-trace']);
+    expect(rule!.describe().to.forwardHeaders).toEqual(['x-service-signature', 'x-trace']);
+    expect((await loadOk({ 'b.yaml': ruleYaml('b') })).rules[0]!.destination.forwardHeaders).toEqual([]);
+    const text = ruleYaml('a').replace('  url:', '  forwardHeaders: [Upgrade, content-length, "bad header"]\n  url:');
+    expect(await loadErrors({ 'a.yaml': text })).toEqual([
+      'rules/a.yaml:4 to.forwardHeaders[0]: is a hop-by-hop header and is never forwarded',
+      'rules/a.yaml:4 to.forwardHeaders[1]: is set by hookrelay and cannot be overridden',
+      'rules/a.yaml:4 to.forwardHeaders[2]: must be a valid HTTP header name',
+    ]);
+  });
+
   it('reports an undecodable standard-webhooks secret without quoting it', async () => {
     const text = ruleYaml('a', 'sign: { scheme: standard-webhooks, secret: "${SIGNING_SECRET}" }\n');
     expect(await loadErrors({ 'a.yaml': text }, { SIGNING_SECRET: 'whsec_not base64!' })).toEqual([
-      'rules/a.yaml:5 sign.secret: must be a base64 secret, usually written whsec_<base64>',
+      'rules/a.yaml:5 sign.secret: must be a whsec_… base64 key: whsec_ followed by base64, e.g. whsec_ and the output of `openssl rand -base64 32`',
     ]);
+  });
+
+  it('reports every problem of a rule in one run, also behind a misspelt key, with the near key', async () => {
+    const text = [
+      'id: Big Orders',
+      'on: [transfer:succeeded]',
+      'wehre:',
+      '  result.totalPriceUsd: { $gte: 100 }',
+      'transform: "{ \'total\': result.totalPriceUsd"',
+      'to:',
+      '  url: hooks.example.com/in',
+      '  methd: PUT',
+      'sign: { scheme: standard-webhooks, secret: abc }',
+      'timeout: soon',
+      '',
+    ].join('\n');
+    expect(await loadErrors({ 'a.yaml': text })).toEqual([
+      'rules/a.yaml:1 id: must match [a-z0-9][a-z0-9_-]* (lower case, digits, _ and -)',
+      'rules/a.yaml:3: unknown key "wehre" (did you mean "where"?)',
+      expect.stringMatching(/^rules\/a\.yaml:5 transform: JSONata syntax error: /),
+      'rules/a.yaml:7 to.url: "hooks.example.com/in" is not an http or https URL',
+      'rules/a.yaml:8 to: unknown key "methd" (did you mean "method"?)',
+      'rules/a.yaml:9 sign.secret: must be a whsec_… base64 key: whsec_ followed by base64, e.g. whsec_ and the output of `openssl rand -base64 32`',
+      'rules/a.yaml:10 timeout: invalid duration "soon" (use e.g. 500ms, 10s, 5m, 2h)',
+    ]);
+  });
+
+  it('suggests only keys that belong where the unknown one is', async () => {
+    const errors = await loadErrors({ 'a.yaml': ruleYaml('a', 'sign: { scheme: standard-webhooks, secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", headr: X }\nxyzzy: 1\n') });
+    expect(errors).toEqual(['rules/a.yaml:5 sign: unknown key "headr"', 'rules/a.yaml:6: unknown key "xyzzy"']);
   });
 
   it('collects every error across every file', async () => {

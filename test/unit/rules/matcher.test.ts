@@ -123,7 +123,7 @@ describe('compile-time checks', () => {
 
   it('rejects unknown operators with their path', () => {
     expect(issues({ 'result.totalPriceUsd': { $gtee: 100 } })).toEqual([
-      { path: ['result.totalPriceUsd'], key: '$gtee', message: 'unknown operator $gtee' },
+      { path: ['result.totalPriceUsd'], key: '$gtee', message: 'unknown operator $gtee (did you mean "$gte"?)' },
     ]);
     expect(issues({ $or: [{ a: 1 }, { b: { $foo: 1 } }] })).toEqual([{ path: ['$or', 1, 'b'], key: '$foo', message: 'unknown operator $foo' }]);
   });

@@ -27,8 +27,8 @@ describe('planDeliveries', () => {
     });
     const planned = await planDeliveries(ruleSet, purchaseInput());
     expect(planned).toEqual([
-      { ruleId: 'untouched', ruleSetHash: ruleSet.hash, body: null, contentType: 'application/json' },
-      { ruleId: 'reshaped', ruleSetHash: ruleSet.hash, body: Buffer.from('{"email":"buyer@example.com"}'), contentType: 'application/json' },
+      { ruleId: 'untouched', ruleSetHash: ruleSet.hash, delayMs: 0, body: null, contentType: 'application/json' },
+      { ruleId: 'reshaped', ruleSetHash: ruleSet.hash, delayMs: 0, body: Buffer.from('{"email":"buyer@example.com"}'), contentType: 'application/json' },
     ]);
   });
 
@@ -42,8 +42,8 @@ describe('planDeliveries', () => {
       { ruleId: 'broken', body: null },
       { ruleId: 'empty', body: null },
     ]);
-    expect(planned[0]?.renderError).toMatch(/^transform failed at position \d+: T2001 /);
-    expect(planned[1]?.renderError).toBe('transform produced no value (a path in it matched nothing)');
+    expect(planned[0]?.deadReason).toMatch(/^transform failed at position \d+: T2001 /);
+    expect(planned[1]?.deadReason).toBe('transform produced no value (a path in it matched nothing)');
   });
 
   it('plans nothing for an event no rule takes', async () => {
@@ -65,8 +65,8 @@ describe('dryRunRules', () => {
     expect(outcomes.map(({ ruleId, matched, reason }) => ({ ruleId, matched, reason }))).toEqual([
       { ruleId: 'untouched', matched: true, reason: null },
       { ruleId: 'reshaped', matched: true, reason: null },
-      { ruleId: 'too-expensive', matched: false, reason: 'where.result.totalPriceUsd: {"$gte":1000} does not match (value: 150.5)' },
-      { ruleId: 'switched-off', matched: false, reason: 'rule is disabled' },
+      { ruleId: 'too-expensive', matched: false, reason: 'where result.totalPriceUsd $gte 1000: found 150.5' },
+      { ruleId: 'switched-off', matched: false, reason: 'the rule is disabled; it would match if it were enabled' },
     ]);
     expect(outcomes[0]?.body).toBe(input.raw);
     expect(outcomes[1]?.body?.toString()).toBe('{"n":2}');

@@ -8,7 +8,7 @@ function transform(expression: string | undefined): RuleTransform {
   return compiled.transform;
 }
 
-async function renderError(expression: string, input = purchaseInput()): Promise<TransformError> {
+async function transformError(expression: string, input = purchaseInput()): Promise<TransformError> {
   const error = await transform(expression).render(input).then(
     () => null,
     (err: unknown) => err,
@@ -46,22 +46,22 @@ describe('compileTransform', () => {
   });
 
   it('throws a TransformError when the expression yields nothing', async () => {
-    const error = await renderError('result.noSuchField');
+    const error = await transformError('result.noSuchField');
     expect(error.code).toBe('undefined_result');
     expect(error.message).toMatch(/produced no value/);
   });
 
   it('throws a TransformError carrying jsonata\'s code when evaluation fails', async () => {
-    const error = await renderError('result.email + 1');
+    const error = await transformError('result.email + 1');
     expect(error.code).toBe('T2001');
     expect(error.message).toMatch(/^transform failed at position \d+: T2001 The left side of the "\+" operator must evaluate to a number/);
   });
 
   it('stops runaway recursion and endless loops instead of hanging', async () => {
     const started = Date.now();
-    expect((await renderError('( $f := function($n) { $f($n + 1) + 1 }; $f(0) )')).code).toBe('D1011');
-    expect((await renderError('( $loop := function() { $loop() }; $loop() )')).code).toMatch(/^D101[12]$/);
-    expect((await renderError('$count([1..10000000])')).code).toBe('D2015');
+    expect((await transformError('( $f := function($n) { $f($n + 1) + 1 }; $f(0) )')).code).toBe('D1011');
+    expect((await transformError('( $loop := function() { $loop() }; $loop() )')).code).toMatch(/^D101[12]$/);
+    expect((await transformError('$count([1..10000000])')).code).toBe('D2015');
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 });

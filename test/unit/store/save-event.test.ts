@@ -16,26 +16,8 @@ function delivery(receivedAt: number): NewEvent {
   };
 }
 
-describe('saving an event', () => {
-  it('stores the first delivery of a transfer with its deliveries; a repeat only counts and dates itself', async () => {
-    const store = new SqliteStore({ dataDir: makeTempDir(), durability: 'normal' });
-    try {
-      const first = await store.saveEvent(delivery(1_000));
-      expect(first).toEqual({ id: expect.any(Number), duplicate: false, receivedCount: 1 });
-      const repeats = await Promise.all([store.saveEvent(delivery(5_000)), store.saveEvent(delivery(9_000))]);
-      expect(repeats).toEqual([
-        { id: first.id, duplicate: true, receivedCount: 2 },
-        { id: first.id, duplicate: true, receivedCount: 3 },
-      ]);
-      const stored = (await store.getEvent(first.id))!;
-      expect(stored).toMatchObject({ receivedAt: 1_000, lastReceivedAt: 9_000, receivedCount: 3 });
-      expect(stored.body.toString()).toContain('"n":1000'); // the first bytes are kept, not overwritten
-      expect((await store.listDeliveries({ eventId: first.id }, { limit: 10 })).items).toHaveLength(1);
-    } finally {
-      await store.close();
-    }
-  });
-
+// What every store does with an event is in the contract suite (test/contract/); these are SQLite's commit pacing.
+describe('saving an event on SQLite', () => {
   it('with durability full, paces its fsynced commits while busy: events arriving within the interval share one fsync', async () => {
     const fsyncs: number[] = [];
     const countingFsync = (fd: number, done: (err: NodeJS.ErrnoException | null) => void): void => {

@@ -1,8 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { countEventsThrough, startingAfterId } from '../../../src/admin/api/jobs/batches.js';
+import { countEventsThrough, startingAfterId } from '../../../src/operations/jobs/batches.js';
 import { BulkReplayPlanner } from '../../../src/operations/bulk-replay-plan.js';
 import { ReplayRouter } from '../../../src/operations/replay-routing.js';
-import { runReplayJob } from '../../../src/admin/api/jobs/replay-job.js';
+import { runReplayJob } from '../../../src/operations/jobs/replay-job.js';
 import type { RuleSet } from '../../../src/rules/types.js';
 import { SqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
 import { makeTempDir, removeTempDirs } from '../../helpers/temp-dir.js';

@@ -1,14 +1,13 @@
-import { HookrelayError } from '../../../errors.js';
-import type { AdminContext } from '../context.js';
-import { decodeDeliveryCursor, encodeDeliveryCursor } from '../cursor.js';
-import { toDeadDeliveryFilter } from '../filters.js';
-import type { JobRunner } from '../jobs/job-runner.js';
-import { BulkRetryBodySchema, DeliveriesQuerySchema, NumericIdParamsSchema } from '../request-schemas.js';
-import { DeliveryDetailSchema, DeliveryListSchema, DeliverySchema, JobSchema } from '../response-schemas.js';
+import { deliveryPauses } from '../../../delivery/delivery-pauses.js';
+import type { OperationsContext } from '../../../operations/context.js';
+import { getDeliveryDetail, listDeliveriesPage, retryDelivery } from '../../../operations/browse.js';
+import type { JobRunner } from '../../../operations/jobs/job-runner.js';
+import { BulkRetryBodySchema, DeadCountQuerySchema, DeliveriesQuerySchema, NumericIdParamsSchema } from '../request-schemas.js';
+import { DeadCountSchema, DeliveryDetailSchema, DeliveryListSchema, DeliverySchema, JobSchema } from '../../../operations/view-schemas.js';
 import { defineRoute, type AdminRoute } from '../route-table.js';
-import { deliveryDetailView, deliveryView, jobView } from '../views.js';
+import { jobView } from '../../../operations/views.js';
 
-export function deliveryRoutes(ctx: AdminContext, jobs: JobRunner): AdminRoute[] {
+export function deliveryRoutes(ctx: OperationsContext, jobs: JobRunner): AdminRoute[] {
   return [
     defineRoute({
       method: 'get',
@@ -19,8 +18,7 @@ export function deliveryRoutes(ctx: AdminContext, jobs: JobRunner): AdminRoute[]
       success: { status: 200, description: 'one page of deliveries', schema: DeliveryListSchema },
       async handle({ query }) {
         const { limit, cursor, ...filter } = query;
-        const page = await ctx.store.listDeliveries(filter, { limit, ...(cursor !== undefined && { before: decodeDeliveryCursor(cursor) }) });
-        return { status: 200, body: { items: page.items.map(deliveryView), nextCursor: page.nextCursor === null ? null : encodeDeliveryCursor(page.nextCursor) } };
+        return { status: 200, body: await listDeliveriesPage(ctx.store, filter, { limit, cursor }, deliveryPauses(ctx.rules.current())) };
       },
     }),
     defineRoute({
@@ -33,8 +31,19 @@ export function deliveryRoutes(ctx: AdminContext, jobs: JobRunner): AdminRoute[]
       success: { status: 202, description: 'the job, running', schema: JobSchema },
       errors: [{ status: 409, description: 'two jobs are already running (`conflict`)' }],
       async handle({ body }) {
-        const job = await jobs.startRetry(body.filter, toDeadDeliveryFilter(body.filter));
+        const job = await jobs.startRetry(body.filter, body.filter);
         return { status: 202, body: jobView(job) };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/deliveries/dead-count',
+      operationId: 'countDeadDeliveries',
+      summary: 'How many dead-lettered deliveries a bulk retry with this rule filter would retry',
+      query: DeadCountQuerySchema,
+      success: { status: 200, description: 'the count', schema: DeadCountSchema },
+      async handle({ query }) {
+        return { status: 200, body: { count: await ctx.store.countDeadDeliveries(query) } };
       },
     }),
     defineRoute({
@@ -46,9 +55,7 @@ export function deliveryRoutes(ctx: AdminContext, jobs: JobRunner): AdminRoute[]
       success: { status: 200, description: 'the delivery', schema: DeliveryDetailSchema },
       errors: [{ status: 404, description: 'no such delivery (`not_found`)' }],
       async handle({ params }) {
-        const delivery = await ctx.store.getDelivery(params.id);
-        if (!delivery) throw new HookrelayError('not_found', `No delivery ${params.id}.`);
-        return { status: 200, body: deliveryDetailView(delivery) };
+        return { status: 200, body: await getDeliveryDetail(ctx.store, params.id, deliveryPauses(ctx.rules.current())) };
       },
     }),
     defineRoute({
@@ -60,14 +67,7 @@ export function deliveryRoutes(ctx: AdminContext, jobs: JobRunner): AdminRoute[]
       success: { status: 200, description: 'the delivery, pending', schema: DeliverySchema },
       errors: [{ status: 404, description: 'no such delivery (`not_found`)' }, { status: 409, description: 'already pending (`conflict`)' }],
       async handle({ params }) {
-        if (!(await ctx.store.retryDelivery(params.id, ctx.now()))) {
-          const existing = await ctx.store.getDelivery(params.id);
-          if (!existing) throw new HookrelayError('not_found', `No delivery ${params.id}.`);
-          throw new HookrelayError('conflict', `Delivery ${params.id} is already pending.`, { state: existing.state });
-        }
-        ctx.wakeWorker();
-        const { attemptLog: _attempts, ...delivery } = (await ctx.store.getDelivery(params.id))!;
-        return { status: 200, body: deliveryView(delivery) };
+        return { status: 200, body: await retryDelivery(ctx, params.id, deliveryPauses(ctx.rules.current())) };
       },
     }),
   ];

@@ -1,35 +1,18 @@
-import { HookrelayError } from '../../../errors.js';
-import type { DeliveryDetail, Store } from '../../../store/store.js';
-import type { AdminContext } from '../context.js';
-import { decodeEventCursor, encodeEventCursor } from '../cursor.js';
-import { toEventSearch } from '../filters.js';
-import type { JobRunner } from '../jobs/job-runner.js';
+import { deliveryPauses } from '../../../delivery/delivery-pauses.js';
+import type { OperationsContext } from '../../../operations/context.js';
+import { eventWithDeliveries, listEventsPage } from '../../../operations/browse.js';
 import { editTargetOf, replayEdited } from '../../../operations/edited-replay.js';
+import type { JobRunner } from '../../../operations/jobs/job-runner.js';
+import { resendEvent } from '../../../operations/resend-event.js';
 import { replayWithRouting } from '../../../operations/routed-replay.js';
-import { resendEvent } from '../resend-event.js';
 import { BulkReplayBodySchema, EditedReplayBodySchema, EventsQuerySchema, NumericIdParamsSchema, ReplayEventBodySchema, ResendBodySchema } from '../request-schemas.js';
-import { EditedReplayResultSchema, EventListSchema, EventWithDeliveriesSchema, JobSchema, ReplayResultSchema, ResendResultSchema } from '../response-schemas.js';
+import { EditedReplayResultSchema, EventListSchema, EventWithDeliveriesSchema, JobSchema, ReplayResultSchema, ResendResultSchema } from '../../../operations/view-schemas.js';
 import { defineRoute, type AdminRoute } from '../route-table.js';
-import { deliveryDetailView, editedReplayView, eventDetailView, eventSummaryView, jobView, replayResultView } from '../views.js';
+import { editedReplayView, jobView, replayResultView } from '../../../operations/views.js';
 
 const NOT_FOUND = { status: 404, description: 'no such event (`not_found`)' };
 
-/** Every delivery of one event with its attempts, newest first. */
-async function deliveriesOfEvent(store: Store, eventId: number): Promise<DeliveryDetail[]> {
-  const details: DeliveryDetail[] = [];
-  let before: number | undefined;
-  do {
-    const page = await store.listDeliveries({ eventId }, { limit: 500, ...(before !== undefined && { before }) });
-    for (const delivery of page.items) {
-      const detail = await store.getDelivery(delivery.id);
-      if (detail) details.push(detail);
-    }
-    before = page.nextCursor ?? undefined;
-  } while (before !== undefined);
-  return details;
-}
-
-export function eventRoutes(ctx: AdminContext, jobs: JobRunner): AdminRoute[] {
+export function eventRoutes(ctx: OperationsContext, jobs: JobRunner): AdminRoute[] {
   return [
     defineRoute({
       method: 'get',
@@ -41,8 +24,7 @@ export function eventRoutes(ctx: AdminContext, jobs: JobRunner): AdminRoute[] {
       success: { status: 200, description: 'one page of events', schema: EventListSchema },
       async handle({ query }) {
         const { limit, cursor, ...filter } = query;
-        const page = await ctx.store.searchEvents(toEventSearch(filter), { limit, ...(cursor !== undefined && { after: decodeEventCursor(cursor) }) });
-        return { status: 200, body: { items: page.items.map(eventSummaryView), nextCursor: page.next ? encodeEventCursor(page.next) : null } };
+        return { status: 200, body: await listEventsPage(ctx.store, filter, { limit, cursor }) };
       },
     }),
     defineRoute({
@@ -55,7 +37,7 @@ export function eventRoutes(ctx: AdminContext, jobs: JobRunner): AdminRoute[] {
       success: { status: 202, description: 'the job, running', schema: JobSchema },
       errors: [{ status: 404, description: 'unknown ruleId (`not_found`)' }, { status: 409, description: 'two jobs are already running (`conflict`)' }],
       async handle({ body }) {
-        const job = await jobs.startReplay(body.filter, toEventSearch(body.filter), body.ruleId ?? null, { route: body.route, dryRun: body.dryRun });
+        const job = await jobs.startReplay(body.filter, body.filter, body.ruleId ?? null, { route: body.route, dryRun: body.dryRun });
         return { status: 202, body: jobView(job) };
       },
     }),
@@ -68,10 +50,7 @@ export function eventRoutes(ctx: AdminContext, jobs: JobRunner): AdminRoute[] {
       success: { status: 200, description: 'the event and its deliveries', schema: EventWithDeliveriesSchema },
       errors: [NOT_FOUND],
       async handle({ params }) {
-        const event = await ctx.store.getEvent(params.id);
-        if (!event) throw new HookrelayError('not_found', `No event ${params.id}.`);
-        const deliveries = await deliveriesOfEvent(ctx.store, params.id);
-        return { status: 200, body: { event: eventDetailView(event), deliveries: deliveries.map(deliveryDetailView) } };
+        return { status: 200, body: await eventWithDeliveries(ctx.store, params.id, deliveryPauses(ctx.rules.current())) };
       },
     }),
     defineRoute({
@@ -90,7 +69,7 @@ export function eventRoutes(ctx: AdminContext, jobs: JobRunner): AdminRoute[] {
       ],
       async handle({ params, body }) {
         const answer = await replayWithRouting(ctx, params.id, body);
-        return { status: answer.dryRun ? 200 : 201, body: replayResultView(answer) };
+        return { status: answer.dryRun ? 200 : 201, body: replayResultView(answer, deliveryPauses(ctx.rules.current())) };
       },
     }),
     defineRoute({
@@ -111,7 +90,7 @@ export function eventRoutes(ctx: AdminContext, jobs: JobRunner): AdminRoute[] {
       async handle({ params, body }) {
         const { body: text, meantInvalid, dryRun, via } = body;
         const answer = await replayEdited(ctx, params.id, { body: Buffer.from(text, 'utf8'), meantInvalid, dryRun, target: editTargetOf(body), via: via ?? 'api' });
-        return { status: answer.dryRun ? 200 : 201, body: editedReplayView(answer) };
+        return { status: answer.dryRun ? 200 : 201, body: editedReplayView(answer, deliveryPauses(ctx.rules.current())) };
       },
     }),
     defineRoute({

@@ -1,15 +1,15 @@
 import { HookrelayError } from '../../../errors.js';
-import type { AdminContext } from '../context.js';
-import type { JobRunner } from '../jobs/job-runner.js';
+import type { OperationsContext } from '../../../operations/context.js';
+import type { JobRunner } from '../../../operations/jobs/job-runner.js';
 import { NumericIdParamsSchema } from '../request-schemas.js';
-import { JobListSchema, JobSchema } from '../response-schemas.js';
+import { JobListSchema, JobSchema } from '../../../operations/view-schemas.js';
 import { defineRoute, type AdminRoute } from '../route-table.js';
-import { jobView } from '../views.js';
+import { jobView } from '../../../operations/views.js';
 
 /** Jobs kept in the list answer: the newest ones. */
 const JOB_LIST_LIMIT = 100;
 
-export function jobRoutes(ctx: AdminContext, jobs: JobRunner): AdminRoute[] {
+export function jobRoutes(ctx: OperationsContext, jobs: JobRunner): AdminRoute[] {
   return [
     defineRoute({
       method: 'get',

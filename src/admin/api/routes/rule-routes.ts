@@ -1,11 +1,11 @@
-import type { AdminContext } from '../context.js';
+import type { OperationsContext } from '../../../operations/context.js';
 import { DryRunBodySchema, RuleIdParamsSchema } from '../request-schemas.js';
-import { DryRunResultSchema, RulesSchema } from '../response-schemas.js';
+import { DryRunResultSchema, RulesSchema } from '../../../operations/view-schemas.js';
 import { defineRoute, type AdminRoute } from '../route-table.js';
 import { dryRunRule } from '../rule-dry-run.js';
 import { rulesStatus } from '../rules-status.js';
 
-export function ruleRoutes(ctx: AdminContext): AdminRoute[] {
+export function ruleRoutes(ctx: OperationsContext): AdminRoute[] {
   return [
     defineRoute({
       method: 'get',

@@ -1,5 +1,6 @@
 // Dead letters: deliveries that gave up, one-by-one retry, and a bulk retry job with progress and cancel.
 import { api } from './api.js';
+import { neverSent } from './event-page.js';
 import { badge, dataTable, errorBox, errorText, every, flash, h, replace, tableRow, timeEl } from './dom.js';
 
 const PAGE_SIZE = 50;
@@ -24,6 +25,13 @@ function jobPanel(job, onCancel) {
     job.error ? h('p', { class: 'error', text: job.error }) : null,
     job.state === 'running' ? h('button', { type: 'button', class: 'danger small', id: 'job-cancel', text: 'Cancel', on: { click: (e) => onCancel(job, e.currentTarget) } }) : null,
   );
+}
+
+/** What the destination last answered, or why there was no answer. */
+function lastStatusText(d) {
+  if (d.lastStatus) return `HTTP ${d.lastStatus}`;
+  if (neverSent(d)) return 'never sent';
+  return d.lastAttemptSent === false ? 'last attempt not sent' : 'no response';
 }
 
 export function renderDeadLetters(view, query) {
@@ -54,7 +62,7 @@ export function renderDeadLetters(view, query) {
     { label: 'Event', cell: (d) => h('a', { href: `#/events/${d.eventId}`, text: `#${d.eventId}` }) },
     { label: 'Rule', cell: (d) => h('span', { class: 'mono', text: d.ruleId }) },
     { label: 'Attempts', class: 'num', cell: (d) => String(d.attempts) },
-    { label: 'Last status', cell: (d) => (d.lastStatus ? `HTTP ${d.lastStatus}` : 'no response') },
+    { label: 'Last status', cell: lastStatusText },
     { label: 'Why', cell: (d) => h('span', { class: 'reason', text: d.deadReason ?? d.lastError ?? '–' }) },
     { label: 'Updated', cell: (d) => timeEl(d.updatedAt) },
     { label: '', class: 'act', cell: (d) => h('span', {}, h('button', { type: 'button', class: 'small secondary', text: 'Retry', on: { click: (e) => retryOne(d, e.currentTarget) } })) },
@@ -119,6 +127,18 @@ export function renderDeadLetters(view, query) {
       click: async () => {
         retryAll.disabled = true;
         try {
+          // A bulk action says what it will touch before it acts.
+          const { count } = await api('/deliveries/dead-count', { query: { ruleId } });
+          if (count === 0) {
+            retryAll.disabled = false;
+            flash('There are no dead letters to retry.');
+            return;
+          }
+          const what = `${count} dead letter${count === 1 ? '' : 's'}${ruleId ? ` of rule ${ruleId}` : ''}`;
+          if (!window.confirm(`Retry ${what}? Each becomes pending and due now.`)) {
+            retryAll.disabled = false;
+            return;
+          }
           showJob(await api('/deliveries/retry', { method: 'POST', body: { filter: ruleId ? { ruleId } : {} } }), { started: true });
         } catch (err) {
           retryAll.disabled = false;

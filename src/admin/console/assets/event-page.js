@@ -1,6 +1,7 @@
-// Event detail: the stored event, its delivery timeline per rule, and replay / resend / retry.
+// Event detail: the stored event, its delivery timeline per rule, why each rule took it or not, and replay / resend / retry.
 import { api } from './api.js';
 import { editReplayCard } from './edit-replay-card.js';
+import { explainCard } from './explain-panel.js';
 import { badge, card, dash, dataTable, definitionList, errorBox, errorText, every, flash, h, replace, showResultIn, timeEl } from './dom.js';
 
 const POLL_MS = 2000;
@@ -29,25 +30,33 @@ function attemptItem(attempt) {
   );
 }
 
+/** No attempt of this delivery reached its destination (none made, or its one attempt was refused before sending). */
+export function neverSent(delivery) {
+  return delivery.lastStatus === null && (delivery.attempts === 0 || (delivery.attempts === 1 && delivery.lastAttemptSent === false));
+}
+
 function deliveryBlock(delivery, onRetry) {
   const retry =
     delivery.state === 'dead'
       ? h('button', { type: 'button', class: 'small', text: 'Retry', dataset: { deliveryId: delivery.id }, on: { click: (event) => onRetry(delivery, event.currentTarget) } })
       : null;
+  const paused = Boolean(delivery.pausedReason);
   return h(
     'article',
-    { class: 'delivery', dataset: { deliveryId: delivery.id, state: delivery.state } },
+    { class: 'delivery', dataset: { deliveryId: delivery.id, state: delivery.state, paused: String(paused) } },
     h(
       'header',
       {},
       h('span', { class: 'mono', text: `#${delivery.id}` }),
-      badge(delivery.state),
+      badge(paused ? 'paused' : delivery.state),
       h('span', { class: 'muted', text: `${delivery.origin} · ${delivery.attempts} attempt${delivery.attempts === 1 ? '' : 's'} · created ` }),
       timeEl(delivery.createdAt),
       retry,
     ),
-    delivery.state === 'pending' && delivery.nextAttemptAt ? h('p', { class: 'muted' }, 'Next attempt ', timeEl(delivery.nextAttemptAt)) : null,
-    delivery.deadReason ? h('p', { class: 'error', text: `Dead: ${delivery.deadReason}` }) : null,
+    // A paused delivery's next attempt time is only when the worker looks again, not a promise: say why instead.
+    paused ? h('p', { class: 'paused-reason', text: `Paused: ${delivery.pausedReason}` }) : null,
+    !paused && delivery.state === 'pending' && delivery.nextAttemptAt ? h('p', { class: 'muted' }, 'Next attempt ', timeEl(delivery.nextAttemptAt)) : null,
+    delivery.deadReason ? h('p', { class: 'error', text: `${neverSent(delivery) ? 'Dead, never sent' : 'Dead'}: ${delivery.deadReason}` }) : null,
     (delivery.attemptLog ?? []).length > 0
       ? h('ol', { class: 'timeline' }, delivery.attemptLog.map(attemptItem))
       : h('p', { class: 'muted', text: 'No attempt yet.' }),
@@ -236,6 +245,7 @@ export function renderEventDetail(view, id) {
         h('div', { class: 'detail-grid' }, h('section', { class: 'card' }, h('h2', { text: 'Event' }), factsOf(event)), replayCard(id, (rules.rules ?? []).map((rule) => rule.id), refresh), resendCard(id)),
         h('section', { class: 'card', 'aria-label': 'Deliveries' }, h('h2', { text: 'Deliveries' }), deliveriesBox),
         editReplayCard(id, event.body ?? '', (rules.rules ?? []).map((rule) => rule.id), refresh),
+        explainCard(id),
         h('section', { class: 'card' }, h('h2', { text: 'Body' }), h('pre', { class: 'json', id: 'event-body', text: prettyBody(event) })),
         h(
           'section',

@@ -46,7 +46,18 @@ const COLUMNS = [
   { label: 'Transfer id', cell: (e) => mono(e.transferId) },
   { label: 'Validation', cell: (e) => badge(e.validation) },
   { label: 'Copies', class: 'num', cell: (e) => String(e.receivedCount ?? 1) },
+  { label: 'Forwarded', cell: forwardingCell },
 ];
+
+/** Whether the event was forwarded: the state that matters most, its counts on hover. */
+function forwardingCell(e) {
+  const f = e.forwarding;
+  if (!f || f.state === 'none') return h('span', { class: 'muted', text: 'no rule matched' });
+  const counts = [['pending', f.pending], ['delivered', f.delivered], ['dead', f.dead]].filter(([, n]) => n > 0).map(([word, n]) => `${n} ${word}`).join(', ');
+  const label = badge(f.state);
+  label.title = counts;
+  return h('span', { class: 'forwarding', dataset: { state: f.state } }, label, counts.includes(',') ? h('span', { class: 'muted', text: ` ${counts}` }) : null);
+}
 
 /** Filter values from the page URL → the API's query (times as unix ms). */
 function apiQuery(query) {

@@ -58,7 +58,7 @@ function dryRunResult(result) {
       result.contentType ? h('span', { class: 'mono muted', text: result.contentType }) : null,
     ),
     result.reason ? h('p', { class: 'muted', text: result.reason }) : null,
-    result.renderError ? h('p', { class: 'error', text: `Transform failed: ${result.renderError}` }) : null,
+    result.deadReason ? h('p', { class: 'error', text: result.deadReason }) : null,
     result.body !== undefined ? h('pre', { class: 'json', text: bodyText(result.body) }) : null,
   );
 }

@@ -1,0 +1,27 @@
+import { Command } from 'commander';
+import { registerDeliveriesCommand } from './commands/deliveries.js';
+import { registerEventsCommand } from './commands/events.js';
+import { registerRulesCommand } from './commands/rules.js';
+import { registerSendTestCommand } from './commands/send-test.js';
+import { registerServeCommand } from './commands/serve.js';
+import { registerSignCommand } from './commands/sign.js';
+import { registerMockCheckoutCommand } from './mock-checkout/command.js';
+import { VERSION } from './version.js';
+
+/** Every command and its flags, without parsing anything: the entry point runs it, tests read it. */
+export function createProgram(): Command {
+  const program = new Command()
+    .name('hookrelay')
+    .description('Receive, store, route and replay signed checkout webhooks')
+    .version(VERSION)
+    .showHelpAfterError();
+
+  registerServeCommand(program);
+  registerSignCommand(program);
+  registerSendTestCommand(program);
+  registerMockCheckoutCommand(program);
+  registerRulesCommand(program);
+  registerEventsCommand(program);
+  registerDeliveriesCommand(program);
+  return program;
+}

@@ -1,0 +1,41 @@
+import { readFile } from 'node:fs/promises';
+import type { Command } from 'commander';
+import { loadConfig } from '../config.js';
+import { HookrelayError } from '../errors.js';
+import { explainBody, type EventExplanation, type ExplainRequest } from '../operations/explain-event.js';
+import { addTargetOptions, openBackend, withBackend, type TargetFlags } from './command-target.js';
+import { positiveInt } from './event-filter-flags.js';
+import { eventExplanationText } from './explain-print.js';
+import { loadCurrentRules, localDestinationCheck } from './local-backend.js';
+import { printJson } from './output.js';
+
+type ExplainFlags = TargetFlags & { rule?: string; file?: string; source: string };
+
+async function explain(id: string | undefined, flags: ExplainFlags): Promise<void> {
+  if ((id === undefined) === (flags.file === undefined)) throw new HookrelayError('bad_request', 'Give an event id or --file <body.json> (one of them).');
+  const request = flags.rule === undefined ? {} : { ruleId: flags.rule };
+  const explanation =
+    id !== undefined
+      ? await withBackend(openBackend(flags, process.env), (backend) => backend.explainEvent(positiveInt(id, 'event id'), request))
+      : await explainFile(flags.file!, flags, request);
+  if (flags.json) printJson(explanation);
+  else process.stdout.write(eventExplanationText(explanation));
+}
+
+/** A body that is not stored, against the local rules dir; no data dir is needed. */
+async function explainFile(file: string, flags: ExplainFlags, request: ExplainRequest): Promise<EventExplanation> {
+  if (flags.url !== undefined) throw new HookrelayError('bad_request', '--file explains a body against local rules (--rules-dir); it has no remote mode.');
+  const config = loadConfig(process.env, flags.rulesDir ? { rulesDir: flags.rulesDir } : {});
+  const parts = { ruleSet: await loadCurrentRules(config, process.env), checkDestination: localDestinationCheck(config) };
+  return explainBody(parts, await readFile(file), flags.source, request);
+}
+
+/** `events explain`: local (data dir) or remote (`--url`), like the other events commands. */
+export function addExplainCommand(events: Command): void {
+  addTargetOptions(events.command('explain').description('Why each rule takes an event or not, clause by clause, and what a matching rule would send (sends nothing)'))
+    .argument('[id]', 'a stored event')
+    .option('--rule <id>', 'only this rule')
+    .option('-f, --file <file>', 'an event body (JSON file) instead of a stored event, against the local rules')
+    .option('--source <source>', 'with --file: the source the body is taken to arrive on', 'checkout')
+    .action(explain);
+}

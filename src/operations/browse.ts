@@ -1,0 +1,81 @@
+import type { DeliveryPauses } from '../delivery/delivery-pauses.js';
+import { HookrelayError } from '../errors.js';
+import type { DeliveryDetail, DeliveryFilter, EventSearch, Store } from '../store/store.js';
+import type { OperationsContext } from './context.js';
+import { decodeDeliveryCursor, decodeEventCursor, encodeDeliveryCursor, encodeEventCursor } from './cursor.js';
+import type { DeliveryDetailView, DeliveryView, EventDetailView, EventListItemView } from './view-schemas.js';
+import { deliveryDetailView, deliveryView, eventDetailView, eventSummaryView, forwardingView } from './views.js';
+
+/** One page of a list, with the opaque cursor of the next (older) page; null on the last page. */
+export interface Paged<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+export interface PageRequest {
+  limit: number;
+  cursor?: string;
+}
+
+/** `GET /events/:id`: the event and every delivery of it with its attempts, newest first. */
+export interface EventWithDeliveries {
+  event: EventDetailView;
+  deliveries: DeliveryDetailView[];
+}
+
+/**
+ * One page of the events list (admin API, console, `events list`), each event with its forwarding summary:
+ * the page's delivery counts come from one store call, not one per event.
+ */
+export async function listEventsPage(store: Store, filter: EventSearch, page: PageRequest): Promise<Paged<EventListItemView>> {
+  const result = await store.listEvents(filter, { limit: page.limit, ...(page.cursor !== undefined && { after: decodeEventCursor(page.cursor) }) });
+  const counts = await store.deliveryCountsByEvent(result.items.map((event) => event.id));
+  return {
+    items: result.items.map((event) => ({ ...eventSummaryView(event), forwarding: forwardingView(counts.get(event.id)!) })),
+    nextCursor: result.next ? encodeEventCursor(result.next) : null,
+  };
+}
+
+export async function listDeliveriesPage(store: Store, filter: DeliveryFilter, page: PageRequest, pauses: DeliveryPauses): Promise<Paged<DeliveryView>> {
+  const result = await store.listDeliveries(filter, { limit: page.limit, ...(page.cursor !== undefined && { before: decodeDeliveryCursor(page.cursor) }) });
+  return { items: result.items.map((d) => deliveryView(d, pauses)), nextCursor: result.nextCursor === null ? null : encodeDeliveryCursor(result.nextCursor) };
+}
+
+async function deliveriesOfEvent(store: Store, eventId: number): Promise<DeliveryDetail[]> {
+  const details: DeliveryDetail[] = [];
+  let before: number | undefined;
+  do {
+    const page = await store.listDeliveries({ eventId }, { limit: 500, ...(before !== undefined && { before }) });
+    for (const delivery of page.items) {
+      const detail = await store.getDelivery(delivery.id);
+      if (detail) details.push(detail);
+    }
+    before = page.nextCursor ?? undefined;
+  } while (before !== undefined);
+  return details;
+}
+
+export async function eventWithDeliveries(store: Store, eventId: number, pauses: DeliveryPauses): Promise<EventWithDeliveries> {
+  const event = await store.getEvent(eventId);
+  if (!event) throw new HookrelayError('not_found', `No event ${eventId}.`);
+  const deliveries = await deliveriesOfEvent(store, eventId);
+  return { event: eventDetailView(event), deliveries: deliveries.map((d) => deliveryDetailView(d, pauses)) };
+}
+
+export async function getDeliveryDetail(store: Store, id: number, pauses: DeliveryPauses): Promise<DeliveryDetailView> {
+  const delivery = await store.getDelivery(id);
+  if (!delivery) throw new HookrelayError('not_found', `No delivery ${id}.`);
+  return deliveryDetailView(delivery, pauses);
+}
+
+/** Makes a delivered or dead delivery pending and due now (`not_found`, or `conflict` when already pending). */
+export async function retryDelivery(ctx: Pick<OperationsContext, 'store' | 'now' | 'wakeWorker'>, id: number, pauses: DeliveryPauses): Promise<DeliveryView> {
+  if (!(await ctx.store.retryDelivery(id, ctx.now()))) {
+    const existing = await ctx.store.getDelivery(id);
+    if (!existing) throw new HookrelayError('not_found', `No delivery ${id}.`);
+    throw new HookrelayError('conflict', `Delivery ${id} is already pending.`, { state: existing.state });
+  }
+  ctx.wakeWorker();
+  const { attemptLog: _attempts, ...delivery } = (await ctx.store.getDelivery(id))!;
+  return deliveryView(delivery, pauses);
+}

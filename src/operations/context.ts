@@ -1,0 +1,25 @@
+import type { Logger } from 'pino';
+import type { Dispatcher } from 'undici';
+import type { SourceConfig } from '../config.js';
+import type { SsrfGuard } from '../delivery/ssrf-guard.js';
+import type { Env } from '../rules/env-references.js';
+import type { RuleSetStatus } from '../rules/watcher.js';
+import type { RuleSet } from '../rules/types.js';
+import type { Store } from '../store/store.js';
+
+/** What the operations work with: assembled once by the composition root (server) or per command (local CLI). */
+export interface OperationsContext {
+  store: Store;
+  rules: { current(): RuleSet; status(): RuleSetStatus };
+  /** Tells the delivery worker new deliveries are due (a no-op when delivery is disabled). */
+  wakeWorker: () => void;
+  /** The SSRF-guarded dispatcher: resends reach only addresses the guard allows. */
+  dispatcher: Dispatcher;
+  /** The same SSRF guard: explain asks it about destinations without connecting. */
+  guard: SsrfGuard;
+  sources: ReadonlyMap<string, SourceConfig>;
+  logger: Logger;
+  now: () => number;
+  /** Values for `${NAME}` references: kept rule versions (replay with original routing) are compiled with them. */
+  env: Env;
+}

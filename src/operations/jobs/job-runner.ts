@@ -1,0 +1,138 @@
+import type { Logger } from 'pino';
+import { HookrelayError } from '../../errors.js';
+import type { Env } from '../../rules/env-references.js';
+import type { RuleSet } from '../../rules/types.js';
+import type { BulkDeliveryFilter, EventSelection, Job, Store } from '../../store/store.js';
+import { BulkReplayPlanner } from '../bulk-replay-plan.js';
+import { DEFAULT_ROUTE_MODE, ReplayRouter, type RouteMode } from '../replay-routing.js';
+import { countEventsThrough, newestEventId } from './batches.js';
+import { runReplayJob, type BatchLoop, type BatchLoopResult } from './replay-job.js';
+import { runRetryJob } from './retry-job.js';
+
+export interface JobRunnerOptions {
+  store: Store;
+  rules: () => RuleSet;
+  /** Values for `${NAME}` references of kept rule versions (original routing). */
+  env: Env;
+  wakeWorker: () => void;
+  logger: Logger;
+  now: () => number;
+  /** Jobs allowed to run at once; one more is refused with 409 (default 2). */
+  maxRunning?: number;
+}
+
+const RESTART_ERROR = 'interrupted by a server restart; the deliveries it created are kept. Start a new job to cover the rest (processed shows how far it got).';
+const SHUTDOWN_ERROR = 'interrupted by a server shutdown; the deliveries it created are kept. Start a new job to cover the rest (processed shows how far it got).';
+
+/**
+ * Runs bulk replays and retries in the background, a batch at a time, with their progress in the store
+ * for polling. Cancelling takes effect between batches. A job a restart interrupted is marked failed
+ * at the next start (not resumed: the rules may have changed, and a new job with the same filter is
+ * one request away).
+ */
+export class JobRunner {
+  private readonly running = new Map<number, Promise<void>>();
+  private readonly cancelled = new Set<number>();
+  /** Jobs being sized (counted) before they are created: they count against `maxRunning` too. */
+  private starting = 0;
+  private stopping = false;
+
+  private constructor(private readonly options: JobRunnerOptions) {}
+
+  static async start(options: JobRunnerOptions): Promise<JobRunner> {
+    const interrupted = await options.store.failRunningJobs(RESTART_ERROR, options.now());
+    if (interrupted > 0) options.logger.warn({ jobs: interrupted }, 'admin jobs interrupted by the last shutdown were marked failed');
+    return new JobRunner(options);
+  }
+
+  async startReplay(filter: Record<string, unknown>, selection: EventSelection, ruleId: string | null, options: { route?: RouteMode; dryRun?: boolean } = {}): Promise<Job> {
+    const route = options.route ?? DEFAULT_ROUTE_MODE;
+    if (route === 'current' && ruleId !== null && !this.options.rules().rules.some((rule) => rule.id === ruleId)) {
+      throw new HookrelayError('not_found', `No rule "${ruleId}" in the current rule set.`, { ruleId });
+    }
+    return this.startJob(async () => {
+      const throughId = await newestEventId(this.options.store);
+      const total = await countEventsThrough(this.options.store, selection, throughId);
+      const job = await this.create('replay', filter, ruleId, total);
+      const planner = new BulkReplayPlanner(new ReplayRouter(this.options.store, this.options.env, this.options.rules), route, ruleId, options.dryRun ?? false);
+      this.launch(job, (loop) => runReplayJob(loop, { selection, throughId, planner, total }));
+      return job;
+    });
+  }
+
+  async startRetry(filter: Record<string, unknown>, deadFilter: BulkDeliveryFilter): Promise<Job> {
+    return this.startJob(async () => {
+      const total = await this.options.store.countDeadDeliveries(deadFilter);
+      const job = await this.create('retry', filter, deadFilter.ruleId ?? null, total);
+      this.launch(job, (loop) => runRetryJob(loop, deadFilter, total, this.options.now));
+      return job;
+    });
+  }
+
+  /** Stops a running job before its next batch; its state is `cancelled` from now on. */
+  async cancel(id: number): Promise<Job> {
+    const job = await this.options.store.getJob(id);
+    if (!job) throw new HookrelayError('not_found', `No job ${id}.`);
+    if (job.state !== 'running') throw new HookrelayError('conflict', `Job ${id} has already finished (${job.state}).`, { state: job.state });
+    // No batch is half-written at this point: each one is planned, checked against this flag, then
+    // written in one synchronous transaction.
+    this.cancelled.add(id);
+    await this.options.store.finishJob(id, 'cancelled', null, this.options.now());
+    return (await this.options.store.getJob(id))!;
+  }
+
+  /** Shutdown: every job stops after its current batch and is marked failed. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await Promise.all(this.running.values());
+  }
+
+  /** Resolves when the job's background work has ended (tests and shutdown). */
+  async settled(id: number): Promise<void> {
+    await this.running.get(id);
+  }
+
+  private async startJob(start: () => Promise<Job>): Promise<Job> {
+    if (this.stopping) throw new HookrelayError('shutting_down', 'The server is shutting down and starts no new jobs.');
+    const busy = this.running.size + this.starting;
+    if (busy >= (this.options.maxRunning ?? 2)) {
+      throw new HookrelayError('conflict', `${busy} jobs are already running; wait for one to finish or cancel one.`, { running: [...this.running.keys()] });
+    }
+    this.starting += 1;
+    try {
+      return await start();
+    } finally {
+      this.starting -= 1;
+    }
+  }
+
+  private create(kind: Job['kind'], filter: Record<string, unknown>, ruleId: string | null, total: number): Promise<Job> {
+    return this.options.store.createJob({ kind, filter, ruleId, total, startedAt: this.options.now() });
+  }
+
+  private launch(job: Job, run: (loop: BatchLoop) => Promise<BatchLoopResult>): void {
+    const { store, logger, now } = this.options;
+    const loop: BatchLoop = {
+      store,
+      shouldStop: () => this.stopping || this.cancelled.has(job.id),
+      onProgress: (progress) => store.updateJobProgress(job.id, progress),
+      wakeWorker: this.options.wakeWorker,
+    };
+    const work = (async () => {
+      try {
+        const { progress } = await run(loop);
+        if (this.cancelled.has(job.id)) return;
+        if (this.stopping) await store.finishJob(job.id, 'failed', SHUTDOWN_ERROR, now());
+        else await store.finishJob(job.id, 'done', null, now());
+        logger.info({ jobId: job.id, kind: job.kind, ...progress }, 'admin job finished');
+      } catch (err) {
+        logger.error({ err, jobId: job.id, kind: job.kind }, 'admin job failed');
+        await store.finishJob(job.id, 'failed', (err as Error).message ?? String(err), now()).catch(() => false);
+      } finally {
+        this.running.delete(job.id);
+        this.cancelled.delete(job.id);
+      }
+    })();
+    this.running.set(job.id, work);
+  }
+}

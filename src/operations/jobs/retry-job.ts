@@ -1,0 +1,27 @@
+import type { BulkDeliveryFilter, JobProgress } from '../../store/store.js';
+import { JOB_BATCH_SIZE, yieldToEventLoop } from './batches.js';
+import type { BatchLoop, BatchLoopResult } from './replay-job.js';
+
+/**
+ * Makes matching dead-lettered deliveries pending again, oldest first, one transaction per batch. A
+ * delivery that dies again while the job runs is not picked up a second time (the job has passed its id).
+ * `filter.afterId` resumes an interrupted run.
+ */
+export async function runRetryJob(loop: BatchLoop, filter: BulkDeliveryFilter, total: number, now: () => number): Promise<BatchLoopResult> {
+  const progress: JobProgress = { total, processed: 0, created: 0, failed: 0 };
+  let lastId = filter.afterId;
+  for (;;) {
+    if (loop.shouldStop()) return { progress, stopped: true, lastId };
+    const ids = await loop.store.retryDeadDeliveries({ ...filter, afterId: lastId ?? 0 }, JOB_BATCH_SIZE, now());
+    progress.processed += ids.length;
+    progress.created += ids.length;
+    // Deliveries dead-lettered after the job started may be included: the total grows with them.
+    progress.total = Math.max(progress.total, progress.processed);
+    if (ids.length > 0) lastId = ids.at(-1)!;
+    await loop.onProgress({ ...progress });
+    if (ids.length > 0) loop.wakeWorker();
+    if (ids.length < JOB_BATCH_SIZE) break;
+    await yieldToEventLoop();
+  }
+  return { progress, stopped: false, lastId };
+}

@@ -1,0 +1,234 @@
+import { z } from 'zod';
+
+/**
+ * What the admin API answers. The handlers build their answers with these types (views.ts) and the
+ * OpenAPI document is generated from the same schemas. Times are ISO 8601 strings.
+ */
+
+export const ValidationSchema = z.enum(['valid', 'unrecognised', 'invalid']);
+export const DeliveryStateSchema = z.enum(['pending', 'delivered', 'dead']);
+
+const isoTime = z.string().meta({ format: 'date-time' });
+const int = z.number().int();
+
+export const ErrorBodySchema = z
+  .object({ error: z.object({ code: z.string(), message: z.string(), details: z.unknown() }) })
+  .meta({ id: 'Error', description: 'see docs/errors.md; validation errors list `details.issues[{path,message,code}]`' });
+
+export const EventEditSchema = z
+  .object({
+    editedFrom: int.meta({ description: 'id of the stored event it was edited from (it may since have been pruned)' }),
+    editedAt: isoTime,
+    via: z.enum(['console', 'cli', 'api']),
+    number: int.meta({ description: '1, 2, ... among the edited copies of one transfer' }),
+  })
+  .meta({ id: 'EventEdit', description: 'set for an edited copy of a stored event; null for an event received (or imported)' });
+
+export const EventSummarySchema = z
+  .object({
+    id: int,
+    source: z.string(),
+    event: z.string(),
+    transferId: z.string().meta({ description: '`result.id` of the event' }),
+    checkoutId: z.string().nullable(),
+    email: z.string().nullable(),
+    walletAddress: z.string().nullable(),
+    validation: ValidationSchema,
+    receivedAt: isoTime,
+    lastReceivedAt: isoTime,
+    receivedCount: int,
+    bodyBytes: int,
+    edit: EventEditSchema.nullable(),
+  })
+  .meta({ id: 'EventSummary' });
+
+export const ForwardingSchema = z
+  .object({
+    state: z.enum(['none', 'pending', 'dead', 'delivered']).meta({
+      description: '`none`: no rule took the event; `pending`: a delivery is still being tried; `dead`: none pending, one or more dead-lettered; `delivered`: every delivery arrived',
+    }),
+    pending: int,
+    delivered: int,
+    dead: int,
+  })
+  .meta({ id: 'Forwarding', description: 'whether the event was forwarded: its deliveries per state' });
+
+export const EventListItemSchema = EventSummarySchema.extend({ forwarding: ForwardingSchema }).meta({ id: 'EventListItem' });
+
+export const EventDetailSchema = EventSummarySchema.extend({
+  importedAt: isoTime.nullable().meta({ description: 'when `events import` stored it (retention counts its age from then); null for a webhook received here' }),
+  ruleSetHash: z.string().nullable().meta({ description: 'the rule set that routed it; null for events stored before rule sets were kept (their original routing is unknown)' }),
+  headers: z.record(z.string(), z.string()).meta({ description: 'received headers, credentials removed (signatures kept)' }),
+  body: z.string().meta({ description: 'the raw bytes as UTF-8 text' }),
+  bodyBase64: z.string().meta({ description: 'the exact bytes received' }),
+  parsed: z.unknown().meta({ description: 'the body parsed as JSON' }),
+}).meta({ id: 'EventDetail' });
+
+export const DeliverySchema = z
+  .object({
+    id: int,
+    eventId: int,
+    ruleId: z.string(),
+    ruleSetHash: z.string(),
+    origin: z.enum(['ingest', 'replay']),
+    state: DeliveryStateSchema,
+    contentType: z.string(),
+    attempts: int,
+    nextAttemptAt: isoTime.nullable(),
+    lastStatus: int.nullable(),
+    lastError: z.string().nullable(),
+    deadReason: z.string().nullable(),
+    pausedReason: z.string().nullable().meta({ description: 'why a pending delivery is held without attempts (its rule is disabled); null when it is not' }),
+    lastAttemptSent: z.boolean().nullable().meta({ description: 'whether the last attempt reached the destination (false: refused by the SSRF guard, no such host, connection refused, rule removed); null before any attempt' }),
+    createdAt: isoTime,
+    updatedAt: isoTime,
+  })
+  .meta({ id: 'Delivery' });
+
+export const AttemptSchema = z
+  .object({
+    attempt: int,
+    startedAt: isoTime,
+    durationMs: z.number(),
+    urlOrigin: z.string(),
+    status: int.nullable(),
+    errorCode: z.string().nullable(),
+    errorMessage: z.string().nullable(),
+    responseExcerpt: z.string().nullable(),
+    outcome: DeliveryStateSchema.meta({ description: 'the state the attempt left the delivery in' }),
+  })
+  .meta({ id: 'Attempt' });
+
+export const DeliveryDetailSchema = DeliverySchema.extend({ attemptLog: z.array(AttemptSchema) }).meta({ id: 'DeliveryDetail' });
+
+export const JobSchema = z
+  .object({
+    id: int,
+    kind: z.enum(['replay', 'retry']),
+    state: z.enum(['running', 'done', 'cancelled', 'failed']),
+    filter: z.record(z.string(), z.unknown()),
+    ruleId: z.string().nullable(),
+    total: int,
+    processed: int,
+    created: int,
+    failed: int,
+    startedAt: isoTime,
+    finishedAt: isoTime.nullable(),
+    error: z.string().nullable(),
+    summary: z
+      .record(z.string(), z.unknown())
+      .nullable()
+      .meta({ description: 'a replay job: `route`, `dryRun`, `perRule` (deliveries per rule), `withheld` (per rule), `unknownRouting` (events stored before rule sets were kept), `sample` (the first planned sends)' }),
+  })
+  .meta({ id: 'Job' });
+
+export const DeadCountSchema = z.object({ count: int }).meta({ id: 'DeadCount' });
+
+export const EventListSchema = z.object({ items: z.array(EventListItemSchema), nextCursor: z.string().nullable() });
+export const DeliveryListSchema = z.object({ items: z.array(DeliverySchema), nextCursor: z.string().nullable() });
+export const EventWithDeliveriesSchema = z.object({ event: EventDetailSchema, deliveries: z.array(DeliveryDetailSchema) });
+export const PlannedSendSchema = z
+  .object({
+    ruleId: z.string(),
+    ruleSetHash: z.string().meta({ description: 'the rule version it is sent with (retries keep it)' }),
+    destination: z.string().meta({ description: "the rule's to.url as written (${ENV} references unresolved)" }),
+    method: z.string(),
+    contentType: z.string(),
+    body: z.string().meta({ description: 'what is sent (UTF-8 text): the transformed body or the raw bytes' }),
+    deadReason: z.string().nullable().meta({ description: 'the transform failed: stored dead-lettered with this reason' }),
+  })
+  .meta({ id: 'PlannedSend' });
+
+export const WithheldSchema = z
+  .object({ ruleId: z.string(), reason: z.string() })
+  .meta({ id: 'Withheld', description: 'a rule of the routing that matches but is not sent (removed or disabled today, or not compilable on this node)' });
+
+export const ReplayResultSchema = z.object({
+  route: z.enum(['current', 'original']),
+  ruleSetHash: z.string().meta({ description: 'the rule set the replay went through' }),
+  dryRun: z.boolean(),
+  planned: z.array(PlannedSendSchema).meta({ description: 'what is (dry run: would be) sent where' }),
+  withheld: z.array(WithheldSchema),
+  deliveries: z.array(DeliverySchema).meta({ description: 'the deliveries created; none on a dry run' }),
+});
+export const JobListSchema = z.array(JobSchema);
+
+export const EditedReplayResultSchema = z.object({
+  event: EventDetailSchema.nullable().meta({ description: 'the edited copy: a new event whose `edit.editedFrom` is the original; null on a dry run' }),
+  dryRun: z.boolean(),
+  issues: z.array(z.object({ path: z.string(), message: z.string(), code: z.string() })).meta({ description: 'where the edited body fails the event schema' }),
+  changes: z
+    .array(z.object({ path: z.string(), change: z.enum(['added', 'removed', 'changed']), before: z.unknown().optional(), after: z.unknown().optional() }))
+    .meta({ description: 'what the edit changed from the stored original, leaf by leaf' }),
+  appliedWithoutMatch: z.string().nullable().meta({ description: "with ruleId: why the rule's filter does not match the edited body (it was applied anyway); null when it matches" }),
+  ruleSetHash: z.string(),
+  planned: z.array(PlannedSendSchema),
+  deliveries: z.array(DeliverySchema),
+});
+
+export const ResendResultSchema = z.object({
+  status: int.nullable().meta({ description: 'HTTP status of the answer; null when none came' }),
+  durationMs: z.number(),
+  responseExcerpt: z.string(),
+  error: z.object({ code: z.string(), message: z.string() }).nullable().meta({ description: 'timeout, connection error, ...' }),
+});
+
+const RuleCountsSchema = z.object({ pending: int, delivered: int, dead: int });
+
+export const RuleStatusSchema = z
+  .object({
+    id: z.string(),
+    description: z.string().optional(),
+    file: z.string(),
+    line: int,
+    enabled: z.boolean(),
+    on: z.array(z.string()),
+    source: z.string().optional(),
+    where: z.record(z.string(), z.unknown()),
+    transform: z.string().optional(),
+    to: z.object({ url: z.string(), method: z.enum(['POST', 'PUT', 'PATCH']), headers: z.record(z.string(), z.string()), forwardHeaders: z.array(z.string()) }),
+    sign: z.object({ scheme: z.enum(['none', 'standard-webhooks', 'hmac-sha256-hex']), secret: z.string().optional(), header: z.string().optional() }),
+    timeoutMs: int,
+    retryScheduleMs: z.array(int),
+    retryOn: z.array(int),
+    concurrency: int.optional(),
+    rateLimitPerSecond: z.number().optional(),
+    env: z.array(z.string()),
+    counts: RuleCountsSchema,
+  })
+  .meta({ id: 'RuleStatus', description: 'the rule as written (secrets redacted, ${ENV} references unresolved) with its delivery counts' });
+
+export const RulesSchema = z.object({
+  hash: z.string(),
+  loadedAt: isoTime,
+  lastError: z.object({ at: isoTime, errors: z.array(z.string()).meta({ description: '`file:line path: message`' }) }).nullable(),
+  warnings: z.array(z.string()),
+  rules: z.array(RuleStatusSchema),
+});
+
+export const DryRunResultSchema = z.object({
+  results: z.array(
+    z.object({
+      eventId: int,
+      matched: z.boolean(),
+      reason: z.string().nullable().meta({ description: 'why it did not match; null when it matched' }),
+      body: z.string().optional().meta({ description: 'what would be sent (UTF-8 text)' }),
+      contentType: z.string().optional(),
+      deadReason: z.string().optional().meta({ description: 'the transform failed: the delivery would be dead-lettered with this reason' }),
+      renderError: z.string().optional().meta({ description: 'deprecated: the same as deadReason', deprecated: true }),
+    }),
+  ),
+});
+
+export type EventSummaryView = z.output<typeof EventSummarySchema>;
+export type EventListItemView = z.output<typeof EventListItemSchema>;
+export type ForwardingView = z.output<typeof ForwardingSchema>;
+export type EventDetailView = z.output<typeof EventDetailSchema>;
+export type DeliveryView = z.output<typeof DeliverySchema>;
+export type DeliveryDetailView = z.output<typeof DeliveryDetailSchema>;
+export type JobView = z.output<typeof JobSchema>;
+export type ResendResultView = z.output<typeof ResendResultSchema>;
+export type ReplayResultView = z.output<typeof ReplayResultSchema>;
+export type EditedReplayResultView = z.output<typeof EditedReplayResultSchema>;
+export type RulesView = z.output<typeof RulesSchema>;
+export type DryRunResultView = z.output<typeof DryRunResultSchema>;

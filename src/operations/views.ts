@@ -1,0 +1,123 @@
+import { lastAttemptSent, type DeliveryPauses } from '../delivery/delivery-pauses.js';
+import type { Delivery, DeliveryCounts, DeliveryDetail, EventSummary, Job, StoredEvent } from '../store/store.js';
+import type { EditedReplayAnswer } from './edited-replay.js';
+import type { RoutedReplayAnswer } from './routed-replay.js';
+import type { DeliveryDetailView, DeliveryView, EditedReplayResultView, EventDetailView, EventSummaryView, ForwardingView, JobView, ReplayResultView } from './view-schemas.js';
+
+/** Store records → admin API answers: unix ms become ISO 8601. */
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+const isoOrNull = (ms: number | null): string | null => (ms === null ? null : iso(ms));
+
+export function eventSummaryView(e: EventSummary): EventSummaryView {
+  return {
+    id: e.id,
+    source: e.source,
+    event: e.event,
+    transferId: e.transferId,
+    checkoutId: e.checkoutId,
+    email: e.email,
+    walletAddress: e.walletAddress,
+    validation: e.validation,
+    receivedAt: iso(e.receivedAt),
+    lastReceivedAt: iso(e.lastReceivedAt),
+    receivedCount: e.receivedCount,
+    bodyBytes: e.bodyBytes,
+    edit: e.edit && { editedFrom: e.edit.editedFrom, editedAt: iso(e.edit.editedAt), via: e.edit.via, number: e.edit.number },
+  };
+}
+
+/** An event's deliveries per state, and the one word that says where its forwarding stands. */
+export function forwardingView(counts: DeliveryCounts): ForwardingView {
+  const state = counts.pending > 0 ? 'pending' : counts.dead > 0 ? 'dead' : counts.delivered > 0 ? 'delivered' : 'none';
+  return { state, ...counts };
+}
+
+export function eventDetailView(e: StoredEvent): EventDetailView {
+  const { body, headers, importedAt, ruleSetHash, ...summary } = e;
+  return {
+    ...eventSummaryView({ ...summary, bodyBytes: body.length }),
+    importedAt: isoOrNull(importedAt),
+    ruleSetHash,
+    headers,
+    body: body.toString('utf8'),
+    bodyBase64: body.toString('base64'),
+    // Stored events passed the JSON check at ingest (imported ones may not have): never fail the page for it.
+    parsed: parseOrNull(body),
+  };
+}
+
+function parseOrNull(body: Buffer): unknown {
+  try {
+    return JSON.parse(body.toString('utf8')) as unknown;
+  } catch {
+    return null;
+  }
+}
+
+/** `pauses` says, from the current rules, why a pending delivery is held. */
+export function deliveryView(d: Delivery, pauses: DeliveryPauses): DeliveryView {
+  return {
+    id: d.id,
+    eventId: d.eventId,
+    ruleId: d.ruleId,
+    ruleSetHash: d.ruleSetHash,
+    origin: d.origin,
+    state: d.state,
+    contentType: d.contentType,
+    attempts: d.attempts,
+    nextAttemptAt: isoOrNull(d.nextAttemptAt),
+    lastStatus: d.lastStatus,
+    lastError: d.lastError,
+    deadReason: d.deadReason,
+    pausedReason: pauses(d),
+    lastAttemptSent: lastAttemptSent(d),
+    createdAt: iso(d.createdAt),
+    updatedAt: iso(d.updatedAt),
+  };
+}
+
+export function deliveryDetailView(d: DeliveryDetail, pauses: DeliveryPauses): DeliveryDetailView {
+  return {
+    ...deliveryView(d, pauses),
+    attemptLog: d.attemptLog.map((a) => ({
+      attempt: a.attempt,
+      startedAt: iso(a.startedAt),
+      durationMs: a.durationMs,
+      urlOrigin: a.urlOrigin,
+      status: a.status,
+      errorCode: a.errorCode,
+      errorMessage: a.errorMessage,
+      responseExcerpt: a.responseExcerpt,
+      outcome: a.outcome,
+    })),
+  };
+}
+
+export function jobView(j: Job): JobView {
+  return {
+    id: j.id,
+    kind: j.kind,
+    state: j.state,
+    filter: j.filter,
+    ruleId: j.ruleId,
+    total: j.total,
+    processed: j.processed,
+    created: j.created,
+    failed: j.failed,
+    startedAt: iso(j.startedAt),
+    finishedAt: isoOrNull(j.finishedAt),
+    error: j.error,
+    summary: j.summary ?? null,
+  };
+}
+
+export function replayResultView(answer: RoutedReplayAnswer, pauses: DeliveryPauses): ReplayResultView {
+  const { created, sends, ...rest } = answer;
+  return { ...rest, planned: sends, deliveries: created.map((d) => deliveryView(d, pauses)) };
+}
+
+export function editedReplayView(answer: EditedReplayAnswer, pauses: DeliveryPauses): EditedReplayResultView {
+  const { copy, created, ...rest } = answer;
+  return { ...rest, event: copy && eventDetailView(copy), deliveries: created.map((d) => deliveryView(d, pauses)) };
+}

@@ -1,0 +1,63 @@
+import { distance } from 'fastest-levenshtein';
+import { z } from 'zod';
+
+/** One step of a path into a rule file's value: a key or an array index. */
+export type PathSegment = string | number;
+
+/**
+ * "Did you mean" for misspelt keys and operators: the closest candidate within two edits (one for words
+ * of up to four characters), so `wehre` suggests `where` but an unrelated word suggests nothing.
+ */
+export function nearest(word: string, candidates: Iterable<string>): string | undefined {
+  const limit = word.length <= 4 ? 1 : 2;
+  let best: { candidate: string; edits: number } | undefined;
+  for (const candidate of candidates) {
+    const edits = distance(word.toLowerCase(), candidate.toLowerCase());
+    if (edits <= limit && (best === undefined || edits < best.edits)) best = { candidate, edits };
+  }
+  return best?.candidate;
+}
+
+/** ` (did you mean "where"?)`, or '' when nothing is near. */
+export function didYouMean(word: string, candidates: Iterable<string>): string {
+  const near = nearest(word, candidates);
+  return near === undefined ? '' : ` (did you mean "${near}"?)`;
+}
+
+/**
+ * The keys `schema` allows for the object found at `path` inside `value`. Unions (the `sign` schemes)
+ * contribute the options whose literal fields agree with the value, so `standard-webhooks` is never
+ * offered `header`.
+ */
+export function allowedKeysAt(schema: z.ZodType, value: unknown, path: readonly PathSegment[]): string[] {
+  const unwrapped = unwrap(schema);
+  if (path.length === 0) return objectOptions(unwrapped, value).flatMap((option) => Object.keys(option.shape));
+  const [head, ...rest] = path as [PathSegment, ...PathSegment[]];
+  const child = isRecord(value) ? value[String(head)] : undefined;
+  return objectOptions(unwrapped, value).flatMap((option) => {
+    const field = option.shape[String(head)] as z.ZodType | undefined;
+    return field === undefined ? [] : allowedKeysAt(field, child, rest);
+  });
+}
+
+function unwrap(schema: z.ZodType): z.ZodType {
+  if (schema instanceof z.ZodDefault || schema instanceof z.ZodOptional) return unwrap(schema.unwrap() as z.ZodType);
+  return schema;
+}
+
+function objectOptions(schema: z.ZodType, value: unknown): z.ZodObject[] {
+  if (schema instanceof z.ZodObject) return [schema];
+  if (!(schema instanceof z.ZodUnion)) return [];
+  const options = (schema.options as z.ZodType[]).map(unwrap).filter((option): option is z.ZodObject => option instanceof z.ZodObject);
+  const agreeing = options.filter((option) => literalsAgree(option, value));
+  return agreeing.length > 0 ? agreeing : options;
+}
+
+function literalsAgree(option: z.ZodObject, value: unknown): boolean {
+  if (!isRecord(value)) return false;
+  return Object.entries(option.shape).every(([key, field]) => !(field instanceof z.ZodLiteral) || field.values.has(value[key] as never));
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

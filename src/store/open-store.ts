@@ -1,0 +1,15 @@
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import { redactUrl } from './postgres/connection.js';
+import { PostgresStore } from './postgres/postgres-store.js';
+import { SqliteStore } from './sqlite/sqlite-store.js';
+import type { Store } from './store.js';
+
+/** PostgreSQL when `database.url` is set (several nodes share it), the embedded SQLite file in dataDir otherwise. */
+export async function openStore(config: Readonly<Config>, logger: Logger): Promise<Store> {
+  const { url, password, ...settings } = config.database;
+  if (url === undefined) return new SqliteStore({ dataDir: config.dataDir, durability: config.durability, commitIntervalMs: config.commitIntervalMs });
+  const store = await PostgresStore.open({ url, ...(password !== undefined && { password }), ...settings });
+  logger.info({ database: redactUrl(url), poolSize: settings.poolSize, notifications: settings.notifications }, 'store: PostgreSQL');
+  return store;
+}

@@ -1,0 +1,67 @@
+import pg from 'pg';
+import { parseIntoClientConfig } from 'pg-connection-string';
+import { HookrelayError } from '../../errors.js';
+
+/** What a node needs to reach the database; every field but `url` has a default that suits a small server. */
+export interface PostgresSettings {
+  /** postgres://user[:password]@host[:port]/database[?sslmode=...&sslrootcert=...] */
+  url: string;
+  /** Used when the URL carries no password (the operator's PGPASSWORD). */
+  password?: string;
+  /** Connections per node (ingest batches, claims, admin reads share them; notifications use one more). */
+  poolSize: number;
+  /** A statement running longer is cancelled (the write answers 503, the read 500/503). */
+  statementTimeoutMs: number;
+  /** A statement waiting this long for a row or table lock gives up. */
+  lockTimeoutMs: number;
+  /** Opening a connection, or waiting for a free one in the pool, gives up after this long. */
+  connectTimeoutMs: number;
+  /** LISTEN/NOTIFY wakes idle workers; off behind a pooler in transaction mode (polling carries the load). */
+  notifications: boolean;
+}
+
+// bigint columns are unix ms and ids: both far below 2^53, read as numbers rather than strings.
+const TYPES = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === pg.types.builtins.INT8 ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+};
+
+/**
+ * The client configuration for `settings`: TLS as the URL says (sslmode, sslrootcert, sslcert, sslkey, read by
+ * pg-connection-string), the password from the URL or else `settings.password`, and the session settings
+ * every connection needs, sent when it starts (no per-transaction SET: nothing a pooler would lose).
+ */
+export function clientConfig(settings: PostgresSettings): pg.ClientConfig {
+  let parsed: pg.ClientConfig;
+  try {
+    parsed = parseIntoClientConfig(settings.url);
+  } catch (err) {
+    throw new HookrelayError('invalid_config', `database.url: not a PostgreSQL URL (${redactUrl(settings.url)}): ${(err as Error).message}`);
+  }
+  return {
+    ...parsed,
+    password: parsed.password || settings.password,
+    types: TYPES,
+    connectionTimeoutMillis: settings.connectTimeoutMs,
+    statement_timeout: settings.statementTimeoutMs,
+    lock_timeout: settings.lockTimeoutMs,
+    // An acknowledgement promises the event is on the database's disk, whatever the server's default; the
+    // URL's own options (such as -c search_path=... for a schema of its own) come first.
+    options: [parsed.options, '-c synchronous_commit=on'].filter(Boolean).join(' '),
+    application_name: parsed.application_name ?? 'hookrelay',
+    keepAlive: true,
+  };
+}
+
+export function openPool(settings: PostgresSettings): pg.Pool {
+  const pool = new pg.Pool({ ...clientConfig(settings), max: settings.poolSize, idleTimeoutMillis: 30_000 });
+  // A pooled connection the server ended while idle (a restart, pg_terminate_backend) is dropped by the
+  // pool; without a listener its error event would end the process.
+  pool.on('error', () => {});
+  return pool;
+}
+
+/** The URL with its password replaced: what logs and error messages may show. */
+export function redactUrl(url: string): string {
+  return url.replace(/^([a-z]+:\/\/[^:/@]*):[^@]*@/i, '$1:***@').replace(/([?&]password=)[^&]*/i, '$1***');
+}

@@ -1,0 +1,123 @@
+import pg from 'pg';
+
+/** The channel on which a commit that made deliveries due announces it; the payload is the sender's id. */
+export const DUE_CHANNEL = 'hookrelay_deliveries_due';
+
+/**
+ * Listens for other nodes' "deliveries are due" notifications on a connection of its own (LISTEN needs a
+ * session: it cannot go through the pool, nor through a pooler in transaction mode, where polling carries
+ * the load instead). A lost connection is opened again after a pause that grows to `maxBackoffMs`;
+ * meanwhile the worker's poll finds the work, only later.
+ */
+export class DueNotifications {
+  private client: pg.Client | null = null;
+  private closed = false;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private backoffMs = 100;
+
+  constructor(
+    private readonly config: pg.ClientConfig,
+    private readonly ownId: string,
+    private readonly onDue: () => void,
+    private readonly maxBackoffMs = 5_000,
+  ) {}
+
+  /** Resolves once listening (or once the first try failed: notifications are an optimisation). */
+  async start(): Promise<void> {
+    await this.connect();
+  }
+
+  get listening(): boolean {
+    return this.client !== null;
+  }
+
+  private async connect(): Promise<void> {
+    if (this.closed) return;
+    const client = new pg.Client(this.config);
+    let gone = false;
+    const lost = (): void => {
+      if (gone) return;
+      gone = true;
+      if (this.client === client) this.client = null;
+      client.removeAllListeners('notification');
+      void client.end().catch(() => {});
+      this.reconnectLater();
+    };
+    client.on('error', lost);
+    client.on('end', lost);
+    client.on('notification', (message) => {
+      if (message.payload !== this.ownId) this.onDue();
+    });
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${DUE_CHANNEL}`);
+    } catch {
+      lost();
+      return;
+    }
+    if (this.closed) {
+      await client.end().catch(() => {});
+      return;
+    }
+    this.client = client;
+    this.backoffMs = 100;
+    // Work may have fallen due while no one listened.
+    this.onDue();
+  }
+
+  private reconnectLater(): void {
+    if (this.closed || this.retryTimer) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      void this.connect();
+    }, this.backoffMs);
+    this.retryTimer.unref();
+    this.backoffMs = Math.min(this.maxBackoffMs, this.backoffMs * 2);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    const client = this.client;
+    this.client = null;
+    if (client) {
+      client.removeAllListeners('end');
+      client.removeAllListeners('error');
+      client.on('error', () => {});
+      await client.end().catch(() => {});
+    }
+  }
+}
+
+/**
+ * Announces to the other nodes that deliveries fell due: one NOTIFY in flight at a time, and one more after
+ * it when others were asked for meanwhile (a burst of commits costs two statements, not one each). Sent
+ * after the commit, off the path of the acknowledgement; a failure only leaves the others to their poll.
+ */
+export class DueAnnouncer {
+  private sending = false;
+  private again = false;
+
+  constructor(
+    private readonly db: pg.Pool,
+    private readonly ownId: string,
+  ) {}
+
+  announce(): void {
+    if (this.sending) {
+      this.again = true;
+      return;
+    }
+    this.sending = true;
+    this.db
+      .query('SELECT pg_notify($1, $2)', [DUE_CHANNEL, this.ownId])
+      .catch(() => {})
+      .finally(() => {
+        this.sending = false;
+        if (this.again) {
+          this.again = false;
+          this.announce();
+        }
+      });
+  }
+}

@@ -1,0 +1,33 @@
+import type { EventSelection } from '../store.js';
+import type { SqlParams } from './sql-params.js';
+
+/**
+ * The WHERE conditions of an event selection on `events` aliased `alias` ("true" for none). Email and wallet
+ * compare without case (their indexes are on lower()). The delivery state is written as a literal: it is one
+ * of three known words, and a literal lets the planner use the partial index of unsettled deliveries.
+ */
+export function eventSelectionSql(selection: EventSelection, params: SqlParams, alias = 'e'): string {
+  const where: string[] = [];
+  const equals = (column: string, value: unknown): void => {
+    if (value !== undefined) where.push(`${alias}.${column} = ${params.add(value)}`);
+  };
+  equals('event', selection.event);
+  equals('source', selection.source);
+  equals('validation', selection.validation);
+  equals('checkout_id', selection.checkoutId);
+  equals('transfer_id', selection.transferId);
+  if (selection.email !== undefined) where.push(`lower(${alias}.email) = lower(${params.add(selection.email)})`);
+  if (selection.walletAddress !== undefined) where.push(`lower(${alias}.wallet_address) = lower(${params.add(selection.walletAddress)})`);
+  if (selection.receivedFrom !== undefined) where.push(`${alias}.received_at >= ${params.add(selection.receivedFrom)}`);
+  if (selection.receivedTo !== undefined) where.push(`${alias}.received_at < ${params.add(selection.receivedTo)}`);
+  if (selection.afterId !== undefined) where.push(`${alias}.id > ${params.add(selection.afterId)}`);
+  if (selection.throughId !== undefined) where.push(`${alias}.id <= ${params.add(selection.throughId)}`);
+  if (selection.deliveryState !== undefined) where.push(`EXISTS (SELECT 1 FROM deliveries ds WHERE ds.event_id = ${alias}.id AND ${deliveryStateSql('ds', selection.deliveryState)})`);
+  return where.length > 0 ? where.join(' AND ') : 'true';
+}
+
+/** "Has a delivery in this state", with the state as a checked literal. */
+export function deliveryStateSql(alias: string, state: string): string {
+  if (state !== 'pending' && state !== 'delivered' && state !== 'dead') throw new Error(`unknown delivery state ${JSON.stringify(state)}`);
+  return `${alias}.state = '${state}'`;
+}

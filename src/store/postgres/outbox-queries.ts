@@ -1,0 +1,186 @@
+import { randomUUID } from 'node:crypto';
+import type pg from 'pg';
+import type {
+  AttemptRecord, AttemptResolution, ClaimedDelivery, Delivery, DeliveryDetail, DeliveryFilter, DeliveryOrigin, NewDelivery, OutboxStats, Page,
+} from '../store.js';
+import { DELIVERY_COLUMNS, toDelivery, toStoredAttempt, type DeliveryRow } from '../stored-rows.js';
+import type { ClockOffset } from './clock-offset.js';
+import { named, SqlParams } from './sql-params.js';
+
+export interface AttemptToRecord {
+  deliveryId: number;
+  leaseToken: string;
+  attempt: AttemptRecord;
+  resolution: AttemptResolution;
+}
+
+/**
+ * One statement claims a batch: the due rows oldest first, locked with SKIP LOCKED so that workers on other
+ * nodes claiming at the same moment take other rows instead of waiting, then leased by moving
+ * next_attempt_at to the lease end (database clock) and stamping a token. A worker that dies leaves its rows
+ * leased; they fall due again when the lease ends, for any node to claim.
+ */
+const CLAIM = named('claim', `
+  WITH due AS (
+    SELECT id FROM deliveries WHERE state = 'pending' AND next_attempt_at <= $1
+    ORDER BY next_attempt_at, id LIMIT $2 FOR UPDATE SKIP LOCKED
+  )
+  UPDATE deliveries d SET next_attempt_at = $3, lease_token = $4, updated_at = $5
+  FROM due WHERE d.id = due.id
+  RETURNING d.id, d.event_id, d.rule_id, d.rule_set_hash, d.content_type, d.attempts,
+    COALESCE(d.body, (SELECT e.body FROM events e WHERE e.id = d.event_id)) AS payload`);
+
+/**
+ * Records a batch of attempts: each is appended whatever its lease says (it happened), once, even when the
+ * batch is sent again after a lost answer; the delivery moves on only if the lease is still the attempt's.
+ */
+const RECORD_ATTEMPTS = named('record_attempts', `
+  WITH input AS (
+    SELECT * FROM unnest($1::bigint[], $2::text[], $3::int[], $4::bigint[], $5::int[], $6::text[], $7::int[], $8::text[], $9::text[],
+                         $10::text[], $11::text[], $12::text[], $13::bigint[], $14::text[], $15::text[])
+      AS a(delivery_id, lease_token, attempt, started_at, duration_ms, url_origin, status, error_code, error_message, response_excerpt,
+           outcome, state, next_attempt_at, last_error, dead_reason)
+  ), logged AS (
+    INSERT INTO delivery_attempts (delivery_id, attempt, lease_token, started_at, duration_ms, url_origin, status, error_code, error_message,
+                                   response_excerpt, outcome)
+    SELECT delivery_id, attempt, lease_token, started_at, duration_ms, url_origin, status, error_code, error_message, response_excerpt, outcome
+    FROM input ORDER BY delivery_id
+    ON CONFLICT (delivery_id, lease_token, attempt) DO NOTHING
+  ), resolved AS (
+    UPDATE deliveries d SET state = a.state, attempts = a.attempt, next_attempt_at = a.next_attempt_at, lease_token = NULL,
+      last_status = a.status, last_error = a.last_error, dead_reason = a.dead_reason, updated_at = $16::bigint
+    FROM input a WHERE d.id = a.delivery_id AND d.lease_token = a.lease_token
+    RETURNING d.id
+  )
+  SELECT id FROM resolved`);
+
+const INSERT_DELIVERIES = named('insert_deliveries', `
+  INSERT INTO deliveries (event_id, rule_id, rule_set_hash, origin, state, body, content_type, next_attempt_at, dead_reason, created_at, updated_at)
+  SELECT d.event_id, d.rule_id, d.rule_set_hash, $8::text, CASE WHEN d.dead_reason IS NULL THEN 'pending' ELSE 'dead' END, d.body, d.content_type,
+         CASE WHEN d.dead_reason IS NULL THEN $9::bigint + d.delay_ms END, d.dead_reason, $10::bigint, $10::bigint
+  FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bytea[], $5::text[], $6::bigint[], $7::text[]) WITH ORDINALITY
+    AS d(event_id, rule_id, rule_set_hash, body, content_type, delay_ms, dead_reason, n)
+  ORDER BY d.n
+  RETURNING id`);
+
+/** Rows of claims whose answer never came back (see `claim`): due again at once, as nobody works on them. */
+const RELEASE_UNANSWERED = named('release_unanswered', `
+  UPDATE deliveries SET next_attempt_at = $2, lease_token = NULL WHERE lease_token = ANY($1::text[]) AND state = 'pending'`);
+const RELEASE = named('release', 'UPDATE deliveries SET next_attempt_at = $1, lease_token = NULL WHERE id = $2 AND lease_token = $3');
+const NEXT_DUE = named('next_due', "SELECT min(next_attempt_at) AS due FROM deliveries WHERE state = 'pending'");
+const RETRY = named('retry', `
+  UPDATE deliveries SET state = 'pending', next_attempt_at = $1, lease_token = NULL, dead_reason = NULL, updated_at = $2
+  WHERE id = $3 AND state <> 'pending'`);
+const STATS = named('stats', `
+  SELECT
+    (SELECT count(*) FROM deliveries WHERE state = 'pending') AS pending,
+    (SELECT count(*) FROM deliveries WHERE state = 'pending' AND next_attempt_at <= $1) AS due,
+    (SELECT count(*) FROM deliveries WHERE state = 'dead') AS dead,
+    (SELECT min(next_attempt_at) FROM deliveries WHERE state = 'pending' AND next_attempt_at <= $1) AS oldest`);
+
+/** The outbox's SQL. Due times cross the interface in the node's clock and are stored in the database's. */
+export class OutboxQueries {
+  /** Lease tokens of claims that failed without an answer: their commit may have gone through all the same. */
+  private readonly unanswered = new Set<string>();
+
+  constructor(
+    private readonly db: pg.Pool,
+    private readonly clock: ClockOffset,
+  ) {}
+
+  private toDelivery(row: DeliveryRow): Delivery {
+    const delivery = toDelivery(row);
+    return row.next_attempt_at === null ? delivery : { ...delivery, nextAttemptAt: this.clock.toNode(row.next_attempt_at) };
+  }
+
+  /** Outbox rows for stored events (replay), in one statement; returns their ids in order. */
+  async insert(db: pg.Pool | pg.PoolClient, rows: readonly { eventId: number; delivery: NewDelivery }[], origin: DeliveryOrigin, now: number): Promise<number[]> {
+    if (rows.length === 0) return [];
+    const columns: unknown[][] = Array.from({ length: 7 }, () => []);
+    for (const { eventId, delivery: d } of rows) {
+      [eventId, d.ruleId, d.ruleSetHash, d.body, d.contentType, d.delayMs ?? 0, d.deadReason ?? null].forEach((value, i) => columns[i]!.push(value));
+    }
+    const result = await db.query<{ id: number }>({ ...INSERT_DELIVERIES, values: [...columns, origin, this.clock.toDatabase(now), now] });
+    return result.rows.map((r) => r.id);
+  }
+
+  /**
+   * A claim that fails without an answer (its connection was cut) may still have committed, leaving rows
+   * leased that no worker holds: the next claim first gives them back, instead of their waiting out the lease.
+   */
+  async claim(now: number, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+    const dbNow = this.clock.toDatabase(now);
+    if (this.unanswered.size > 0) {
+      const tokens = [...this.unanswered];
+      await this.db.query({ ...RELEASE_UNANSWERED, values: [tokens, dbNow] });
+      for (const token of tokens) this.unanswered.delete(token);
+    }
+    const leaseToken = randomUUID();
+    let rows: { id: number; event_id: number; rule_id: string; rule_set_hash: string; content_type: string; attempts: number; payload: Buffer }[];
+    try {
+      ({ rows } = await this.db.query({ ...CLAIM, values: [dbNow, limit, dbNow + leaseMs, leaseToken, now] }));
+    } catch (err) {
+      this.unanswered.add(leaseToken);
+      throw err;
+    }
+    return rows
+      .map((r) => ({ id: r.id, eventId: r.event_id, ruleId: r.rule_id, ruleSetHash: r.rule_set_hash, contentType: r.content_type, attempts: r.attempts, leaseToken, payload: r.payload }))
+      .sort((a, b) => a.id - b.id);
+  }
+
+  async recordAttempts(records: readonly AttemptToRecord[], now: number): Promise<boolean[]> {
+    const columns: unknown[][] = Array.from({ length: 15 }, () => []);
+    for (const { deliveryId, leaseToken, attempt: a, resolution: r } of records) {
+      const lastError = a.errorCode ? `${a.errorCode}: ${a.errorMessage ?? ''}`.trim() : null;
+      [
+        deliveryId, leaseToken, a.attempt, a.startedAt, a.durationMs, a.urlOrigin, a.status, a.errorCode, a.errorMessage, a.responseExcerpt, a.outcome,
+        r.state, r.state === 'pending' ? this.clock.toDatabase(r.nextAttemptAt) : null, lastError, r.state === 'dead' ? r.reason : null,
+      ].forEach((value, i) => columns[i]!.push(value));
+    }
+    const { rows } = await this.db.query<{ id: number }>({ ...RECORD_ATTEMPTS, values: [...columns, now] });
+    const resolved = new Set(rows.map((r) => r.id));
+    return records.map((r) => resolved.has(r.deliveryId));
+  }
+
+  async release(deliveryId: number, leaseToken: string, nextAttemptAt: number): Promise<void> {
+    await this.db.query({ ...RELEASE, values: [this.clock.toDatabase(nextAttemptAt), deliveryId, leaseToken] });
+  }
+
+  async nextDueAt(): Promise<number | null> {
+    const due = (await this.db.query<{ due: number | null }>(NEXT_DUE)).rows[0]!.due;
+    return due === null ? null : this.clock.toNode(due);
+  }
+
+  async get(id: number): Promise<DeliveryDetail | null> {
+    const { rows } = await this.db.query<DeliveryRow>(`SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE id = $1`, [id]);
+    if (rows.length === 0) return null;
+    const attempts = await this.db.query<Record<string, unknown>>('SELECT * FROM delivery_attempts WHERE delivery_id = $1 ORDER BY id', [id]);
+    const attemptLog = attempts.rows.map(toStoredAttempt);
+    return { ...this.toDelivery(rows[0]!), attemptLog };
+  }
+
+  async list(filter: DeliveryFilter, page: { limit: number; before?: number }): Promise<Page<Delivery>> {
+    const params = new SqlParams();
+    const where: string[] = [];
+    if (filter.state) where.push(`state = ${params.add(filter.state)}`);
+    if (filter.ruleId) where.push(`rule_id = ${params.add(filter.ruleId)}`);
+    if (filter.eventId !== undefined) where.push(`event_id = ${params.add(filter.eventId)}`);
+    if (page.before !== undefined) where.push(`id < ${params.add(page.before)}`);
+    const { rows } = await this.db.query<DeliveryRow>(
+      `SELECT ${DELIVERY_COLUMNS} FROM deliveries ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ${params.add(page.limit + 1)}`,
+      params.values,
+    );
+    const items = rows.slice(0, page.limit).map((row) => this.toDelivery(row));
+    return { items, nextCursor: rows.length > page.limit ? items.at(-1)!.id : null };
+  }
+
+  async retryNow(id: number, now: number): Promise<boolean> {
+    return (await this.db.query({ ...RETRY, values: [this.clock.toDatabase(now), now, id] })).rowCount === 1;
+  }
+
+  async stats(now: number): Promise<OutboxStats> {
+    const dbNow = this.clock.toDatabase(now);
+    const row = (await this.db.query<{ pending: number; due: number; dead: number; oldest: number | null }>({ ...STATS, values: [dbNow] })).rows[0]!;
+    return { pending: row.pending, due: row.due, dead: row.dead, oldestDueAgeMs: row.oldest === null ? 0 : dbNow - row.oldest };
+  }
+}

@@ -1,0 +1,317 @@
+import { randomUUID } from 'node:crypto';
+import type pg from 'pg';
+import { HookrelayError } from '../../errors.js';
+import { DueListeners } from '../due-listeners.js';
+import type {
+  AttemptRecord, AttemptResolution, BulkDeliveryFilter, ClaimedDelivery, Delivery, DeliveryDetail, DeliveryFilter, DeliveryOrigin, EventBody,
+  EventPosition, EventSearch, EventPage, EventSelection, ImportedEvent, ImportOptions, ImportResult, Job,
+  JobProgress, JobState, KeptRuleSet, NewDelivery, NewEditedCopy, NewEvent, NewJob, OutboxStats, Page, DeliveryCounts, SaveEventResult, Store,
+  StoredEvent,
+} from '../store.js';
+import { AdminQueries } from './admin-queries.js';
+import { BatchCommit } from './batch-commit.js';
+import { ClockOffset } from './clock-offset.js';
+import { clientConfig, openPool, type PostgresSettings } from './connection.js';
+import { DueAnnouncer, DueNotifications } from './due-notifications.js';
+import { EventQueries } from './event-queries.js';
+import { KeptQueries } from './kept-queries.js';
+import { migrate } from './migrate.js';
+import { OutboxQueries, type AttemptToRecord } from './outbox-queries.js';
+import { saveEvents } from './save-events.js';
+import { asReadError, asStoreError, isRetryable, isStoreWideError } from './store-errors.js';
+
+const DATABASE_CLOCK_MS = 'SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now';
+
+/**
+ * The Store on PostgreSQL, shared by any number of nodes. Every guarantee of the SQLite store holds: an
+ * event is acknowledged only after the COMMIT that holds it (synchronous_commit on), stored once per
+ * (source, event, transfer id) whichever node receives which copy, with its raw bytes; lists page by keyset;
+ * a database that cannot commit answers 503 store_unavailable, and the pool opens new connections by itself
+ * once it can again.
+ */
+export class PostgresStore implements Store {
+  private readonly pool: pg.Pool;
+  private readonly clock: ClockOffset;
+  private readonly saveGroup: BatchCommit<NewEvent, SaveEventResult>;
+  private readonly attemptGroup: BatchCommit<AttemptToRecord, boolean>;
+  private readonly outbox: OutboxQueries;
+  private readonly events: EventQueries;
+  private readonly admin: AdminQueries;
+  private readonly kept: KeptQueries;
+  private readonly due = new DueListeners();
+  /** This process's id in due notifications: its own are not echoed back to it. */
+  private readonly nodeId = randomUUID();
+  private notifications: DueNotifications | null = null;
+  private announcer: DueAnnouncer | null = null;
+  private closed = false;
+
+  private constructor(settings: PostgresSettings) {
+    this.pool = openPool(settings);
+    this.clock = new ClockOffset(async () => (await this.pool.query<{ now: number }>(DATABASE_CLOCK_MS)).rows[0]!.now);
+    this.outbox = new OutboxQueries(this.pool, this.clock);
+    this.events = new EventQueries(this.pool);
+    this.admin = new AdminQueries(this.pool, this.clock);
+    this.kept = new KeptQueries(this.pool);
+    const groupOptions = { failsEveryItem: isStoreWideError, isRetryable };
+    this.saveGroup = new BatchCommit((batch) => saveEvents(this.pool, batch, (receivedAt, delayMs) => this.clock.toDatabase(receivedAt) + delayMs), groupOptions);
+    this.attemptGroup = new BatchCommit((records) => this.outbox.recordAttempts(records, Date.now()), groupOptions);
+  }
+
+  /** Connects, applies the migrations this build has (refusing a newer schema), and starts listening. */
+  static async open(settings: PostgresSettings): Promise<PostgresStore> {
+    const store = new PostgresStore(settings);
+    try {
+      const client = await store.pool.connect();
+      try {
+        await migrate(client);
+      } finally {
+        client.release();
+      }
+      await store.clock.measure();
+      if (settings.notifications) {
+        store.notifications = new DueNotifications(clientConfig(settings), store.nodeId, () => store.due.notify());
+        store.announcer = new DueAnnouncer(store.pool, store.nodeId);
+        await store.notifications.start();
+      }
+    } catch (err) {
+      await store.close();
+      throw err instanceof HookrelayError ? err : asStoreError(err);
+    }
+    return store;
+  }
+
+  private ensureOpen(): void {
+    if (this.closed) throw new HookrelayError('store_unavailable', 'The event store is closed.');
+  }
+
+  /** A write outside the group commits: any failure is a 503. */
+  private async write<T>(fn: () => Promise<T>): Promise<T> {
+    this.ensureOpen();
+    try {
+      return await fn();
+    } catch (err) {
+      throw asStoreError(err);
+    }
+  }
+
+  private async read<T>(fn: () => Promise<T>): Promise<T> {
+    this.ensureOpen();
+    try {
+      return await fn();
+    } catch (err) {
+      throw asReadError(err);
+    }
+  }
+
+  /** Runs `fn` in one transaction on one connection. */
+  private transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    return this.write(async () => {
+      const client = await this.pool.connect();
+      let broken = false;
+      try {
+        await client.query('BEGIN');
+        const result = await fn(client);
+        await client.query('COMMIT');
+        return result;
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => {
+          broken = true;
+        });
+        throw err;
+      } finally {
+        client.release(broken);
+      }
+    });
+  }
+
+  /** Tells this node's workers at once, and the other nodes through NOTIFY. */
+  private deliveriesDue(): void {
+    this.due.notify();
+    if (!this.closed) this.announcer?.announce();
+  }
+
+  onDeliveriesDue(listener: () => void): () => void {
+    return this.due.add(listener);
+  }
+
+  async saveEvent(event: NewEvent): Promise<SaveEventResult> {
+    this.ensureOpen();
+    let result: SaveEventResult;
+    try {
+      result = await this.saveGroup.submit(event);
+    } catch (err) {
+      throw asStoreError(err);
+    }
+    if (!result.duplicate && event.deliveries?.some((d) => d.deadReason === undefined && !d.delayMs)) this.deliveriesDue();
+    return result;
+  }
+
+  getEvent(id: number): Promise<StoredEvent | null> {
+    return this.read(() => this.events.get(id));
+  }
+
+  claimDueDeliveries(options: { now: number; limit: number; leaseMs: number }): Promise<ClaimedDelivery[]> {
+    return this.write(() => this.outbox.claim(options.now, options.limit, options.leaseMs));
+  }
+
+  async recordAttempt(deliveryId: number, leaseToken: string, attempt: AttemptRecord, resolution: AttemptResolution): Promise<boolean> {
+    this.ensureOpen();
+    try {
+      return await this.attemptGroup.submit({ deliveryId, leaseToken, attempt, resolution });
+    } catch (err) {
+      throw asStoreError(err);
+    }
+  }
+
+  releaseDelivery(deliveryId: number, leaseToken: string, nextAttemptAt: number): Promise<void> {
+    return this.write(() => this.outbox.release(deliveryId, leaseToken, nextAttemptAt));
+  }
+
+  nextDueAt(): Promise<number | null> {
+    return this.read(() => this.outbox.nextDueAt());
+  }
+
+  getDelivery(id: number): Promise<DeliveryDetail | null> {
+    return this.read(() => this.outbox.get(id));
+  }
+
+  listDeliveries(filter: DeliveryFilter, page: { limit: number; before?: number }): Promise<Page<Delivery>> {
+    return this.read(() => this.outbox.list(filter, page));
+  }
+
+  async createDeliveries(eventId: number, deliveries: NewDelivery[], origin: DeliveryOrigin): Promise<number[]> {
+    const ids = await this.write(() => this.outbox.insert(this.pool, deliveries.map((delivery) => ({ eventId, delivery })), origin, Date.now()));
+    if (ids.length > 0) this.deliveriesDue();
+    return ids;
+  }
+
+  async retryDelivery(id: number, now: number): Promise<boolean> {
+    const retried = await this.write(() => this.outbox.retryNow(id, now));
+    if (retried) this.deliveriesDue();
+    return retried;
+  }
+
+  outboxStats(now: number): Promise<OutboxStats> {
+    return this.read(() => this.outbox.stats(now));
+  }
+
+  saveRuleSet(ruleSet: KeptRuleSet): Promise<void> {
+    return this.write(() => this.kept.saveRuleSet(ruleSet));
+  }
+
+  getRuleSet(hash: string): Promise<KeptRuleSet | null> {
+    return this.read(() => this.kept.getRuleSet(hash));
+  }
+
+  async saveEditedCopy(copy: NewEditedCopy): Promise<number> {
+    const deliveries = copy.deliveries ?? [];
+    const id = await this.transaction(async (client) => {
+      const copyId = await this.kept.insertEditedCopy(client, copy);
+      await this.outbox.insert(client, deliveries.map((delivery) => ({ eventId: copyId, delivery })), 'replay', copy.editedAt);
+      return copyId;
+    });
+    if (deliveries.some((d) => d.deadReason === undefined)) this.deliveriesDue();
+    return id;
+  }
+
+  async checkWritable(): Promise<void> {
+    await this.write(() => this.pool.query('INSERT INTO store_health (id, checked_at) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET checked_at = excluded.checked_at', [Date.now()]));
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    // Let anything already queued commit before the connections go away.
+    await Promise.all([this.saveGroup.idle(), this.attemptGroup.idle()]);
+    await this.notifications?.close();
+    await this.pool.end();
+  }
+
+  pruneEventsOlderThan(storedBefore: number, limit: number): Promise<number> {
+    return this.write(() => this.events.pruneOlderThan(storedBefore, limit));
+  }
+
+  pruneOldestEvents(limit: number): Promise<number> {
+    return this.write(() => this.events.pruneOldest(limit));
+  }
+
+  /** PostgreSQL's autovacuum makes deleted rows' space reusable by itself; there are no pages to give back here. */
+  async reclaimFreePages(_maxPages: number): Promise<number> {
+    this.ensureOpen();
+    return 0;
+  }
+
+  countEvents(selection: EventSelection): Promise<number> {
+    return this.read(() => this.events.count(selection));
+  }
+
+  listEventsForExport(selection: EventSelection, limit: number): Promise<StoredEvent[]> {
+    return this.read(() => this.events.listFull(selection, limit));
+  }
+
+  listEventBodies(selection: EventSelection, limit: number): Promise<EventBody[]> {
+    return this.read(() => this.events.listBodies(selection, limit));
+  }
+
+  firstEventIdReceivedFrom(receivedFrom: number): Promise<number | null> {
+    return this.read(() => this.events.firstIdReceivedFrom(receivedFrom));
+  }
+
+  importEvents(events: ImportedEvent[], options: ImportOptions = {}): Promise<ImportResult> {
+    const importedAt = options.importedAt === undefined ? Date.now() : options.importedAt;
+    return this.transaction((client) => this.events.importAll(client, events, importedAt));
+  }
+
+  async createDeliveriesForEvents(batch: { eventId: number; deliveries: NewDelivery[] }[], origin: DeliveryOrigin): Promise<number> {
+    const rows = batch.flatMap((item) => item.deliveries.map((delivery) => ({ eventId: item.eventId, delivery })));
+    const ids = await this.write(() => this.outbox.insert(this.pool, rows, origin, Date.now()));
+    if (ids.length > 0) this.deliveriesDue();
+    return ids.length;
+  }
+
+  countDeadDeliveries(filter: BulkDeliveryFilter): Promise<number> {
+    return this.read(() => this.admin.countDead(filter));
+  }
+
+  async retryDeadDeliveries(filter: BulkDeliveryFilter, limit: number, now: number): Promise<number[]> {
+    const ids = await this.write(() => this.admin.retryDead(filter, limit, now));
+    if (ids.length > 0) this.deliveriesDue();
+    return ids;
+  }
+
+  listEvents(search: EventSearch, page: { limit: number; after?: EventPosition }): Promise<EventPage> {
+    return this.read(() => this.events.list(search, page));
+  }
+
+  deliveryCountsByRule(ruleIds: readonly string[]): Promise<Map<string, DeliveryCounts>> {
+    return this.read(() => this.admin.deliveryCountsByRule(ruleIds));
+  }
+
+  deliveryCountsByEvent(eventIds: readonly number[]): Promise<Map<number, DeliveryCounts>> {
+    return this.read(() => this.admin.deliveryCountsByEvent(eventIds));
+  }
+
+  createJob(job: NewJob): Promise<Job> {
+    return this.write(() => this.admin.createJob(job));
+  }
+
+  getJob(id: number): Promise<Job | null> {
+    return this.read(() => this.admin.getJob(id));
+  }
+
+  listJobs(limit: number): Promise<Job[]> {
+    return this.read(() => this.admin.listJobs(limit));
+  }
+
+  updateJobProgress(id: number, progress: JobProgress): Promise<void> {
+    return this.write(() => this.admin.updateJobProgress(id, progress));
+  }
+
+  finishJob(id: number, state: Exclude<JobState, 'running'>, error: string | null, now: number): Promise<boolean> {
+    return this.write(() => this.admin.finishJob(id, state, error, now));
+  }
+
+  failRunningJobs(error: string, now: number): Promise<number> {
+    return this.write(() => this.admin.failRunningJobs(error, now));
+  }
+}

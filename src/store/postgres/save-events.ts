@@ -1,0 +1,96 @@
+import type pg from 'pg';
+import type { NewDelivery, NewEvent, SaveEventResult } from '../store.js';
+import { named } from './sql-params.js';
+
+/**
+ * One statement stores a whole group commit: the events (a repeat only bumps its counter and date), and the
+ * outbox rows of the events that are new. A single statement is its own transaction: one round trip and one
+ * commit per batch. The unique key (transfer_id, source, event) decides which copy is first, also when two
+ * nodes insert copies at the same instant: the second waits for the first's commit and becomes the repeat.
+ */
+const SAVE_EVENTS = named('save_events', `
+  WITH input AS (
+    SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+                         $9::bigint[], $10::bigint[], $11::int[], $12::text[], $13::bytea[], $14::text[])
+      AS i(ord, source, event, transfer_id, checkout_id, email, wallet_address, validation, received_at, last_received_at, copies, headers, body,
+           rule_set_hash)
+  ), saved AS (
+    INSERT INTO events AS e (source, event, transfer_id, checkout_id, email, wallet_address, validation, received_at, last_received_at,
+                             received_count, headers, body, rule_set_hash)
+    SELECT source, event, transfer_id, checkout_id, email, wallet_address, validation, received_at, last_received_at, copies, headers, body,
+           rule_set_hash
+    FROM input ORDER BY ord
+    -- A received event has edit number 0: only the original of a transfer can be repeated, never an edited copy.
+    ON CONFLICT (transfer_id, source, event, edit_number) DO UPDATE
+      SET received_count = e.received_count + excluded.received_count, last_received_at = excluded.last_received_at
+    RETURNING e.id, e.transfer_id, e.source, e.event, e.received_count, (e.xmax = 0) AS inserted
+  ), planned AS (
+    INSERT INTO deliveries (event_id, rule_id, rule_set_hash, origin, state, body, content_type, next_attempt_at, dead_reason, created_at, updated_at)
+    SELECT s.id, d.rule_id, d.rule_set_hash, 'ingest', CASE WHEN d.dead_reason IS NULL THEN 'pending' ELSE 'dead' END, d.body, d.content_type,
+           d.next_attempt_at, d.dead_reason, i.received_at, i.received_at
+    FROM unnest($15::int[], $16::int[], $17::text[], $18::text[], $19::bytea[], $20::text[], $21::bigint[], $22::text[])
+      AS d(ord, seq, rule_id, rule_set_hash, body, content_type, next_attempt_at, dead_reason)
+    JOIN input i ON i.ord = d.ord
+    JOIN saved s ON s.transfer_id = i.transfer_id AND s.source = i.source AND s.event = i.event
+    WHERE s.inserted
+    ORDER BY d.ord, d.seq
+    RETURNING 1
+  )
+  SELECT s.transfer_id, s.source, s.event, s.id, s.received_count, s.inserted FROM saved s`);
+
+interface SavedRow {
+  transfer_id: string;
+  source: string;
+  event: string;
+  id: number;
+  received_count: number;
+  inserted: boolean;
+}
+
+const keyOf = (e: { transferId: string; source: string; event: string }): string => `${e.transferId}\u0000${e.source}\u0000${e.event}`;
+
+/**
+ * Stores `events` in one statement and returns each one's result in order. Copies of one transfer in the
+ * same batch become one row (the first copy's bytes, counted once per copy, dated by the last); rows go in
+ * key order, so two nodes' batches lock shared keys in the same order and cannot deadlock on them.
+ * `dueAt(receivedAt, delayMs)` gives a delivery's first due time in the database clock.
+ */
+export async function saveEvents(db: pg.Pool, events: readonly NewEvent[], dueAt: (receivedAt: number, delayMs: number) => number): Promise<SaveEventResult[]> {
+  const groups = new Map<string, { first: NewEvent; copies: number; lastReceivedAt: number }>();
+  for (const e of events) {
+    const key = keyOf(e);
+    const group = groups.get(key);
+    if (group) {
+      group.copies += 1;
+      group.lastReceivedAt = e.receivedAt;
+    } else groups.set(key, { first: e, copies: 1, lastReceivedAt: e.receivedAt });
+  }
+  const ordered = [...groups.values()].sort((a, b) => compareKeys(keyOf(a.first), keyOf(b.first)));
+  const columns: unknown[][] = Array.from({ length: 22 }, () => []);
+  ordered.forEach(({ first: e, copies, lastReceivedAt }, ord) => {
+    const values = [ord, e.source, e.event, e.transferId, e.checkoutId, e.email, e.walletAddress, e.validation, e.receivedAt, lastReceivedAt, copies, JSON.stringify(e.headers), e.body, e.ruleSetHash ?? null];
+    values.forEach((value, i) => columns[i]!.push(value));
+    (e.deliveries ?? []).forEach((d: NewDelivery, seq) => {
+      const dead = d.deadReason !== undefined;
+      const row = [ord, seq, d.ruleId, d.ruleSetHash, d.body, d.contentType, dead ? null : dueAt(e.receivedAt, d.delayMs ?? 0), d.deadReason ?? null];
+      row.forEach((value, i) => columns[14 + i]!.push(value));
+    });
+  });
+  const { rows } = await db.query<SavedRow>({ ...SAVE_EVENTS, values: columns });
+  const saved = new Map(rows.map((row) => [keyOf({ transferId: row.transfer_id, source: row.source, event: row.event }), row]));
+  // Copies answered in the order they were submitted: the first of a new event is the original.
+  const seen = new Map<string, number>();
+  return events.map((e) => {
+    const key = keyOf(e);
+    const row = saved.get(key)!;
+    const copies = groups.get(key)!.copies;
+    const index = seen.get(key) ?? 0;
+    seen.set(key, index + 1);
+    const receivedCount = row.received_count - copies + index + 1;
+    return { id: row.id, duplicate: !(row.inserted && index === 0), receivedCount };
+  });
+}
+
+function compareKeys(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,0 +1,94 @@
+import type { Delivery, DeliveryOrigin, Job, JobState, StoredAttempt } from './store.js';
+
+// Rows of the tables both backends share, as their drivers return them, and what the Store hands out.
+
+export interface DeliveryRow {
+  id: number;
+  event_id: number;
+  rule_id: string;
+  rule_set_hash: string;
+  origin: DeliveryOrigin;
+  state: Delivery['state'];
+  content_type: string;
+  attempts: number;
+  next_attempt_at: number | null;
+  last_status: number | null;
+  last_error: string | null;
+  dead_reason: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export const DELIVERY_COLUMNS = `id, event_id, rule_id, rule_set_hash, origin, state, content_type, attempts, next_attempt_at,
+  last_status, last_error, dead_reason, created_at, updated_at`;
+
+export function toDelivery(row: DeliveryRow): Delivery {
+  return {
+    id: row.id,
+    eventId: row.event_id,
+    ruleId: row.rule_id,
+    ruleSetHash: row.rule_set_hash,
+    origin: row.origin,
+    state: row.state,
+    contentType: row.content_type,
+    attempts: row.attempts,
+    nextAttemptAt: row.next_attempt_at,
+    lastStatus: row.last_status,
+    lastError: row.last_error,
+    deadReason: row.dead_reason,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+export interface JobRow {
+  id: number;
+  kind: Job['kind'];
+  state: JobState;
+  filter: string;
+  rule_id: string | null;
+  total: number;
+  processed: number;
+  created: number;
+  failed: number;
+  started_at: number;
+  finished_at: number | null;
+  error: string | null;
+  /** JSON text, or null. */
+  summary: string | null;
+}
+
+export function toJob(row: JobRow): Job {
+  return {
+    id: row.id,
+    kind: row.kind,
+    state: row.state,
+    filter: JSON.parse(row.filter) as Record<string, unknown>,
+    ruleId: row.rule_id,
+    total: row.total,
+    processed: row.processed,
+    created: row.created,
+    failed: row.failed,
+    startedAt: row.started_at,
+    finishedAt: row.finished_at,
+    error: row.error,
+    summary: row.summary === null ? null : (JSON.parse(row.summary) as Record<string, unknown>),
+  };
+}
+
+
+export function toStoredAttempt(r: Record<string, unknown>): StoredAttempt {
+  return {
+    id: r.id as number,
+    deliveryId: r.delivery_id as number,
+    attempt: r.attempt as number,
+    startedAt: r.started_at as number,
+    durationMs: r.duration_ms as number,
+    urlOrigin: r.url_origin as string,
+    status: r.status as number | null,
+    errorCode: r.error_code as string | null,
+    errorMessage: r.error_message as string | null,
+    responseExcerpt: r.response_excerpt as string | null,
+    outcome: r.outcome as StoredAttempt['outcome'],
+  };
+}

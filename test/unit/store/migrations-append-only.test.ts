@@ -1,0 +1,63 @@
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * Every migration file shipped, with the sha256 of its bytes, per backend. A released migration never
+ * changes: a database that has run it would not run it again, so a fix goes in a new, higher-numbered
+ * file. Adding a file means adding its line here (the failure message prints it).
+ */
+const RELEASED: Record<string, Record<string, string>> = {
+  'src/store/sqlite/migrations': {
+    '001_events.sql': '2a6d4160bf1354f79956f2fa83bf12007290331a583c1a4bc99782878c09993d',
+    '002_deliveries.sql': 'b3914506407a6081b275d706175e14bcd87a554eda9ee639be2a2a7c66d843d6',
+    '003_admin.sql': 'a1338dd248822b1fe9393e0505adcd3178b2136ea594218881b9c86f514fe032',
+    '004_rare_value_indexes.sql': '8eb47bab96957aba72b3e559605442640460b2e6b3e29acdcd2418c9b2a8f996',
+    '005_imported_at.sql': '9e687d303fca604e7c58211b8614600035b62e1db2b7406bc0b74bfe3c82db4d',
+    '006_unsettled_delivery_indexes.sql': '717b41f4542f607a00df5aebb5ab14ba881059a028ee2f33446d885be8a65ff6',
+    '007_transfer_id.sql': '6a620f8f2f3a156d4779cbe76cecc49f6d416ad57853aaf7c8f5151dd9be39f7',
+    '008_rule_sets_and_edited_copies.sql': '08b0ed379035f3bd0ca5a7c909a2925ec6e774a4ddb9c5c7677a8eb720574c1a',
+    '009_attempt_outcome_states.sql': '3049019f3700d191e8bdc8377c348e87419b4ad185534f6fdfbad9002febb547',
+  },
+  'src/store/postgres/migrations': {
+    '001_initial.sql': '2dead96fb43eb77cc42eda0cc6aac23887911b0c6f1489b0544747cede5499aa',
+    '002_rule_sets_and_edited_copies.sql': '7abc2ae2eb317dd1807b1c7b2a0ae93e73fd3f55ae114857ea7742bac029054f',
+  },
+};
+
+const STORE_DIR = 'src/store';
+
+/** Every `migrations` folder of a backend under src/store/ that exists in this tree. */
+function migrationFolders(): string[] {
+  return readdirSync(STORE_DIR, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && existsSync(join(STORE_DIR, entry.name, 'migrations')))
+    .map((entry) => `${STORE_DIR}/${entry.name}/migrations`)
+    .sort();
+}
+
+function checksums(folder: string): Record<string, string> {
+  return Object.fromEntries(
+    readdirSync(folder)
+      .sort()
+      .map((file) => [file, createHash('sha256').update(readFileSync(join(folder, file))).digest('hex')]),
+  );
+}
+
+describe('shipped migrations are append-only', () => {
+  it('every backend with a migrations folder has its recorded list', () => {
+    expect(migrationFolders()).toContain('src/store/sqlite/migrations');
+    for (const folder of migrationFolders()) {
+      expect(RELEASED[folder], `no recorded list for ${folder}: add\n'${folder}': ${JSON.stringify(checksums(folder), null, 2)}`).toBeDefined();
+    }
+  });
+
+  it.each(Object.keys(RELEASED))('%s: no released file changed, none removed, every new file recorded', (folder) => {
+    expect(checksums(folder)).toEqual(RELEASED[folder]);
+  });
+
+  it.each(Object.keys(RELEASED))('%s: one file per version number', (folder) => {
+    const versions = Object.keys(RELEASED[folder]!).map((file) => file.slice(0, file.indexOf('_')));
+    expect(new Set(versions).size).toBe(versions.length);
+  });
+});

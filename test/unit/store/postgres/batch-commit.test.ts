@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { BatchCommit } from '../../../../src/store/postgres/batch-commit.js';
+
+const tick = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 5));
+
+describe('BatchCommit: group commit on an asynchronous database', () => {
+  it('commits what arrives while a batch commits as the next batch, and answers each after its own commit', async () => {
+    const batches: number[][] = [];
+    const commits: (() => void)[] = [];
+    const group = new BatchCommit<number, number>((items) => {
+      batches.push(items);
+      return new Promise((resolve) => commits.push(() => resolve(items.map((n) => n * 10))));
+    });
+    const first = [1, 2].map((n) => group.submit(n));
+    await tick();
+    const second = [3, 4, 5].map((n) => group.submit(n));
+    await tick();
+    expect(batches).toEqual([[1, 2]]); // one transaction at a time
+    let secondAnswered = false;
+    void Promise.all(second).then(() => (secondAnswered = true));
+    commits.shift()!();
+    expect(await Promise.all(first)).toEqual([10, 20]);
+    await tick();
+    expect(batches).toEqual([[1, 2], [3, 4, 5]]);
+    expect(secondAnswered).toBe(false);
+    commits.shift()!();
+    expect(await Promise.all(second)).toEqual([30, 40, 50]);
+    expect(group.pending).toBe(0);
+  });
+
+  it('fails every item alike on a store-wide error, and one by one when a single item is bad', async () => {
+    const down = new BatchCommit<number, number>(async () => {
+      throw Object.assign(new Error('gone'), { code: '57P01' });
+    }, { failsEveryItem: (err) => (err as { code?: string }).code === '57P01' });
+    const outcomes = await Promise.allSettled([1, 2, 3].map((n) => down.submit(n)));
+    expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected', 'rejected']);
+
+    const calls: number[][] = [];
+    const picky = new BatchCommit<number, number>(async (items) => {
+      calls.push(items);
+      if (items.includes(2)) throw new Error('bad item 2');
+      return items;
+    });
+    const mixed = await Promise.allSettled([1, 2, 3].map((n) => picky.submit(n)));
+    expect(mixed.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(calls).toEqual([[1, 2, 3], [1], [2], [3]]);
+  });
+
+  it('runs a batch again after a deadlock, and settles idle() once everything is answered', async () => {
+    let tries = 0;
+    const group = new BatchCommit<number, number>(async (items) => {
+      tries += 1;
+      if (tries < 3) throw Object.assign(new Error('deadlock detected'), { code: '40P01' });
+      return items;
+    }, { isRetryable: (err) => (err as { code?: string }).code === '40P01' });
+    const answer = group.submit(7);
+    await group.idle();
+    expect(await answer).toBe(7);
+    expect(tries).toBe(3);
+  });
+});
