@@ -1,5 +1,6 @@
 import { compileKeptRule } from '../rules/kept-rule-set.js';
-import { asKeptRules, type KeptRule } from '../rules/kept-rules.js';
+import { asKeptRules } from '../rules/kept-rules.js';
+import type { KeptRule } from '../rules/types.js';
 import { pauseReason } from './delivery-pauses.js';
 import type { Env } from '../rules/env-references.js';
 import type { CompiledRule, RuleSet } from '../rules/types.js';

@@ -1,6 +1,7 @@
 import { compileRule } from './compile-rule.js';
 import type { Env } from './env-references.js';
-import { asKeptRules, fillLiteralSecrets, type KeptRule } from './kept-rules.js';
+import { asKeptRules, fillLiteralSecrets } from './kept-rules.js';
+import type { KeptRule } from './types.js';
 import type { CompiledRule, RuleSet } from './types.js';
 
 /** A kept rule version compiled on this node, or why it cannot be sent from here. */

@@ -2,22 +2,9 @@ import { hasEnvReferences } from './env-references.js';
 import { SENSITIVE_HEADER } from './describe-rule.js';
 import type { KeptRuleSet } from '../store/store.js';
 import type { RuleDefinition } from './schema.js';
-import type { CompiledRule, RuleSet } from './types.js';
+import type { CompiledRule, KeptRule, RuleSet } from './types.js';
 
-/**
- * A rule as it is kept with its rule set (by the rule set's hash, in the store): its definition as written,
- * defaults filled in, `${ENV}` references unresolved, so the node that sends a delivery resolves them from
- * its own environment. A secret written literally in a rule file (a signing secret, a value of an
- * Authorization-like header) is never kept: it is replaced by LITERAL_SECRET, and an older version takes
- * that value from today's version of the rule.
- */
-export interface KeptRule {
-  id: string;
-  file: string;
-  line: number;
-  definition: Record<string, unknown>;
-}
-
+/** What keeps a rule (`KeptRule`, rules/types.ts): literal secrets become LITERAL_SECRET. */
 export const LITERAL_SECRET = '[literal secret: not kept]';
 
 export function keptRuleOf(def: RuleDefinition, location: { file: string; line: number }): KeptRule {

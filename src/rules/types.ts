@@ -1,5 +1,4 @@
 import type { Signing } from '../signing/scheme.js';
-import type { KeptRule } from './kept-rules.js';
 
 /** What a rule sees of one stored event: enough to match, transform and forward it. */
 export interface RuleEventInput {
@@ -98,3 +97,17 @@ export interface RuleFileError {
 export type LoadResult =
   | { ok: true; ruleSet: RuleSet; warnings: string[] }
   | { ok: false; errors: RuleFileError[]; warnings: string[] };
+
+/**
+ * A rule as it is kept with its rule set (by the rule set's hash, in the store): its definition as written,
+ * defaults filled in, `${ENV}` references unresolved, so the node that sends a delivery resolves them from
+ * its own environment. A secret written literally in a rule file (a signing secret, a value of an
+ * Authorization-like header) is never kept: it is replaced by LITERAL_SECRET, and an older version takes
+ * that value from today's version of the rule.
+ */
+export interface KeptRule {
+  id: string;
+  file: string;
+  line: number;
+  definition: Record<string, unknown>;
+}

@@ -27,7 +27,7 @@ describe('kept rules', () => {
     expect(kept.rules).toEqual([expect.objectContaining({
       id: 'r', file: expect.stringMatching(/r\.yaml$/), line: 1,
       definition: expect.objectContaining({
-        to: { url: 'https://example.com/${PATH_PART}', method: 'POST', headers: { Authorization: 'Bearer ${TOKEN}', 'X-Plain': 'plain' } },
+        to: { url: 'https://example.com/${PATH_PART}', method: 'POST', headers: { Authorization: 'Bearer ${TOKEN}', 'X-Plain': 'plain' }, forwardHeaders: [] },
         sign: { scheme: 'hmac-sha256-hex', secret: LITERAL_SECRET, header: 'X-Service-Signature' },
       }),
     })]);
@@ -39,7 +39,9 @@ describe('kept rules', () => {
     const [kept] = keptRuleSetOf(old).rules as Parameters<typeof compileKeptRule>[0][];
     const compiled = compileKeptRule(kept!, { PATH_PART: 'sender', TOKEN: 'senders-token' }, today.rules[0]);
     if (!compiled.ok) throw new Error(compiled.message);
-    expect(compiled.rule.destination).toEqual({ url: 'https://example.com/sender', method: 'POST', headers: { Authorization: 'Bearer senders-token', 'X-Plain': 'plain' } });
+    expect(compiled.rule.destination).toEqual({
+      url: 'https://example.com/sender', method: 'POST', headers: { Authorization: 'Bearer senders-token', 'X-Plain': 'plain' }, forwardHeaders: [],
+    });
     expect(compiled.rule.signing).toEqual({ scheme: 'hmac-sha256-hex', secret: 'todays-literal', header: 'X-Service-Signature' });
 
     const missingEnv = compileKeptRule(kept!, { TOKEN: 't' }, today.rules[0]);
