@@ -105,6 +105,8 @@ describe('explainRule', () => {
       Authorization: 'Bearer ${CRM_TOKEN}',
       'X-Team': 'growth',
       'X-Hookrelay-Delivery': PREVIEW_DELIVERY_ID,
+      'X-Hookrelay-Rule': 'r',
+      'X-Hookrelay-Timestamp': expect.stringMatching(/^\d+$/),
       'webhook-id': PREVIEW_DELIVERY_ID,
       'X-Service-Signature': signHmacSha256Hex(env.CRM_SECRET, outgoing.body),
     });

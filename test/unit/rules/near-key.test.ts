@@ -22,7 +22,7 @@ describe('nearest', () => {
 describe('allowedKeysAt', () => {
   it('lists the keys of the rule and of nested objects', () => {
     expect(allowedKeysAt(ruleSchema, {}, [])).toEqual(expect.arrayContaining(['id', 'on', 'where', 'to', 'sign', 'retry']));
-    expect(allowedKeysAt(ruleSchema, { to: {} }, ['to']).sort()).toEqual(['headers', 'method', 'url']);
+    expect(allowedKeysAt(ruleSchema, { to: {} }, ['to']).sort()).toEqual(['forwardHeaders', 'headers', 'method', 'url']);
     expect(allowedKeysAt(ruleSchema, { retry: {} }, ['retry']).sort()).toEqual(['retryOn', 'schedule']);
   });
 
