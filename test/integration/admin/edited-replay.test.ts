@@ -1,10 +1,11 @@
 import { createHmac } from 'node:crypto';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, expect, it } from 'vitest';
+import { describeEachBackend } from '../../helpers/backends.js';
 import { postSigned } from '../../helpers/http.js';
 import { TEST_SECRET } from '../../helpers/receiver.js';
 import { eventually } from '../../helpers/rules.js';
 import { removeTempDirs } from '../../helpers/temp-dir.js';
-import { closeAll, ruleYaml, startAdminFixture, startSink } from './admin-fixture.js';
+import { closeAll, fixtureOn, ruleYaml, startSink } from './admin-fixture.js';
 
 afterEach(closeAll);
 afterAll(() => removeTempDirs());
@@ -12,7 +13,9 @@ afterAll(() => removeTempDirs());
 const RULE_SECRET = 'rule-signing-secret';
 const SIGNED = `sign:\n  scheme: hmac-sha256-hex\n  secret: ${RULE_SECRET}\n`;
 
-describe('POST /admin/api/events/:id/edited-replay', () => {
+describeEachBackend('POST /admin/api/events/:id/edited-replay', (backend) => {
+  const startAdminFixture = fixtureOn(backend);
+
   it('stores the edit as a linked copy, leaves the original untouched, and sends it signed by the rule', async () => {
     const sink = await startSink();
     const fixture = await startAdminFixture({ rules: { 'fwd.yaml': ruleYaml('fwd', sink.url, SIGNED) } });

@@ -1,9 +1,10 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, expect, it } from 'vitest';
+import { describeEachBackend } from '../../helpers/backends.js';
 import { eventually } from '../../helpers/rules.js';
 import { removeTempDirs } from '../../helpers/temp-dir.js';
-import { closeAll, ruleYaml, startAdminFixture, startSink, type AdminFixture } from './admin-fixture.js';
+import { closeAll, fixtureOn, ruleYaml, startSink, type AdminFixture } from './admin-fixture.js';
 
 afterEach(closeAll);
 afterAll(() => removeTempDirs());
@@ -19,7 +20,9 @@ async function changeRules(fixture: AdminFixture, files: Record<string, string>)
 
 const sentTo = (answer: { planned: { ruleId: string; destination: string }[] }): string[] => answer.planned.map((p) => `${p.ruleId} ${p.destination}`);
 
-describe('replay routing modes', () => {
+describeEachBackend('replay routing modes', (backend) => {
+  const startAdminFixture = fixtureOn(backend);
+
   it('original sends to the destination of that time, current to today\'s; dry runs send nothing; retries keep the version', async () => {
     const old = await startSink((index) => (index === 1 ? 500 : 200)); // the original-mode replay fails once, then succeeds
     const now = await startSink();

@@ -1,7 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, expect, it } from 'vitest';
 import { sampleTransferSucceeded } from '../../../src/samples/transfer-succeeded.js';
+import { describeEachBackend } from '../../helpers/backends.js';
 import { postSigned } from '../../helpers/http.js';
 import { startTestReceiver, TEST_SECRET } from '../../helpers/receiver.js';
 import { eventually, rulesDirWith, TEST_DELIVERY } from '../../helpers/rules.js';
@@ -14,12 +15,12 @@ afterAll(() => removeTempDirs());
 const rule = (url: string, firstDelay: string, header: string): string =>
   `id: fwd\non: [transfer:succeeded]\nto:\n  url: ${url}\n  headers:\n    X-Version: "${header}"\nretry:\n  schedule: [${firstDelay}]\n`;
 
-describe('a delivery is sent with the rule version it was planned with', () => {
+describeEachBackend('a delivery is sent with the rule version it was planned with', (backend) => {
   it('goes to the old destination with the old headers after the rule changed, resolving ${ENV} on the sending node', async () => {
     const before = await startWebhookSink();
     const after = await startWebhookSink();
     const dir = rulesDirWith({ 'fwd.yaml': rule(before.url, '1500ms', 'v1-${VERSION_TAG}') });
-    const app = await startTestReceiver({ rulesDir: dir, delivery: TEST_DELIVERY }, { env: { VERSION_TAG: 'resolved' } });
+    const app = await startTestReceiver({ ...(await backend.storage()), rulesDir: dir, delivery: TEST_DELIVERY }, { env: { VERSION_TAG: 'resolved' } });
     try {
       const planned = await postSigned(app.webhookUrl(), sampleTransferSucceeded(), TEST_SECRET);
       const firstHash = app.rules.current().hash;
@@ -51,7 +52,7 @@ describe('a delivery is sent with the rule version it was planned with', () => {
   it('is held while its rule is disabled today, whatever version it has', async () => {
     const sink = await startWebhookSink();
     const dir = rulesDirWith({ 'fwd.yaml': rule(sink.url, '1500ms', 'v1') });
-    const app = await startTestReceiver({ rulesDir: dir, delivery: TEST_DELIVERY });
+    const app = await startTestReceiver({ ...(await backend.storage()), rulesDir: dir, delivery: TEST_DELIVERY });
     try {
       const planned = await postSigned(app.webhookUrl(), sampleTransferSucceeded(), TEST_SECRET);
       const hash = app.rules.current().hash;
@@ -70,7 +71,7 @@ describe('a delivery is sent with the rule version it was planned with', () => {
   it('is dead-lettered when its rule was removed from today\'s rules, whatever version it has', async () => {
     const sink = await startWebhookSink();
     const dir = rulesDirWith({ 'fwd.yaml': rule(sink.url, '1500ms', 'v1') });
-    const app = await startTestReceiver({ rulesDir: dir, delivery: TEST_DELIVERY });
+    const app = await startTestReceiver({ ...(await backend.storage()), rulesDir: dir, delivery: TEST_DELIVERY });
     try {
       const planned = await postSigned(app.webhookUrl(), sampleTransferSucceeded(), TEST_SECRET);
       const hash = app.rules.current().hash;
