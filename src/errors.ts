@@ -19,6 +19,7 @@ export const ERROR_CODES = {
   forbidden: { status: 403, summary: 'Authenticated, but the request may not be made this way (a console mutation without its CSRF token or from another origin).' },
   conflict: { status: 409, summary: 'The resource is not in a state that allows this (a delivery already pending).' },
   rule_mismatch: { status: 422, summary: 'The event does not match the rule named for a replay; details.reason says why (send force: true to replay anyway).' },
+  original_routing_unknown: { status: 409, summary: 'The event was stored before rule sets were kept: its original routing is unknown; replay it with route current.' },
   gone: { status: 410, summary: 'The resource existed but can no longer be used (a one-time checkout link already bought).' },
   store_unavailable: { status: 503, summary: 'The event store could not commit (read-only, disk full, locked); nothing was stored, retry later.' },
   too_many_streams: { status: 503, summary: 'As many event streams are open as the server allows (admin.streams.max); retry later.' },

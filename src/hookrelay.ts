@@ -10,12 +10,14 @@ import { createDestinationLimiter } from './delivery/destination-limiter.js';
 import { createGuardedDispatcher } from './delivery/guarded-dispatcher.js';
 import { createSsrfGuard, type LookupFunction } from './delivery/ssrf-guard.js';
 import { refusedDestinationWarnings } from './delivery/destination-warnings.js';
+import { RuleVersions } from './delivery/rule-versions.js';
 import { DeliveryWorker } from './delivery/worker.js';
 import { KNOWN_EVENT_SCHEMAS } from './ingest/event-schemas.js';
 import { createIngestHandler } from './ingest/ingest-handler.js';
 import { HookrelayMetrics } from './metrics/hookrelay-metrics.js';
 import { mountMetricsRoute } from './metrics/metrics-route.js';
 import { RetentionWorker } from './retention/retention-worker.js';
+import { keptRuleSetOf } from './rules/kept-rules.js';
 import { planDeliveries } from './rules/plan.js';
 import { RuleSetWatcher } from './rules/watcher.js';
 import { isLoopbackHost, startServer, type ReadinessReport, type RunningServer } from './server.js';
@@ -67,8 +69,16 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
       logger.warn({ source: source.name }, `SIGNATURE CHECKS ARE OFF for source "${source.name}" (scheme: none): anyone who can reach this port can store events`);
     }
   }
-  const rules = await RuleSetWatcher.start({ dir: config.rulesDir, env: options.env ?? {}, logger });
+  const env = options.env ?? {};
   const store = await openStore(config, logger);
+  let rules: RuleSetWatcher;
+  try {
+    // A rule set is used only once kept: any node can then send a delivery with the version it was planned with.
+    rules = await RuleSetWatcher.start({ dir: config.rulesDir, env, logger, keep: (ruleSet) => store.saveRuleSet(keptRuleSetOf(ruleSet)) });
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
   const guard = createSsrfGuard({ allowNetworks: config.delivery.allowNetworks, lookup: options.lookup });
   const dispatcher = createGuardedDispatcher({ guard });
   const warnAboutDestinations = (): void => {
@@ -87,6 +97,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     ? new DeliveryWorker({
         store,
         rules: () => rules.current(),
+        ruleVersions: new RuleVersions(store, env),
         dispatcher,
         limiter: createDestinationLimiter(),
         breaker: createCircuitBreaker({ failureThreshold: config.delivery.failureThreshold, coolDownMs: config.delivery.coolDownMs }),
@@ -108,7 +119,10 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     store,
     maxBody: config.maxBody,
     logger,
-    planDeliveries: (input) => planDeliveries(rules.current(), input),
+    planDeliveries: async (input) => {
+      const ruleSet = rules.current();
+      return { ruleSetHash: ruleSet.hash, deliveries: await planDeliveries(ruleSet, input) };
+    },
     onDeliveriesCreated: () => worker?.wake(),
     onOutcome: metrics ? (outcome) => metrics.recordIngest(outcome) : undefined,
   });
@@ -126,6 +140,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     logger,
     sessions: consoleSessions,
     streams: config.admin.streams,
+    env,
   });
 
   const readiness = async (): Promise<ReadinessReport> => {

@@ -1,13 +1,19 @@
-import type { DeliveryDetailView, DeliveryView, EventDetailView, EventListItemView, EventSummaryView, JobView, ResendResultView } from '../operations/view-schemas.js';
+import type {
+  DeliveryDetailView, DeliveryView, EditedReplayResultView, EventDetailView, EventListItemView, EventSummaryView, JobView, ReplayResultView, ResendResultView,
+} from '../operations/view-schemas.js';
 import type { EventExplanation, ExplainRequest } from '../operations/explain-event.js';
 import type { DeliveryState, EventSearch } from '../store/store.js';
 import type { EventWithDeliveries, Paged } from '../operations/browse.js';
 import type { EventExport } from '../operations/export-events.js';
+import type { RouteMode } from '../operations/replay-routing.js';
 import type { ResendSigning } from '../operations/resend-event.js';
+import type { RoutedReplayRequest } from '../operations/routed-replay.js';
 
 export type { EventExport, EventWithDeliveries, Paged, ResendSigning };
 
-export type { DeliveryDetailView, DeliveryView, EventDetailView, EventListItemView, EventSummaryView, JobView };
+export type {
+  DeliveryDetailView, DeliveryView, EditedReplayResultView, EventDetailView, EventListItemView, EventSummaryView, JobView, ReplayResultView, RoutedReplayRequest,
+};
 export type ResendResult = ResendResultView;
 
 
@@ -34,7 +40,24 @@ export interface BulkProgress {
   failed: number;
 }
 
+export interface EditedReplayOptions {
+  /** The edited body as JSON text, stored and sent as it is. */
+  body: string;
+  meantInvalid?: boolean;
+  ruleId?: string;
+  to?: string;
+}
+
+export interface BulkReplayOptions {
+  ruleId?: string;
+  route?: RouteMode;
+  /** Count what would be sent per rule (with a sample) and send nothing. */
+  dryRun?: boolean;
+}
+
 export interface BulkResult extends BulkProgress {
+  /** A replay: deliveries per rule, rules withheld, events with unknown original routing, a sample. */
+  summary?: Record<string, unknown> | null;
   state: 'done' | 'cancelled' | 'failed';
   error: string | null;
   /** Remote mode: the admin API job that did the work. */
@@ -59,8 +82,10 @@ export interface AdminBackend {
   readonly mode: 'local' | 'remote';
   listEvents(query: EventQuery, page: { limit: number; cursor?: string }): Promise<Paged<EventListItemView>>;
   getEvent(id: number): Promise<EventWithDeliveries>;
-  replayEvent(id: number, options: { ruleId?: string; force?: boolean }): Promise<DeliveryView[]>;
-  replayEvents(query: EventQuery & { afterId?: number }, options: { ruleId?: string }, control: BulkControl): Promise<BulkResult>;
+  replayEvent(id: number, request: RoutedReplayRequest): Promise<ReplayResultView>;
+  replayEvents(query: EventQuery & { afterId?: number }, options: BulkReplayOptions, control: BulkControl): Promise<BulkResult>;
+  /** Edit and replay: the edited body stored as a copy linked to event `id`, then sent (made through the CLI). */
+  replayEdited(id: number, request: EditedReplayOptions): Promise<EditedReplayResultView>;
   /** Why each current rule takes the event or not; nothing is sent. */
   explainEvent(id: number, request: ExplainRequest): Promise<EventExplanation>;
   resendEvent(id: number, url: string, signing: ResendSigning): Promise<ResendResult>;

@@ -1,4 +1,7 @@
-import type { BulkResult, DeliveryDetailView, DeliveryView, EventListItemView, EventWithDeliveries, Paged, ResendResult } from './admin-backend.js';
+import type {
+  BulkResult, DeliveryDetailView, DeliveryView, EditedReplayResultView, EventListItemView, EventWithDeliveries, Paged, ReplayResultView, ResendResult,
+} from './admin-backend.js';
+import type { BulkReplaySummary } from '../operations/bulk-replay-plan.js';
 import { printLine } from './output.js';
 import { formatTable, shortTime } from './table.js';
 
@@ -56,12 +59,31 @@ export function printEventDetail({ event, deliveries }: EventWithDeliveries): vo
   }
 }
 
-export function printReplayed(deliveries: DeliveryView[]): void {
-  if (deliveries.length === 0) {
-    printLine('no rule matches this event now: nothing replayed');
-    return;
+export function printReplayed(answer: ReplayResultView): void {
+  const rules = answer.route === 'current' ? "today's rules" : 'the rules that routed it';
+  printLine(`route ${answer.route}: ${rules} (rule set ${answer.ruleSetHash})${answer.dryRun ? ', dry run: nothing is sent' : ''}`);
+  if (answer.planned.length === 0) printLine(answer.route === 'current' ? 'no rule matches this event now: nothing replayed' : 'no rule of that set is sent: nothing replayed');
+  for (const send of answer.planned) {
+    const verb = answer.dryRun ? 'would send' : 'sends';
+    printLine(`  rule ${send.ruleId} ${verb} ${send.method} ${send.destination} (${Buffer.byteLength(send.body)} bytes, ${send.contentType})${send.deadReason ? `, dead: ${send.deadReason}` : ''}`);
   }
-  for (const d of deliveries) printLine(`delivery ${d.id} created for rule ${d.ruleId} (${d.state})`);
+  for (const held of answer.withheld) printLine(`  not sent: ${held.reason}`);
+  for (const d of answer.deliveries) printLine(`delivery ${d.id} created for rule ${d.ruleId} (${d.state})`);
+}
+
+export function printEditedReplay(answer: EditedReplayResultView): void {
+  const copy = answer.event!;
+  printLine(`edited copy stored as event ${copy.id} (edit ${copy.edit?.number} of event ${copy.edit?.editedFrom}, validation ${copy.validation})`);
+  if (answer.changes.length === 0) printLine('  no change from the original');
+  for (const c of answer.changes) {
+    const before = c.change === 'added' ? '' : `${JSON.stringify(c.before)} `;
+    const after = c.change === 'removed' ? '(removed)' : JSON.stringify(c.after);
+    printLine(`  ${c.change === 'added' ? '+' : c.change === 'removed' ? '-' : '~'} ${c.path || '(whole body)'}: ${before}${c.change === 'changed' ? '-> ' : ''}${after}`);
+  }
+  if (answer.appliedWithoutMatch) printLine(`the rule's filter does not match the edited body (${answer.appliedWithoutMatch}): applied anyway`);
+  if (answer.planned.length === 0) printLine('no rule matches the edited body: nothing sent');
+  for (const send of answer.planned) printLine(`  rule ${send.ruleId} sends ${send.method} ${send.destination}${send.deadReason ? `, dead: ${send.deadReason}` : ''}`);
+  for (const d of answer.deliveries) printLine(`delivery ${d.id} created for rule ${d.ruleId} (${d.state})`);
 }
 
 export function printResend(result: ResendResult): void {
@@ -75,4 +97,14 @@ export function printBulk(noun: string, result: BulkResult): void {
   printLine(`${job}${result.state}: ${result.processed} of ${result.total} ${noun} processed, ${result.created} deliveries queued, ${result.failed} failed`);
   if (result.error) printLine(`error: ${result.error}`);
   if (result.resumeAfterId !== undefined) printLine(`to carry on, run the same command with --after-id ${result.resumeAfterId}`);
+  if (result.summary) printReplaySummary(result.summary as Partial<BulkReplaySummary>);
+}
+
+function printReplaySummary(summary: Partial<BulkReplaySummary>): void {
+  printLine(`route ${summary.route}${summary.dryRun ? ', dry run: nothing was sent; "queued" counts what would be' : ''}`);
+  for (const [ruleId, count] of Object.entries(summary.perRule ?? {})) printLine(`  rule ${ruleId}: ${count}`);
+  for (const [ruleId, count] of Object.entries(summary.withheld ?? {})) printLine(`  rule ${ruleId}: ${count} not sent (removed or disabled in today's rules)`);
+  if (summary.unknownRouting) printLine(`  ${summary.unknownRouting} events were stored before rule sets were kept: their original routing is unknown, not replayed (use --route current)`);
+  if (summary.sample?.length) printLine('sample');
+  for (const send of summary.sample ?? []) printLine(`  event ${send.eventId} -> rule ${send.ruleId} (${send.ruleSetHash}) ${send.destination}`);
 }

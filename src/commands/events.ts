@@ -1,7 +1,9 @@
 import { Option, type Command } from 'commander';
 import { HookrelayError } from '../errors.js';
-import type { EventQuery, ResendSigning } from './admin-backend.js';
-import { printEventDetail, printEventTable, printReplayed, printResend } from './admin-print.js';
+import { DEFAULT_ROUTE_MODE, ROUTE_MODES, type RouteMode } from '../operations/replay-routing.js';
+import type { AdminBackend, EventQuery, ResendSigning } from './admin-backend.js';
+import { printEditedReplay, printEventDetail, printEventTable, printReplayed, printResend } from './admin-print.js';
+import { readInput } from './read-input.js';
 import { runBulk } from './bulk-run.js';
 import { addLocalOnlyOptions, addTargetOptions, openBackend, openLocal, withBackend, type TargetFlags } from './command-target.js';
 import { addExplainCommand } from './events-explain.js';
@@ -33,21 +35,41 @@ async function show(id: string, flags: TargetFlags): Promise<void> {
   else printEventDetail(detail);
 }
 
-async function replay(id: string | undefined, flags: Flags & { rule?: string; force?: boolean; all?: boolean; afterId?: string }): Promise<void> {
+type ReplayFlags = Flags & {
+  rule?: string; force?: boolean; all?: boolean; afterId?: string; route: RouteMode; dryRun?: boolean; body?: string; meantInvalid?: boolean;
+};
+
+/** `--body`: edit and replay one event (a copy linked to it is stored, then sent through the rules, --rule or --to). One event, no filter: `--to` is the URL. */
+async function replayEdited(b: AdminBackend, id: string | undefined, flags: ReplayFlags): Promise<void> {
+  if (id === undefined) throw new HookrelayError('bad_request', '--body edits one event: give its id.');
+  if (flags.route !== DEFAULT_ROUTE_MODE || flags.dryRun || flags.force) {
+    throw new HookrelayError('bad_request', "--body sends through today's rules, --rule (even if its filter does not match) or --to; --route, --dry-run and --force do not apply.");
+  }
+  if (flags.rule !== undefined && flags.to !== undefined) throw new HookrelayError('bad_request', 'Give --rule or --to, not both.');
+  const body = (await readInput(flags.body!)).toString('utf8');
+  const answer = await b.replayEdited(eventId(id), { body, ...(flags.meantInvalid && { meantInvalid: true }), ruleId: flags.rule, to: flags.to });
+  if (flags.json) printJson(answer);
+  else printEditedReplay(answer);
+}
+
+async function replay(id: string | undefined, flags: ReplayFlags): Promise<void> {
   const backend = openBackend(flags, process.env);
   await withBackend(backend, async (b) => {
     if (flags.force && flags.rule === undefined) throw new HookrelayError('bad_request', '--force needs --rule <id>: it replays to a rule the event does not match.');
+    if (flags.body !== undefined) return replayEdited(b, id, flags);
+    if (flags.meantInvalid) throw new HookrelayError('bad_request', '--meant-invalid goes with --body <file>.');
+    const routing = { route: flags.route, ...(flags.dryRun && { dryRun: true }) };
     if (id !== undefined) {
-      const deliveries = await b.replayEvent(eventId(id), { ruleId: flags.rule, force: flags.force });
-      if (flags.json) printJson({ deliveries });
-      else printReplayed(deliveries);
+      const answer = await b.replayEvent(eventId(id), { ruleId: flags.rule, force: flags.force, ...routing });
+      if (flags.json) printJson(answer);
+      else printReplayed(answer);
       return;
     }
     const query = eventQueryOf(flags);
     if (!hasFilter(query) && !flags.all) throw new HookrelayError('bad_request', 'Give an event id, a filter (e.g. --event, --from), or --all to replay every stored event.');
     if (flags.force) throw new HookrelayError('bad_request', '--force applies to replaying one event.');
     const afterId = flags.afterId === undefined ? undefined : positiveInt(flags.afterId, '--after-id');
-    await runBulk('replay', 'events', Boolean(flags.json), (control) => b.replayEvents({ ...query, afterId }, { ruleId: flags.rule }, control));
+    await runBulk('replay', 'events', Boolean(flags.json), (control) => b.replayEvents({ ...query, afterId }, { ruleId: flags.rule, ...routing }, control));
   });
 }
 
@@ -121,9 +143,17 @@ export function registerEventsCommand(program: Command): void {
     .argument('<id>', 'event id')
     .action(show);
 
-  addEventFilterOptions(addTargetOptions(events.command('replay').description('Forward stored events again through the current rules (new deliveries)')))
+  addEventFilterOptions(addTargetOptions(events.command('replay').description("Forward stored events again (new deliveries), through today's rules or the rules that routed them")))
     .argument('[id]', 'one event; without it, every event the filter selects')
-    .option('--rule <id>', 'only this rule')
+    .addOption(
+      new Option('--route <mode>', "current: today's rules, as if the event arrived now; original: the rule set that routed the event when it arrived")
+        .choices([...ROUTE_MODES])
+        .default(DEFAULT_ROUTE_MODE),
+    )
+    .option('--dry-run', 'show what would be sent where (bulk: counts per rule and a sample); send nothing')
+    .option('--body <file>', 'edit and replay one event: this JSON file ("-" for standard input) is stored as a copy linked to the event, then sent through the rules, --rule, or --to <url> (one unsigned delivery to that URL)')
+    .option('--meant-invalid', 'with --body: store and send a body that fails the event schema (stored marked invalid)')
+    .option('--rule <id>', 'only this rule (with --body: even if its filter does not match)')
     .option('--force', 'with an event id and --rule: replay even if the rule does not match the event')
     .option('--all', 'with no id and no filter: replay every stored event')
     .option('--after-id <id>', 'local mode: only events after this id (carry on after an interruption)')

@@ -2,13 +2,16 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { OperationsContext } from '../operations/context.js';
 import { eventWithDeliveries, listDeliveriesPage, listEventsPage, retryDelivery } from '../operations/browse.js';
+import { BulkReplayPlanner } from '../operations/bulk-replay-plan.js';
+import { editTargetOf, replayEdited } from '../operations/edited-replay.js';
 import { exportEvents } from '../operations/export-events.js';
 import { newestEventId } from '../operations/jobs/batches.js';
 import { runReplayJob, type BatchLoop, type BatchLoopResult } from '../operations/jobs/replay-job.js';
 import { runRetryJob } from '../operations/jobs/retry-job.js';
-import { replayEvent } from '../operations/replay-event.js';
+import { DEFAULT_ROUTE_MODE, ReplayRouter } from '../operations/replay-routing.js';
 import { resendEvent } from '../operations/resend-event.js';
-import { deliveryView } from '../operations/views.js';
+import { replayWithRouting } from '../operations/routed-replay.js';
+import { editedReplayView, replayResultView } from '../operations/views.js';
 import { deliveryPauses, NO_PAUSES, type DeliveryPauses } from '../delivery/delivery-pauses.js';
 import type { Config } from '../config.js';
 import { createGuardedDispatcher } from '../delivery/guarded-dispatcher.js';
@@ -17,6 +20,7 @@ import { createSsrfGuard } from '../delivery/ssrf-guard.js';
 import { HookrelayError } from '../errors.js';
 import { createLogger } from '../log.js';
 import { explainStoredEvent, type EventExplanation, type ExplainRequest } from '../operations/explain-event.js';
+import { keptRuleSetOf } from '../rules/kept-rules.js';
 import { loadRuleSet } from '../rules/loader.js';
 import { formatRuleFileError } from '../rules/rule-file-error.js';
 import type { CheckDestination } from '../rules/explain.js';
@@ -25,7 +29,7 @@ import { DATABASE_FILE, SqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { BulkDeliveryFilter, EventSelection, ImportedEvent, ImportResult } from '../store/store.js';
 import type {
   AdminBackend, BulkControl, BulkResult, DeliveryQuery, DeliveryView, EventExport, EventListItemView, EventQuery, EventWithDeliveries, Paged,
-  ResendResult, ResendSigning, RetryQuery,
+  BulkReplayOptions, EditedReplayOptions, EditedReplayResultView, ReplayResultView, ResendResult, ResendSigning, RetryQuery, RoutedReplayRequest,
 } from './admin-backend.js';
 
 /** A running server holds the write lock only for short commits; wait this long for it. */
@@ -84,6 +88,13 @@ export class LocalBackend implements AdminBackend {
     return this.ruleSet;
   }
 
+  /** The current rules, kept in the store like a server's: the deliveries planned here are sent by a server with this rule version. */
+  private async plannedRules(): Promise<RuleSet> {
+    const ruleSet = await this.rules();
+    await this.store.saveRuleSet(keptRuleSetOf(ruleSet));
+    return ruleSet;
+  }
+
   /** Why deliveries are paused under the rules `serve` would load; none known when they cannot be read. */
   private async pauses(): Promise<DeliveryPauses> {
     try {
@@ -111,6 +122,7 @@ export class LocalBackend implements AdminBackend {
       sources: new Map(this.config.sources.map((s) => [s.name, s])),
       logger: createLogger('silent'),
       now: Date.now,
+      env: this.env,
     };
   }
 
@@ -122,23 +134,32 @@ export class LocalBackend implements AdminBackend {
     return eventWithDeliveries(this.store, id, await this.pauses());
   }
 
-  async replayEvent(id: number, options: { ruleId?: string; force?: boolean }): Promise<DeliveryView[]> {
-    const ruleSet = await this.rules();
-    const deliveries = await replayEvent(this.context(ruleSet, null), id, options);
-    return deliveries.map((d) => deliveryView(d, deliveryPauses(ruleSet)));
+  async replayEvent(id: number, request: RoutedReplayRequest): Promise<ReplayResultView> {
+    const ruleSet = await this.plannedRules();
+    return replayResultView(await replayWithRouting(this.context(ruleSet, null), id, request), deliveryPauses(ruleSet));
   }
 
-  async replayEvents(query: EventQuery & { afterId?: number }, options: { ruleId?: string }, control: BulkControl): Promise<BulkResult> {
-    const all = await this.rules();
-    const ruleSet = options.ruleId === undefined ? all : { ...all, rules: all.rules.filter((r) => r.id === options.ruleId) };
-    if (ruleSet.rules.length === 0 && options.ruleId !== undefined) throw new HookrelayError('not_found', `No rule "${options.ruleId}" in the current rule set.`);
+  async replayEvents(query: EventQuery & { afterId?: number }, options: BulkReplayOptions, control: BulkControl): Promise<BulkResult> {
+    const ruleSet = await this.plannedRules();
+    const route = options.route ?? DEFAULT_ROUTE_MODE;
+    if (route === 'current' && options.ruleId !== undefined && !ruleSet.rules.some((r) => r.id === options.ruleId)) {
+      throw new HookrelayError('not_found', `No rule "${options.ruleId}" in the current rule set.`);
+    }
+    const planner = new BulkReplayPlanner(new ReplayRouter(this.store, this.env, () => ruleSet), route, options.ruleId ?? null, options.dryRun ?? false);
     const { afterId, ...eventQuery } = query;
     const selection: EventSelection = eventQuery;
     const throughId = await newestEventId(this.store);
     const total = await this.store.countEvents({ ...selection, afterId, throughId });
     control.onProgress({ total, processed: 0, created: 0, failed: 0 });
     // The admin API's replay job, batch for batch: one transaction each, so Ctrl-C leaves whole batches.
-    return bulkResult(await runReplayJob(this.batchLoop(control), { selection, throughId, ruleId: null, rules: () => ruleSet, total, afterId }));
+    return { ...bulkResult(await runReplayJob(this.batchLoop(control), { selection, throughId, planner, total, afterId })), summary: planner.summary() };
+  }
+
+  async replayEdited(id: number, request: EditedReplayOptions): Promise<EditedReplayResultView> {
+    const target = editTargetOf(request);
+    const ruleSet = await this.plannedRules();
+    const answer = await replayEdited(this.context(ruleSet, null), id, { body: Buffer.from(request.body, 'utf8'), meantInvalid: request.meantInvalid, target, via: 'cli' });
+    return editedReplayView(answer, deliveryPauses(ruleSet));
   }
 
   async explainEvent(id: number, request: ExplainRequest): Promise<EventExplanation> {

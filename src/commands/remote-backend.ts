@@ -1,7 +1,7 @@
 import { HookrelayError } from '../errors.js';
 import type {
   AdminBackend, BulkControl, BulkResult, DeliveryQuery, DeliveryView, EventExport, EventListItemView, EventQuery, EventWithDeliveries, JobView, Paged,
-  ResendResult, ResendSigning, RetryQuery,
+  ResendResult, ResendSigning, RetryQuery, ReplayResultView, RoutedReplayRequest, BulkReplayOptions, EditedReplayOptions, EditedReplayResultView,
 } from './admin-backend.js';
 import type { EventExplanation, ExplainRequest } from '../operations/explain-event.js';
 import { AdminClient } from './admin-client.js';
@@ -40,16 +40,19 @@ export class RemoteBackend implements AdminBackend {
     return this.client.call('GET', `/events/${id}`);
   }
 
-  async replayEvent(id: number, options: { ruleId?: string; force?: boolean }): Promise<DeliveryView[]> {
-    const answer = await this.client.call<{ deliveries: DeliveryView[] }>('POST', `/events/${id}/replay`, { body: options });
-    return answer.deliveries;
+  replayEvent(id: number, request: RoutedReplayRequest): Promise<ReplayResultView> {
+    return this.client.call<ReplayResultView>('POST', `/events/${id}/replay`, { body: request });
   }
 
-  async replayEvents(query: EventQuery & { afterId?: number }, options: { ruleId?: string }, control: BulkControl): Promise<BulkResult> {
+  async replayEvents(query: EventQuery & { afterId?: number }, options: BulkReplayOptions, control: BulkControl): Promise<BulkResult> {
     const { afterId, ...filter } = query;
     refuseAfterId(afterId);
     const job = await this.client.call<JobView>('POST', '/events/replay', { body: { filter: apiFilter(filter), ...options } });
     return this.follow(job, control);
+  }
+
+  replayEdited(id: number, request: EditedReplayOptions): Promise<EditedReplayResultView> {
+    return this.client.call<EditedReplayResultView>('POST', `/events/${id}/edited-replay`, { body: { ...request, via: 'cli' } });
   }
 
   explainEvent(id: number, request: ExplainRequest): Promise<EventExplanation> {
@@ -111,7 +114,7 @@ export class RemoteBackend implements AdminBackend {
     }
     const progress = { total: job.total, processed: job.processed, created: job.created, failed: job.failed };
     control.onProgress(progress);
-    return { ...progress, state: job.state, error: job.error, jobId: String(job.id) };
+    return { ...progress, state: job.state, error: job.error, jobId: String(job.id), summary: job.summary };
   }
 
   async close(): Promise<void> {}

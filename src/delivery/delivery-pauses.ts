@@ -18,9 +18,9 @@ export const NO_PAUSES: DeliveryPauses = () => null;
 
 /**
  * Attempt errors raised before a request reached the destination: refused by the SSRF guard, not a usable
- * URL, the rule gone, no such host, or a connection refused.
+ * URL, the rule gone or its version unavailable, no such host, or a connection refused.
  */
-const NOT_SENT_ERROR_CODES = new Set(['destination_refused', 'invalid_url', 'ERR_INVALID_URL', 'rule_removed', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNREFUSED']);
+const NOT_SENT_ERROR_CODES = new Set(['destination_refused', 'invalid_url', 'ERR_INVALID_URL', 'rule_removed', 'rule_version_unavailable', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNREFUSED']);
 
 /** Whether the last attempt's request reached the destination, from its recorded `code: message` error; null without attempts. */
 export function lastAttemptSent(delivery: { attempts: number; lastStatus: number | null; lastError: string | null }): boolean | null {

@@ -5,15 +5,17 @@ import type { CompiledRule, RuleSet } from '../rules/types.js';
 import type { AttemptResolution, ClaimedDelivery, DeliveryState, Store } from '../store/store.js';
 import type { CircuitBreaker } from './circuit-breaker.js';
 import { classifyAttempt } from './classify-attempt.js';
-import { pauseReason } from './delivery-pauses.js';
 import { deliveryHeaders, forwardedHeaders } from '../signing/delivery-headers.js';
 import { destinationKey, type DestinationLimiter } from './destination-limiter.js';
 import { sendAttempt, type AttemptResult } from './http-sender.js';
 import { nextAttemptDelay } from './retry-schedule.js';
+import { RuleVersions } from './rule-versions.js';
 
 export interface DeliveryWorkerOptions {
   store: Store;
   rules: () => RuleSet;
+  /** The rule version each delivery was planned with (default: versions from `store`, no `${ENV}` values). */
+  ruleVersions?: RuleVersions;
   dispatcher: Dispatcher;
   limiter: DestinationLimiter;
   breaker: CircuitBreaker;
@@ -74,8 +76,10 @@ export class DeliveryWorker {
    * row each time one attempt finishes, and attempts wake it only then (not once per finished attempt).
    */
   private readonly claimThreshold: number;
+  private readonly ruleVersions: RuleVersions;
 
   constructor(private readonly options: DeliveryWorkerOptions) {
+    this.ruleVersions = options.ruleVersions ?? new RuleVersions(options.store, {});
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
     this.claimThreshold = Math.max(1, Math.floor(Math.min(options.batchSize, options.maxInFlight) / 4));
@@ -213,10 +217,11 @@ export class DeliveryWorker {
   }
 
   private destinationOf(rule: CompiledRule): string {
-    let destination = this.destinations.get(rule.id);
+    // Keyed by URL, not rule id: an older version of a rule may send elsewhere.
+    let destination = this.destinations.get(rule.destination.url);
     if (destination === undefined) {
       destination = destinationKey(rule.destination.url);
-      this.destinations.set(rule.id, destination);
+      this.destinations.set(rule.destination.url, destination);
     }
     return destination;
   }
@@ -228,17 +233,22 @@ export class DeliveryWorker {
 
   private async attempt(delivery: ClaimedDelivery, freeSlot: () => void): Promise<void> {
     const { store, logger } = this.options;
-    const rule = this.ruleFor(delivery.ruleId);
+    const todaysRule = this.ruleFor(delivery.ruleId);
     const now = this.now();
     try {
-      if (!rule) {
-        await this.record(delivery, now, '', { durationMs: 0, responseExcerpt: '', error: { code: 'rule_removed', message: `rule "${delivery.ruleId}" is no longer in the rule set` } }, { state: 'dead', reason: 'rule removed' });
+      const found = this.ruleVersions.lookup(delivery, this.options.rules(), todaysRule);
+      const version = found instanceof Promise ? await found : found;
+      if (version.action === 'dead') {
+        const reason = version.code === 'rule_removed' ? 'rule removed' : version.reason;
+        await this.record(delivery, now, '', { durationMs: 0, responseExcerpt: '', error: { code: version.code, message: version.reason } }, { state: 'dead', reason });
         return;
       }
-      if (pauseReason(rule) !== null) {
+      if (version.action === 'hold') {
         await store.releaseDelivery(delivery.id, delivery.leaseToken, now + DISABLED_RULE_RECHECK_MS);
         return;
       }
+      const { rule } = version;
+      if (rule.timeoutMs > this.longestTimeoutMs) this.longestTimeoutMs = rule.timeoutMs; // later leases cover this version too
       const destination = this.destinationOf(rule);
       if (this.options.breaker.isOpen(destination, now)) {
         await store.releaseDelivery(delivery.id, delivery.leaseToken, this.options.breaker.reopensAt(destination, now) ?? now + BUSY_DESTINATION_DELAY_MS);

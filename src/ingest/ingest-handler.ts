@@ -28,8 +28,8 @@ export interface IngestDeps {
   maxBody: number;
   logger: Logger;
   now?: () => number;
-  /** `planDeliveries` (rules/plan.ts) under the current rule set: the outbox rows committed with the event. */
-  planDeliveries?: (input: RuleEventInput) => Promise<NewDelivery[]>;
+  /** `planDeliveries` (rules/plan.ts) under the current rule set: the outbox rows committed with the event, and the rule set that planned them. */
+  planDeliveries?: (input: RuleEventInput) => Promise<{ ruleSetHash: string; deliveries: NewDelivery[] }>;
   /** Called after a new event with deliveries has committed (wakes the delivery worker). */
   onDeliveriesCreated?: () => void;
   /** Called once per request after the response is written (metrics). */
@@ -56,13 +56,15 @@ export function createIngestHandler(deps: IngestDeps): IngestHandler {
     verifySignature(source, req.headers, body, now());
     const parsed = parseJsonBody(body);
     const { envelope, validation } = validateEvent(parsed);
-    const deliveries = deps.planDeliveries ? await deps.planDeliveries({ source: source.name, event: envelope.event, body: parsed, raw: body }) : [];
+    const routed = deps.planDeliveries ? await deps.planDeliveries({ source: source.name, event: envelope.event, body: parsed, raw: body }) : null;
+    const deliveries = routed?.deliveries ?? [];
     const event: NewEvent = {
       source: source.name,
       ...eventColumns(envelope, validation),
       receivedAt: now(),
       headers: headersToStore(req.headers),
       body,
+      ruleSetHash: routed?.ruleSetHash ?? null,
       deliveries,
     };
     const saved = await deps.store.saveEvent(event);

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import type { SourceConfig } from '../config.js';
 import type { SsrfGuard } from '../delivery/ssrf-guard.js';
+import type { Env } from '../rules/env-references.js';
 import type { RuleSetStatus } from '../rules/watcher.js';
 import type { RuleSet } from '../rules/types.js';
 import type { Store } from '../store/store.js';
@@ -19,4 +20,6 @@ export interface OperationsContext {
   sources: ReadonlyMap<string, SourceConfig>;
   logger: Logger;
   now: () => number;
+  /** Values for `${NAME}` references: kept rule versions (replay with original routing) are compiled with them. */
+  env: Env;
 }

@@ -15,7 +15,7 @@ const RecordFieldsSchema = z.strictObject({
   source: z.string().min(1),
   event: z.string().min(1),
   transferId: z.string().min(1),
-  validation: z.enum(['valid', 'unrecognised']),
+  validation: z.enum(['valid', 'unrecognised', 'invalid']),
   checkoutId: z.string().nullable(),
   email: z.string().nullable(),
   walletAddress: z.string().nullable(),
@@ -24,6 +24,13 @@ const RecordFieldsSchema = z.strictObject({
   receivedCount: z.int().positive(),
   headers: z.record(z.string(), z.string()),
   bodyBase64: z.base64(),
+  /** The rule set that routed it on the exporting store (absent in exports older than rule sets). */
+  ruleSetHash: z.string().nullable().optional(),
+  /** An edited copy: `editedFrom` is an id of the exporting store. */
+  edit: z
+    .strictObject({ editedFrom: z.int().positive(), editedAt: isoTime, via: z.enum(['console', 'cli', 'api']), number: z.int().positive() })
+    .nullable()
+    .optional(),
 });
 
 /** Exports written before the store took the API's name carry `resultId`: still importable. */
@@ -40,6 +47,8 @@ export type ExportRecord = z.infer<typeof ExportRecordSchema>;
 type RecordFields = Pick<ExportRecord, 'source' | 'event' | 'transferId' | 'validation' | 'checkoutId' | 'email' | 'walletAddress' | 'receivedCount' | 'headers' | 'bodyBase64'> & {
   receivedAt: number | string;
   lastReceivedAt: number | string;
+  ruleSetHash: string | null;
+  edit: { editedFrom: number; editedAt: number | string; via: 'console' | 'cli' | 'api'; number: number } | null;
 };
 
 function toRecord(f: RecordFields): ExportRecord {
@@ -57,6 +66,8 @@ function toRecord(f: RecordFields): ExportRecord {
     receivedCount: f.receivedCount,
     headers: f.headers,
     bodyBase64: f.bodyBase64,
+    ruleSetHash: f.ruleSetHash,
+    edit: f.edit && { ...f.edit, editedAt: new Date(f.edit.editedAt).toISOString() },
   };
 }
 
@@ -92,7 +103,8 @@ export function parseRecordLine(line: string): ImportedEvent {
   } catch {
     throw new ImportLineError('bodyBase64 does not hold a JSON body');
   }
-  if (envelope.event !== record.event || envelope.result?.id !== record.transferId) {
+  // An edited copy keeps its original's key whatever the edit did to the body (it may even be meant invalid).
+  if (!record.edit && (envelope.event !== record.event || envelope.result?.id !== record.transferId)) {
     throw new ImportLineError(`the body's event and result.id do not match "event" and "transferId"`);
   }
   return {
@@ -108,5 +120,7 @@ export function parseRecordLine(line: string): ImportedEvent {
     receivedCount: record.receivedCount,
     headers: record.headers,
     body,
+    ruleSetHash: record.ruleSetHash ?? null,
+    edit: record.edit ? { ...record.edit, editedAt: Date.parse(record.edit.editedAt) } : null,
   };
 }

@@ -1,9 +1,7 @@
 import { HookrelayError } from '../errors.js';
 import { planDeliveries } from '../rules/plan.js';
 import type { RuleEventInput, RuleSet } from '../rules/types.js';
-import type { Delivery, NewDelivery } from '../store/store.js';
-import type { OperationsContext } from './context.js';
-import { ruleInputOf } from './event-input.js';
+import type { NewDelivery } from '../store/store.js';
 
 export interface ReplayOptions {
   ruleId?: string;
@@ -25,16 +23,4 @@ export async function planReplay(ruleSet: RuleSet, input: RuleEventInput, option
     return planDeliveries({ ...ruleSet, rules: [{ ...rule, matches: () => true }] }, input);
   }
   return planDeliveries({ ...ruleSet, rules: [rule] }, input);
-}
-
-/** POST /events/:id/replay: new outbox rows (origin `replay`) for one stored event, sent by the worker. */
-export async function replayEvent(ctx: OperationsContext, eventId: number, options: ReplayOptions): Promise<Delivery[]> {
-  const event = await ctx.store.getEvent(eventId);
-  if (!event) throw new HookrelayError('not_found', `No event ${eventId}.`);
-  const planned = await planReplay(ctx.rules.current(), ruleInputOf(event), options);
-  if (planned.length === 0) return [];
-  const ids = await ctx.store.createDeliveries(eventId, planned, 'replay');
-  ctx.wakeWorker();
-  const created = await Promise.all(ids.map((id) => ctx.store.getDelivery(id)));
-  return created.filter((d): d is NonNullable<typeof d> => d !== null).map(({ attemptLog: _attempts, ...delivery }) => delivery);
 }

@@ -5,7 +5,7 @@ import { z } from 'zod';
  * OpenAPI document is generated from the same schemas. Times are ISO 8601 strings.
  */
 
-export const ValidationSchema = z.enum(['valid', 'unrecognised']);
+export const ValidationSchema = z.enum(['valid', 'unrecognised', 'invalid']);
 export const DeliveryStateSchema = z.enum(['pending', 'delivered', 'dead']);
 
 const isoTime = z.string().meta({ format: 'date-time' });
@@ -14,6 +14,15 @@ const int = z.number().int();
 export const ErrorBodySchema = z
   .object({ error: z.object({ code: z.string(), message: z.string(), details: z.unknown() }) })
   .meta({ id: 'Error', description: 'see docs/errors.md; validation errors list `details.issues[{path,message,code}]`' });
+
+export const EventEditSchema = z
+  .object({
+    editedFrom: int.meta({ description: 'id of the stored event it was edited from (it may since have been pruned)' }),
+    editedAt: isoTime,
+    via: z.enum(['console', 'cli', 'api']),
+    number: int.meta({ description: '1, 2, ... among the edited copies of one transfer' }),
+  })
+  .meta({ id: 'EventEdit', description: 'set for an edited copy of a stored event; null for an event received (or imported)' });
 
 export const EventSummarySchema = z
   .object({
@@ -29,6 +38,7 @@ export const EventSummarySchema = z
     lastReceivedAt: isoTime,
     receivedCount: int,
     bodyBytes: int,
+    edit: EventEditSchema.nullable(),
   })
   .meta({ id: 'EventSummary' });
 
@@ -47,6 +57,7 @@ export const EventListItemSchema = EventSummarySchema.extend({ forwarding: Forwa
 
 export const EventDetailSchema = EventSummarySchema.extend({
   importedAt: isoTime.nullable().meta({ description: 'when `events import` stored it (retention counts its age from then); null for a webhook received here' }),
+  ruleSetHash: z.string().nullable().meta({ description: 'the rule set that routed it; null for events stored before rule sets were kept (their original routing is unknown)' }),
   headers: z.record(z.string(), z.string()).meta({ description: 'received headers, credentials removed (signatures kept)' }),
   body: z.string().meta({ description: 'the raw bytes as UTF-8 text' }),
   bodyBase64: z.string().meta({ description: 'the exact bytes received' }),
@@ -111,6 +122,10 @@ export const JobSchema = z
     startedAt: isoTime,
     finishedAt: isoTime.nullable(),
     error: z.string().nullable(),
+    summary: z
+      .record(z.string(), z.unknown())
+      .nullable()
+      .meta({ description: 'a replay job: `route`, `dryRun`, `perRule` (deliveries per rule), `withheld` (per rule), `unknownRouting` (events stored before rule sets were kept), `sample` (the first planned sends)' }),
   })
   .meta({ id: 'Job' });
 
@@ -119,8 +134,44 @@ export const DeadCountSchema = z.object({ count: int }).meta({ id: 'DeadCount' }
 export const EventListSchema = z.object({ items: z.array(EventListItemSchema), nextCursor: z.string().nullable() });
 export const DeliveryListSchema = z.object({ items: z.array(DeliverySchema), nextCursor: z.string().nullable() });
 export const EventWithDeliveriesSchema = z.object({ event: EventDetailSchema, deliveries: z.array(DeliveryDetailSchema) });
-export const ReplayResultSchema = z.object({ deliveries: z.array(DeliverySchema) });
+export const PlannedSendSchema = z
+  .object({
+    ruleId: z.string(),
+    ruleSetHash: z.string().meta({ description: 'the rule version it is sent with (retries keep it)' }),
+    destination: z.string().meta({ description: "the rule's to.url as written (${ENV} references unresolved)" }),
+    method: z.string(),
+    contentType: z.string(),
+    body: z.string().meta({ description: 'what is sent (UTF-8 text): the transformed body or the raw bytes' }),
+    deadReason: z.string().nullable().meta({ description: 'the transform failed: stored dead-lettered with this reason' }),
+  })
+  .meta({ id: 'PlannedSend' });
+
+export const WithheldSchema = z
+  .object({ ruleId: z.string(), reason: z.string() })
+  .meta({ id: 'Withheld', description: 'a rule of the routing that matches but is not sent (removed or disabled today, or not compilable on this node)' });
+
+export const ReplayResultSchema = z.object({
+  route: z.enum(['current', 'original']),
+  ruleSetHash: z.string().meta({ description: 'the rule set the replay went through' }),
+  dryRun: z.boolean(),
+  planned: z.array(PlannedSendSchema).meta({ description: 'what is (dry run: would be) sent where' }),
+  withheld: z.array(WithheldSchema),
+  deliveries: z.array(DeliverySchema).meta({ description: 'the deliveries created; none on a dry run' }),
+});
 export const JobListSchema = z.array(JobSchema);
+
+export const EditedReplayResultSchema = z.object({
+  event: EventDetailSchema.nullable().meta({ description: 'the edited copy: a new event whose `edit.editedFrom` is the original; null on a dry run' }),
+  dryRun: z.boolean(),
+  issues: z.array(z.object({ path: z.string(), message: z.string(), code: z.string() })).meta({ description: 'where the edited body fails the event schema' }),
+  changes: z
+    .array(z.object({ path: z.string(), change: z.enum(['added', 'removed', 'changed']), before: z.unknown().optional(), after: z.unknown().optional() }))
+    .meta({ description: 'what the edit changed from the stored original, leaf by leaf' }),
+  appliedWithoutMatch: z.string().nullable().meta({ description: "with ruleId: why the rule's filter does not match the edited body (it was applied anyway); null when it matches" }),
+  ruleSetHash: z.string(),
+  planned: z.array(PlannedSendSchema),
+  deliveries: z.array(DeliverySchema),
+});
 
 export const ResendResultSchema = z.object({
   status: int.nullable().meta({ description: 'HTTP status of the answer; null when none came' }),
@@ -184,6 +235,8 @@ export type DeliveryView = z.output<typeof DeliverySchema>;
 export type DeliveryDetailView = z.output<typeof DeliveryDetailSchema>;
 export type JobView = z.output<typeof JobSchema>;
 export type ResendResultView = z.output<typeof ResendResultSchema>;
+export type ReplayResultView = z.output<typeof ReplayResultSchema>;
+export type EditedReplayResultView = z.output<typeof EditedReplayResultSchema>;
 export type RulesView = z.output<typeof RulesSchema>;
 export type DryRunResultView = z.output<typeof DryRunResultSchema>;
 export type StreamedEventView = z.output<typeof StreamedEventSchema>;

@@ -1,6 +1,8 @@
 import { lastAttemptSent, type DeliveryPauses } from '../delivery/delivery-pauses.js';
 import type { Delivery, DeliveryCounts, DeliveryDetail, EventSummary, Job, StoredEvent } from '../store/store.js';
-import type { DeliveryDetailView, DeliveryView, EventDetailView, EventSummaryView, ForwardingView, JobView } from './view-schemas.js';
+import type { EditedReplayAnswer } from './edited-replay.js';
+import type { RoutedReplayAnswer } from './routed-replay.js';
+import type { DeliveryDetailView, DeliveryView, EditedReplayResultView, EventDetailView, EventSummaryView, ForwardingView, JobView, ReplayResultView } from './view-schemas.js';
 
 /** Store records → admin API answers: unix ms become ISO 8601. */
 
@@ -21,6 +23,7 @@ export function eventSummaryView(e: EventSummary): EventSummaryView {
     lastReceivedAt: iso(e.lastReceivedAt),
     receivedCount: e.receivedCount,
     bodyBytes: e.bodyBytes,
+    edit: e.edit && { editedFrom: e.edit.editedFrom, editedAt: iso(e.edit.editedAt), via: e.edit.via, number: e.edit.number },
   };
 }
 
@@ -31,10 +34,11 @@ export function forwardingView(counts: DeliveryCounts): ForwardingView {
 }
 
 export function eventDetailView(e: StoredEvent): EventDetailView {
-  const { body, headers, importedAt, ...summary } = e;
+  const { body, headers, importedAt, ruleSetHash, ...summary } = e;
   return {
     ...eventSummaryView({ ...summary, bodyBytes: body.length }),
     importedAt: isoOrNull(importedAt),
+    ruleSetHash,
     headers,
     body: body.toString('utf8'),
     bodyBase64: body.toString('base64'),
@@ -104,5 +108,16 @@ export function jobView(j: Job): JobView {
     startedAt: iso(j.startedAt),
     finishedAt: isoOrNull(j.finishedAt),
     error: j.error,
+    summary: j.summary ?? null,
   };
+}
+
+export function replayResultView(answer: RoutedReplayAnswer, pauses: DeliveryPauses): ReplayResultView {
+  const { created, sends, ...rest } = answer;
+  return { ...rest, planned: sends, deliveries: created.map((d) => deliveryView(d, pauses)) };
+}
+
+export function editedReplayView(answer: EditedReplayAnswer, pauses: DeliveryPauses): EditedReplayResultView {
+  const { copy, created, ...rest } = answer;
+  return { ...rest, event: copy && eventDetailView(copy), deliveries: created.map((d) => deliveryView(d, pauses)) };
 }

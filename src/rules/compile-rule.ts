@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import { parseDuration } from '../duration.js';
 import { describeRule } from './describe-rule.js';
 import type { Env } from './env-references.js';
+import { keptRuleOf } from './kept-rules.js';
 import { compileMatcher, type MatchCriteria } from './matcher.js';
 import { allowedKeysAt, didYouMean } from './near-key.js';
 import type { PathSegment } from './query-validation.js';
@@ -67,6 +68,7 @@ export function compileRule(value: unknown, location: { file: string; line: numb
     explainMismatch: matcher.matcher.explainMismatch,
     render: transform.transform.render,
     describe,
+    kept: keptRuleOf(def, location),
   };
   hideSecretsFromSerialisers(rule, describe);
   return { rule: freezeRule(rule), errors: [], warnings };
@@ -125,6 +127,7 @@ function freezeRule(rule: CompiledRule): CompiledRule {
   Object.freeze(rule.on);
   Object.freeze(rule.retryScheduleMs);
   Object.freeze(rule.retryOn);
+  Object.freeze(rule.kept);
   return Object.freeze(rule);
 }
 

@@ -8,7 +8,7 @@ import type { RuleDescription } from './types.js';
  */
 
 const REDACTED = '[redacted]';
-const SENSITIVE_HEADER = /auth|cookie|token|secret|key|signature|password/i;
+export const SENSITIVE_HEADER = /auth|cookie|token|secret|key|signature|password/i;
 /** `scheme://user:password@` at the start of a URL. */
 const URL_CREDENTIALS = /^([a-z][a-z0-9+.-]*:\/\/)([^/?#]*)@/i;
 

@@ -51,6 +51,8 @@ export interface CompiledRule {
   explainMismatch(input: RuleEventInput): string | null;
   render(input: RuleEventInput): Promise<RenderedBody>;
   describe(): RuleDescription;
+  /** The rule as kept with its rule set in the store (no resolved values, no literal secrets). */
+  kept: KeptRule;
 }
 
 /** A rule as written in its file: `${ENV}` references unresolved, literal secrets redacted. */
@@ -95,3 +97,17 @@ export interface RuleFileError {
 export type LoadResult =
   | { ok: true; ruleSet: RuleSet; warnings: string[] }
   | { ok: false; errors: RuleFileError[]; warnings: string[] };
+
+/**
+ * A rule as it is kept with its rule set (by the rule set's hash, in the store): its definition as written,
+ * defaults filled in, `${ENV}` references unresolved, so the node that sends a delivery resolves them from
+ * its own environment. A secret written literally in a rule file (a signing secret, a value of an
+ * Authorization-like header) is never kept: it is replaced by LITERAL_SECRET, and an older version takes
+ * that value from today's version of the rule.
+ */
+export interface KeptRule {
+  id: string;
+  file: string;
+  line: number;
+  definition: Record<string, unknown>;
+}

@@ -21,6 +21,11 @@ export interface RuleSetWatcherOptions {
   pollIntervalMs?: number;
   /** Use fs.watch as well as polling (default true). */
   watch?: boolean;
+  /**
+   * Keeps a rule set (in the store, by its hash) before it is used: every delivery planned with a set can
+   * then be sent with it by any node. A set that cannot be kept is not used; the next check tries again.
+   */
+  keep?: (ruleSet: RuleSet) => Promise<void>;
 }
 
 export interface RuleSetError {
@@ -65,6 +70,7 @@ export class RuleSetWatcher {
     const snapshot = await readRuleFiles(options.dir);
     const result = compileRuleFiles(snapshot, options.env);
     if (!result.ok) throw invalidRulesError(result.errors);
+    await options.keep?.(result.ruleSet);
     return new RuleSetWatcher(options, result.ruleSet, result.warnings);
   }
 
@@ -145,6 +151,14 @@ export class RuleSetWatcher {
       this.fail(result.errors.map(formatRuleFileError));
       return;
     }
+    try {
+      await this.options.keep?.(result.ruleSet);
+    } catch (err) {
+      this.lastSeenHash = this.ruleSet.hash; // not kept, so not used: the next check tries again
+      this.options.logger.error({ err, hash: result.ruleSet.hash, keptHash: this.ruleSet.hash }, 'the new rule set could not be stored; keeping the last one');
+      return;
+    }
+    if (this.closed) return;
     // One assignment: callers of current() see the old set or the new one, never a mix.
     this.ruleSet = result.ruleSet;
     this.warnings = result.warnings;

@@ -4,7 +4,8 @@
  * the caller's clock (unix ms); a backend may keep its own clock inside (PostgreSQL: the database's).
  */
 
-export type Validation = 'valid' | 'unrecognised';
+/** `invalid`: an edited copy its operator stored on purpose although it fails the event schema. */
+export type Validation = 'valid' | 'unrecognised' | 'invalid';
 
 export interface NewEvent {
   source: string;
@@ -18,8 +19,46 @@ export interface NewEvent {
   receivedAt: number;
   headers: Record<string, string>;
   body: Buffer;
+  /** The rule set that routed it (planned its deliveries): what `original` replay routing uses. */
+  ruleSetHash?: string | null;
   /** Outbox rows for the rules that matched; written in the same transaction, only if the event is new. */
   deliveries?: NewDelivery[];
+}
+
+/** The front end an edited copy was made through. */
+export type EditVia = 'console' | 'cli' | 'api';
+
+/** What makes an event an edited copy: never changed afterwards, never a duplicate of its original. */
+export interface EventEdit {
+  /** The stored event it was edited from (it may since have been pruned by retention). */
+  editedFrom: number;
+  editedAt: number;
+  via: EditVia;
+  /** 1, 2, ... among the copies of one transfer (0 is the received event): part of the idempotency key. */
+  number: number;
+}
+
+/** An operator's edit of a stored event, stored as a new event with its deliveries, in one transaction. */
+export interface NewEditedCopy extends Omit<NewEvent, 'receivedAt'> {
+  editedFrom: number;
+  editedAt: number;
+  via: EditVia;
+}
+
+/** Whether a kept rule set came from the rule files, or is a single destination an operator sent an edited event to. */
+export type RuleSetKind = 'loaded' | 'one-off';
+
+/**
+ * A rule set as kept by its hash, so any node can send a delivery with the rule version it was planned with.
+ * `rules` are the rules as written in their files (`${ENV}` references unresolved, literal secrets left
+ * out), opaque to the store: it keeps and returns them as JSON.
+ */
+export interface KeptRuleSet {
+  hash: string;
+  kind: RuleSetKind;
+  rules: unknown[];
+  /** When this hash was first kept; saving it again keeps the first time. */
+  firstLoadedAt: number;
 }
 
 export type DeliveryState = 'pending' | 'delivered' | 'dead';
@@ -62,6 +101,8 @@ export interface ClaimedDelivery {
   id: number;
   eventId: number;
   ruleId: string;
+  /** The rule set it was planned with: the worker sends it with that version of its rule. */
+  ruleSetHash: string;
   contentType: string;
   /** Attempts made before this one. */
   attempts: number;
@@ -125,12 +166,15 @@ export interface StoredEvent extends Omit<NewEvent, 'receivedAt'> {
   receivedCount: number;
   /** When `events import` stored it (its retention age counts from then); null for a webhook received here. */
   importedAt: number | null;
+  ruleSetHash: string | null;
+  /** Set for an edited copy; null for a received (or imported) event. */
+  edit: EventEdit | null;
 }
 
 /** An event as rules see it (replay): no headers, no parsed columns. */
-export type EventBody = Pick<StoredEvent, 'id' | 'source' | 'event' | 'body'>;
+export type EventBody = Pick<StoredEvent, 'id' | 'source' | 'event' | 'body' | 'ruleSetHash'>;
 
-export type EventSummary = Omit<StoredEvent, 'body' | 'headers' | 'importedAt'> & { bodyBytes: number };
+export type EventSummary = Omit<StoredEvent, 'body' | 'headers' | 'importedAt' | 'ruleSetHash'> & { bodyBytes: number };
 
 export interface EventFilter {
   event?: string;
@@ -185,6 +229,11 @@ export interface Store {
    * process. Readers then fetch by id from the store, which stays the source of truth. Returns the unsubscribe.
    */
   onEventsStored(listener: () => void): () => void;
+  /** Keeps a rule set by its hash; a hash already kept is left as it is. Resolves after the commit. */
+  saveRuleSet(ruleSet: KeptRuleSet): Promise<void>;
+  getRuleSet(hash: string): Promise<KeptRuleSet | null>;
+  /** Stores an edited copy (next edit number of its transfer) and its deliveries in one transaction; returns its id. */
+  saveEditedCopy(copy: NewEditedCopy): Promise<number>;
   /** Throws `store_unavailable` unless a write can commit right now. */
   checkWritable(): Promise<void>;
   close(): Promise<void>;
@@ -266,6 +315,8 @@ export interface JobProgress {
   processed: number;
   created: number;
   failed: number;
+  /** What the job found beyond its counters (a bulk replay's plan per rule), as JSON; kept as given. */
+  summary?: Record<string, unknown> | null;
 }
 
 export interface NewJob {
@@ -314,6 +365,8 @@ export interface ImportOptions {
 export interface ImportedEvent extends Omit<NewEvent, 'deliveries'> {
   lastReceivedAt: number;
   receivedCount: number;
+  /** An edited copy keeps its edit (its `editedFrom` names an id of the exporting store). */
+  edit?: EventEdit | null;
 }
 
 export interface ImportResult {

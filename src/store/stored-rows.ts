@@ -54,6 +54,8 @@ export interface JobRow {
   started_at: number;
   finished_at: number | null;
   error: string | null;
+  /** JSON text, or null. */
+  summary: string | null;
 }
 
 export function toJob(row: JobRow): Job {
@@ -70,6 +72,7 @@ export function toJob(row: JobRow): Job {
     startedAt: row.started_at,
     finishedAt: row.finished_at,
     error: row.error,
+    summary: row.summary === null ? null : (JSON.parse(row.summary) as Record<string, unknown>),
   };
 }
 

@@ -178,7 +178,8 @@ export function storeContract(factory: StoreFactory): void {
       expect(claimed).toHaveLength(2);
       const byRule = new Map(claimed.map((d) => [d.ruleId, d]));
       expect(byRule.get('untouched')).toEqual({
-        id: expect.any(Number), eventId, ruleId: 'untouched', contentType: 'application/json', attempts: 0, leaseToken: claimed[0]!.leaseToken, payload: RAW,
+        id: expect.any(Number), eventId, ruleId: 'untouched', ruleSetHash: 'h1', contentType: 'application/json', attempts: 0, leaseToken: claimed[0]!.leaseToken,
+        payload: RAW,
       });
       expect(byRule.get('transformed')!.payload.toString()).toBe('{"email":"a@b.c"}');
       expect(claimed[1]!.leaseToken).toBe(claimed[0]!.leaseToken);
@@ -354,13 +355,114 @@ export function storeContract(factory: StoreFactory): void {
     });
   });
 
+  describe('rule sets kept by hash', () => {
+    it('keeps a rule set once: saving the same hash again keeps the first one', async () => {
+      const store = await open();
+      expect(await store.getRuleSet('abc')).toBeNull();
+      const rules = [{ id: 'r', file: 'rules/r.yaml', line: 1, definition: { id: 'r', to: { url: '${HOOK_URL}' } } }];
+      await store.saveRuleSet({ hash: 'abc', kind: 'loaded', rules, firstLoadedAt: 1_000 });
+      await Promise.all([store.saveRuleSet({ hash: 'abc', kind: 'one-off', rules: [], firstLoadedAt: 2_000 }), store.saveRuleSet({ hash: 'abc', kind: 'loaded', rules: [], firstLoadedAt: 3_000 })]);
+      expect(await store.getRuleSet('abc')).toEqual({ hash: 'abc', kind: 'loaded', rules, firstLoadedAt: 1_000 });
+      await store.saveRuleSet({ hash: 'one', kind: 'one-off', rules: [], firstLoadedAt: 4_000 });
+      expect(await store.getRuleSet('one')).toEqual({ hash: 'one', kind: 'one-off', rules: [], firstLoadedAt: 4_000 });
+    });
+
+    it('records the rule set that routed an event, in the event, its bodies and its claimed deliveries', async () => {
+      const store = await open();
+      const routed = await store.saveEvent(event('t-routed', { ruleSetHash: 'set-a', deliveries: [forward('fwd', { ruleSetHash: 'set-a' })] }));
+      const before = await store.saveEvent(event('t-before'));
+      expect(await store.getEvent(routed.id)).toMatchObject({ ruleSetHash: 'set-a', edit: null });
+      expect(await store.getEvent(before.id)).toMatchObject({ ruleSetHash: null, edit: null });
+      expect((await store.listEventBodies({}, 10)).map((e) => [e.id, e.ruleSetHash])).toEqual([[routed.id, 'set-a'], [before.id, null]]);
+      const claimed = await store.claimDueDeliveries({ now: Date.now() + 1_000, limit: 10, leaseMs: 60_000 });
+      expect(claimed.map((d) => [d.eventId, d.ruleSetHash])).toEqual([[routed.id, 'set-a']]);
+    });
+  });
+
+  describe('edited copies', () => {
+    const EDITED = Buffer.from('{"event":"transfer:succeeded","result":{"id":"tr-1","x":1}}');
+
+    it('stores copies of one transfer beside the original, numbered; a real repeat of the original stays a duplicate', async () => {
+      const store = await open();
+      const original = await store.saveEvent(event('tr-1', { receivedAt: 1_000, ruleSetHash: 'set-a', deliveries: [forward('fwd')] }));
+      const { receivedAt: _receivedAt, ...copy } = event('tr-1', { body: EDITED, ruleSetHash: 'set-b' });
+      const first = await store.saveEditedCopy({ ...copy, editedFrom: original.id, editedAt: 5_000, via: 'cli' });
+      const second = await store.saveEditedCopy({ ...copy, editedFrom: original.id, editedAt: 6_000, via: 'console', validation: 'invalid' });
+      expect(new Set([original.id, first, second]).size).toBe(3);
+
+      expect(await store.saveEvent(event('tr-1', { receivedAt: 9_000, deliveries: [forward('fwd')] }))).toEqual({ id: original.id, duplicate: true, receivedCount: 2 });
+      expect(await store.getEvent(original.id)).toMatchObject({ edit: null, ruleSetHash: 'set-a', receivedCount: 2, lastReceivedAt: 9_000 });
+      const stored = (await store.getEvent(first))!;
+      expect(stored).toMatchObject({
+        transferId: 'tr-1', receivedAt: 5_000, lastReceivedAt: 5_000, receivedCount: 1, ruleSetHash: 'set-b', importedAt: null,
+        edit: { editedFrom: original.id, editedAt: 5_000, via: 'cli', number: 1 },
+      });
+      expect(stored.body.equals(EDITED)).toBe(true);
+      expect(await store.getEvent(second)).toMatchObject({ validation: 'invalid', edit: { editedFrom: original.id, via: 'console', number: 2 } });
+
+      // Listed as such, and found by the transfer id they carry and by validation `invalid`.
+      const page = await store.listEvents({ transferId: 'tr-1' }, { limit: 10 });
+      expect(page.items.map((e) => [e.id, e.edit?.number ?? 0])).toEqual([[second, 2], [first, 1], [original.id, 0]]);
+      expect((await store.listEvents({ validation: 'invalid' }, { limit: 10 })).items.map((e) => e.id)).toEqual([second]);
+      expect(await store.countEvents({ validation: 'invalid' })).toBe(1);
+    });
+
+    it('numbers copies made at the same moment one apart', async () => {
+      const store = await open();
+      const original = await store.saveEvent(event('tr-2'));
+      const { receivedAt: _receivedAt, ...copy } = event('tr-2', { body: EDITED });
+      const ids = await Promise.all([1, 2, 3, 4].map((n) => store.saveEditedCopy({ ...copy, editedFrom: original.id, editedAt: n * 1_000, via: 'api' })));
+      const numbers = await Promise.all(ids.map(async (id) => (await store.getEvent(id))!.edit!.number));
+      expect(numbers.sort()).toEqual([1, 2, 3, 4]);
+    });
+
+    it('stores a copy\'s deliveries (origin replay) with it, due at once, and tells who listens', async () => {
+      const store = await open();
+      const original = await store.saveEvent(event('tr-3'));
+      let calls = 0;
+      const stop = store.onDeliveriesDue(() => {
+        calls += 1;
+      });
+      const now = Date.now();
+      const { receivedAt: _receivedAt, ...copy } = event('tr-3', { body: EDITED, ruleSetHash: 'one-off', deliveries: [forward('to', { ruleSetHash: 'one-off' })] });
+      const id = await store.saveEditedCopy({ ...copy, editedFrom: original.id, editedAt: now, via: 'api' });
+      stop();
+      expect(calls).toBe(1);
+      const { items } = await store.listDeliveries({ eventId: id }, { limit: 10 });
+      expect(items).toMatchObject([{ ruleId: 'to', ruleSetHash: 'one-off', origin: 'replay', state: 'pending' }]);
+      const claimed = await store.claimDueDeliveries({ now: now + 1, limit: 10, leaseMs: 60_000 });
+      expect(claimed.map((d) => [d.eventId, d.ruleSetHash, d.payload.equals(EDITED)])).toEqual([[id, 'one-off', true]]);
+    });
+
+    it('exports a copy with its edit and rule set; an import keeps them and never takes it for its original', async () => {
+      const store = await open();
+      const original = await store.saveEvent(event('tr-4', { ruleSetHash: 'set-a' }));
+      const { receivedAt: _receivedAt, ...copy } = event('tr-4', { body: EDITED, ruleSetHash: 'set-b' });
+      await store.saveEditedCopy({ ...copy, editedFrom: original.id, editedAt: 5_000, via: 'console' });
+      const exported = await store.listEventsForExport({}, 10);
+      const target = await open();
+      const imported = exported.map(({ id: _id, importedAt: _importedAt, ...e }) => e);
+      expect(await target.importEvents(imported)).toEqual({ imported: 2, duplicates: 0 });
+      expect(await target.importEvents(imported)).toEqual({ imported: 0, duplicates: 2 });
+      const copies = await target.listEventsForExport({}, 10);
+      expect(copies.map((e) => [e.ruleSetHash, e.edit && { ...e.edit, editedFrom: 0 }])).toEqual([
+        ['set-a', null],
+        ['set-b', { editedFrom: 0, editedAt: 5_000, via: 'console', number: 1 }],
+      ]);
+    });
+  });
+
   describe('jobs', () => {
     it('keeps a job\'s progress, lists newest first, and never overwrites a cancel with done', async () => {
       const store = await open();
       const job = await store.createJob({ kind: 'replay', filter: { event: 'transfer:succeeded' }, ruleId: null, total: 10, startedAt: 1_000 });
       expect(job).toMatchObject({ state: 'running', processed: 0, created: 0, failed: 0, total: 10, filter: { event: 'transfer:succeeded' }, finishedAt: null });
+      expect(job.summary).toBeNull();
+      const summary = { route: 'original', perRule: { fwd: 3 }, unknownRouting: 1 };
+      await store.updateJobProgress(job.id, { total: 10, processed: 3, created: 2, failed: 1, summary });
+      // A report without a summary keeps the last one given.
       await store.updateJobProgress(job.id, { total: 10, processed: 4, created: 3, failed: 1 });
-      expect(await store.getJob(job.id)).toMatchObject({ processed: 4, created: 3, failed: 1 });
+      expect(await store.getJob(job.id)).toMatchObject({ processed: 4, created: 3, failed: 1, summary });
       expect(await store.finishJob(job.id, 'cancelled', null, 2_000)).toBe(true);
       expect(await store.finishJob(job.id, 'done', null, 3_000)).toBe(false);
       expect(await store.getJob(job.id)).toMatchObject({ state: 'cancelled', finishedAt: 2_000 });

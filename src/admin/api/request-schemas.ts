@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ROUTE_MODES } from '../../operations/replay-routing.js';
 import { DeliveryStateSchema, ValidationSchema } from '../../operations/view-schemas.js';
 
 /**
@@ -54,18 +55,38 @@ export const DeadCountQuerySchema = z.object({ ruleId: text.optional() }).strict
 export const NumericIdParamsSchema = z.object({ id: positiveId }).strict();
 export const RuleIdParamsSchema = z.object({ id: z.string().min(1).max(200) }).strict();
 
+export const RouteModeSchema = z
+  .enum(ROUTE_MODES)
+  .meta({ id: 'RouteMode', description: "`current` (default): today's rules, as if the event arrived now. `original`: the rule set that routed the event when it arrived, with that time's filters, transforms, destinations and signing" });
+
 export const ReplayEventBodySchema = z
   .object({
     ruleId: z.string().min(1).optional().meta({ description: 'only this rule (404 when unknown)' }),
     force: z.boolean().optional().meta({ description: 'with ruleId: replay even when the event does not match the rule' }),
+    route: RouteModeSchema.optional(),
+    dryRun: z.boolean().optional().meta({ description: 'answer what would be sent where, create nothing' }),
   })
   .strict()
   .refine((body) => !body.force || body.ruleId !== undefined, { path: ['force'], message: 'force needs a ruleId' });
+
+export const EditedReplayBodySchema = z
+  .object({
+    body: z.string().min(1).meta({ description: 'the edited body as JSON text: stored and sent byte for byte (as UTF-8)' }),
+    meantInvalid: z.boolean().optional().meta({ description: 'store and send a body that fails the event schema; it is stored with validation `invalid`' }),
+    ruleId: z.string().min(1).optional().meta({ description: "send through this rule only, even if its filter does not match (the answer's appliedWithoutMatch says why)" }),
+    to: z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).max(2000).optional().meta({ description: 'send to this URL instead of through the rules: one delivery, unsigned, through the network guard' }),
+    via: z.enum(['console', 'cli', 'api']).optional().meta({ description: 'the front end the edit was made in (default api)' }),
+    dryRun: z.boolean().optional().meta({ description: 'check and plan only: store and send nothing; schema failures come back as `issues` instead of a 422' }),
+  })
+  .strict()
+  .refine((body) => body.ruleId === undefined || body.to === undefined, { path: ['to'], message: 'give ruleId or to, not both' });
 
 export const BulkReplayBodySchema = z
   .object({
     filter: EventFilterSchema,
     ruleId: z.string().min(1).optional().meta({ description: 'only this rule; events it does not match are skipped' }),
+    route: RouteModeSchema.optional(),
+    dryRun: z.boolean().optional().meta({ description: 'count what would be sent per rule (with a sample) in the job summary; create nothing' }),
   })
   .strict();
 

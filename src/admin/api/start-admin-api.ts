@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import type { SourceConfig } from '../../config.js';
 import type { SsrfGuard } from '../../delivery/ssrf-guard.js';
+import type { Env } from '../../rules/env-references.js';
 import type { RuleSetWatcher } from '../../rules/watcher.js';
 import type { Store } from '../../store/store.js';
 import { ensureAdminToken, type AdminToken } from '../../admin-token.js';
@@ -24,6 +25,7 @@ export interface AdminApiParts {
   sessions?: SessionVerifier;
   /** `admin.streams` of the config. */
   streams: StreamHubSettings;
+  env: Env;
 }
 
 export interface StartedAdminApi {
@@ -38,7 +40,7 @@ export async function startAdminApi(parts: AdminApiParts): Promise<StartedAdminA
   const token = ensureAdminToken(parts.configuredToken, parts.dataDir);
   const wakeWorker = (): void => parts.worker?.wake();
   const now = Date.now;
-  const jobs = await JobRunner.start({ store: parts.store, rules: () => parts.rules.current(), wakeWorker, logger: parts.logger, now });
+  const jobs = await JobRunner.start({ store: parts.store, rules: () => parts.rules.current(), env: parts.env, wakeWorker, logger: parts.logger, now });
   const streams = new StreamHub(parts.streams);
   const api = createAdminApi({
     context: {
@@ -50,6 +52,7 @@ export async function startAdminApi(parts: AdminApiParts): Promise<StartedAdminA
       sources: new Map(parts.sources.map((source) => [source.name, source])),
       logger: parts.logger,
       now,
+      env: parts.env,
     },
     jobs,
     streams,

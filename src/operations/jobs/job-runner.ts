@@ -1,7 +1,10 @@
 import type { Logger } from 'pino';
 import { HookrelayError } from '../../errors.js';
+import type { Env } from '../../rules/env-references.js';
 import type { RuleSet } from '../../rules/types.js';
 import type { BulkDeliveryFilter, EventSelection, Job, Store } from '../../store/store.js';
+import { BulkReplayPlanner } from '../bulk-replay-plan.js';
+import { DEFAULT_ROUTE_MODE, ReplayRouter, type RouteMode } from '../replay-routing.js';
 import { countEventsThrough, newestEventId } from './batches.js';
 import { runReplayJob, type BatchLoop, type BatchLoopResult } from './replay-job.js';
 import { runRetryJob } from './retry-job.js';
@@ -9,6 +12,8 @@ import { runRetryJob } from './retry-job.js';
 export interface JobRunnerOptions {
   store: Store;
   rules: () => RuleSet;
+  /** Values for `${NAME}` references of kept rule versions (original routing). */
+  env: Env;
   wakeWorker: () => void;
   logger: Logger;
   now: () => number;
@@ -40,15 +45,17 @@ export class JobRunner {
     return new JobRunner(options);
   }
 
-  async startReplay(filter: Record<string, unknown>, selection: EventSelection, ruleId: string | null): Promise<Job> {
-    if (ruleId !== null && !this.options.rules().rules.some((rule) => rule.id === ruleId)) {
+  async startReplay(filter: Record<string, unknown>, selection: EventSelection, ruleId: string | null, options: { route?: RouteMode; dryRun?: boolean } = {}): Promise<Job> {
+    const route = options.route ?? DEFAULT_ROUTE_MODE;
+    if (route === 'current' && ruleId !== null && !this.options.rules().rules.some((rule) => rule.id === ruleId)) {
       throw new HookrelayError('not_found', `No rule "${ruleId}" in the current rule set.`, { ruleId });
     }
     return this.startJob(async () => {
       const throughId = await newestEventId(this.options.store);
       const total = await countEventsThrough(this.options.store, selection, throughId);
       const job = await this.create('replay', filter, ruleId, total);
-      this.launch(job, (loop) => runReplayJob(loop, { selection, throughId, ruleId, rules: this.options.rules, total }));
+      const planner = new BulkReplayPlanner(new ReplayRouter(this.options.store, this.options.env, this.options.rules), route, ruleId, options.dryRun ?? false);
+      this.launch(job, (loop) => runReplayJob(loop, { selection, throughId, planner, total }));
       return job;
     });
   }

@@ -1,7 +1,6 @@
-import type { RuleSet } from '../../rules/types.js';
 import type { EventSelection, JobProgress, NewDelivery, Store } from '../../store/store.js';
-import { planDeliveries } from '../../rules/plan.js';
-import { ruleInputOf } from '../event-input.js';
+import { HookrelayError } from '../../errors.js';
+import type { BulkReplayPlanner } from '../bulk-replay-plan.js';
 import { JOB_BATCH_SIZE, startingAfterId, yieldToEventLoop } from './batches.js';
 
 /**
@@ -20,8 +19,8 @@ export interface ReplayJobInput {
   selection: EventSelection;
   /** The newest event when the job started: events arriving later are not replayed. */
   throughId: number;
-  ruleId: string | null;
-  rules: () => RuleSet;
+  /** Routing mode, rule, dry run; reads today's rules per event, so a hot reload applies to the next batch. */
+  planner: BulkReplayPlanner;
   total: number;
   /** Resume after this event id (an interrupted run's `lastId`). */
   afterId?: number;
@@ -32,14 +31,6 @@ export interface BatchLoopResult {
   progress: JobProgress;
   stopped: boolean;
   lastId?: number;
-}
-
-/** The current rules, or only `ruleId` of them (read per batch, so a hot reload applies to the next batch). */
-function rulesToReplay(ruleSet: RuleSet, ruleId: string | null): RuleSet {
-  if (ruleId === null) return ruleSet;
-  const rules = ruleSet.rules.filter((rule) => rule.id === ruleId);
-  if (rules.length === 0) throw new Error(`rule "${ruleId}" is no longer in the rule set`);
-  return { ...ruleSet, rules };
 }
 
 /**
@@ -59,26 +50,28 @@ export async function runReplayJob(loop: BatchLoop, job: ReplayJobInput): Promis
     if (loop.shouldStop()) return { progress, stopped: true, lastId };
     const events = await loop.store.listEventBodies({ ...job.selection, afterId: lastId ?? 0, throughId: job.throughId }, JOB_BATCH_SIZE);
     if (events.length === 0) break;
-    const ruleSet = rulesToReplay(job.rules(), job.ruleId);
     const batch: { eventId: number; deliveries: NewDelivery[] }[] = [];
     let failed = 0;
     for (const event of events) {
       try {
         // The ingest path's own planning: events the rules do not match get no deliveries.
-        const deliveries = await planDeliveries(ruleSet, ruleInputOf(event));
+        const deliveries = await job.planner.plan(event);
         if (deliveries.length > 0) batch.push({ eventId: event.id, deliveries });
-      } catch {
+      } catch (err) {
+        if (!(err instanceof HookrelayError)) throw err; // a rule gone from today's rules: the job fails, as it says
         failed += 1; // a body that is not JSON (an imported event): nothing to replay
       }
     }
     if (loop.shouldStop()) return { progress, stopped: true, lastId };
-    const created = batch.length > 0 ? await loop.store.createDeliveriesForEvents(batch, 'replay') : 0;
+    const planned = batch.reduce((count, item) => count + item.deliveries.length, 0);
+    // A dry run counts what it would create and writes nothing.
+    const created = job.planner.dryRun ? planned : batch.length > 0 ? await loop.store.createDeliveriesForEvents(batch, 'replay') : 0;
     progress.processed += events.length;
     progress.created += created;
     progress.failed += failed;
     lastId = events.at(-1)!.id;
-    await loop.onProgress({ ...progress, total: Math.max(progress.total, progress.processed) });
-    if (created > 0) loop.wakeWorker();
+    await loop.onProgress({ ...progress, total: Math.max(progress.total, progress.processed), summary: job.planner.summary() });
+    if (created > 0 && !job.planner.dryRun) loop.wakeWorker();
     if (events.length < JOB_BATCH_SIZE) break;
     await yieldToEventLoop();
   }

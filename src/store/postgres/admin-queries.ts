@@ -6,7 +6,8 @@ import { eventSelectionSql } from './event-filter-sql.js';
 import { named, SqlParams } from './sql-params.js';
 
 const CREATE_JOB = named('create_job', "INSERT INTO admin_jobs (kind, state, filter, rule_id, total, started_at) VALUES ($1, 'running', $2, $3, $4, $5) RETURNING *");
-const JOB_PROGRESS = named('job_progress', 'UPDATE admin_jobs SET total = $1, processed = $2, created = $3, failed = $4 WHERE id = $5');
+// A progress report without a summary keeps the one recorded before.
+const JOB_PROGRESS = named('job_progress', 'UPDATE admin_jobs SET total = $1, processed = $2, created = $3, failed = $4, summary = coalesce($5, summary) WHERE id = $6');
 // Only a running job moves on: a cancel (from any node) that got there first is never overwritten by "done".
 const FINISH_JOB = named('finish_job', "UPDATE admin_jobs SET state = $1, error = $2, finished_at = $3 WHERE id = $4 AND state = 'running'");
 const FAIL_RUNNING = named('fail_running', "UPDATE admin_jobs SET state = 'failed', error = $1, finished_at = $2 WHERE state = 'running'");
@@ -42,7 +43,7 @@ export class AdminQueries {
   }
 
   async updateJobProgress(id: number, p: JobProgress): Promise<void> {
-    await this.db.query({ ...JOB_PROGRESS, values: [p.total, p.processed, p.created, p.failed, id] });
+    await this.db.query({ ...JOB_PROGRESS, values: [p.total, p.processed, p.created, p.failed, p.summary ? JSON.stringify(p.summary) : null, id] });
   }
 
   async finishJob(id: number, state: Exclude<JobState, 'running'>, error: string | null, now: number): Promise<boolean> {

@@ -10,9 +10,9 @@ const GET_EVENT = named('get_event', 'SELECT * FROM events WHERE id = $1');
 
 const IMPORT_EVENT = named('import_event', `
   INSERT INTO events (source, event, transfer_id, checkout_id, email, wallet_address, validation, received_at, last_received_at, received_count,
-                      headers, body, imported_at)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-  ON CONFLICT (transfer_id, source, event) DO NOTHING
+                      headers, body, imported_at, rule_set_hash, edit_number, edited_from, edited_at, edited_via)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+  ON CONFLICT (transfer_id, source, event, edit_number) DO NOTHING
   RETURNING id`);
 
 const NOT_PENDING = "NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.state = 'pending')";
@@ -81,7 +81,7 @@ export class EventQueries {
   async listBodies(selection: EventSelection, limit: number): Promise<EventBody[]> {
     const params = new SqlParams();
     const where = eventSelectionSql(selection, params);
-    const { rows } = await this.db.query<EventBody>(`SELECT e.id, e.source, e.event, e.body FROM events e WHERE ${where} ORDER BY e.id LIMIT ${params.add(limit)}`, params.values);
+    const { rows } = await this.db.query<EventBody>(`SELECT e.id, e.source, e.event, e.body, e.rule_set_hash AS "ruleSetHash" FROM events e WHERE ${where} ORDER BY e.id LIMIT ${params.add(limit)}`, params.values);
     return rows;
   }
 
@@ -92,7 +92,8 @@ export class EventQueries {
       const { rowCount } = await client.query({
         ...IMPORT_EVENT,
         values: [e.source, e.event, e.transferId, e.checkoutId, e.email, e.walletAddress, e.validation, e.receivedAt, e.lastReceivedAt, e.receivedCount,
-          JSON.stringify(e.headers), e.body, importedAt],
+          JSON.stringify(e.headers), e.body, importedAt, e.ruleSetHash ?? null,
+          e.edit?.number ?? 0, e.edit?.editedFrom ?? null, e.edit?.editedAt ?? null, e.edit?.via ?? null],
       });
       imported += rowCount ?? 0;
     }

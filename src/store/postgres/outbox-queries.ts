@@ -27,7 +27,7 @@ const CLAIM = named('claim', `
   )
   UPDATE deliveries d SET next_attempt_at = $3, lease_token = $4, updated_at = $5
   FROM due WHERE d.id = due.id
-  RETURNING d.id, d.event_id, d.rule_id, d.content_type, d.attempts,
+  RETURNING d.id, d.event_id, d.rule_id, d.rule_set_hash, d.content_type, d.attempts,
     COALESCE(d.body, (SELECT e.body FROM events e WHERE e.id = d.event_id)) AS payload`);
 
 /**
@@ -116,7 +116,7 @@ export class OutboxQueries {
       for (const token of tokens) this.unanswered.delete(token);
     }
     const leaseToken = randomUUID();
-    let rows: { id: number; event_id: number; rule_id: string; content_type: string; attempts: number; payload: Buffer }[];
+    let rows: { id: number; event_id: number; rule_id: string; rule_set_hash: string; content_type: string; attempts: number; payload: Buffer }[];
     try {
       ({ rows } = await this.db.query({ ...CLAIM, values: [dbNow, limit, dbNow + leaseMs, leaseToken, now] }));
     } catch (err) {
@@ -124,7 +124,7 @@ export class OutboxQueries {
       throw err;
     }
     return rows
-      .map((r) => ({ id: r.id, eventId: r.event_id, ruleId: r.rule_id, contentType: r.content_type, attempts: r.attempts, leaseToken, payload: r.payload }))
+      .map((r) => ({ id: r.id, eventId: r.event_id, ruleId: r.rule_id, ruleSetHash: r.rule_set_hash, contentType: r.content_type, attempts: r.attempts, leaseToken, payload: r.payload }))
       .sort((a, b) => a.id - b.id);
   }
 

@@ -5,7 +5,8 @@ import { CommitListeners } from '../commit-listeners.js';
 import type {
   AttemptRecord, AttemptResolution, BulkDeliveryFilter, ClaimedDelivery, Delivery, DeliveryDetail, DeliveryFilter, DeliveryOrigin, EventBody,
   EventPosition, EventSearch, EventPage, EventSelection, ImportedEvent, ImportOptions, ImportResult, Job,
-  JobProgress, JobState, NewDelivery, NewEvent, NewJob, OutboxStats, Page, DeliveryCounts, SaveEventResult, Store, StoredEvent,
+  JobProgress, JobState, KeptRuleSet, NewDelivery, NewEditedCopy, NewEvent, NewJob, OutboxStats, Page, DeliveryCounts, SaveEventResult, Store,
+  StoredEvent,
 } from '../store.js';
 import { AdminQueries } from './admin-queries.js';
 import { BatchCommit } from './batch-commit.js';
@@ -13,6 +14,7 @@ import { ClockOffset } from './clock-offset.js';
 import { clientConfig, openPool, type PostgresSettings } from './connection.js';
 import { DueAnnouncer, DueNotifications } from './due-notifications.js';
 import { EventQueries } from './event-queries.js';
+import { KeptQueries } from './kept-queries.js';
 import { migrate } from './migrate.js';
 import { OutboxQueries, type AttemptToRecord } from './outbox-queries.js';
 import { saveEvents } from './save-events.js';
@@ -35,6 +37,7 @@ export class PostgresStore implements Store {
   private readonly outbox: OutboxQueries;
   private readonly events: EventQueries;
   private readonly admin: AdminQueries;
+  private readonly kept: KeptQueries;
   private readonly due = new CommitListeners();
   /** This node's commits of new events (event streams); other nodes' show at a stream's next periodic read. */
   private readonly stored = new CommitListeners();
@@ -50,6 +53,7 @@ export class PostgresStore implements Store {
     this.outbox = new OutboxQueries(this.pool, this.clock);
     this.events = new EventQueries(this.pool);
     this.admin = new AdminQueries(this.pool, this.clock);
+    this.kept = new KeptQueries(this.pool);
     const groupOptions = { failsEveryItem: isStoreWideError, isRetryable };
     this.saveGroup = new BatchCommit((batch) => saveEvents(this.pool, batch, (receivedAt, delayMs) => this.clock.toDatabase(receivedAt) + delayMs), groupOptions);
     this.attemptGroup = new BatchCommit((records) => this.outbox.recordAttempts(records, Date.now()), groupOptions);
@@ -196,6 +200,26 @@ export class PostgresStore implements Store {
 
   outboxStats(now: number): Promise<OutboxStats> {
     return this.read(() => this.outbox.stats(now));
+  }
+
+  saveRuleSet(ruleSet: KeptRuleSet): Promise<void> {
+    return this.write(() => this.kept.saveRuleSet(ruleSet));
+  }
+
+  getRuleSet(hash: string): Promise<KeptRuleSet | null> {
+    return this.read(() => this.kept.getRuleSet(hash));
+  }
+
+  async saveEditedCopy(copy: NewEditedCopy): Promise<number> {
+    const deliveries = copy.deliveries ?? [];
+    const id = await this.transaction(async (client) => {
+      const copyId = await this.kept.insertEditedCopy(client, copy);
+      await this.outbox.insert(client, deliveries.map((delivery) => ({ eventId: copyId, delivery })), 'replay', copy.editedAt);
+      return copyId;
+    });
+    this.stored.notify();
+    if (deliveries.some((d) => d.deadReason === undefined)) this.deliveriesDue();
+    return id;
   }
 
   async checkWritable(): Promise<void> {

@@ -11,21 +11,24 @@ import { named } from './sql-params.js';
 const SAVE_EVENTS = named('save_events', `
   WITH input AS (
     SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-                         $9::bigint[], $10::bigint[], $11::int[], $12::text[], $13::bytea[])
-      AS i(ord, source, event, transfer_id, checkout_id, email, wallet_address, validation, received_at, last_received_at, copies, headers, body)
+                         $9::bigint[], $10::bigint[], $11::int[], $12::text[], $13::bytea[], $14::text[])
+      AS i(ord, source, event, transfer_id, checkout_id, email, wallet_address, validation, received_at, last_received_at, copies, headers, body,
+           rule_set_hash)
   ), saved AS (
     INSERT INTO events AS e (source, event, transfer_id, checkout_id, email, wallet_address, validation, received_at, last_received_at,
-                             received_count, headers, body)
-    SELECT source, event, transfer_id, checkout_id, email, wallet_address, validation, received_at, last_received_at, copies, headers, body
+                             received_count, headers, body, rule_set_hash)
+    SELECT source, event, transfer_id, checkout_id, email, wallet_address, validation, received_at, last_received_at, copies, headers, body,
+           rule_set_hash
     FROM input ORDER BY ord
-    ON CONFLICT (transfer_id, source, event) DO UPDATE
+    -- A received event has edit number 0: only the original of a transfer can be repeated, never an edited copy.
+    ON CONFLICT (transfer_id, source, event, edit_number) DO UPDATE
       SET received_count = e.received_count + excluded.received_count, last_received_at = excluded.last_received_at
     RETURNING e.id, e.transfer_id, e.source, e.event, e.received_count, (e.xmax = 0) AS inserted
   ), planned AS (
     INSERT INTO deliveries (event_id, rule_id, rule_set_hash, origin, state, body, content_type, next_attempt_at, dead_reason, created_at, updated_at)
     SELECT s.id, d.rule_id, d.rule_set_hash, 'ingest', CASE WHEN d.dead_reason IS NULL THEN 'pending' ELSE 'dead' END, d.body, d.content_type,
            d.next_attempt_at, d.dead_reason, i.received_at, i.received_at
-    FROM unnest($14::int[], $15::int[], $16::text[], $17::text[], $18::bytea[], $19::text[], $20::bigint[], $21::text[])
+    FROM unnest($15::int[], $16::int[], $17::text[], $18::text[], $19::bytea[], $20::text[], $21::bigint[], $22::text[])
       AS d(ord, seq, rule_id, rule_set_hash, body, content_type, next_attempt_at, dead_reason)
     JOIN input i ON i.ord = d.ord
     JOIN saved s ON s.transfer_id = i.transfer_id AND s.source = i.source AND s.event = i.event
@@ -63,14 +66,14 @@ export async function saveEvents(db: pg.Pool, events: readonly NewEvent[], dueAt
     } else groups.set(key, { first: e, copies: 1, lastReceivedAt: e.receivedAt });
   }
   const ordered = [...groups.values()].sort((a, b) => compareKeys(keyOf(a.first), keyOf(b.first)));
-  const columns: unknown[][] = Array.from({ length: 21 }, () => []);
+  const columns: unknown[][] = Array.from({ length: 22 }, () => []);
   ordered.forEach(({ first: e, copies, lastReceivedAt }, ord) => {
-    const values = [ord, e.source, e.event, e.transferId, e.checkoutId, e.email, e.walletAddress, e.validation, e.receivedAt, lastReceivedAt, copies, JSON.stringify(e.headers), e.body];
+    const values = [ord, e.source, e.event, e.transferId, e.checkoutId, e.email, e.walletAddress, e.validation, e.receivedAt, lastReceivedAt, copies, JSON.stringify(e.headers), e.body, e.ruleSetHash ?? null];
     values.forEach((value, i) => columns[i]!.push(value));
     (e.deliveries ?? []).forEach((d: NewDelivery, seq) => {
       const dead = d.deadReason !== undefined;
       const row = [ord, seq, d.ruleId, d.ruleSetHash, d.body, d.contentType, dead ? null : dueAt(e.receivedAt, d.delayMs ?? 0), d.deadReason ?? null];
-      row.forEach((value, i) => columns[13 + i]!.push(value));
+      row.forEach((value, i) => columns[14 + i]!.push(value));
     });
   });
   const { rows } = await db.query<SavedRow>({ ...SAVE_EVENTS, values: columns });

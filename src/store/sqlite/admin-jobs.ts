@@ -16,7 +16,7 @@ export class AdminJobQueries {
       INSERT INTO admin_jobs (kind, state, filter, rule_id, total, started_at) VALUES (?, 'running', ?, ?, ?, ?) RETURNING *`);
     this.byId = db.prepare<[number], JobRow>('SELECT * FROM admin_jobs WHERE id = ?');
     this.newest = db.prepare<[number], JobRow>('SELECT * FROM admin_jobs ORDER BY id DESC LIMIT ?');
-    this.progress = db.prepare('UPDATE admin_jobs SET total = ?, processed = ?, created = ?, failed = ? WHERE id = ?');
+    this.progress = db.prepare('UPDATE admin_jobs SET total = ?, processed = ?, created = ?, failed = ?, summary = coalesce(?, summary) WHERE id = ?');
     // Only a running job moves on: a cancel that got there first is never overwritten by "done".
     this.finish = db.prepare("UPDATE admin_jobs SET state = ?, error = ?, finished_at = ? WHERE id = ? AND state = 'running'");
     this.failRunning = db.prepare("UPDATE admin_jobs SET state = 'failed', error = ?, finished_at = ? WHERE state = 'running'");
@@ -36,7 +36,7 @@ export class AdminJobQueries {
   }
 
   updateProgress(id: number, p: JobProgress): void {
-    this.progress.run(p.total, p.processed, p.created, p.failed, id);
+    this.progress.run(p.total, p.processed, p.created, p.failed, p.summary ? JSON.stringify(p.summary) : null, id);
   }
 
   finishJob(id: number, state: Exclude<JobState, 'running'>, error: string | null, now: number): boolean {

@@ -11,16 +11,17 @@ export interface CoarseColumn {
   column: string;
   /** The value most rows have: not indexed. */
   common: string;
-  /** The partial index's WHERE clause on this column, for table alias `alias`. */
-  rareCondition: (alias: string) => string;
-  /** True when the rare condition alone already says `column = value` (a column with just two values). */
+  /** The WHERE clause of the partial index that holds rare `value`, for table alias `alias`. */
+  rareCondition: (alias: string, value: string) => string;
+  /** True when the rare condition alone already says `column = value` (one partial index per rare value). */
   conditionIsTheValue: boolean;
 }
 
 export const COARSE_COLUMNS: readonly CoarseColumn[] = [
   { key: 'event', column: 'event', common: 'transfer:succeeded', rareCondition: (a) => `${a}.event <> 'transfer:succeeded'`, conditionIsTheValue: false },
   { key: 'source', column: 'source', common: 'checkout', rareCondition: (a) => `${a}.source <> 'checkout'`, conditionIsTheValue: false },
-  { key: 'validation', column: 'validation', common: 'valid', rareCondition: (a) => `${a}.validation = 'unrecognised'`, conditionIsTheValue: true },
+  // Two rare values, a partial index each (migration 008): unrecognised, and invalid (edited copies only).
+  { key: 'validation', column: 'validation', common: 'valid', rareCondition: (a, value) => `${a}.validation = '${value === 'invalid' ? 'invalid' : 'unrecognised'}'`, conditionIsTheValue: true },
 ];
 
 export interface CoarseTerm {
@@ -33,8 +34,8 @@ export interface CoarseTerm {
 /** `alias.column = value`, plus the partial index's condition when the value is a rare one. */
 export function coarseTerm(spec: CoarseColumn, value: string, alias: string): CoarseTerm {
   if (value === spec.common) return { sql: `${alias}.${spec.column} = ?`, params: [value], indexed: false };
-  if (spec.conditionIsTheValue) return { sql: spec.rareCondition(alias), params: [], indexed: true };
-  return { sql: `${alias}.${spec.column} = ? AND ${spec.rareCondition(alias)}`, params: [value], indexed: true };
+  if (spec.conditionIsTheValue) return { sql: spec.rareCondition(alias, value), params: [], indexed: true };
+  return { sql: `${alias}.${spec.column} = ? AND ${spec.rareCondition(alias, value)}`, params: [value], indexed: true };
 }
 
 /** The coarse filters given, each with its term on `alias`. */

@@ -1,4 +1,4 @@
-import type { EventSummary, StoredEvent } from '../store.js';
+import type { EditVia, EventEdit, EventSummary, StoredEvent, Validation } from '../store.js';
 
 /** An `events` row as SQLite returns it; `headers`/`body` only when selected, `body_bytes` when computed. */
 export interface EventRow {
@@ -9,11 +9,16 @@ export interface EventRow {
   checkout_id: string | null;
   email: string | null;
   wallet_address: string | null;
-  validation: 'valid' | 'unrecognised';
+  validation: Validation;
   received_at: number;
   last_received_at: number;
   received_count: number;
   imported_at?: number | null;
+  rule_set_hash?: string | null;
+  edit_number: number;
+  edited_from: number | null;
+  edited_at: number | null;
+  edited_via: EditVia | null;
   headers?: string;
   body?: Buffer;
   body_bytes?: number;
@@ -21,7 +26,13 @@ export interface EventRow {
 
 /** The summary columns of a list page, with the body's size instead of the body. */
 export const SUMMARY_COLUMNS = `e.id, e.source, e.event, e.transfer_id, e.checkout_id, e.email, e.wallet_address, e.validation,
-  e.received_at, e.last_received_at, e.received_count, length(e.body) AS body_bytes`;
+  e.received_at, e.last_received_at, e.received_count, e.edit_number, e.edited_from, e.edited_at, e.edited_via,
+  length(e.body) AS body_bytes`;
+
+function editOf(row: EventRow): EventEdit | null {
+  if (row.edited_at === null || row.edited_at === undefined) return null;
+  return { editedFrom: row.edited_from!, editedAt: row.edited_at, via: row.edited_via!, number: row.edit_number };
+}
 
 export function toEventSummary(row: EventRow): EventSummary {
   return {
@@ -36,6 +47,7 @@ export function toEventSummary(row: EventRow): EventSummary {
     receivedAt: row.received_at,
     lastReceivedAt: row.last_received_at,
     receivedCount: row.received_count,
+    edit: editOf(row),
     bodyBytes: row.body_bytes ?? row.body?.length ?? 0,
   };
 }
@@ -43,5 +55,5 @@ export function toEventSummary(row: EventRow): EventSummary {
 /** A whole event; the row must include `headers` and `body`. */
 export function toStoredEvent(row: EventRow): StoredEvent {
   const { bodyBytes: _bodyBytes, ...summary } = toEventSummary(row);
-  return { ...summary, importedAt: row.imported_at ?? null, headers: JSON.parse(row.headers!) as Record<string, string>, body: row.body! };
+  return { ...summary, importedAt: row.imported_at ?? null, ruleSetHash: row.rule_set_hash ?? null, headers: JSON.parse(row.headers!) as Record<string, string>, body: row.body! };
 }

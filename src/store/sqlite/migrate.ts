@@ -31,13 +31,24 @@ export function migrate(db: BetterSqlite3.Database, migrations: Migration[] = li
   }
   const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
   const ran: number[] = [];
-  for (const migration of migrations) {
-    if (applied.has(migration.version)) continue;
-    db.transaction(() => {
-      db.exec(migration.sql);
-      record.run(migration.version, migration.name, new Date().toISOString());
-    }).immediate();
-    ran.push(migration.version);
+  // A migration that rebuilds a table drops the old one: with foreign keys on, that would delete the rows
+  // that reference it (ON DELETE CASCADE). They are off while migrations run (the pragma has no effect
+  // inside a transaction), and each migration checks them itself before it commits.
+  const foreignKeys = db.pragma('foreign_keys', { simple: true }) as number;
+  db.pragma('foreign_keys = OFF');
+  try {
+    for (const migration of migrations) {
+      if (applied.has(migration.version)) continue;
+      db.transaction(() => {
+        db.exec(migration.sql);
+        const broken = db.pragma('foreign_key_check') as unknown[];
+        if (broken.length > 0) throw new Error(`migration ${migration.version} leaves ${broken.length} broken foreign key reference(s)`);
+        record.run(migration.version, migration.name, new Date().toISOString());
+      }).immediate();
+      ran.push(migration.version);
+    }
+  } finally {
+    db.pragma(`foreign_keys = ${foreignKeys ? 'ON' : 'OFF'}`);
   }
   return ran;
 }

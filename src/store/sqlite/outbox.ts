@@ -14,8 +14,8 @@ import { DELIVERY_COLUMNS, toDelivery, toStoredAttempt, type DeliveryRow } from 
 export const DUE_DELIVERY_IDS_SQL = `SELECT id FROM deliveries INDEXED BY deliveries_due
   WHERE state = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?`;
 
-/** A claimed row as `claimRows` returns it: id, event_id, rule_id, content_type, attempts, payload. */
-type ClaimRow = [number, number, string, string, number, Buffer];
+/** A claimed row as `claimRows` returns it: id, event_id, rule_id, rule_set_hash, content_type, attempts, payload. */
+type ClaimRow = [number, number, string, string, string, number, Buffer];
 
 export interface AttemptToRecord {
   deliveryId: number;
@@ -47,7 +47,7 @@ export class OutboxQueries {
     this.claimRows = db.prepare<unknown[], ClaimRow>(`
       UPDATE deliveries SET next_attempt_at = ?, lease_token = ?, updated_at = ?
       WHERE id IN (${DUE_DELIVERY_IDS_SQL})
-      RETURNING id, event_id, rule_id, content_type, attempts,
+      RETURNING id, event_id, rule_id, rule_set_hash, content_type, attempts,
         COALESCE(body, (SELECT e.body FROM events e WHERE e.id = deliveries.event_id))`).raw() as unknown as BetterSqlite3.Statement<unknown[], ClaimRow>;
     this.insertAttempt = db.prepare(`
       INSERT INTO delivery_attempts (delivery_id, attempt, started_at, duration_ms, url_origin, status, error_code, error_message, response_excerpt, outcome)
@@ -75,7 +75,7 @@ export class OutboxQueries {
   claim(now: number, limit: number, leaseMs: number): ClaimedDelivery[] {
     const leaseToken = randomUUID();
     return this.claimRows.all(now + leaseMs, leaseToken, now, now, limit).map(
-      ([id, eventId, ruleId, contentType, attempts, payload]) => ({ id, eventId, ruleId, contentType, attempts, leaseToken, payload }),
+      ([id, eventId, ruleId, ruleSetHash, contentType, attempts, payload]) => ({ id, eventId, ruleId, ruleSetHash, contentType, attempts, leaseToken, payload }),
     );
   }
 

@@ -22,6 +22,8 @@ import type { EventPosition, EventSearch, EventPage, Job, JobProgress, JobState,
 import { AdminJobQueries } from './admin-jobs.js';
 import { AdminQueries } from './admin-queries.js';
 import { CommitListeners } from '../commit-listeners.js';
+import type { KeptRuleSet, NewEditedCopy } from '../store.js';
+import { KeptQueries } from './kept-queries.js';
 
 export interface SqliteStoreOptions {
   dataDir: string;
@@ -130,12 +132,12 @@ export class SqliteStore implements Store {
       // only a repeat, which the insert skips, takes the second statement.
       insertEvent: this.db.prepare(`
         INSERT INTO events (source, event, transfer_id, checkout_id, email, wallet_address, validation,
-                            received_at, last_received_at, headers, body)
-        VALUES (?, CAST(? AS TEXT), CAST(? AS TEXT), ?, ?, ?, ?, ?, ?, ?, ?)
-        ON CONFLICT (transfer_id, source, event) DO NOTHING`),
+                            received_at, last_received_at, headers, body, rule_set_hash)
+        VALUES (?, CAST(? AS TEXT), CAST(? AS TEXT), ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT (transfer_id, source, event, edit_number) DO NOTHING`),
       countRepeat: this.db.prepare<[number, string | Buffer, string, string | Buffer], { id: number; received_count: number }>(`
         UPDATE events SET received_count = received_count + 1, last_received_at = ?
-        WHERE transfer_id = CAST(? AS TEXT) AND source = ? AND event = CAST(? AS TEXT)
+        WHERE transfer_id = CAST(? AS TEXT) AND source = ? AND event = CAST(? AS TEXT) AND edit_number = 0
         RETURNING id, received_count`),
       getEvent: this.db.prepare<[number], EventRow>('SELECT * FROM events WHERE id = ?'),
       touchHealth: this.db.prepare('INSERT INTO store_health (id, checked_at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET checked_at = excluded.checked_at'),
@@ -192,7 +194,7 @@ export class SqliteStore implements Store {
   private insertEvent(e: NewEvent): SaveEventResult {
     const inserted = this.statements.insertEvent.run(
       e.source, keyText(e.event), keyText(e.transferId), e.checkoutId, e.email, e.walletAddress, e.validation,
-      e.receivedAt, e.receivedAt, JSON.stringify(e.headers), e.body,
+      e.receivedAt, e.receivedAt, JSON.stringify(e.headers), e.body, e.ruleSetHash ?? null,
     );
     if (inserted.changes === 0) {
       const repeat = this.statements.countRepeat.get(e.receivedAt, keyText(e.transferId), e.source, keyText(e.event))!;
@@ -278,6 +280,34 @@ export class SqliteStore implements Store {
 
   async outboxStats(now: number): Promise<OutboxStats> {
     return this.outbox.stats(now);
+  }
+
+  // Rule sets by hash and edited copies; their SQL lives in kept-queries.ts.
+  private keptSql?: KeptQueries;
+
+  private get kept(): KeptQueries {
+    return (this.keptSql ??= new KeptQueries(this.db));
+  }
+
+  async saveRuleSet(ruleSet: KeptRuleSet): Promise<void> {
+    this.write(() => this.kept.saveRuleSet(ruleSet));
+  }
+
+  async getRuleSet(hash: string): Promise<KeptRuleSet | null> {
+    return this.kept.getRuleSet(hash);
+  }
+
+  async saveEditedCopy(copy: NewEditedCopy): Promise<number> {
+    const id = this.write(() =>
+      this.db.transaction(() => {
+        const copyId = this.kept.insertEditedCopy(copy);
+        if (copy.deliveries?.length) this.outbox.insertDeliveries(copyId, copy.deliveries, 'replay', copy.editedAt);
+        return copyId;
+      }).immediate(),
+    );
+    this.stored.notify();
+    if (copy.deliveries?.length) this.due.notify();
+    return id;
   }
 
   async checkWritable(): Promise<void> {

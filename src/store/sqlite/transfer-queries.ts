@@ -12,9 +12,10 @@ export class TransferQueries {
     // Same key as ingest: an event already stored is left exactly as it is.
     this.insertIfNew = db.prepare<unknown[], { id: number }>(`
       INSERT INTO events (source, event, transfer_id, checkout_id, email, wallet_address, validation,
-                          received_at, last_received_at, received_count, headers, body, imported_at)
-      VALUES (?, CAST(? AS TEXT), CAST(? AS TEXT), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-      ON CONFLICT (transfer_id, source, event) DO NOTHING
+                          received_at, last_received_at, received_count, headers, body, imported_at, rule_set_hash,
+                          edit_number, edited_from, edited_at, edited_via)
+      VALUES (?, CAST(? AS TEXT), CAST(? AS TEXT), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      ON CONFLICT (transfer_id, source, event, edit_number) DO NOTHING
       RETURNING id`);
   }
 
@@ -45,7 +46,7 @@ export class TransferQueries {
   listBodies(selection: EventSelection, limit: number): EventBody[] {
     const where = eventSelectionSql(selection, 'e');
     return this.db
-      .prepare<unknown[], EventBody>(`SELECT e.id, e.source, e.event, e.body FROM events e WHERE ${where.sql} ORDER BY e.id LIMIT ?`)
+      .prepare<unknown[], EventBody>(`SELECT e.id, e.source, e.event, e.body, e.rule_set_hash AS ruleSetHash FROM events e WHERE ${where.sql} ORDER BY e.id LIMIT ?`)
       .all(...where.params, limit);
   }
 
@@ -55,7 +56,8 @@ export class TransferQueries {
     for (const e of events) {
       const row = this.insertIfNew.get(
         e.source, keyText(e.event), keyText(e.transferId), e.checkoutId, e.email, e.walletAddress, e.validation,
-        e.receivedAt, e.lastReceivedAt, e.receivedCount, JSON.stringify(e.headers), e.body, importedAt,
+        e.receivedAt, e.lastReceivedAt, e.receivedCount, JSON.stringify(e.headers), e.body, importedAt, e.ruleSetHash ?? null,
+        e.edit?.number ?? 0, e.edit?.editedFrom ?? null, e.edit?.editedAt ?? null, e.edit?.via ?? null,
       );
       if (row) imported += 1;
     }

@@ -2,7 +2,9 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sampleTransferSucceeded } from '../../../src/samples/transfer-succeeded.js';
 import { verifyHmacSha256Hex } from '../../../src/signing/hmac-sha256-hex.js';
-import { removeTempDirs } from '../../helpers/temp-dir.js';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { makeTempDir, removeTempDirs } from '../../helpers/temp-dir.js';
 import { startWebhookSink } from '../../helpers/webhook-sink.js';
 import { awkwardBodies, hookrelay, postAll, SECRET, startServer, until } from './cli-harness.js';
 
@@ -49,10 +51,27 @@ describe('events replay|resend and deliveries list|retry on a data dir, with the
       expect(bulk.stderr).toBe('');
 
       const human = await hookrelay(['events', 'replay', '--all', '--rule', 'fwd', ...local]);
-      expect(human.stdout.trim()).toBe('done: 4 of 4 events processed, 4 deliveries queued, 0 failed');
+      expect(human.stdout.split('\n').slice(0, 3)).toEqual(['done: 4 of 4 events processed, 4 deliveries queued, 0 failed', 'route current', '  rule fwd: 4']);
       await sink.waitFor(13, 20_000);
+      const dryRun = await hookrelay(['events', 'replay', String(id), '--route', 'original', '--dry-run', ...local]);
+      expect(dryRun.stdout).toMatch(/^route original: the rules that routed it \(rule set [0-9a-f]{12}\), dry run: nothing is sent$/m);
+      expect(dryRun.stdout).toContain(`rule fwd would send POST ${sink.url} (`);
+      const bulkDryRun = await hookrelay(['events', 'replay', '--all', '--route', 'original', '--dry-run', ...local, '--json']);
+      expect(bulkDryRun.json).toMatchObject({ state: 'done', created: 4, summary: { route: 'original', dryRun: true, perRule: { fwd: 4 } } });
       await new Promise((r) => setTimeout(r, 300));
       expect(sink.received).toHaveLength(13); // nothing forwarded twice by one replay
+
+      // Edit and replay: a copy linked to the event, sent through the chosen rule although its filter does not match.
+      const editedFile = join(makeTempDir(), 'edited.json');
+      const editedBody = JSON.stringify({ ...sampleTransferSucceeded(), note: 'edited' });
+      writeFileSync(editedFile, editedBody);
+      const edited = await hookrelay(['events', 'replay', String(id), '--body', editedFile, '--rule', 'big', ...local]);
+      expect(edited.code, edited.stderr).toBe(0);
+      expect(edited.stdout).toMatch(new RegExp(`^edited copy stored as event \\d+ \\(edit 1 of event ${id}, validation valid\\)$`, 'm'));
+      expect(edited.stdout).toContain('+ note: "edited"');
+      expect(edited.stdout).toMatch(/filter does not match the edited body \(where\.result\.quantity: .*\): applied anyway/);
+      const [, , , , , , , , , , , , , last] = await sink.waitFor(14, 20_000);
+      expect(last!.rawBody.toString()).toBe(editedBody);
     } finally {
       await server.stop();
       await sink.close();

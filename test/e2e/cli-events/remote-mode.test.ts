@@ -96,7 +96,7 @@ describe('events and deliveries commands against a running server (--url, admin 
       expect(mismatch.stderr).toContain('No rule "nope"');
 
       const bulk = await hookrelay(['events', 'replay', '--event', 'transfer:succeeded', ...remote], withToken);
-      expect(bulk.stdout.trim()).toMatch(/^job \d+ done: 3 of 3 events processed, 3 deliveries queued, 0 failed$/);
+      expect(bulk.stdout).toMatch(/^job \d+ done: 3 of 3 events processed, 3 deliveries queued, 0 failed\nroute current\n  rule \S+: 3\n/);
       await sink.waitFor(10, 20_000);
 
       const resent = await hookrelay(['events', 'resend', String(ids[1]), '--to', target.url, ...remote], withToken);
@@ -104,6 +104,16 @@ describe('events and deliveries commands against a running server (--url, admin 
       const [received] = await target.waitFor(1, 20_000);
       expect(received!.rawBody.equals(bodies[1]!)).toBe(true);
       expect(verifyHmacSha256Hex([SECRET], received!.rawBody, String(received!.headers['x-service-signature']))).toBe(true);
+
+      // Edit and replay through the API: the copy is made via the CLI and sent to a URL, unsigned.
+      const editedFile = join(makeTempDir(), 'edited.json');
+      writeFileSync(editedFile, '{"event":"transfer:succeeded","result":{"id":"edited"}}');
+      const edited = await hookrelay(['events', 'replay', String(ids[1]), '--body', editedFile, '--meant-invalid', '--to', `${target.url}/qa`, ...remote, '--json'], withToken);
+      expect(edited.code, edited.stderr).toBe(0);
+      expect(edited.json.event).toMatchObject({ validation: 'invalid', edit: { editedFrom: ids[1], via: 'cli', number: 1 } });
+      const [, copySent] = await target.waitFor(2, 20_000);
+      expect(copySent!.path).toBe('/hooks/qa');
+      expect(copySent!.headers['x-service-signature']).toBeUndefined();
     } finally {
       await server.stop();
       await sink.close();

@@ -39,6 +39,7 @@ describeEachBackend('GET /admin/api/events', (backend) => {
       lastReceivedAt: summary.receivedAt,
       receivedCount: 1,
       bodyBytes: Buffer.byteLength(JSON.stringify(body)),
+      edit: null,
       forwarding: { state: 'none', pending: 0, delivered: 0, dead: 0 },
     });
   });

@@ -130,4 +130,28 @@ describe('RuleSetWatcher', () => {
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(watcher.current()).toBe(before);
   });
+
+  it('keeps each rule set (start and reload) before using it; a set that cannot be kept is not used until it can be', async () => {
+    ruleDir = await makeRuleDir({ 'a.yaml': ruleYaml('a') });
+    const kept: string[] = [];
+    let refuse = false;
+    const keep = async (ruleSet: RuleSet): Promise<void> => {
+      if (refuse) throw new Error('store unavailable');
+      kept.push(ruleSet.hash);
+    };
+    const { watcher: w, lines } = await startWatcher({ keep, watch: false });
+    const first = w.current().hash;
+    expect(kept).toEqual([first]);
+
+    refuse = true;
+    await ruleDir.write('b.yaml', ruleYaml('b'));
+    await w.check();
+    expect(w.current().hash).toBe(first); // not kept, so not used
+    expect(lines.some((l) => l.level === 'error' && /could not be stored/.test(l.message))).toBe(true);
+
+    refuse = false;
+    await w.check();
+    expect(w.current().rules.map((r) => r.id)).toEqual(['a', 'b']);
+    expect(kept).toEqual([first, w.current().hash]);
+  });
 });

@@ -16,7 +16,7 @@ afterAll(() => removeTempDirs());
 const emptyRules = { rules: [], hash: 'empty', loadedAt: new Date(), files: [] } as unknown as RuleSet;
 
 function claimed(id: number): ClaimedDelivery {
-  return { id, eventId: id, ruleId: 'gone', contentType: 'application/json', attempts: 0, leaseToken: 't', payload: Buffer.from('{}') };
+  return { id, eventId: id, ruleId: 'gone', ruleSetHash: 'empty', contentType: 'application/json', attempts: 0, leaseToken: 't', payload: Buffer.from('{}') };
 }
 
 function worker(store: Partial<Store>, options: { maxInFlight?: number; batchSize?: number; rules?: RuleSet; pollIntervalMs?: number } = {}): DeliveryWorker {
@@ -142,7 +142,7 @@ describe('DeliveryWorker loop', () => {
     let recordNow = false;
     const w = worker(
       {
-        claimDueDeliveries: async ({ limit }) => Array.from({ length: Math.min(limit, 20 - nextId) }, () => ({ ...claimed(++nextId), ruleId: 'sink' })),
+        claimDueDeliveries: async ({ limit }) => Array.from({ length: Math.min(limit, 20 - nextId) }, () => ({ ...claimed(++nextId), ruleId: 'sink', ruleSetHash: loaded.ruleSet.hash })),
         nextDueAt: async () => (nextId < 20 ? Date.now() - 1 : null),
         // Recording waits until the end: were slots held until then, no more than 2 requests would be sent.
         recordAttempt: () => (recordNow ? Promise.resolve(true) : new Promise<boolean>((resolve) => unrecorded.push(resolve))),

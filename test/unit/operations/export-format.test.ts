@@ -1,5 +1,9 @@
-import { describe, expect, it } from 'vitest';
-import { EXPORT_FORMAT, ImportLineError, parseRecordLine } from '../../../src/operations/export-format.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { EXPORT_FORMAT, ImportLineError, parseRecordLine, recordFromStored } from '../../../src/operations/export-format.js';
+import { SqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
+import { makeTempDir, removeTempDirs } from '../../helpers/temp-dir.js';
+
+afterAll(() => removeTempDirs());
 
 const body = Buffer.from(JSON.stringify({ event: 'transfer:succeeded', result: { id: 'tr_1' } }));
 const record = {
@@ -30,5 +34,29 @@ describe('export records', () => {
 
   it('refuses a record whose key does not match its body', () => {
     expect(() => parseRecordLine(JSON.stringify({ ...record, transferId: 'tr_2' }))).toThrow(ImportLineError);
+  });
+});
+
+describe('edited copies in exports', () => {
+  it('export and import as copies: beside their original, never duplicates of it, with their edit and rule set', async () => {
+    const from = new SqliteStore({ dataDir: makeTempDir(), durability: 'normal' });
+    const to = new SqliteStore({ dataDir: makeTempDir(), durability: 'normal' });
+    try {
+      const event = { source: 'checkout', event: 'transfer:succeeded', transferId: 'tr_1', checkoutId: null, email: null, walletAddress: null, validation: 'valid' as const, headers: {}, body };
+      const original = await from.saveEvent({ ...event, receivedAt: 1_000, ruleSetHash: 'set-a' });
+      const edited = Buffer.from(JSON.stringify({ event: 'transfer:succeeded', result: { id: 'changed-by-the-edit' } }));
+      await from.saveEditedCopy({ ...event, validation: 'invalid', body: edited, ruleSetHash: 'set-b', editedFrom: original.id, editedAt: 2_000, via: 'console' });
+      const lines = (await from.listEventsForExport({}, 10)).map((e) => JSON.stringify(recordFromStored(e)));
+      expect(JSON.parse(lines[1]!)).toMatchObject({ ruleSetHash: 'set-b', edit: { editedFrom: original.id, editedAt: '1970-01-01T00:00:02.000Z', via: 'console', number: 1 } });
+
+      expect(await to.importEvents(lines.map(parseRecordLine))).toEqual({ imported: 2, duplicates: 0 });
+      expect(await to.importEvents(lines.map(parseRecordLine))).toEqual({ imported: 0, duplicates: 2 });
+      const imported = await to.listEventsForExport({}, 10);
+      expect(imported.map((e) => [e.transferId, e.validation, e.ruleSetHash, e.edit?.number ?? 0])).toEqual([['tr_1', 'valid', 'set-a', 0], ['tr_1', 'invalid', 'set-b', 1]]);
+      expect(imported[1]!.body.equals(edited)).toBe(true);
+    } finally {
+      await from.close();
+      await to.close();
+    }
   });
 });

@@ -17,10 +17,12 @@ const RELEASED: Record<string, Record<string, string>> = {
     '005_imported_at.sql': '9e687d303fca604e7c58211b8614600035b62e1db2b7406bc0b74bfe3c82db4d',
     '006_unsettled_delivery_indexes.sql': '717b41f4542f607a00df5aebb5ab14ba881059a028ee2f33446d885be8a65ff6',
     '007_transfer_id.sql': '6a620f8f2f3a156d4779cbe76cecc49f6d416ad57853aaf7c8f5151dd9be39f7',
+    '008_rule_sets_and_edited_copies.sql': '08b0ed379035f3bd0ca5a7c909a2925ec6e774a4ddb9c5c7677a8eb720574c1a',
     '009_attempt_outcome_states.sql': '3049019f3700d191e8bdc8377c348e87419b4ad185534f6fdfbad9002febb547',
   },
   'src/store/postgres/migrations': {
     '001_initial.sql': '2dead96fb43eb77cc42eda0cc6aac23887911b0c6f1489b0544747cede5499aa',
+    '002_rule_sets_and_edited_copies.sql': '7abc2ae2eb317dd1807b1c7b2a0ae93e73fd3f55ae114857ea7742bac029054f',
   },
 };
 

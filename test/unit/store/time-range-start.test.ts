@@ -1,5 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { countEventsThrough, startingAfterId } from '../../../src/operations/jobs/batches.js';
+import { BulkReplayPlanner } from '../../../src/operations/bulk-replay-plan.js';
+import { ReplayRouter } from '../../../src/operations/replay-routing.js';
 import { runReplayJob } from '../../../src/operations/jobs/replay-job.js';
 import type { RuleSet } from '../../../src/rules/types.js';
 import { SqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
@@ -50,7 +52,8 @@ describe('a walk over a time range starts at the first event received in it', ()
       };
       const rules = { rules: [], hash: 'none', loadedAt: new Date(), files: [] } as unknown as RuleSet;
       const loop = { store, shouldStop: () => false, onProgress: async () => undefined, wakeWorker: () => undefined };
-      const result = await runReplayJob(loop, { selection: { receivedFrom: 2_500 }, throughId: ids.at(-1)!, ruleId: null, rules: () => rules, total: 2 });
+      const planner = new BulkReplayPlanner(new ReplayRouter(store, {}, () => rules), 'current', null, false);
+      const result = await runReplayJob(loop, { selection: { receivedFrom: 2_500 }, throughId: ids.at(-1)!, planner, total: 2 });
       expect(result.progress.processed).toBe(2);
       expect(seen).toEqual([ids[2], ids[3]]);
       expect(result.lastId).toBe(ids[3]);

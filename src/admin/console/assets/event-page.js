@@ -1,5 +1,6 @@
 // Event detail: the stored event, its delivery timeline per rule, why each rule took it or not, and replay / resend / retry.
 import { api } from './api.js';
+import { editReplayCard } from './edit-replay-card.js';
 import { explainCard } from './explain-panel.js';
 import { badge, card, dash, dataTable, definitionList, errorBox, errorText, every, flash, h, replace, showResultIn, timeEl } from './dom.js';
 
@@ -79,21 +80,45 @@ function deliveriesByRule(deliveries, onRetry) {
   );
 }
 
+/** What a replay sent (or, dry, would send) where, and the matching rules it withheld. */
+function replayOutcome(result) {
+  const count = result.deliveries?.length ?? 0;
+  const summary = result.dryRun
+    ? `Dry run through rule set ${result.ruleSetHash}: nothing was sent.`
+    : count === 0
+      ? 'No rule is sent for this event; nothing was queued.'
+      : `Queued ${count} new deliver${count === 1 ? 'y' : 'ies'}.`;
+  return [
+    h('p', { class: result.dryRun ? 'muted' : 'ok', text: summary }),
+    result.dryRun ? null : h('p', { class: 'muted', text: `Route ${result.route}, rule set ${result.ruleSetHash}.` }),
+    result.planned.length > 0 ? h('ul', { class: 'plan' }, result.planned.map((send) => h('li', { class: 'mono', text: `${send.ruleId} → ${send.method} ${send.destination}` }))) : null,
+    result.withheld.map((held) => h('p', { class: 'error', text: `Not sent: ${held.reason}` })),
+  ];
+}
+
 function replayCard(eventId, ruleIds, refresh) {
-  const out = h('div', { class: 'result' });
+  const out = h('div', { class: 'result', id: 'replay-result' });
   const ruleSelect = h('select', { id: 'replay-rule', name: 'ruleId' }, ruleIds.map((id) => h('option', { value: id, text: id })));
   const force = h('input', { type: 'checkbox', id: 'replay-force', name: 'force' });
+  const route = h(
+    'select',
+    { id: 'replay-route', name: 'route' },
+    h('option', { value: 'current', text: 'current: the rules as they are now' }),
+    h('option', { value: 'original', text: 'original: the rules that routed it when it arrived' }),
+  );
+  const dryRun = h('input', { type: 'checkbox', id: 'replay-dry-run', name: 'dryRun' });
 
-  const replay = async (button, body) => {
+  const replay = async (button, request) => {
     button.disabled = true;
     replace(out);
+    const body = { ...request, route: route.value, ...(dryRun.checked && { dryRun: true }) };
     try {
       const result = await api(`/events/${eventId}/replay`, { method: 'POST', body });
-      const count = result.deliveries?.length ?? 0;
-      replace(out, h('p', { class: 'ok', text: count === 0 ? 'No rule matches this event now; nothing was queued.' : `Queued ${count} new deliver${count === 1 ? 'y' : 'ies'}.` }));
-      await refresh();
+      replace(out, replayOutcome(result));
+      if (!result.dryRun) await refresh();
     } catch (err) {
-      replace(out, errorBox(err), err.status === 422 && !body.force ? h('p', { class: 'muted', text: 'Tick “even if it does not match” to send it anyway.' }) : null);
+      const hint = err.code === 'original_routing_unknown' ? 'Choose route “current” to replay it through the rules as they are now.' : err.status === 422 && !body.force ? 'Tick “even if it does not match” to send it anyway.' : null;
+      replace(out, errorBox(err), hint ? h('p', { class: 'muted', text: hint }) : null);
     } finally {
       button.disabled = false;
     }
@@ -101,7 +126,8 @@ function replayCard(eventId, ruleIds, refresh) {
 
   return card(
     'Replay',
-    'Queues new deliveries of the stored bytes through the rules as they are now.',
+    'Queues new deliveries of the stored bytes, through the rules as they are now or as they were when the event arrived. A dry run shows where they would go.',
+    h('div', { class: 'inline-form' }, h('label', { for: 'replay-route', text: 'Route' }), route, h('label', { class: 'check' }, dryRun, ' dry run')),
     h('button', { type: 'button', id: 'replay-all', text: 'Replay to all matching rules', on: { click: (e) => replay(e.currentTarget, {}) } }),
     ruleIds.length > 0
       ? h(
@@ -174,6 +200,10 @@ function factsOf(event) {
     ['Times received', event.receivedCount > 1 ? h('span', {}, `${event.receivedCount} times, last `, timeEl(event.lastReceivedAt)) : 'once'],
     ['Size', `${event.bodyBytes} bytes`],
     ...(event.importedAt ? [['Imported', timeEl(event.importedAt)]] : []),
+    ['Rule set', event.ruleSetHash ? h('span', { class: 'mono', text: event.ruleSetHash }) : 'unknown (stored before rule sets were kept)'],
+    ...(event.edit
+      ? [['Edited copy of', h('span', {}, h('a', { href: `#/events/${event.edit.editedFrom}`, id: 'edited-from', text: `#${event.edit.editedFrom}` }), ` (edit ${event.edit.number}, via ${event.edit.via}, `, timeEl(event.edit.editedAt), ')')]]
+      : []),
   ]);
 }
 
@@ -214,6 +244,7 @@ export function renderEventDetail(view, id) {
         h('div', { class: 'page-head' }, h('h1', {}, event.event, ' ', h('span', { class: 'muted', text: `#${event.id}` }))),
         h('div', { class: 'detail-grid' }, h('section', { class: 'card' }, h('h2', { text: 'Event' }), factsOf(event)), replayCard(id, (rules.rules ?? []).map((rule) => rule.id), refresh), resendCard(id)),
         h('section', { class: 'card', 'aria-label': 'Deliveries' }, h('h2', { text: 'Deliveries' }), deliveriesBox),
+        editReplayCard(id, event.body ?? '', (rules.rules ?? []).map((rule) => rule.id), refresh),
         explainCard(id),
         h('section', { class: 'card' }, h('h2', { text: 'Body' }), h('pre', { class: 'json', id: 'event-body', text: prettyBody(event) })),
         h(

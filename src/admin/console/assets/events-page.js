@@ -19,7 +19,7 @@ const TEXT_FILTERS = [
   ['transferId', 'Transfer id', ''],
 ];
 const CHOICE_FILTERS = [
-  ['validation', 'Validation', ['valid', 'unrecognised']],
+  ['validation', 'Validation', ['valid', 'unrecognised', 'invalid']],
   ['deliveryState', 'Delivery state', ['pending', 'delivered', 'dead']],
 ];
 const TIME_FILTERS = [
@@ -34,7 +34,16 @@ function mono(value) {
 
 const COLUMNS = [
   { label: 'Received', cell: (e) => timeEl(e.receivedAt) },
-  { label: 'Event', cell: (e) => h('a', { href: `#/events/${e.id}`, class: 'event-link', text: e.event }) },
+  {
+    label: 'Event',
+    cell: (e) =>
+      h(
+        'span',
+        {},
+        h('a', { href: `#/events/${e.id}`, class: 'event-link', text: e.event }),
+        e.edit ? [' ', h('span', { class: 'badge edited', title: `edited copy of event ${e.edit.editedFrom}`, text: `edited #${e.edit.editedFrom}` })] : null,
+      ),
+  },
   { label: 'Source', cell: (e) => e.source },
   { label: 'Checkout', cell: (e) => mono(e.checkoutId) },
   { label: 'Email', cell: (e) => (e.email ? h('span', { class: 'clip', title: e.email, text: e.email }) : null) },

@@ -1,0 +1,52 @@
+import type pg from 'pg';
+import type { KeptRuleSet, NewEditedCopy, RuleSetKind } from '../store.js';
+import { named } from './sql-params.js';
+
+interface RuleSetRow {
+  hash: string;
+  kind: RuleSetKind;
+  rules: string;
+  first_loaded_at: number;
+}
+
+const SAVE_RULE_SET = named('save_rule_set', 'INSERT INTO rule_sets (hash, kind, rules, first_loaded_at) VALUES ($1, $2, $3, $4) ON CONFLICT (hash) DO NOTHING');
+const GET_RULE_SET = named('get_rule_set', 'SELECT * FROM rule_sets WHERE hash = $1');
+// Two nodes editing the same transfer at once take turns: each reads the highest edit number after the other's commit
+// (a lock key two transfers happen to share only makes them wait on each other).
+const LOCK_TRANSFER = named('lock_transfer', "SELECT pg_advisory_xact_lock(hashtextextended($1 || '/' || $2 || '/' || $3, 0))");
+// Through the idempotency key's index (transfer_id first): the copies of one transfer are few.
+const NEXT_EDIT_NUMBER = named('next_edit_number', 'SELECT coalesce(max(edit_number), 0) + 1 AS n FROM events WHERE transfer_id = $1 AND source = $2 AND event = $3');
+const INSERT_COPY = named('insert_copy', `
+  INSERT INTO events (source, event, transfer_id, checkout_id, email, wallet_address, validation, received_at, last_received_at,
+                      headers, body, rule_set_hash, edit_number, edited_from, edited_at, edited_via)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $10, $11, $12, $13, $8, $14)
+  RETURNING id`);
+
+/** Rule sets kept by hash, and edited copies of events. */
+export class KeptQueries {
+  constructor(private readonly db: pg.Pool) {}
+
+  async saveRuleSet(ruleSet: KeptRuleSet): Promise<void> {
+    await this.db.query({ ...SAVE_RULE_SET, values: [ruleSet.hash, ruleSet.kind, JSON.stringify(ruleSet.rules), ruleSet.firstLoadedAt] });
+  }
+
+  async getRuleSet(hash: string): Promise<KeptRuleSet | null> {
+    const row = (await this.db.query<RuleSetRow>({ ...GET_RULE_SET, values: [hash] })).rows[0];
+    return row ? { hash: row.hash, kind: row.kind, rules: JSON.parse(row.rules) as unknown[], firstLoadedAt: row.first_loaded_at } : null;
+  }
+
+  /** In the caller's transaction: the copy with the next edit number of its transfer; returns its id. */
+  async insertEditedCopy(client: pg.PoolClient, copy: NewEditedCopy): Promise<number> {
+    const key = [copy.transferId, copy.source, copy.event];
+    await client.query({ ...LOCK_TRANSFER, values: key });
+    const { n } = (await client.query<{ n: number }>({ ...NEXT_EDIT_NUMBER, values: key })).rows[0]!;
+    const { rows } = await client.query<{ id: number }>({
+      ...INSERT_COPY,
+      values: [
+        copy.source, copy.event, copy.transferId, copy.checkoutId, copy.email, copy.walletAddress, copy.validation, copy.editedAt,
+        JSON.stringify(copy.headers), copy.body, copy.ruleSetHash ?? null, n, copy.editedFrom, copy.via,
+      ],
+    });
+    return rows[0]!.id;
+  }
+}

@@ -1,0 +1,99 @@
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { sampleTransferSucceeded } from '../../../src/samples/transfer-succeeded.js';
+import { describeWithBrowser, launchBrowser, saveScreenshot } from '../../helpers/browser.js';
+import { postSigned } from '../../helpers/http.js';
+import { TEST_SECRET, type TestReceiver } from '../../helpers/receiver.js';
+import { removeTempDirs } from '../../helpers/temp-dir.js';
+import { startWebhookSink, type WebhookSink } from '../../helpers/webhook-sink.js';
+import { ADMIN_TOKEN, startConsoleReceiver } from '../../integration/console/console-harness.js';
+
+let browser: Browser;
+let receiver: TestReceiver & { rulesDir: string };
+let sink: WebhookSink;
+let bigSink: WebhookSink;
+
+beforeAll(async () => {
+  [browser, sink, bigSink] = await Promise.all([launchBrowser(), startWebhookSink(), startWebhookSink()]);
+  receiver = await startConsoleReceiver([
+    { id: 'fulfilment', url: sink.url },
+    { id: 'big', url: bigSink.url, extra: 'where:\n  result.quantity: { $gt: 100 }\n' },
+  ]);
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await receiver?.close();
+  await sink?.close();
+  await bigSink?.close();
+  removeTempDirs();
+});
+
+async function logIn(page: Page): Promise<void> {
+  await page.goto(`${receiver.url}/console`);
+  await page.getByLabel('Admin token').fill(ADMIN_TOKEN);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.getByRole('heading', { name: 'Events' }).waitFor();
+}
+
+describeWithBrowser('console: edit and replay with a diff, and replay by routing mode', () => {
+  it('edits the body with schema checks as you type, shows the diff, sends through a chosen rule; the original stays as it was', async () => {
+    const body = sampleTransferSucceeded({ email: 'qa@example.com', quantity: 1 });
+    const reply = await postSigned(receiver.webhookUrl(), body, TEST_SECRET);
+    const id = reply.json.id as number;
+    await sink.waitFor(1);
+    const originalBytes = (await receiver.store.getEvent(id))!.body;
+
+    const page = await browser.newPage();
+    try {
+      await logIn(page);
+      await page.goto(`${receiver.url}/console#/events/${id}`);
+      const editor = page.locator('#edit-body');
+      await editor.waitFor();
+      await page.locator('#edit-check', { hasText: 'Valid against the event schema.' }).waitFor();
+
+      // A body that fails the schema: refused until marked meant-to-be-invalid.
+      await editor.fill(JSON.stringify({ ...body, result: { ...body.result, quantity: 'many' } }, null, 2));
+      await page.locator('#edit-check', { hasText: 'Fails the event schema' }).waitFor();
+      await expect.poll(() => page.locator('#edit-send').isDisabled()).toBe(true);
+      await page.locator('#edit-meant-invalid').check();
+      await expect.poll(() => page.locator('#edit-send').isDisabled()).toBe(false);
+      await page.locator('#edit-meant-invalid').uncheck();
+
+      // A valid edit: its diff against the stored original, then through one rule that does not match.
+      const edited = JSON.stringify({ ...body, result: { ...body.result, quantity: 7 } }, null, 2);
+      await editor.fill(edited);
+      await page.locator('#edit-diff li', { hasText: 'result.quantity: 1 → 7' }).waitFor();
+      await page.locator('#edit-target').selectOption('rule:big');
+      await page.locator('#edit-check', { hasText: "filter does not match the edited body" }).waitFor();
+      await expect.poll(() => page.locator('#edit-send').isDisabled()).toBe(false);
+      await saveScreenshot(page, 'console-edit-replay');
+      await page.locator('#edit-send').click();
+      await page.locator('#edit-copy-link').waitFor();
+
+      const [sent] = await bigSink.waitFor(1);
+      expect(sent!.rawBody.toString()).toBe(edited);
+      const copyId = Number((await page.locator('#edit-copy-link').textContent())!.slice(1));
+      expect(await receiver.store.getEvent(copyId)).toMatchObject({ edit: { editedFrom: id, via: 'console', number: 1 }, transferId: body.result.id });
+      expect((await receiver.store.getEvent(id))!.body.equals(originalBytes)).toBe(true);
+      expect((await receiver.store.listDeliveries({ eventId: id }, { limit: 10 })).items).toHaveLength(1);
+
+      // The copy's page links back to its original.
+      await page.locator('#edit-copy-link').click();
+      await page.locator('#edited-from', { hasText: `#${id}` }).waitFor();
+
+      // Replay of the original by routing mode, as a dry run: where it would go, nothing sent.
+      await page.goto(`${receiver.url}/console#/events/${id}`);
+      await page.locator('#replay-route').selectOption('original');
+      await page.locator('#replay-dry-run').check();
+      await page.locator('#replay-all').click();
+      const outcome = page.locator('#replay-result');
+      await outcome.getByText(`Dry run through rule set ${receiver.rules.current().hash}: nothing was sent.`).waitFor();
+      await outcome.getByText(`fulfilment → POST ${sink.url}`).waitFor();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(sink.received).toHaveLength(1);
+    } finally {
+      await page.close();
+    }
+  });
+});

@@ -1,0 +1,91 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, expect, it } from 'vitest';
+import { sampleTransferSucceeded } from '../../../src/samples/transfer-succeeded.js';
+import { describeEachBackend } from '../../helpers/backends.js';
+import { postSigned } from '../../helpers/http.js';
+import { startTestReceiver, TEST_SECRET } from '../../helpers/receiver.js';
+import { eventually, rulesDirWith, TEST_DELIVERY } from '../../helpers/rules.js';
+import { removeTempDirs } from '../../helpers/temp-dir.js';
+import { startWebhookSink } from '../../helpers/webhook-sink.js';
+
+afterAll(() => removeTempDirs());
+
+/** A rule whose first attempt waits `firstDelay`, so the test can change the rule while the delivery is pending. */
+const rule = (url: string, firstDelay: string, header: string): string =>
+  `id: fwd\non: [transfer:succeeded]\nto:\n  url: ${url}\n  headers:\n    X-Version: "${header}"\nretry:\n  schedule: [${firstDelay}]\n`;
+
+describeEachBackend('a delivery is sent with the rule version it was planned with', (backend) => {
+  it('goes to the old destination with the old headers after the rule changed, resolving ${ENV} on the sending node', async () => {
+    const before = await startWebhookSink();
+    const after = await startWebhookSink();
+    const dir = rulesDirWith({ 'fwd.yaml': rule(before.url, '1500ms', 'v1-${VERSION_TAG}') });
+    const app = await startTestReceiver({ ...(await backend.storage()), rulesDir: dir, delivery: TEST_DELIVERY }, { env: { VERSION_TAG: 'resolved' } });
+    try {
+      const planned = await postSigned(app.webhookUrl(), sampleTransferSucceeded(), TEST_SECRET);
+      const firstHash = app.rules.current().hash;
+      writeFileSync(join(dir, 'fwd.yaml'), rule(after.url, '0ms', 'v2'));
+      await eventually(() => app.rules.current().hash !== firstHash, 8000, 'the edit to be loaded');
+      expect((await app.store.getRuleSet(firstHash))?.kind).toBe('loaded');
+      expect((await app.store.getRuleSet(app.rules.current().hash))?.kind).toBe('loaded');
+
+      const [sent] = await before.waitFor(1);
+      expect(sent!.headers['x-version']).toBe('v1-resolved');
+      expect(after.received).toHaveLength(0);
+      const delivery = await eventually(async () => {
+        const [d] = (await app.store.listDeliveries({ eventId: planned.json.id }, { limit: 1 })).items;
+        return d?.state === 'delivered' ? d : null;
+      }, 5000, 'the attempt to be recorded');
+      expect(delivery.ruleSetHash).toBe(firstHash);
+      expect(await app.store.getEvent(planned.json.id)).toMatchObject({ ruleSetHash: firstHash });
+
+      await postSigned(app.webhookUrl(), sampleTransferSucceeded(), TEST_SECRET);
+      const [fresh] = await after.waitFor(1);
+      expect(fresh!.headers['x-version']).toBe('v2');
+    } finally {
+      await app.close();
+      await before.close();
+      await after.close();
+    }
+  });
+
+  it('is held while its rule is disabled today, whatever version it has', async () => {
+    const sink = await startWebhookSink();
+    const dir = rulesDirWith({ 'fwd.yaml': rule(sink.url, '1500ms', 'v1') });
+    const app = await startTestReceiver({ ...(await backend.storage()), rulesDir: dir, delivery: TEST_DELIVERY });
+    try {
+      const planned = await postSigned(app.webhookUrl(), sampleTransferSucceeded(), TEST_SECRET);
+      const hash = app.rules.current().hash;
+      writeFileSync(join(dir, 'fwd.yaml'), `${rule(sink.url, '0ms', 'v2')}enabled: false\n`);
+      await eventually(() => app.rules.current().hash !== hash, 8000, 'the rule to be disabled');
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      expect(sink.received).toHaveLength(0);
+      const [held] = (await app.store.listDeliveries({ eventId: planned.json.id }, { limit: 1 })).items;
+      expect(held).toMatchObject({ state: 'pending', attempts: 0 });
+    } finally {
+      await app.close();
+      await sink.close();
+    }
+  });
+
+  it('is dead-lettered when its rule was removed from today\'s rules, whatever version it has', async () => {
+    const sink = await startWebhookSink();
+    const dir = rulesDirWith({ 'fwd.yaml': rule(sink.url, '1500ms', 'v1') });
+    const app = await startTestReceiver({ ...(await backend.storage()), rulesDir: dir, delivery: TEST_DELIVERY });
+    try {
+      const planned = await postSigned(app.webhookUrl(), sampleTransferSucceeded(), TEST_SECRET);
+      const hash = app.rules.current().hash;
+      writeFileSync(join(dir, 'fwd.yaml'), rule(sink.url, '0ms', 'other').replace('id: fwd', 'id: other'));
+      await eventually(() => app.rules.current().hash !== hash, 8000, 'the rule to be removed');
+      const dead = await eventually(async () => {
+        const [d] = (await app.store.listDeliveries({ eventId: planned.json.id }, { limit: 1 })).items;
+        return d?.state === 'dead' ? d : null;
+      }, 8000, 'the delivery to be dead-lettered');
+      expect(dead.deadReason).toBe('rule removed');
+      expect(sink.received).toHaveLength(0);
+    } finally {
+      await app.close();
+      await sink.close();
+    }
+  });
+});
