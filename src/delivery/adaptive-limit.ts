@@ -1,0 +1,84 @@
+/**
+ * An additive-increase / multiplicative-decrease concurrency limit for one destination, as TCP congestion
+ * control and adaptive concurrency limiters (Netflix concurrency-limits' AIMD limit) do: every healthy
+ * answer while the limit is in use adds one slot, every sign of overload takes a fraction away.
+ * Pure: the state goes in with a sample and the next state comes out.
+ */
+
+/** What one finished attempt says about its destination. */
+export interface LimitSample {
+  /** Time from request sent to response read (or failure). */
+  durationMs: number;
+  /**
+   * `ok`: the destination answered (2xx, or a verdict such as 4xx that a pause would not change).
+   * `overload`: 429, 5xx, timeout or network error: the destination is struggling.
+   */
+  outcome: 'ok' | 'overload';
+  /** Attempts to this destination in flight when this one finished, itself included. */
+  inFlight: number;
+}
+
+export interface AdaptiveLimitSettings {
+  /** The ceiling: the limit never rises above it. */
+  max: number;
+  /** Fraction kept on each overloaded or slow sample. */
+  backoffRatio: number;
+  /** A sample slower than this many times the usual latency counts as overload. */
+  slowFactor: number;
+  /** ...and only when it is also at least this many milliseconds slower (sub-millisecond jitter is not overload). */
+  slowMarginMs: number;
+  /** Weight of one sample in the usual latency (exponential moving average). */
+  latencyWeight: number;
+}
+
+export const DEFAULT_ADAPTIVE_SETTINGS: Omit<AdaptiveLimitSettings, 'max'> = {
+  backoffRatio: 0.9,
+  slowFactor: 2,
+  slowMarginMs: 50,
+  latencyWeight: 0.05,
+};
+
+/** The first limit of a destination not seen before: room for a burst at once, growing from there. */
+export const INITIAL_ADAPTIVE_LIMIT = 20;
+
+export interface AdaptiveLimitState {
+  /** Fractional: decreases are proportional, and the usable limit is its floor. */
+  limit: number;
+  /** Usual latency of healthy answers (ms), or null before the first one. */
+  usualLatencyMs: number | null;
+}
+
+export function initialLimitState(max: number): AdaptiveLimitState {
+  return { limit: Math.min(max, INITIAL_ADAPTIVE_LIMIT), usualLatencyMs: null };
+}
+
+/** Attempts that may be in flight at once under this state (never below 1). */
+export function usableLimit(state: AdaptiveLimitState, max: number): number {
+  return Math.max(1, Math.min(max, Math.floor(state.limit)));
+}
+
+function isSlow(durationMs: number, usualLatencyMs: number | null, settings: AdaptiveLimitSettings): boolean {
+  if (usualLatencyMs === null) return false;
+  return durationMs > usualLatencyMs * settings.slowFactor && durationMs > usualLatencyMs + settings.slowMarginMs;
+}
+
+/**
+ * The state after one sample. Overload or a slow answer multiplies the limit by `backoffRatio`; a healthy
+ * answer adds one, but only while at least half the limit is in use (a destination that is sent little
+ * proves nothing about more). Always within [1, max].
+ */
+export function nextLimitState(state: AdaptiveLimitState, sample: LimitSample, settings: AdaptiveLimitSettings): AdaptiveLimitState {
+  const clamp = (limit: number): number => Math.max(1, Math.min(settings.max, limit));
+  if (sample.outcome === 'overload') return { ...state, limit: clamp(state.limit * settings.backoffRatio) };
+  if (isSlow(sample.durationMs, state.usualLatencyMs, settings)) {
+    // A slow answer still moves the usual latency, a little: a destination that stays slower settles at its new pace.
+    return { limit: clamp(state.limit * settings.backoffRatio), usualLatencyMs: movingAverage(state.usualLatencyMs, sample.durationMs, settings.latencyWeight) };
+  }
+  const usualLatencyMs = movingAverage(state.usualLatencyMs, sample.durationMs, settings.latencyWeight);
+  const inUse = sample.inFlight * 2 >= Math.floor(state.limit);
+  return { limit: clamp(inUse ? state.limit + 1 : state.limit), usualLatencyMs };
+}
+
+function movingAverage(current: number | null, value: number, weight: number): number {
+  return current === null ? value : current + (value - current) * weight;
+}

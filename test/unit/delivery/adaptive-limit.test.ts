@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import {
+  DEFAULT_ADAPTIVE_SETTINGS,
+  INITIAL_ADAPTIVE_LIMIT,
+  initialLimitState,
+  nextLimitState,
+  usableLimit,
+  type AdaptiveLimitState,
+  type LimitSample,
+} from '../../../src/delivery/adaptive-limit.js';
+
+const MAX = 64;
+const settings = { ...DEFAULT_ADAPTIVE_SETTINGS, max: MAX };
+
+/** Feeds samples in order; each sample sees the destination fully used unless it says otherwise. */
+function run(samples: Array<Partial<LimitSample>>, start: AdaptiveLimitState = initialLimitState(MAX)): AdaptiveLimitState {
+  return samples.reduce<AdaptiveLimitState>(
+    (state, sample) => nextLimitState(state, { durationMs: 5, outcome: 'ok', inFlight: usableLimit(state, MAX), ...sample }, settings),
+    start,
+  );
+}
+
+const times = (n: number, sample: Partial<LimitSample>): Array<Partial<LimitSample>> => Array.from({ length: n }, () => sample);
+const healthy = times(200, { durationMs: 5 });
+
+describe('adaptive limit', () => {
+  it('starts with room for a burst, within the ceiling', () => {
+    expect(usableLimit(initialLimitState(MAX), MAX)).toBe(INITIAL_ADAPTIVE_LIMIT);
+    expect(usableLimit(initialLimitState(4), 4)).toBe(4);
+  });
+
+  it.each<[string, Array<Partial<LimitSample>>, (limit: number) => boolean]>([
+    ['a healthy sink that uses its limit: rises by one per answer', times(10, { durationMs: 5 }), (l) => l === INITIAL_ADAPTIVE_LIMIT + 10],
+    ['a healthy sink for long: reaches the ceiling and stays there', healthy, (l) => l === MAX],
+    ['a healthy sink sent little: stays (proves nothing about more)', times(50, { durationMs: 5, inFlight: 2 }), (l) => l === INITIAL_ADAPTIVE_LIMIT],
+    ['healthy, then failing (429/5xx/timeouts): falls', [...healthy, ...times(10, { outcome: 'overload' })], (l) => l < MAX * 0.4],
+    ['healthy, then slow (20x its usual latency): falls', [...healthy, ...times(10, { durationMs: 500 })], (l) => l < MAX * 0.4],
+    ['a steady 100 ms sink is not slow: rises', times(100, { durationMs: 100 }), (l) => l === MAX],
+    ['jitter of a few ms on a fast sink is not slow', [...healthy, ...times(20, { durationMs: 30 })], (l) => l === MAX],
+    ['failing for long: never below 1', [...healthy, ...times(500, { outcome: 'overload' })], (l) => l === 1],
+    ['failing, then healthy again: recovers', [...times(500, { outcome: 'overload' }), ...times(200, { durationMs: 5 })], (l) => l === MAX],
+  ])('%s', (_name, samples, expected) => {
+    const limit = usableLimit(run(samples), MAX);
+    expect(limit, `limit ${limit}`).toSatisfy(expected);
+    expect(limit).toBeGreaterThanOrEqual(1);
+    expect(limit).toBeLessThanOrEqual(MAX);
+  });
+
+  it('a destination that stays slower settles at its new pace and rises again', () => {
+    const slowed = run([...healthy, ...times(60, { durationMs: 500 })]);
+    const after = run(times(100, { durationMs: 500 }), slowed);
+    expect(usableLimit(after, MAX)).toBeGreaterThan(usableLimit(slowed, MAX));
+  });
+
+  it('never exceeds a lower ceiling passed later', () => {
+    const state = run(healthy);
+    expect(nextLimitState(state, { durationMs: 5, outcome: 'ok', inFlight: 8 }, { ...settings, max: 8 }).limit).toBe(8);
+    expect(usableLimit(state, 8)).toBe(8);
+  });
+});
