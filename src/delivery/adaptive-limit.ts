@@ -82,3 +82,12 @@ export function nextLimitState(state: AdaptiveLimitState, sample: LimitSample, s
 function movingAverage(current: number | null, value: number, weight: number): number {
   return current === null ? value : current + (value - current) * weight;
 }
+
+// Errors that say nothing about the destination's load: a shutdown, or an attempt never sent.
+const NOT_THE_DESTINATION = new Set(['aborted', 'destination_refused', 'invalid_url', 'ERR_INVALID_URL', 'UND_ERR_INVALID_ARG']);
+
+/** How an attempt's answer counts for its destination's limit, or null when it says nothing about it. */
+export function sampleOutcome(status: number | undefined, errorCode: string | undefined): LimitSample['outcome'] | null {
+  if (status !== undefined) return status === 408 || status === 429 || status >= 500 ? 'overload' : 'ok';
+  return errorCode !== undefined && NOT_THE_DESTINATION.has(errorCode) ? null : 'overload';
+}

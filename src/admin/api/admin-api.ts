@@ -7,6 +7,7 @@ import type { AdminContext } from './context.js';
 import type { JobRunner } from './jobs/job-runner.js';
 import { defineRoute, registerRoutes, type AdminRoute } from './route-table.js';
 import { deliveryRoutes } from './routes/delivery-routes.js';
+import { destinationRoutes } from './routes/destination-routes.js';
 import { eventRoutes } from './routes/event-routes.js';
 import { explainRoutes } from './routes/explain-routes.js';
 import { jobRoutes } from './routes/job-routes.js';
@@ -31,7 +32,7 @@ export interface AdminApi {
 /** The admin API: one route table serves the requests and generates the OpenAPI document. */
 export function createAdminApi(options: AdminApiOptions): AdminApi {
   const { context, jobs } = options;
-  const routes: AdminRoute[] = [...eventRoutes(context, jobs), ...explainRoutes(context), ...deliveryRoutes(context, jobs), ...jobRoutes(context, jobs), ...ruleRoutes(context)];
+  const routes: AdminRoute[] = [...eventRoutes(context, jobs), ...explainRoutes(context), ...deliveryRoutes(context, jobs), ...jobRoutes(context, jobs), ...ruleRoutes(context), ...destinationRoutes(context)];
   let document: OpenApiDocument;
   routes.push(
     defineRoute({

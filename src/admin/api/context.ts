@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import type { SourceConfig } from '../../config.js';
 import type { SsrfGuard } from '../../delivery/ssrf-guard.js';
+import type { DestinationsView } from './response-schemas.js';
 import type { RuleSetStatus } from '../../rules/watcher.js';
 import type { RuleSet } from '../../rules/types.js';
 import type { Store } from '../../store/store.js';
@@ -19,4 +20,6 @@ export interface AdminContext {
   sources: ReadonlyMap<string, SourceConfig>;
   logger: Logger;
   now: () => number;
+  /** The delivery worker's view of its destinations; absent when delivery is off. */
+  destinations?: () => DestinationsView;
 }

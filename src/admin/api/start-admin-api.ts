@@ -7,6 +7,7 @@ import type { Store } from '../../store/store.js';
 import { ensureAdminToken, type AdminToken } from '../admin-token.js';
 import { createAdminApi, type AdminApi } from './admin-api.js';
 import type { SessionVerifier } from './auth.js';
+import type { AdminContext } from './context.js';
 import { JobRunner } from './jobs/job-runner.js';
 
 export interface AdminApiParts {
@@ -21,6 +22,7 @@ export interface AdminApiParts {
   sources: readonly SourceConfig[];
   logger: Logger;
   sessions?: SessionVerifier;
+  destinations?: AdminContext['destinations'];
 }
 
 export interface StartedAdminApi {
@@ -45,6 +47,7 @@ export async function startAdminApi(parts: AdminApiParts): Promise<StartedAdminA
       sources: new Map(parts.sources.map((source) => [source.name, source])),
       logger: parts.logger,
       now,
+      ...(parts.destinations && { destinations: parts.destinations }),
     },
     jobs,
     token: token.token,

@@ -1,6 +1,7 @@
 import { lastAttemptSent, type DeliveryPauses } from '../../delivery/delivery-pauses.js';
 import type { Delivery, DeliveryCounts, DeliveryDetail, EventSummary, Job, StoredEvent } from '../../store/store.js';
-import type { DeliveryDetailView, DeliveryView, EventDetailView, EventSummaryView, ForwardingView, JobView } from './response-schemas.js';
+import type { DestinationView } from '../../delivery/destination-limiter.js';
+import type { DeliveryDetailView, DeliveryView, DestinationsView, EventDetailView, EventSummaryView, ForwardingView, JobView } from './response-schemas.js';
 
 /** Store records → admin API answers: unix ms become ISO 8601. */
 
@@ -105,4 +106,9 @@ export function jobView(j: Job): JobView {
     finishedAt: isoOrNull(j.finishedAt),
     error: j.error,
   };
+}
+
+/** The limiter's destinations with their circuit state. */
+export function destinationsView(adaptive: boolean, destinations: readonly DestinationView[], reopensAt: (destination: string) => number | null): DestinationsView {
+  return { adaptive, destinations: destinations.map((view) => ({ ...view, pausedUntil: isoOrNull(reopensAt(view.destination)) })) };
 }

@@ -6,6 +6,7 @@ import {
   nextLimitState,
   usableLimit,
   type AdaptiveLimitState,
+  sampleOutcome,
   type LimitSample,
 } from '../../../src/delivery/adaptive-limit.js';
 
@@ -57,4 +58,20 @@ describe('adaptive limit', () => {
     expect(nextLimitState(state, { durationMs: 5, outcome: 'ok', inFlight: 8 }, { ...settings, max: 8 }).limit).toBe(8);
     expect(usableLimit(state, 8)).toBe(8);
   });
+});
+
+describe('sampleOutcome', () => {
+  it.each<[number | undefined, string | undefined, 'ok' | 'overload' | null]>([
+    [200, undefined, 'ok'],
+    [404, undefined, 'ok'], // a verdict, answered promptly: not load
+    [429, undefined, 'overload'],
+    [408, undefined, 'overload'],
+    [503, undefined, 'overload'],
+    [500, undefined, 'overload'],
+    [undefined, 'timeout', 'overload'],
+    [undefined, 'ECONNREFUSED', 'overload'],
+    [undefined, 'aborted', null],
+    [undefined, 'destination_refused', null],
+    [undefined, 'invalid_url', null],
+  ])('status %s, error %s → %s', (status, code, expected) => expect(sampleOutcome(status, code)).toBe(expected));
 });
