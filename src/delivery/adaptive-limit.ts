@@ -38,8 +38,13 @@ export const DEFAULT_ADAPTIVE_SETTINGS: Omit<AdaptiveLimitSettings, 'max'> = {
   latencyWeight: 0.05,
 };
 
-/** The first limit of a destination not seen before: room for a burst at once, growing from there. */
-export const INITIAL_ADAPTIVE_LIMIT = 20;
+/**
+ * A destination not seen before starts at half its ceiling: room for a burst at once (a row refused by the
+ * limit waits a few hundred ms before it is looked at again), and a limit that still has room to rise.
+ */
+export function initialLimit(max: number): number {
+  return Math.max(1, Math.floor(max / 2));
+}
 
 export interface AdaptiveLimitState {
   /** Fractional: decreases are proportional, and the usable limit is its floor. */
@@ -49,7 +54,7 @@ export interface AdaptiveLimitState {
 }
 
 export function initialLimitState(max: number): AdaptiveLimitState {
-  return { limit: Math.min(max, INITIAL_ADAPTIVE_LIMIT), usualLatencyMs: null };
+  return { limit: initialLimit(max), usualLatencyMs: null };
 }
 
 /** Attempts that may be in flight at once under this state (never below 1). */

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
   DEFAULT_ADAPTIVE_SETTINGS,
-  INITIAL_ADAPTIVE_LIMIT,
   initialLimitState,
   nextLimitState,
   usableLimit,
@@ -23,17 +22,19 @@ function run(samples: Array<Partial<LimitSample>>, start: AdaptiveLimitState = i
 
 const times = (n: number, sample: Partial<LimitSample>): Array<Partial<LimitSample>> => Array.from({ length: n }, () => sample);
 const healthy = times(200, { durationMs: 5 });
+const START = MAX / 2;
 
 describe('adaptive limit', () => {
-  it('starts with room for a burst, within the ceiling', () => {
-    expect(usableLimit(initialLimitState(MAX), MAX)).toBe(INITIAL_ADAPTIVE_LIMIT);
-    expect(usableLimit(initialLimitState(4), 4)).toBe(4);
+  it('starts at half its ceiling (at least 1)', () => {
+    expect(usableLimit(initialLimitState(MAX), MAX)).toBe(MAX / 2);
+    expect(usableLimit(initialLimitState(5), 5)).toBe(2);
+    expect(usableLimit(initialLimitState(1), 1)).toBe(1);
   });
 
   it.each<[string, Array<Partial<LimitSample>>, (limit: number) => boolean]>([
-    ['a healthy sink that uses its limit: rises by one per answer', times(10, { durationMs: 5 }), (l) => l === INITIAL_ADAPTIVE_LIMIT + 10],
+    ['a healthy sink that uses its limit: rises by one per answer', times(10, { durationMs: 5 }), (l) => l === START + 10],
     ['a healthy sink for long: reaches the ceiling and stays there', healthy, (l) => l === MAX],
-    ['a healthy sink sent little: stays (proves nothing about more)', times(50, { durationMs: 5, inFlight: 2 }), (l) => l === INITIAL_ADAPTIVE_LIMIT],
+    ['a healthy sink sent little: stays (proves nothing about more)', times(50, { durationMs: 5, inFlight: 2 }), (l) => l === START],
     ['healthy, then failing (429/5xx/timeouts): falls', [...healthy, ...times(10, { outcome: 'overload' })], (l) => l < MAX * 0.4],
     ['healthy, then slow (20x its usual latency): falls', [...healthy, ...times(10, { durationMs: 500 })], (l) => l < MAX * 0.4],
     ['a steady 100 ms sink is not slow: rises', times(100, { durationMs: 100 }), (l) => l === MAX],

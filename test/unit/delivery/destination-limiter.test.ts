@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { INITIAL_ADAPTIVE_LIMIT } from '../../../src/delivery/adaptive-limit.js';
 import { DEFAULT_DESTINATION_CONCURRENCY, createDestinationLimiter, destinationKey } from '../../../src/delivery/destination-limiter.js';
 
 function clock(start = 0): { now: () => number; advance: (ms: number) => void } {
@@ -18,7 +17,7 @@ describe('destinationKey', () => {
 
 describe('destination limiter: concurrency', () => {
   it('grants up to the limit, then null until a slot is released', () => {
-    const limiter = createDestinationLimiter();
+    const limiter = createDestinationLimiter({ adaptive: false });
     const slots = [1, 2, 3].map(() => limiter.tryAcquire('a', { concurrency: 3 }));
     expect(slots.every((slot) => typeof slot === 'function')).toBe(true);
     expect(limiter.tryAcquire('a', { concurrency: 3 })).toBeNull();
@@ -30,11 +29,12 @@ describe('destination limiter: concurrency', () => {
     expect(limiter.tryAcquire('a', { concurrency: 3 })).toBeNull();
   });
 
-  it('adaptive by default: starts at 20 in flight, below the default ceiling of 128', () => {
+  it('adaptive by default: starts at 64 in flight, half the default ceiling of 128', () => {
+    expect(DEFAULT_DESTINATION_CONCURRENCY).toBe(128);
     const limiter = createDestinationLimiter();
-    const granted = Array.from({ length: 30 }, () => limiter.tryAcquire('a')).filter(Boolean);
-    expect(granted).toHaveLength(INITIAL_ADAPTIVE_LIMIT);
-    expect(limiter.destinations()).toEqual([{ destination: 'a', limit: INITIAL_ADAPTIVE_LIMIT, ceiling: DEFAULT_DESTINATION_CONCURRENCY, inFlight: INITIAL_ADAPTIVE_LIMIT }]);
+    const granted = Array.from({ length: 100 }, () => limiter.tryAcquire('a')).filter(Boolean);
+    expect(granted).toHaveLength(64);
+    expect(limiter.destinations()).toEqual([{ destination: 'a', limit: 64, ceiling: 128, inFlight: 64 }]);
   });
 
   it('not adaptive: the ceiling is the limit', () => {
@@ -57,8 +57,8 @@ describe('destination limiter: concurrency', () => {
 
   it('an attempt without a sample (refused, aborted) leaves the limit as it was', () => {
     const limiter = createDestinationLimiter();
-    Array.from({ length: 20 }, () => limiter.tryAcquire('a')).forEach((release) => release!());
-    expect(limiter.destinations()[0]!.limit).toBe(INITIAL_ADAPTIVE_LIMIT);
+    Array.from({ length: 64 }, () => limiter.tryAcquire('a')).forEach((release) => release!());
+    expect(limiter.destinations()[0]!.limit).toBe(64);
   });
 
   it('rules sharing a destination: each attempt stops at the lower of the shared limit and its rule ceiling', () => {
