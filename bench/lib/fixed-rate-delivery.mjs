@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { readServePort } from './drain.mjs';
 import { fixedRateLoad, rawPost } from './fixed-rate.mjs';
-import { serveCommand, startServer, stopServer } from './run.mjs';
+import { BENCH_ADMIN_TOKEN, serveCommand, startServer, stopServer } from './run.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const dist = (p) => join(root, 'dist', p);
@@ -19,7 +19,21 @@ const SECRET = 'bench-secret';
 const CONNECTIONS = 50;
 const DRAIN_TIMEOUT_MS = 120_000;
 
-const getJson = async (url) => (await request(url)).body.json();
+const getJson = async (url, headers = {}) => (await request(url, { headers })).body.json();
+
+/** Samples the sink's concurrency limit every 250 ms until stopped: the lowest and highest seen. */
+function watchLimit(port) {
+  const seen = [];
+  const timer = setInterval(async () => {
+    const view = await getJson(`http://127.0.0.1:${port}/admin/api/destinations`, { authorization: `Bearer ${BENCH_ADMIN_TOKEN}` }).catch(() => null);
+    const limit = view?.destinations?.[0]?.limit;
+    if (limit !== undefined) seen.push(limit);
+  }, 250);
+  return () => {
+    clearInterval(timer);
+    return seen.length === 0 ? '–' : `${Math.min(...seen)}–${Math.max(...seen)}`;
+  };
+}
 
 /** A transfer id (a UUID) that carries the event's index, for the sink to report; see delay-sink.mjs. */
 const indexedId = (i) => `fa57fa57-0000-4000-8000-${i.toString(16).padStart(12, '0')}`;
@@ -56,12 +70,14 @@ export async function fixedRateDelivery({ rate, seconds, sinkDelayMs, pinnedConc
   });
   const total = Math.round(rate * seconds);
   try {
+    const stopWatching = watchLimit(server.port);
     const load = await fixedRateLoad({ port: server.port, rate, seconds, connections: CONNECTIONS, requests: rawRequests(total) });
     const backlog = load.ok - (await getJson(`http://127.0.0.1:${sink.port}/count`)).count;
     const drainStart = Date.now();
     while ((await getJson(`http://127.0.0.1:${sink.port}/count`)).count < load.ok && Date.now() - drainStart < DRAIN_TIMEOUT_MS) {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
+    const limitRange = stopWatching();
     const arrivals = await getJson(`http://127.0.0.1:${sink.port}/arrivals`);
     const firstArrival = new Map();
     for (const [index, at] of arrivals) if (!firstArrival.has(index)) firstArrival.set(index, at);
@@ -75,6 +91,7 @@ export async function fixedRateDelivery({ rate, seconds, sinkDelayMs, pinnedConc
       p99: percentile(latencies, 0.99),
       max: percentile(latencies, 1),
       backlogAtEnd: backlog,
+      limitRange,
       ingestP99: load.p99,
     };
   } finally {

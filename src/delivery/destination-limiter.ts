@@ -1,10 +1,14 @@
 import { DEFAULT_ADAPTIVE_SETTINGS, initialLimitState, nextLimitState, usableLimit, type AdaptiveLimitState, type LimitSample } from './adaptive-limit.js';
 
-/** The default ceiling of attempts in flight per destination: room for a healthy destination's burst. */
-export const DEFAULT_DESTINATION_CONCURRENCY = 128;
+/**
+ * The default ceiling of attempts in flight per destination: room for a healthy destination's burst. At
+ * 1,000 events/s to a destination answering in 100 ms, 100 attempts are in flight on average, and bursts
+ * (a batch claimed at once, a pause of the event loop) need as many again.
+ */
+export const DEFAULT_DESTINATION_CONCURRENCY = 256;
 
 export interface DestinationLimits {
-  /** The ceiling of attempts in flight at once to this destination. Default 128. */
+  /** The ceiling of attempts in flight at once to this destination. Default 256. */
   concurrency?: number;
   /** Attempts started per second (token bucket, bursts up to one second's worth). Unlimited when absent. */
   ratePerSecond?: number;

@@ -341,11 +341,11 @@ describe('console in a browser', () => {
       expect(await fulfilment.textContent()).toContain('fulfilment.yaml:1');
       expect(Number(await fulfilment.locator('td[data-label="Delivered"]').textContent())).toBeGreaterThanOrEqual(5);
 
-      // This node's limit per destination origin: the healthy sink's and the failing one's, each within its ceiling of 128.
+      // This node's limit per destination origin: the healthy sink's and the failing one's, each within its ceiling of 256.
       for (const url of [sink.url, failingSink.url]) {
         const row = page.locator(`tr[data-destination="${new URL(url).origin}"]`);
         await row.waitFor();
-        expect(await row.locator('td[data-label="Limit"]').textContent()).toMatch(/^\d+ \/ 128$/);
+        expect(await row.locator('td[data-label="Limit"]').textContent()).toMatch(/^\d+ \/ 256$/);
         expect(await row.locator('td[data-label="Circuit"]').textContent()).toBe('closed');
       }
 

@@ -29,12 +29,12 @@ describe('destination limiter: concurrency', () => {
     expect(limiter.tryAcquire('a', { concurrency: 3 })).toBeNull();
   });
 
-  it('adaptive by default: starts at 64 in flight, half the default ceiling of 128', () => {
-    expect(DEFAULT_DESTINATION_CONCURRENCY).toBe(128);
+  it('adaptive by default: starts at 128 in flight, half the default ceiling of 256', () => {
+    expect(DEFAULT_DESTINATION_CONCURRENCY).toBe(256);
     const limiter = createDestinationLimiter();
-    const granted = Array.from({ length: 100 }, () => limiter.tryAcquire('a')).filter(Boolean);
-    expect(granted).toHaveLength(64);
-    expect(limiter.destinations()).toEqual([{ destination: 'a', limit: 64, ceiling: 128, inFlight: 64 }]);
+    const granted = Array.from({ length: 200 }, () => limiter.tryAcquire('a')).filter(Boolean);
+    expect(granted).toHaveLength(128);
+    expect(limiter.destinations()).toEqual([{ destination: 'a', limit: 128, ceiling: 256, inFlight: 128 }]);
   });
 
   it('not adaptive: the ceiling is the limit', () => {
@@ -57,8 +57,8 @@ describe('destination limiter: concurrency', () => {
 
   it('an attempt without a sample (refused, aborted) leaves the limit as it was', () => {
     const limiter = createDestinationLimiter();
-    Array.from({ length: 64 }, () => limiter.tryAcquire('a')).forEach((release) => release!());
-    expect(limiter.destinations()[0]!.limit).toBe(64);
+    Array.from({ length: 128 }, () => limiter.tryAcquire('a')).forEach((release) => release!());
+    expect(limiter.destinations()[0]!.limit).toBe(128);
   });
 
   it('rules sharing a destination: each attempt stops at the lower of the shared limit and its rule ceiling', () => {
