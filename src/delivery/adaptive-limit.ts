@@ -1,7 +1,9 @@
 /**
  * An additive-increase / multiplicative-decrease concurrency limit for one destination, as TCP congestion
  * control and adaptive concurrency limiters (Netflix concurrency-limits' AIMD limit) do: every healthy
- * answer while the limit is in use adds one slot, every sign of overload takes a fraction away.
+ * answer while the limit is in use adds one slot, and overload halves it, once per round trip as TCP
+ * does: the attempts that were already in flight when it was halved do not halve it again (a pause of
+ * this process's own event loop makes all of them look slow at once).
  * Pure: the state goes in with a sample and the next state comes out.
  */
 
@@ -16,12 +18,15 @@ export interface LimitSample {
   outcome: 'ok' | 'overload';
   /** Attempts to this destination in flight when this one finished, itself included. */
   inFlight: number;
+  /** When the attempt started and finished (ms, any clock the caller keeps). */
+  startedAt: number;
+  finishedAt: number;
 }
 
 export interface AdaptiveLimitSettings {
   /** The ceiling: the limit never rises above it. */
   max: number;
-  /** Fraction kept on each overloaded or slow sample. */
+  /** Fraction kept on an overloaded or slow sample (at most once per round trip). */
   backoffRatio: number;
   /** A sample slower than this many times the usual latency counts as overload. */
   slowFactor: number;
@@ -32,7 +37,7 @@ export interface AdaptiveLimitSettings {
 }
 
 export const DEFAULT_ADAPTIVE_SETTINGS: Omit<AdaptiveLimitSettings, 'max'> = {
-  backoffRatio: 0.9,
+  backoffRatio: 0.5,
   slowFactor: 2,
   slowMarginMs: 50,
   latencyWeight: 0.05,
@@ -51,10 +56,12 @@ export interface AdaptiveLimitState {
   limit: number;
   /** Usual latency of healthy answers (ms), or null before the first one. */
   usualLatencyMs: number | null;
+  /** When the limit was last decreased; attempts started before then do not decrease it again. */
+  decreasedAt: number;
 }
 
 export function initialLimitState(max: number): AdaptiveLimitState {
-  return { limit: initialLimit(max), usualLatencyMs: null };
+  return { limit: initialLimit(max), usualLatencyMs: null, decreasedAt: -Infinity };
 }
 
 /** Attempts that may be in flight at once under this state (never below 1). */
@@ -68,20 +75,23 @@ function isSlow(durationMs: number, usualLatencyMs: number | null, settings: Ada
 }
 
 /**
- * The state after one sample. Overload or a slow answer multiplies the limit by `backoffRatio`; a healthy
+ * The state after one sample. Overload or a slow answer multiplies the limit by `backoffRatio` (unless the
+ * attempt started before the last decrease: it carries no news); a healthy
  * answer adds one, but only while at least half the limit is in use (a destination that is sent little
  * proves nothing about more). Always within [1, max].
  */
 export function nextLimitState(state: AdaptiveLimitState, sample: LimitSample, settings: AdaptiveLimitSettings): AdaptiveLimitState {
   const clamp = (limit: number): number => Math.max(1, Math.min(settings.max, limit));
-  if (sample.outcome === 'overload') return { ...state, limit: clamp(state.limit * settings.backoffRatio) };
-  if (isSlow(sample.durationMs, state.usualLatencyMs, settings)) {
-    // A slow answer still moves the usual latency, a little: a destination that stays slower settles at its new pace.
-    return { limit: clamp(state.limit * settings.backoffRatio), usualLatencyMs: movingAverage(state.usualLatencyMs, sample.durationMs, settings.latencyWeight) };
-  }
+  const decrease = (usualLatencyMs: number | null): AdaptiveLimitState =>
+    sample.startedAt < state.decreasedAt
+      ? { ...state, usualLatencyMs }
+      : { limit: clamp(state.limit * settings.backoffRatio), usualLatencyMs, decreasedAt: sample.finishedAt };
+  if (sample.outcome === 'overload') return decrease(state.usualLatencyMs);
+  // A slow answer still moves the usual latency, a little: a destination that stays slower settles at its new pace.
+  if (isSlow(sample.durationMs, state.usualLatencyMs, settings)) return decrease(movingAverage(state.usualLatencyMs, sample.durationMs, settings.latencyWeight));
   const usualLatencyMs = movingAverage(state.usualLatencyMs, sample.durationMs, settings.latencyWeight);
   const inUse = sample.inFlight * 2 >= Math.floor(state.limit);
-  return { limit: clamp(inUse ? state.limit + 1 : state.limit), usualLatencyMs };
+  return { ...state, limit: clamp(inUse ? state.limit + 1 : state.limit), usualLatencyMs };
 }
 
 function movingAverage(current: number | null, value: number, weight: number): number {

@@ -15,7 +15,7 @@ export interface DestinationLimits {
 }
 
 /** What the finished attempt says about the destination; omitted when it says nothing (refused, aborted). */
-export type AttemptSample = Omit<LimitSample, 'inFlight'>;
+export type AttemptSample = Pick<LimitSample, 'outcome' | 'durationMs'>;
 
 /** Call once when the attempt finishes; later calls do nothing. */
 export type ReleaseSlot = (sample?: AttemptSample) => void;
@@ -109,12 +109,13 @@ export function createDestinationLimiter(options: DestinationLimiterOptions = {}
     state.inFlight += 1;
 
     const held = state;
+    const startedAt = at;
     let released = false;
     return (sample) => {
       if (released) return;
       released = true;
       if (sample && adaptive) {
-        held.adaptive = nextLimitState(held.adaptive, { ...sample, inFlight: held.inFlight }, { ...DEFAULT_ADAPTIVE_SETTINGS, max: held.ceiling });
+        held.adaptive = nextLimitState(held.adaptive, { ...sample, inFlight: held.inFlight, startedAt, finishedAt: now() }, { ...DEFAULT_ADAPTIVE_SETTINGS, max: held.ceiling });
       }
       held.inFlight -= 1;
     };

@@ -12,12 +12,17 @@ import {
 const MAX = 64;
 const settings = { ...DEFAULT_ADAPTIVE_SETTINGS, max: MAX };
 
-/** Feeds samples in order; each sample sees the destination fully used unless it says otherwise. */
+/**
+ * Feeds samples one after the other (each started after the previous one finished); each sees the
+ * destination fully used unless it says otherwise.
+ */
 function run(samples: Array<Partial<LimitSample>>, start: AdaptiveLimitState = initialLimitState(MAX)): AdaptiveLimitState {
-  return samples.reduce<AdaptiveLimitState>(
-    (state, sample) => nextLimitState(state, { durationMs: 5, outcome: 'ok', inFlight: usableLimit(state, MAX), ...sample }, settings),
-    start,
-  );
+  let clock = 0;
+  return samples.reduce<AdaptiveLimitState>((state, sample) => {
+    const startedAt = (clock += 1);
+    const finishedAt = (clock += 1);
+    return nextLimitState(state, { durationMs: 5, outcome: 'ok', inFlight: usableLimit(state, MAX), startedAt, finishedAt, ...sample }, settings);
+  }, start);
 }
 
 const times = (n: number, sample: Partial<LimitSample>): Array<Partial<LimitSample>> => Array.from({ length: n }, () => sample);
@@ -54,9 +59,19 @@ describe('adaptive limit', () => {
     expect(usableLimit(after, MAX)).toBeGreaterThan(usableLimit(slowed, MAX));
   });
 
+  it('halves once per round trip: attempts in flight when it was halved do not halve it again', () => {
+    const state = run(healthy);
+    const sample = (startedAt: number, finishedAt: number): LimitSample => ({ durationMs: finishedAt - startedAt, outcome: 'overload', inFlight: MAX, startedAt, finishedAt });
+    // Forty attempts started together at 1,000 and fail together around 1,030.
+    const afterBatch = Array.from({ length: 40 }, (_, i) => sample(1_000, 1_030 + i)).reduce((s, one) => nextLimitState(s, one, settings), state);
+    expect(usableLimit(afterBatch, MAX)).toBe(MAX / 2);
+    // An attempt started after that decrease fails too: news, halved again.
+    expect(usableLimit(nextLimitState(afterBatch, sample(1_100, 1_130), settings), MAX)).toBe(MAX / 4);
+  });
+
   it('never exceeds a lower ceiling passed later', () => {
     const state = run(healthy);
-    expect(nextLimitState(state, { durationMs: 5, outcome: 'ok', inFlight: 8 }, { ...settings, max: 8 }).limit).toBe(8);
+    expect(nextLimitState(state, { durationMs: 5, outcome: 'ok', inFlight: 8, startedAt: 0, finishedAt: 5 }, { ...settings, max: 8 }).limit).toBe(8);
     expect(usableLimit(state, 8)).toBe(8);
   });
 });
