@@ -3,12 +3,16 @@
 //    bodies at the same concurrency. hookrelay: an outbox pre-filled with DELIVERIES rows (10 rules with
 //    mixed filters, one transform) drained by `hookrelay serve`; deliveries/s from start to last arrival.
 // 2) Ingest rps with 1, 100 and 1,000 rules loaded (autocannon, 50 connections), ratio to 1 rule.
+// 3) Fixed rate: ingest at BENCH_DELIVERY_RATE events/s (open loop) with one rule forwarding to a sink that
+//    answers after 0 and 100 ms; ingest→arrival p50/p99 and the backlog when the load ends, with the
+//    default (adaptive) limit and with the old fixed limit of 10.
 import { createHmac, randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { baselineLoop, hookrelayDrain, readServePort } from './lib/drain.mjs';
+import { fixedRateDelivery } from './lib/fixed-rate-delivery.mjs';
 import { ROUNDS, combineRounds, inRounds, load, median, medianRatio, printTable, formatRatio, serveCommand, startServer, stopServer, summarize } from './lib/run.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -76,6 +80,27 @@ async function ingestRounds() {
   });
 }
 
+const FIXED_RATE = Number(process.env.BENCH_DELIVERY_RATE ?? 1000);
+const FIXED_SECONDS = Number(process.env.BENCH_FIXED_SECONDS ?? 10);
+const SINK_DELAYS = (process.env.BENCH_SINK_DELAYS ?? '0,100').split(',').map(Number);
+const FIXED_TARGET_MS = 250;
+
+async function fixedRateCases() {
+  const rows = [];
+  for (const sinkDelayMs of SINK_DELAYS) {
+    for (const pinnedConcurrency of [undefined, 10]) rows.push(await fixedRateDelivery({ rate: FIXED_RATE, seconds: FIXED_SECONDS, sinkDelayMs, pinnedConcurrency }));
+  }
+  printTable(rows, ['name', 'ingested', 'arrived', 'p50', 'p99', 'max', 'backlogAtEnd', 'limitRange', 'ingestP99']);
+  console.log('p50/p99/max: ms from when each ingest request was due to its arrival at the sink; backlogAtEnd: ingested, not yet arrived, when the load ended; limitRange: the destination\'s limit, sampled every 250 ms.');
+  const target = rows.find((row) => row.name === `1000/s, sink 100 ms, adaptive (default)`);
+  if (target) console.log(`target: 1,000/s to a 100 ms sink, p99 < ${FIXED_TARGET_MS} ms: ${target.p99 < FIXED_TARGET_MS && target.arrived === target.ingested ? 'met' : 'NOT met'} (${target.p99} ms)`);
+}
+
+if (process.env.BENCH_ONLY === 'fixed-rate') {
+  await fixedRateCases();
+  process.exit(0);
+}
+
 if (process.env.BENCH_ONLY === 'rules') {
   printTable(await ingestRounds(), ['name', 'rps', 'rps range', 'p50', 'p99', 'non2xx', 'errors', 'vs 1 rule']);
   process.exit(0);
@@ -104,3 +129,5 @@ printTable(ingestRows, ['name', 'rps', 'rps range', 'p50', 'p99', 'non2xx', 'err
 const rulesRatio = ingestRows[2].vsOneRule;
 console.log(`\nmedians over rounds; ratios = median of the per-round ratios.`);
 console.log(`targets: delivery >= 0.5x undici loop: ${deliveryRatio >= 0.5 ? 'met' : 'NOT met'} (${formatRatio(deliveryRatio)}); ingest with 1,000 rules >= 0.5x 1 rule: ${rulesRatio >= 0.5 ? 'met' : 'NOT met'} (${formatRatio(rulesRatio)})`);
+console.log('');
+await fixedRateCases();

@@ -84,10 +84,12 @@ export const ConfigSchema = z
           .union([z.string(), z.array(z.string())])
           .transform((v) => (Array.isArray(v) ? v : v.split(',')).map((s) => s.trim()).filter((s) => s.length > 0 && s !== 'none'))
           .default([]),
-        /** Attempts in flight at once per destination origin, unless a rule sets its own. */
-        concurrency: z.coerce.number().int().positive().default(10),
-        /** Attempts in flight at once in total. */
-        maxInFlight: z.coerce.number().int().positive().default(64),
+        /** The ceiling of attempts in flight at once per destination origin, unless a rule sets its own. */
+        concurrency: z.coerce.number().int().positive().default(256),
+        /** Adapt each destination's limit between 1 and its ceiling to its latency and errors; false pins it at the ceiling. */
+        adaptive: z.boolean().default(true),
+        /** Attempts in flight at once in total, over every destination. */
+        maxInFlight: z.coerce.number().int().positive().default(512),
         batchSize: z.coerce.number().int().positive().default(32),
         /** How long a claimed delivery stays leased; an attempt never outlives it (rule timeouts are capped below it). */
         leaseMs: z.coerce.number().int().positive().default(10 * 60_000),
@@ -97,7 +99,7 @@ export const ConfigSchema = z
         enabled: z.coerce.boolean().default(true),
       })
       .strict()
-      .default({ allowNetworks: [], concurrency: 10, maxInFlight: 64, batchSize: 32, leaseMs: 600_000, pollIntervalMs: 1_000, failureThreshold: 5, coolDownMs: 30_000, enabled: true }),
+      .default({ allowNetworks: [], concurrency: 256, adaptive: true, maxInFlight: 512, batchSize: 32, leaseMs: 600_000, pollIntervalMs: 1_000, failureThreshold: 5, coolDownMs: 30_000, enabled: true }),
     server: z
       .object({
         headersTimeoutMs: z.coerce.number().int().positive().default(10_000),

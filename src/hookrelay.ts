@@ -2,6 +2,8 @@ import type { Logger } from 'pino';
 import { startAdminApi } from './admin/api/start-admin-api.js';
 import type { JobRunner } from './operations/jobs/job-runner.js';
 import type { StreamHub } from './admin/api/stream/stream-hub.js';
+import type { DestinationsView } from './operations/view-schemas.js';
+import { destinationsView } from './operations/views.js';
 import { mountConsole } from './admin/console/console-router.js';
 import { ConsoleSessions } from './admin/console/console-sessions.js';
 import type { Config, SourceConfig } from './config.js';
@@ -86,8 +88,11 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
   };
   warnAboutDestinations();
   rules.on('reload', warnAboutDestinations);
+  const limiter = createDestinationLimiter({ adaptive: config.delivery.adaptive });
+  const breaker = createCircuitBreaker({ failureThreshold: config.delivery.failureThreshold, coolDownMs: config.delivery.coolDownMs });
+  const destinations = (): DestinationsView => destinationsView(config.delivery.adaptive, limiter.destinations(), (destination) => breaker.reopensAt(destination, Date.now()));
   const metrics = config.metrics.enabled
-    ? new HookrelayMetrics({ sources: sources.map((s) => s.name), knownEvents: Object.keys(KNOWN_EVENT_SCHEMAS), maxEventLabels: config.metrics.maxEventLabels, outboxStats: (now) => store.outboxStats(now) })
+    ? new HookrelayMetrics({ sources: sources.map((s) => s.name), knownEvents: Object.keys(KNOWN_EVENT_SCHEMAS), maxEventLabels: config.metrics.maxEventLabels, outboxStats: (now) => store.outboxStats(now), destinations: config.delivery.enabled ? () => limiter.destinations() : undefined })
     : null;
   if (metrics) {
     rules.on('reload', () => metrics.recordRulesReload());
@@ -99,8 +104,8 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
         rules: () => rules.current(),
         ruleVersions: new RuleVersions(store, env),
         dispatcher,
-        limiter: createDestinationLimiter(),
-        breaker: createCircuitBreaker({ failureThreshold: config.delivery.failureThreshold, coolDownMs: config.delivery.coolDownMs }),
+        limiter,
+        breaker,
         logger,
         defaultConcurrency: config.delivery.concurrency,
         maxInFlight: config.delivery.maxInFlight,
@@ -141,6 +146,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     sessions: consoleSessions,
     streams: config.admin.streams,
     env,
+    ...(config.delivery.enabled && { destinations }),
   });
 
   const readiness = async (): Promise<ReadinessReport> => {

@@ -110,7 +110,8 @@ export async function fixedRateLoad({ port, rate, seconds, connections, requests
   for (const conn of [...pool, ...idle]) conn.socket.destroy();
   const sorted = Array.from(latencies).sort((a, b) => a - b);
   const at = (q) => Math.round(sorted[Math.min(total - 1, Math.floor(q * total))] * 10) / 10;
-  return { sent: total, ok, failed, seconds: elapsed, p50: at(0.5), p90: at(0.9), p99: at(0.99), max: Math.round(sorted[total - 1] * 10) / 10, slowest: slowestBySlot(latencies, rate) };
+  // startedAt: when request 0 was due (epoch ms); request i was due 1000 * i / rate ms later.
+  return { startedAt: performance.timeOrigin + started, sent: total, ok, failed, seconds: elapsed, p50: at(0.5), p90: at(0.9), p99: at(0.99), max: Math.round(sorted[total - 1] * 10) / 10, slowest: slowestBySlot(latencies, rate) };
 }
 
 /**

@@ -1,19 +1,41 @@
-export const DEFAULT_DESTINATION_CONCURRENCY = 10;
+import { DEFAULT_ADAPTIVE_SETTINGS, initialLimitState, nextLimitState, usableLimit, type AdaptiveLimitState, type LimitSample } from './adaptive-limit.js';
+
+/**
+ * The default ceiling of attempts in flight per destination: room for a healthy destination's burst. At
+ * 1,000 events/s to a destination answering in 100 ms, 100 attempts are in flight on average, and bursts
+ * (a batch claimed at once, a pause of the event loop) need as many again.
+ */
+export const DEFAULT_DESTINATION_CONCURRENCY = 256;
 
 export interface DestinationLimits {
-  /** Attempts in flight at once to this destination. Default 10. */
+  /** The ceiling of attempts in flight at once to this destination. Default 256. */
   concurrency?: number;
   /** Attempts started per second (token bucket, bursts up to one second's worth). Unlimited when absent. */
   ratePerSecond?: number;
 }
 
+/** What the finished attempt says about the destination; omitted when it says nothing (refused, aborted). */
+export type AttemptSample = Pick<LimitSample, 'outcome' | 'durationMs'>;
+
 /** Call once when the attempt finishes; later calls do nothing. */
-export type ReleaseSlot = () => void;
+export type ReleaseSlot = (sample?: AttemptSample) => void;
+
+/** One destination as the limiter sees it now. */
+export interface DestinationView {
+  destination: string;
+  /** Attempts that may be in flight at once now: the adaptive limit within the ceiling (the ceiling itself when not adaptive). */
+  limit: number;
+  /** The highest ceiling of the rules attempted here (a rule with a lower one stops at its own). */
+  ceiling: number;
+  inFlight: number;
+}
 
 export interface DestinationLimiter {
   /** A slot for one attempt now, or null when the destination is at its limit (leave the row due; try later). */
   tryAcquire(destination: string, limits?: DestinationLimits): ReleaseSlot | null;
   inFlight(destination: string): number;
+  /** Every destination attempted recently, in first-seen order. */
+  destinations(): DestinationView[];
 }
 
 /** Limits are per origin (scheme, host, port): paths on one server share its capacity. */
@@ -21,18 +43,32 @@ export function destinationKey(url: string): string {
   return new URL(url).origin;
 }
 
+/** Idle destinations beyond this many are forgotten, oldest first (destinations come from rules: few). */
+const MAX_TRACKED_DESTINATIONS = 1_000;
+
 interface DestinationState {
   inFlight: number;
   tokens: number;
   refilledAt: number;
+  /** The highest ceiling seen here: what the adaptive limit is bounded by. */
+  ceiling: number;
+  adaptive: AdaptiveLimitState;
+}
+
+export interface DestinationLimiterOptions {
+  now?: () => number;
+  /** Adapt the limit to each destination's latency and errors (default); false pins it at the ceiling. */
+  adaptive?: boolean;
 }
 
 /**
  * Non-blocking per-destination limits, so one slow or strict endpoint cannot occupy every worker slot.
- * Pure apart from the injected clock.
+ * The concurrency limit adapts (see adaptive-limit.ts) below the ceiling the attempt's rule allows; the
+ * rate is a hard cap. State is in memory: each node limits its own attempts.
  */
-export function createDestinationLimiter(options: { now?: () => number } = {}): DestinationLimiter {
+export function createDestinationLimiter(options: DestinationLimiterOptions = {}): DestinationLimiter {
   const now = options.now ?? Date.now;
+  const adaptive = options.adaptive ?? true;
   const states = new Map<string, DestinationState>();
 
   function refill(state: DestinationState, ratePerSecond: number, at: number): void {
@@ -41,16 +77,30 @@ export function createDestinationLimiter(options: { now?: () => number } = {}): 
     state.refilledAt = at;
   }
 
+  function forgetIdle(): void {
+    for (const [destination, state] of states) {
+      if (states.size <= MAX_TRACKED_DESTINATIONS) return;
+      if (state.inFlight === 0) states.delete(destination);
+    }
+  }
+
+  function limitOf(state: DestinationState, ceiling = state.ceiling): number {
+    return adaptive ? usableLimit(state.adaptive, ceiling) : ceiling;
+  }
+
   function tryAcquire(destination: string, limits: DestinationLimits = {}): ReleaseSlot | null {
-    const concurrency = limits.concurrency ?? DEFAULT_DESTINATION_CONCURRENCY;
+    const ceiling = limits.concurrency ?? DEFAULT_DESTINATION_CONCURRENCY;
     const rate = limits.ratePerSecond;
     const at = now();
     let state = states.get(destination);
     if (!state) {
-      state = { inFlight: 0, tokens: Math.max(1, rate ?? 1), refilledAt: at };
+      state = { inFlight: 0, tokens: Math.max(1, rate ?? 1), refilledAt: at, ceiling, adaptive: initialLimitState(ceiling) };
       states.set(destination, state);
+      forgetIdle();
     }
-    if (state.inFlight >= concurrency) return null;
+    state.ceiling = Math.max(state.ceiling, ceiling);
+    // Several rules may share a destination: each attempt stops at the lower of the shared adaptive limit and its own rule's ceiling.
+    if (state.inFlight >= limitOf(state, ceiling)) return null;
     if (rate !== undefined) {
       refill(state, rate, at);
       if (state.tokens < 1) return null;
@@ -59,18 +109,21 @@ export function createDestinationLimiter(options: { now?: () => number } = {}): 
     state.inFlight += 1;
 
     const held = state;
+    const startedAt = at;
     let released = false;
-    return () => {
+    return (sample) => {
       if (released) return;
       released = true;
+      if (sample && adaptive) {
+        held.adaptive = nextLimitState(held.adaptive, { ...sample, inFlight: held.inFlight, startedAt, finishedAt: now() }, { ...DEFAULT_ADAPTIVE_SETTINGS, max: held.ceiling });
+      }
       held.inFlight -= 1;
-      // Forget idle unthrottled destinations so the map does not grow with every origin ever seen.
-      if (held.inFlight === 0 && rate === undefined && states.get(destination) === held) states.delete(destination);
     };
   }
 
   return {
     tryAcquire,
     inFlight: (destination) => states.get(destination)?.inFlight ?? 0,
+    destinations: () => [...states].map(([destination, state]) => ({ destination, limit: limitOf(state), ceiling: state.ceiling, inFlight: state.inFlight })),
   };
 }

@@ -4,6 +4,7 @@ import { InFlightSet } from '../in-flight-set.js';
 import type { CompiledRule, RuleSet } from '../rules/types.js';
 import type { AttemptResolution, ClaimedDelivery, DeliveryState, Store } from '../store/store.js';
 import type { CircuitBreaker } from './circuit-breaker.js';
+import { sampleOutcome } from './adaptive-limit.js';
 import { classifyAttempt } from './classify-attempt.js';
 import { deliveryHeaders, forwardedHeaders } from '../signing/delivery-headers.js';
 import { destinationKey, type DestinationLimiter } from './destination-limiter.js';
@@ -260,12 +261,14 @@ export class DeliveryWorker {
         return;
       }
       const startedAt = this.now();
-      let result: AttemptResult;
+      let result: AttemptResult | undefined;
       try {
         result = await this.send(delivery, rule, startedAt);
       } finally {
-        // The exchange is over: its destination and worker slots go to the next attempts while this one is recorded.
-        release();
+        // The exchange is over: its destination and worker slots go to the next attempts while this one is
+        // recorded, and its answer adapts the destination's limit.
+        const outcome = result ? sampleOutcome(result.status, result.error?.code) : null;
+        release(outcome && result ? { outcome, durationMs: result.durationMs } : undefined);
         freeSlot();
       }
       const finishedAt = this.now();

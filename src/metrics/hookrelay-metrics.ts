@@ -1,7 +1,8 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { DestinationView } from '../delivery/destination-limiter.js';
 import type { IngestOutcome } from '../ingest/ingest-handler.js';
 import type { DeliveryState, OutboxStats } from '../store/store.js';
-import { eventLabeller, sourceLabeller } from './label-values.js';
+import { MAX_DESTINATION_LABELS, eventLabeller, sourceLabeller } from './label-values.js';
 
 export interface MetricsOptions {
   /** Configured source names (anything else is labelled `_other`). */
@@ -12,6 +13,8 @@ export interface MetricsOptions {
   maxEventLabels: number;
   /** Read on every scrape for the outbox gauges. */
   outboxStats: (now: number) => Promise<OutboxStats>;
+  /** Read on every scrape for the per-destination gauges (the delivery worker's limiter). */
+  destinations?: () => DestinationView[];
   now?: () => number;
 }
 
@@ -51,6 +54,8 @@ export class HookrelayMetrics {
   private readonly rulesReloadErrors;
   private readonly retentionPruned;
   private readonly retentionLastRun;
+  private readonly destinationLimit;
+  private readonly destinationInFlight;
 
   constructor(private readonly options: MetricsOptions) {
     this.now = options.now ?? Date.now;
@@ -98,6 +103,18 @@ export class HookrelayMetrics {
       registers,
     });
     this.retentionLastRun = new Gauge({ name: 'hookrelay_retention_last_run_timestamp_seconds', help: 'Unix time the last completed retention pass finished.', registers });
+    this.destinationLimit = new Gauge({
+      name: 'hookrelay_destination_concurrency_limit',
+      help: 'Attempts this node lets be in flight at once to a destination origin now (adapts between 1 and the ceiling).',
+      labelNames: ['destination'] as const,
+      registers,
+    });
+    this.destinationInFlight = new Gauge({
+      name: 'hookrelay_destination_in_flight',
+      help: 'Attempts in flight to a destination origin from this node now.',
+      labelNames: ['destination'] as const,
+      registers,
+    });
   }
 
   /** The ingest handler's `onOutcome` hook. */
@@ -140,7 +157,19 @@ export class HookrelayMetrics {
     } catch {
       // Store unavailable (closing, locked): serve the other metrics; readiness reports the store itself.
     }
+    this.readDestinations();
     return this.registry.metrics();
+  }
+
+  /** Set afresh on each scrape, so a forgotten destination's series disappears. */
+  private readDestinations(): void {
+    if (!this.options.destinations) return;
+    this.destinationLimit.reset();
+    this.destinationInFlight.reset();
+    for (const view of this.options.destinations().slice(0, MAX_DESTINATION_LABELS)) {
+      this.destinationLimit.set({ destination: view.destination }, view.limit);
+      this.destinationInFlight.set({ destination: view.destination }, view.inFlight);
+    }
   }
 
   get contentType(): string {

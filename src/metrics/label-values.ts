@@ -29,3 +29,9 @@ export function eventLabeller(knownNames: Iterable<string>, maxUnknown: number):
     return OTHER_LABEL;
   };
 }
+
+/**
+ * Destination origins come from the rules, not from requests, but a rule set can name many: the gauges per
+ * destination cover the first this many the worker has attempted recently, and no more.
+ */
+export const MAX_DESTINATION_LABELS = 100;

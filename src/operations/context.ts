@@ -6,6 +6,7 @@ import type { Env } from '../rules/env-references.js';
 import type { RuleSetStatus } from '../rules/watcher.js';
 import type { RuleSet } from '../rules/types.js';
 import type { Store } from '../store/store.js';
+import type { DestinationsView } from './view-schemas.js';
 
 /** What the operations work with: assembled once by the composition root (server) or per command (local CLI). */
 export interface OperationsContext {
@@ -22,4 +23,6 @@ export interface OperationsContext {
   now: () => number;
   /** Values for `${NAME}` references: kept rule versions (replay with original routing) are compiled with them. */
   env: Env;
+  /** The delivery worker's view of its destinations; absent when delivery is off. */
+  destinations?: () => DestinationsView;
 }

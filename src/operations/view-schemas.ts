@@ -240,3 +240,17 @@ export type EditedReplayResultView = z.output<typeof EditedReplayResultSchema>;
 export type RulesView = z.output<typeof RulesSchema>;
 export type DryRunResultView = z.output<typeof DryRunResultSchema>;
 export type StreamedEventView = z.output<typeof StreamedEventSchema>;
+
+export const DestinationsSchema = z.object({
+  adaptive: z.boolean().meta({ description: 'false when `delivery.adaptive` pins every limit at its ceiling' }),
+  destinations: z.array(
+    z.object({
+      destination: z.string().meta({ description: 'origin (scheme, host, port)' }),
+      limit: int.meta({ description: 'attempts this node lets be in flight at once now' }),
+      ceiling: int.meta({ description: 'the highest `concurrency` of the rules sending here (or `delivery.concurrency`)' }),
+      inFlight: int,
+      pausedUntil: isoTime.nullable().meta({ description: 'when the circuit breaker lets the next attempt through, or null when closed' }),
+    }),
+  ),
+});
+export type DestinationsView = z.infer<typeof DestinationsSchema>;

@@ -2,7 +2,8 @@ import { lastAttemptSent, type DeliveryPauses } from '../delivery/delivery-pause
 import type { Delivery, DeliveryCounts, DeliveryDetail, EventSummary, Job, StoredEvent } from '../store/store.js';
 import type { EditedReplayAnswer } from './edited-replay.js';
 import type { RoutedReplayAnswer } from './routed-replay.js';
-import type { DeliveryDetailView, DeliveryView, EditedReplayResultView, EventDetailView, EventSummaryView, ForwardingView, JobView, ReplayResultView } from './view-schemas.js';
+import type { DestinationView } from '../delivery/destination-limiter.js';
+import type { DeliveryDetailView, DeliveryView, DestinationsView, EditedReplayResultView, EventDetailView, EventSummaryView, ForwardingView, JobView, ReplayResultView } from './view-schemas.js';
 
 /** Store records → admin API answers: unix ms become ISO 8601. */
 
@@ -120,4 +121,9 @@ export function replayResultView(answer: RoutedReplayAnswer, pauses: DeliveryPau
 export function editedReplayView(answer: EditedReplayAnswer, pauses: DeliveryPauses): EditedReplayResultView {
   const { copy, created, ...rest } = answer;
   return { ...rest, event: copy && eventDetailView(copy), deliveries: created.map((d) => deliveryView(d, pauses)) };
+}
+
+/** The limiter's destinations with their circuit state. */
+export function destinationsView(adaptive: boolean, destinations: readonly DestinationView[], reopensAt: (destination: string) => number | null): DestinationsView {
+  return { adaptive, destinations: destinations.map((view) => ({ ...view, pausedUntil: isoOrNull(reopensAt(view.destination)) })) };
 }

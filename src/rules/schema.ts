@@ -137,7 +137,7 @@ export const ruleSchema = z
     sign: signingSchema,
     timeout: durationWithin(MAX_TIMEOUT, false).default(DEFAULT_TIMEOUT),
     retry: retrySchema,
-    concurrency: z.int().min(1).max(1000).optional().meta({ description: 'Max requests in flight to this destination.' }),
+    concurrency: z.int().min(1).max(1000).optional().meta({ description: 'Ceiling of requests in flight to this destination origin; the limit adapts below it (default: delivery.concurrency, 256).' }),
     rateLimit: z
       .strictObject({ perSecond: z.number().positive().max(10_000) })
       .optional()

@@ -7,6 +7,7 @@ import type { OperationsContext } from '../../operations/context.js';
 import type { JobRunner } from '../../operations/jobs/job-runner.js';
 import { defineRoute, registerRoutes, type AdminRoute } from './route-table.js';
 import { deliveryRoutes } from './routes/delivery-routes.js';
+import { destinationRoutes } from './routes/destination-routes.js';
 import { eventRoutes } from './routes/event-routes.js';
 import { explainRoutes } from './routes/explain-routes.js';
 import { jobRoutes } from './routes/job-routes.js';
@@ -36,7 +37,7 @@ export interface AdminApi {
 export function createAdminApi(options: AdminApiOptions): AdminApi {
   const { context, jobs } = options;
   // The stream comes before /events/:id, which would take `stream` for an id.
-  const routes: AdminRoute[] = [...streamRoutes(context, options.streams), ...eventRoutes(context, jobs), ...explainRoutes(context), ...deliveryRoutes(context, jobs), ...jobRoutes(context, jobs), ...ruleRoutes(context)];
+  const routes: AdminRoute[] = [...streamRoutes(context, options.streams), ...eventRoutes(context, jobs), ...explainRoutes(context), ...deliveryRoutes(context, jobs), ...jobRoutes(context, jobs), ...ruleRoutes(context), ...destinationRoutes(context)];
   let document: OpenApiDocument;
   routes.push(
     defineRoute({

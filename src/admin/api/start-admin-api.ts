@@ -10,6 +10,7 @@ import { createAdminApi, type AdminApi } from './admin-api.js';
 import type { SessionVerifier } from './auth.js';
 import { JobRunner } from '../../operations/jobs/job-runner.js';
 import { StreamHub, type StreamHubSettings } from './stream/stream-hub.js';
+import type { OperationsContext } from '../../operations/context.js';
 
 export interface AdminApiParts {
   /** `admin.token` of the config (HOOKRELAY_ADMIN_TOKEN); generated into `dataDir` when unset. */
@@ -26,6 +27,7 @@ export interface AdminApiParts {
   /** `admin.streams` of the config. */
   streams: StreamHubSettings;
   env: Env;
+  destinations?: OperationsContext['destinations'];
 }
 
 export interface StartedAdminApi {
@@ -53,6 +55,7 @@ export async function startAdminApi(parts: AdminApiParts): Promise<StartedAdminA
       logger: parts.logger,
       now,
       env: parts.env,
+      ...(parts.destinations && { destinations: parts.destinations }),
     },
     jobs,
     streams,

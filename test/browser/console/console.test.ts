@@ -358,6 +358,14 @@ describeWithBrowser('console in a browser', () => {
       expect(await fulfilment.textContent()).toContain('fulfilment.yaml:1');
       expect(Number(await fulfilment.locator('td[data-label="Delivered"]').textContent())).toBeGreaterThanOrEqual(5);
 
+      // This node's limit per destination origin: the healthy sink's and the failing one's, each within its ceiling of 256.
+      for (const url of [sink.url, failingSink.url]) {
+        const row = page.locator(`tr[data-destination="${new URL(url).origin}"]`);
+        await row.waitFor();
+        expect(await row.locator('td[data-label="Limit"]').textContent()).toMatch(/^\d+ \/ 256$/);
+        expect(await row.locator('td[data-label="Circuit"]').textContent()).toBe('closed');
+      }
+
       await page.getByLabel('Rule', { exact: true }).selectOption('crm-sync');
       await page.getByLabel('Event id').fill(String(ids.alice));
       await page.getByRole('button', { name: 'Dry run' }).click();

@@ -19,7 +19,7 @@ async function scrape(app: TestReceiver, headers: Record<string, string> = {}): 
 const unrecognised = (event: string) => ({ event, result: { id: `r_${Math.random().toString(36).slice(2)}` } });
 
 describe('GET /metrics', () => {
-  it('counts ingests by outcome and attempts by rule, shows the outbox, and leaks no secret or URL', async () => {
+  it('counts ingests by outcome and attempts by rule, shows the outbox and destination limits, and leaks no secret or URL', async () => {
     // The first request to the sink fails with 503 (retried), every later one succeeds.
     const sink = await startWebhookSink((index) => (index === 0 ? 503 : 200));
     const refusing = await startWebhookSink(() => 400);
@@ -80,9 +80,17 @@ describe('GET /metrics', () => {
       expect(sampleValue(samples, 'process_cpu_user_seconds_total')).toBeGreaterThan(0);
       expect(sampleValue(samples, 'nodejs_eventloop_lag_seconds')).toBeDefined();
 
-      for (const secret of [TEST_SECRET, 'rule-signing-secret', 'header-secret-value', 'url-secret-in-query', sink.url, refusing.url, '127.0.0.1', 'http://']) {
+      for (const secret of [TEST_SECRET, 'rule-signing-secret', 'header-secret-value', 'url-secret-in-query', sink.url, refusing.url, '/hooks']) {
         expect(text).not.toContain(secret);
       }
+      // Destinations appear only as origins (scheme, host, port: no path, query or credentials) in the per-destination gauges.
+      for (const url of [sink.url, refusing.url]) {
+        expect(sampleValue(samples, 'hookrelay_destination_concurrency_limit', { destination: new URL(url).origin })).toBeGreaterThanOrEqual(1);
+        expect(sampleValue(samples, 'hookrelay_destination_in_flight', { destination: new URL(url).origin })).toBe(0);
+      }
+      const linesNamingAHost = text.split('\n').filter((line) => line.includes('127.0.0.1'));
+      expect(linesNamingAHost).toHaveLength(4);
+      for (const line of linesNamingAHost) expect(line).toMatch(/^hookrelay_destination_(concurrency_limit|in_flight)\{destination="http:\/\/127\.0\.0\.1:\d+"\} \d+$/);
       for (const id of [first.result.id, first.result.checkoutId as string]) expect(text).not.toContain(id);
     } finally {
       await app.close();

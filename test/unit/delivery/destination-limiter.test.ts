@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createDestinationLimiter, destinationKey } from '../../../src/delivery/destination-limiter.js';
+import { DEFAULT_DESTINATION_CONCURRENCY, createDestinationLimiter, destinationKey } from '../../../src/delivery/destination-limiter.js';
 
 function clock(start = 0): { now: () => number; advance: (ms: number) => void } {
   let t = start;
@@ -17,7 +17,7 @@ describe('destinationKey', () => {
 
 describe('destination limiter: concurrency', () => {
   it('grants up to the limit, then null until a slot is released', () => {
-    const limiter = createDestinationLimiter();
+    const limiter = createDestinationLimiter({ adaptive: false });
     const slots = [1, 2, 3].map(() => limiter.tryAcquire('a', { concurrency: 3 }));
     expect(slots.every((slot) => typeof slot === 'function')).toBe(true);
     expect(limiter.tryAcquire('a', { concurrency: 3 })).toBeNull();
@@ -29,17 +29,57 @@ describe('destination limiter: concurrency', () => {
     expect(limiter.tryAcquire('a', { concurrency: 3 })).toBeNull();
   });
 
-  it('defaults to 10', () => {
+  it('adaptive by default: starts at 128 in flight, half the default ceiling of 256', () => {
+    expect(DEFAULT_DESTINATION_CONCURRENCY).toBe(256);
     const limiter = createDestinationLimiter();
-    const granted = Array.from({ length: 12 }, () => limiter.tryAcquire('a')).filter(Boolean);
-    expect(granted).toHaveLength(10);
+    const granted = Array.from({ length: 200 }, () => limiter.tryAcquire('a')).filter(Boolean);
+    expect(granted).toHaveLength(128);
+    expect(limiter.destinations()).toEqual([{ destination: 'a', limit: 128, ceiling: 256, inFlight: 128 }]);
   });
 
-  it('forgets idle unthrottled destinations', () => {
+  it('not adaptive: the ceiling is the limit', () => {
+    const limiter = createDestinationLimiter({ adaptive: false });
+    const granted = Array.from({ length: 12 }, () => limiter.tryAcquire('a', { concurrency: 10 })).filter(Boolean);
+    expect(granted).toHaveLength(10);
+    granted.forEach((release) => release!({ outcome: 'overload', durationMs: 1 }));
+    expect(limiter.destinations()[0]!.limit).toBe(10);
+  });
+
+  it('healthy answers raise the limit up to the ceiling; overload lowers it, never below 1', () => {
     const limiter = createDestinationLimiter();
-    const release = limiter.tryAcquire('a')!;
-    release();
-    expect(limiter.inFlight('a')).toBe(0);
+    const fill = (): Array<ReturnType<typeof limiter.tryAcquire>> => Array.from({ length: 64 }, () => limiter.tryAcquire('a', { concurrency: 40 })).filter(Boolean);
+    for (let round = 0; round < 5; round += 1) fill().forEach((release) => release!({ outcome: 'ok', durationMs: 5 }));
+    expect(limiter.destinations()[0]!.limit).toBe(40);
+    for (let round = 0; round < 10; round += 1) fill().forEach((release) => release!({ outcome: 'overload', durationMs: 5 }));
+    expect(limiter.destinations()[0]!.limit).toBe(1);
+    expect(fill()).toHaveLength(1);
+  });
+
+  it('an attempt without a sample (refused, aborted) leaves the limit as it was', () => {
+    const limiter = createDestinationLimiter();
+    Array.from({ length: 128 }, () => limiter.tryAcquire('a')).forEach((release) => release!());
+    expect(limiter.destinations()[0]!.limit).toBe(128);
+  });
+
+  it('rules sharing a destination: each attempt stops at the lower of the shared limit and its rule ceiling', () => {
+    const limiter = createDestinationLimiter();
+    const wide = Array.from({ length: 4 }, () => limiter.tryAcquire('a', { concurrency: 50 }));
+    expect(wide.every(Boolean)).toBe(true);
+    expect(limiter.tryAcquire('a', { concurrency: 4 })).toBeNull(); // 4 in flight already
+    expect(limiter.tryAcquire('a', { concurrency: 50 })).not.toBeNull();
+    expect(limiter.destinations()[0]!.ceiling).toBe(50);
+  });
+
+  it('keeps the limits of recent destinations, forgetting the oldest idle ones beyond 1,000', () => {
+    const limiter = createDestinationLimiter();
+    const busy = limiter.tryAcquire('first')!;
+    for (let i = 0; i < 1_100; i += 1) limiter.tryAcquire(`d${i}`)!();
+    const seen = limiter.destinations().map((view) => view.destination);
+    expect(seen).toHaveLength(1_000);
+    expect(seen[0]).toBe('first'); // in flight: kept
+    expect(seen.at(-1)).toBe('d1099');
+    busy();
+    expect(limiter.inFlight('first')).toBe(0);
   });
 });
 

@@ -1,4 +1,5 @@
-// Rules: which rule files are in use, why an edit was refused (file:line), per-rule counts, dry-run.
+// Rules: which rule files are in use, why an edit was refused (file:line), per-rule counts, the
+// destinations' current concurrency limits, dry-run.
 import { api } from './api.js';
 import { append, badge, card, dataTable, definitionList, errorBox, h, replace, showResultIn, timeEl } from './dom.js';
 
@@ -35,6 +36,28 @@ const COLUMNS = [
   { label: 'Delivered', class: 'num', cell: (r) => countLink(r, 'delivered') },
   { label: 'Dead', class: 'num', cell: (r) => countLink(r, 'dead') },
 ];
+
+const DESTINATION_COLUMNS = [
+  { label: 'Destination', cell: (d) => h('span', { class: 'mono clip wide', text: d.destination }) },
+  { label: 'Limit', class: 'num', cell: (d) => h('span', { class: 'nowrap', title: 'attempts in flight allowed now / ceiling', text: `${d.limit} / ${d.ceiling}` }) },
+  { label: 'In flight', class: 'num', cell: (d) => String(d.inFlight) },
+  { label: 'Circuit', cell: (d) => (d.pausedUntil ? h('span', {}, badge('paused'), ' until ', timeEl(d.pausedUntil)) : badge('closed')) },
+];
+
+/** This node's per-destination limits (they adapt to each destination's latency and errors). */
+function destinationsCard(status) {
+  if (!status) return null;
+  const description = status.adaptive
+    ? 'Attempts this node lets be in flight per destination now. The limit rises while a destination answers well and falls when it slows down or fails, up to the ceiling.'
+    : 'Attempts this node lets be in flight per destination: fixed at the ceiling (delivery.adaptive is off).';
+  return card(
+    'Destinations',
+    description,
+    status.destinations.length === 0
+      ? h('p', { class: 'empty', text: 'No attempts yet.' })
+      : dataTable(DESTINATION_COLUMNS, status.destinations, { rowProps: (d) => ({ dataset: { destination: d.destination } }) }),
+  );
+}
 
 function bodyText(body) {
   if (body === undefined || body === null) return null;
@@ -95,8 +118,8 @@ function dryRunCard(rules, query) {
 
 export function renderRules(view, query) {
   view.append(h('div', { class: 'page-head' }, h('h1', { text: 'Rules' })), h('p', { class: 'muted', text: 'Loading…' }));
-  api('/rules')
-    .then((status) => {
+  Promise.all([api('/rules'), api('/destinations').catch(() => null)])
+    .then(([status, destinations]) => {
       const rules = status.rules ?? [];
       const warnings = status.warnings ?? [];
       view.lastChild.remove();
@@ -129,6 +152,7 @@ export function renderRules(view, query) {
             ? h('p', { class: 'empty', text: 'No rules: events are stored but not forwarded. Add YAML files to the rules directory.' })
             : dataTable(COLUMNS, rules, { rowProps: (r) => ({ dataset: { ruleId: r.id } }) }),
         ),
+        destinationsCard(destinations),
         rules.length > 0 ? dryRunCard(rules, query) : null,
       ]);
     })
