@@ -96,7 +96,7 @@ export const ConfigSchema = z
         pollIntervalMs: z.coerce.number().int().positive().default(1_000),
         failureThreshold: z.coerce.number().int().positive().default(5),
         coolDownMs: z.coerce.number().int().positive().default(30_000),
-        enabled: z.coerce.boolean().default(true),
+        enabled: z.boolean().default(true),
       })
       .strict()
       .default({ allowNetworks: [], concurrency: 256, adaptive: true, maxInFlight: 512, batchSize: 32, leaseMs: 600_000, pollIntervalMs: 1_000, failureThreshold: 5, coolDownMs: 30_000, enabled: true }),
@@ -112,7 +112,7 @@ export const ConfigSchema = z
     metrics: z
       .object({
         /** Serve Prometheus metrics at GET /metrics. */
-        enabled: z.coerce.boolean().default(true),
+        enabled: z.boolean().default(true),
         /** When set, scrapes must send `Authorization: Bearer <token>`; unauthenticated otherwise, like most exporters. */
         token: z.string().min(1).optional(),
         /** Distinct unrecognised event names that get their own label value; later ones are counted as `_other`. */
@@ -122,7 +122,7 @@ export const ConfigSchema = z
       .default({ enabled: true, maxEventLabels: 50 }),
     retention: z
       .object({
-        enabled: z.coerce.boolean().default(true),
+        enabled: z.boolean().default(true),
         /** Events first received longer ago than this are pruned. */
         maxAgeDays: z.coerce.number().positive().default(30),
         /** At most this many events are kept; the oldest beyond it are pruned. */
@@ -153,7 +153,7 @@ export const ConfigSchema = z
         lockTimeoutMs: z.coerce.number().int().positive().default(5_000),
         connectTimeoutMs: z.coerce.number().int().positive().default(5_000),
         /** LISTEN/NOTIFY to wake idle workers at once; turn off behind a pooler in transaction mode. */
-        notifications: z.coerce.boolean().default(true),
+        notifications: z.boolean().default(true),
       })
       .strict()
       .default({ poolSize: 10, statementTimeoutMs: 30_000, lockTimeoutMs: 5_000, connectTimeoutMs: 5_000, notifications: true }),
@@ -294,6 +294,18 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
+const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** A later layer wins key by key, one level into sections: a file's `delivery:` keeps HOOKRELAY_ALLOW_NETWORKS. */
+function mergeLayers(base: Record<string, unknown>, layer: Record<string, unknown>): Record<string, unknown> {
+  const merged = { ...base };
+  for (const [key, value] of Object.entries(layer)) {
+    const under = merged[key];
+    merged[key] = isPlainObject(under) && isPlainObject(value) ? { ...under, ...value } : value;
+  }
+  return merged;
+}
+
 /**
  * Builds the validated, frozen configuration. Throws `invalid_config` naming the setting (environment
  * variable or file key) and what is wrong with it.
@@ -301,7 +313,7 @@ function deepFreeze<T>(value: T): T {
 export function loadConfig(env: Env, overrides: Partial<Record<keyof Config, unknown>> = {}): Readonly<Config> {
   const envLayer = readEnvLayer(env);
   const fileLayer = env.HOOKRELAY_CONFIG ? readFileLayer(env.HOOKRELAY_CONFIG) : { values: {}, origins: new Map<string, string>() };
-  const merged = { ...envLayer.values, ...fileLayer.values, ...overrides };
+  const merged = mergeLayers(mergeLayers(envLayer.values, fileLayer.values), overrides);
   // HOOKRELAY_SECRET still applies to the file's "checkout" source when the file gives that source no secret.
   const envSecret = env.HOOKRELAY_SECRET;
   if (envSecret && Array.isArray(fileLayer.values.sources)) {

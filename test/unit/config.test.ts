@@ -46,6 +46,21 @@ describe('loadConfig', () => {
     ]);
   });
 
+  it('merges a file section with the environment key by key: a delivery section keeps HOOKRELAY_ALLOW_NETWORKS', () => {
+    const file = join(makeTempDir(), 'hookrelay.yaml');
+    writeFileSync(file, 'delivery:\n  concurrency: 32\n');
+    const config = loadConfig({ HOOKRELAY_CONFIG: file, HOOKRELAY_ALLOW_NETWORKS: '127.0.0.1/32' });
+    expect(config.delivery).toMatchObject({ concurrency: 32, allowNetworks: ['127.0.0.1/32'] });
+  });
+
+  it('takes only real booleans for switches: a quoted "false" is refused, never read as true', () => {
+    const file = join(makeTempDir(), 'hookrelay.yaml');
+    writeFileSync(file, 'delivery:\n  enabled: "false"\n');
+    expect(configError(() => loadConfig({ HOOKRELAY_CONFIG: file })).message).toContain('delivery.enabled');
+    writeFileSync(file, 'delivery:\n  enabled: false\n');
+    expect(loadConfig({ HOOKRELAY_CONFIG: file }).delivery.enabled).toBe(false);
+  });
+
   it('reads the admin listener and the log format from the environment', () => {
     const config = loadConfig({ HOOKRELAY_HOST: '0.0.0.0', HOOKRELAY_ADMIN_PORT: '8081', HOOKRELAY_ADMIN_HOST: '10.0.0.5', HOOKRELAY_ADMIN_TOKEN: 'a'.repeat(16), HOOKRELAY_LOG_FORMAT: 'json' });
     expect(config).toMatchObject({ host: '0.0.0.0', logFormat: 'json', admin: { port: 8081, host: '10.0.0.5', token: 'a'.repeat(16) } });
