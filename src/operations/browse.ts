@@ -70,13 +70,13 @@ export async function getDeliveryDetail(store: Store, id: number, pauses: Delive
 
 /** Makes a delivered or dead delivery pending and due now (`not_found`, or `conflict` when already pending). */
 export async function retryDelivery(ctx: Pick<OperationsContext, 'store' | 'now' | 'wakeWorker'>, id: number, pauses: DeliveryPauses): Promise<DeliveryView> {
-  if (!(await ctx.store.retryDelivery(id, ctx.now()))) {
-    const existing = await ctx.store.getDelivery(id);
-    if (!existing) throw new HookrelayError('not_found', `No delivery ${id}.`);
-    throw new HookrelayError('conflict', `Delivery ${id} is already pending.`, { state: existing.state });
-  }
-  // Read before waking the worker: the answer is the state the retry left, not an attempt racing it.
-  const { attemptLog: _attempts, ...delivery } = (await ctx.store.getDelivery(id))!;
+  const existing = await ctx.store.getDelivery(id);
+  if (!existing) throw new HookrelayError('not_found', `No delivery ${id}.`);
+  const now = ctx.now();
+  if (!(await ctx.store.retryDelivery(id, now))) throw new HookrelayError('conflict', `Delivery ${id} is already pending.`, { state: existing.state });
+  // The store wakes the workers as it commits, so a read now could already see the next attempt: answer with
+  // the state the retry left (what `retryDelivery` sets), as it was when the retry committed.
+  const { attemptLog: _attempts, ...before } = existing;
   ctx.wakeWorker();
-  return deliveryView(delivery, pauses);
+  return deliveryView({ ...before, state: 'pending', nextAttemptAt: now, deadReason: null, updatedAt: now }, pauses);
 }
