@@ -253,4 +253,4 @@ export const DestinationsSchema = z.object({
     }),
   ),
 });
-export type DestinationsView = z.infer<typeof DestinationsSchema>;
+export type DestinationsView = z.output<typeof DestinationsSchema>;

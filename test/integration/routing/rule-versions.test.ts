@@ -4,10 +4,10 @@ import { afterAll, expect, it } from 'vitest';
 import { sampleTransferSucceeded } from '../../../src/samples/transfer-succeeded.js';
 import { describeEachBackend } from '../../helpers/backends.js';
 import { postSigned } from '../../helpers/http.js';
-import { startTestReceiver, TEST_SECRET } from '../../helpers/receiver.js';
+import { startTestReceiver, TEST_SECRET, type TestReceiver } from '../../helpers/receiver.js';
 import { eventually, rulesDirWith, TEST_DELIVERY } from '../../helpers/rules.js';
 import { removeTempDirs } from '../../helpers/temp-dir.js';
-import { startWebhookSink } from '../../helpers/webhook-sink.js';
+import { startWebhookSink, type WebhookSink } from '../../helpers/webhook-sink.js';
 
 afterAll(() => removeTempDirs());
 
@@ -49,43 +49,47 @@ describeEachBackend('a delivery is sent with the rule version it was planned wit
     }
   });
 
-  it('is held while its rule is disabled today, whatever version it has', async () => {
+  /**
+   * Plans a delivery under rule version v1 (first attempt 1.5 s away), rewrites the rule file to `edited`
+   * before that attempt, waits for the reload, then runs `check` on the delivery's event id and the sink.
+   */
+  async function editRuleWhilePending(
+    edited: (sinkUrl: string) => string,
+    waitLabel: string,
+    check: (eventId: number, app: TestReceiver, sink: WebhookSink) => Promise<void>,
+  ): Promise<void> {
     const sink = await startWebhookSink();
     const dir = rulesDirWith({ 'fwd.yaml': rule(sink.url, '1500ms', 'v1') });
     const app = await startTestReceiver({ ...(await backend.storage()), rulesDir: dir, delivery: TEST_DELIVERY });
     try {
       const planned = await postSigned(app.webhookUrl(), sampleTransferSucceeded(), TEST_SECRET);
       const hash = app.rules.current().hash;
-      writeFileSync(join(dir, 'fwd.yaml'), `${rule(sink.url, '0ms', 'v2')}enabled: false\n`);
-      await eventually(() => app.rules.current().hash !== hash, 8000, 'the rule to be disabled');
-      await new Promise((resolve) => setTimeout(resolve, 2000));
-      expect(sink.received).toHaveLength(0);
-      const [held] = (await app.store.listDeliveries({ eventId: planned.json.id }, { limit: 1 })).items;
-      expect(held).toMatchObject({ state: 'pending', attempts: 0 });
+      writeFileSync(join(dir, 'fwd.yaml'), edited(sink.url));
+      await eventually(() => app.rules.current().hash !== hash, 8000, waitLabel);
+      await check(planned.json.id, app, sink);
     } finally {
       await app.close();
       await sink.close();
     }
+  }
+
+  it('is held while its rule is disabled today, whatever version it has', async () => {
+    await editRuleWhilePending((url) => `${rule(url, '0ms', 'v2')}enabled: false\n`, 'the rule to be disabled', async (eventId, app, sink) => {
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      expect(sink.received).toHaveLength(0);
+      const [held] = (await app.store.listDeliveries({ eventId }, { limit: 1 })).items;
+      expect(held).toMatchObject({ state: 'pending', attempts: 0 });
+    });
   });
 
   it('is dead-lettered when its rule was removed from today\'s rules, whatever version it has', async () => {
-    const sink = await startWebhookSink();
-    const dir = rulesDirWith({ 'fwd.yaml': rule(sink.url, '1500ms', 'v1') });
-    const app = await startTestReceiver({ ...(await backend.storage()), rulesDir: dir, delivery: TEST_DELIVERY });
-    try {
-      const planned = await postSigned(app.webhookUrl(), sampleTransferSucceeded(), TEST_SECRET);
-      const hash = app.rules.current().hash;
-      writeFileSync(join(dir, 'fwd.yaml'), rule(sink.url, '0ms', 'other').replace('id: fwd', 'id: other'));
-      await eventually(() => app.rules.current().hash !== hash, 8000, 'the rule to be removed');
+    await editRuleWhilePending((url) => rule(url, '0ms', 'other').replace('id: fwd', 'id: other'), 'the rule to be removed', async (eventId, app, sink) => {
       const dead = await eventually(async () => {
-        const [d] = (await app.store.listDeliveries({ eventId: planned.json.id }, { limit: 1 })).items;
+        const [d] = (await app.store.listDeliveries({ eventId }, { limit: 1 })).items;
         return d?.state === 'dead' ? d : null;
       }, 8000, 'the delivery to be dead-lettered');
       expect(dead.deadReason).toBe('rule removed');
       expect(sink.received).toHaveLength(0);
-    } finally {
-      await app.close();
-      await sink.close();
-    }
+    });
   });
 });
