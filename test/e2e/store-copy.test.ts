@@ -227,6 +227,14 @@ describeWithPostgres('hookrelay store copy', () => {
     expect(badUrl.stderr()).toContain('not a valid PostgreSQL URL');
     expect(badUrl.stderr()).not.toContain('secret');
 
+    const nulDir = makeTempDir();
+    const nulSource = new SqliteStore({ dataDir: nulDir, durability: 'normal' });
+    await nulSource.saveEvent(event('nul\u0000here', 1_000));
+    await nulSource.close();
+    const nul = await copyCli(['--from', nulDir, '--to', await database.freshSchemaUrl()]);
+    expect(nul.result.code).toBe(1);
+    expect(nul.stderr()).toContain('hookrelay: events 1 to 1: a text field holds a NUL character');
+
     const missing = await copyCli(['--from', join(dataDir, 'nothing-here'), '--to', usedUrl]);
     expect(missing.result.code).toBe(1);
     expect(missing.stderr()).toContain('no hookrelay database in this directory');

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { HookrelayError } from '../../errors.js';
 import type { CopiedDelivery, CopyExtent, CopyRows, CopyTable, Job, KeptRuleSet, StoredAttempt, StoredEvent } from '../store.js';
 import { copyConflict } from '../copy-conflict.js';
 import { DELIVERY_COLUMNS, toDelivery, toJob, toStoredAttempt, type DeliveryRow, type JobRow } from '../stored-rows.js';
@@ -134,6 +135,10 @@ export class CopyQueries {
       const code = (err as { code?: string }).code;
       // 23505: another unique key (an event's transfer under another id); 23503: a reference the target lacks.
       if (code === '23505' || code === '23503') throw copyConflict(table, firstKey(rows), (err as { detail?: string }).detail ?? (err as Error).message);
+      // 22021/22P05: a NUL character, which SQLite keeps and PostgreSQL text cannot hold.
+      if (code === '22021' || code === '22P05') {
+        throw new HookrelayError('invalid_payload', `${table} ${firstKey(rows)} to ${lastKey(rows)}: a text field holds a NUL character (\\u0000), which PostgreSQL cannot store.`, { table });
+      }
       throw err;
     }
     if (table === 'ruleSets') return answered.length;
@@ -184,7 +189,10 @@ export class CopyQueries {
   }
 }
 
-function firstKey(rows: readonly unknown[]): number | string {
-  const first = rows[0] as { id?: number; hash?: string };
-  return first.id ?? first.hash ?? '?';
+function keyAt(row: unknown): number | string {
+  const { id, hash } = row as { id?: number; hash?: string };
+  return id ?? hash ?? '?';
 }
+
+const firstKey = (rows: readonly unknown[]): number | string => keyAt(rows[0]);
+const lastKey = (rows: readonly unknown[]): number | string => keyAt(rows.at(-1));
