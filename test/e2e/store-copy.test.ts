@@ -137,7 +137,7 @@ describeWithPostgres('hookrelay store copy', () => {
     }
   });
 
-  it('carries on after Ctrl-C and after kill -9, and ends with every row once under its own id', { timeout: 180_000 }, async () => {
+  it('carries on after Ctrl-C and after kill -9, ends with every row once under its own id, and copies back', { timeout: 180_000 }, async () => {
     const dataDir = makeTempDir();
     const source = new SqliteStore({ dataDir, durability: 'normal' });
     const now = Date.now();
@@ -191,6 +191,16 @@ describeWithPostgres('hookrelay store copy', () => {
       const withoutDue = (rows: unknown[]) => (rows as CopyRows['deliveries'][]).map((d) => ({ ...d, nextAttemptAt: d.nextAttemptAt === null }));
       expect({ ...copied, deliveries: withoutDue(copied.deliveries) }).toEqual({ ...expected, deliveries: withoutDue(expected.deliveries) });
       dueOf(copied.deliveries).forEach((due, i) => expect(Math.abs(due! - dueOf(expected.deliveries)[i]!)).toBeLessThanOrEqual(10));
+
+      // And back: PostgreSQL into a new data dir.
+      const backDir = join(makeTempDir(), 'data');
+      const back = await copyCli(['--from', url, '--to', backDir]);
+      expect(back.result.code, back.stderr()).toBe(0);
+      const backStore = new SqliteStore({ dataDir: backDir, durability: 'normal' });
+      const returned = await readAll(backStore);
+      await backStore.close();
+      expect({ ...returned, deliveries: withoutDue(returned.deliveries) }).toEqual({ ...expected, deliveries: withoutDue(expected.deliveries) });
+      dueOf(returned.deliveries).forEach((due, i) => expect(Math.abs(due! - dueOf(expected.deliveries)[i]!)).toBeLessThanOrEqual(20));
     } finally {
       await target.close();
     }
