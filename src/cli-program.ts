@@ -6,6 +6,7 @@ import { registerRulesCommand } from './commands/rules.js';
 import { registerSendTestCommand } from './commands/send-test.js';
 import { registerServeCommand } from './commands/serve.js';
 import { registerSignCommand } from './commands/sign.js';
+import { registerStoreCommand } from './commands/store-copy.js';
 import { registerMockCheckoutCommand } from './mock-checkout/command.js';
 import { VERSION } from './version.js';
 
@@ -25,5 +26,6 @@ export function createProgram(): Command {
   registerEventsCommand(program);
   registerDeliveriesCommand(program);
   registerListenCommand(program);
+  registerStoreCommand(program);
   return program;
 }

@@ -21,6 +21,7 @@ export const ERROR_CODES = {
   rule_mismatch: { status: 422, summary: 'The event does not match the rule named for a replay; details.reason says why (send force: true to replay anyway).' },
   original_routing_unknown: { status: 409, summary: 'The event was stored before rule sets were kept: its original routing is unknown; replay it with route current.' },
   gone: { status: 410, summary: 'The resource existed but can no longer be used (a one-time checkout link already bought).' },
+  store_copy_conflict: { status: 409, summary: 'store copy: the target holds different data under an id or transfer of the source (another instance, or another source); nothing of the batch was written.' },
   store_unavailable: { status: 503, summary: 'The event store could not commit (read-only, disk full, locked); nothing was stored, retry later.' },
   too_many_streams: { status: 503, summary: 'As many event streams are open as the server allows (admin.streams.max); retry later.' },
   shutting_down: { status: 503, summary: 'The server is shutting down and takes no new work.' },

@@ -280,6 +280,19 @@ export interface Store {
   finishJob(id: number, state: Exclude<JobState, 'running'>, error: string | null, now: number): Promise<boolean>;
   /** Marks every job still recorded as running as failed (a restart interrupted them); returns how many. */
   failRunningJobs(error: string, now: number): Promise<number>;
+
+  // Copying a whole store to another (`hookrelay store copy`): rows keep their ids.
+  /** Rows and highest id of each table a copy moves: where a copy stands, and where a resumed one carries on. */
+  copyExtent(): Promise<CopyExtent>;
+  /** Up to `limit` rows of `table` after `after` (an id; a hash for rule sets), ascending, with every column. */
+  readCopyRows<T extends CopyTable>(table: T, after: CopyKey<T> | null, limit: number): Promise<CopyRows[T][]>;
+  /**
+   * Writes rows read from another store, ids kept, in one transaction: a new id is inserted; an id already
+   * there with the same identity (see CopyRows) takes the row's changing columns (states, counters); any
+   * other row under a given id or idempotency key fails the whole batch with `store_copy_conflict`. Ids
+   * handed out later (ingest, replay) start above the highest id written. Returns how many rows were new.
+   */
+  writeCopyRows<T extends CopyTable>(table: T, rows: CopyRows[T][]): Promise<number>;
 }
 
 /** The admin list filter: the event filter plus "has at least one delivery in this state". */
@@ -373,3 +386,40 @@ export interface ImportResult {
   imported: number;
   duplicates: number;
 }
+
+/** A delivery with every column a copy moves: its transformed body and whether a worker held it. */
+export interface CopiedDelivery extends Delivery {
+  body: Buffer | null;
+  /** Set while an attempt ran; a copy writes the row lease-free. */
+  leaseToken: string | null;
+}
+
+/**
+ * The tables a copy moves, in the order it moves them (a row's references come before it), and their rows.
+ * Identity (what must match when an id is already in the target): a rule set's hash; an event's source,
+ * event name, transfer id, edit number, receipt time and body; a delivery's event, rule, rule set, origin
+ * and creation time; an attempt's delivery, number and start; a job's kind and start.
+ */
+export interface CopyRows {
+  ruleSets: KeptRuleSet;
+  events: StoredEvent;
+  deliveries: CopiedDelivery;
+  attempts: StoredAttempt;
+  jobs: Job;
+}
+
+export type CopyTable = keyof CopyRows;
+
+export const COPY_TABLES: readonly CopyTable[] = ['ruleSets', 'events', 'deliveries', 'attempts', 'jobs'];
+
+/** Where a page of a copy ends: a rule set's hash, any other row's id. */
+export type CopyKey<T extends CopyTable> = T extends 'ruleSets' ? string : number;
+
+export interface CopyTableExtent {
+  rows: number;
+  /** null when the table is empty (rule sets: always null, they are keyed by hash). */
+  minId: number | null;
+  maxId: number | null;
+}
+
+export type CopyExtent = Record<CopyTable, CopyTableExtent>;

@@ -2,6 +2,7 @@ import { afterAll, beforeAll } from 'vitest';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { createTestDatabase, describeWithPostgres, TEST_POOL, type TestDatabase } from '../helpers/postgres.js';
 import { storeContract } from './store-contract.js';
+import { storeCopyContract } from './store-copy-contract.js';
 
 let database: TestDatabase;
 
@@ -12,5 +13,7 @@ describeWithPostgres('Store contract: PostgreSQL', () => {
   });
   afterAll(() => database.drop());
   // Every test on a new, empty schema of this file's database.
-  storeContract({ open: async () => PostgresStore.open({ url: await database.freshSchemaUrl(), ...TEST_POOL }) });
+  const factory = { open: async () => PostgresStore.open({ url: await database.freshSchemaUrl(), ...TEST_POOL }) };
+  storeContract(factory);
+  storeCopyContract(factory);
 });

@@ -6,11 +6,12 @@ import type {
   AttemptRecord, AttemptResolution, BulkDeliveryFilter, ClaimedDelivery, Delivery, DeliveryDetail, DeliveryFilter, DeliveryOrigin, EventBody,
   EventPosition, EventSearch, EventPage, EventSelection, ImportedEvent, ImportOptions, ImportResult, Job,
   JobProgress, JobState, KeptRuleSet, NewDelivery, NewEditedCopy, NewEvent, NewJob, OutboxStats, Page, DeliveryCounts, SaveEventResult, Store,
-  StoredEvent,
+  StoredEvent, CopyExtent, CopyKey, CopyRows, CopyTable,
 } from '../store.js';
 import { AdminQueries } from './admin-queries.js';
 import { BatchCommit } from './batch-commit.js';
 import { ClockOffset } from './clock-offset.js';
+import { CopyQueries } from './copy-queries.js';
 import { clientConfig, openPool, type PostgresSettings } from './connection.js';
 import { DueAnnouncer, DueNotifications } from './due-notifications.js';
 import { EventQueries } from './event-queries.js';
@@ -38,6 +39,7 @@ export class PostgresStore implements Store {
   private readonly events: EventQueries;
   private readonly admin: AdminQueries;
   private readonly kept: KeptQueries;
+  private readonly copy: CopyQueries;
   private readonly due = new CommitListeners();
   /** This node's commits of new events (event streams); other nodes' show at a stream's next periodic read. */
   private readonly stored = new CommitListeners();
@@ -54,6 +56,7 @@ export class PostgresStore implements Store {
     this.events = new EventQueries(this.pool);
     this.admin = new AdminQueries(this.pool, this.clock);
     this.kept = new KeptQueries(this.pool);
+    this.copy = new CopyQueries(this.pool, this.clock);
     const groupOptions = { failsEveryItem: isStoreWideError, isRetryable };
     this.saveGroup = new BatchCommit((batch) => saveEvents(this.pool, batch, (receivedAt, delayMs) => this.clock.toDatabase(receivedAt) + delayMs), groupOptions);
     this.attemptGroup = new BatchCommit((records) => this.outbox.recordAttempts(records, Date.now()), groupOptions);
@@ -323,5 +326,19 @@ export class PostgresStore implements Store {
 
   failRunningJobs(error: string, now: number): Promise<number> {
     return this.write(() => this.admin.failRunningJobs(error, now));
+  }
+
+  copyExtent(): Promise<CopyExtent> {
+    return this.read(() => this.copy.extent());
+  }
+
+  readCopyRows<T extends CopyTable>(table: T, after: CopyKey<T> | null, limit: number): Promise<CopyRows[T][]> {
+    return this.read(() => this.copy.read(table, after, limit));
+  }
+
+  async writeCopyRows<T extends CopyTable>(table: T, rows: CopyRows[T][]): Promise<number> {
+    const added = await this.transaction((client) => this.copy.write(client, table, rows));
+    if (added > 0 && table === 'events') this.stored.notify();
+    return added;
   }
 }

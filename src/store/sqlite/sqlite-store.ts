@@ -24,6 +24,8 @@ import { AdminQueries } from './admin-queries.js';
 import { CommitListeners } from '../commit-listeners.js';
 import type { KeptRuleSet, NewEditedCopy } from '../store.js';
 import { KeptQueries } from './kept-queries.js';
+import type { CopyExtent, CopyKey, CopyRows, CopyTable } from '../store.js';
+import { CopyQueries } from './copy-queries.js';
 
 export interface SqliteStoreOptions {
   dataDir: string;
@@ -444,5 +446,27 @@ export class SqliteStore implements Store {
 
   async failRunningJobs(error: string, now: number): Promise<number> {
     return this.write(() => this.jobs.failRunningJobs(error, now));
+  }
+
+  // Copying a whole store (hookrelay store copy); the SQL lives in copy-queries.ts. SQLite hands out ids
+  // above the highest one by itself (INTEGER PRIMARY KEY), so nothing moves on after a write.
+  private copySql?: CopyQueries;
+
+  private get copy(): CopyQueries {
+    return (this.copySql ??= new CopyQueries(this.db));
+  }
+
+  async copyExtent(): Promise<CopyExtent> {
+    return this.copy.extent();
+  }
+
+  async readCopyRows<T extends CopyTable>(table: T, after: CopyKey<T> | null, limit: number): Promise<CopyRows[T][]> {
+    return this.copy.read(table, after, limit);
+  }
+
+  async writeCopyRows<T extends CopyTable>(table: T, rows: CopyRows[T][]): Promise<number> {
+    const added = this.write(() => this.db.transaction(() => this.copy.write(table, rows)).immediate());
+    if (added > 0 && table === 'events') this.stored.notify();
+    return added;
   }
 }

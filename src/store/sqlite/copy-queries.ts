@@ -1,0 +1,143 @@
+import type { BetterSqlite3 } from '../../sqlite-driver.js';
+import type { CopiedDelivery, CopyExtent, CopyRows, CopyTable, Job, KeptRuleSet, StoredAttempt, StoredEvent } from '../store.js';
+import { copyConflict } from '../copy-conflict.js';
+import { DELIVERY_COLUMNS, toDelivery, toJob, toStoredAttempt, type DeliveryRow, type JobRow } from '../stored-rows.js';
+import { toStoredEvent, type EventRow } from './event-rows.js';
+import { keyText } from './key-text.js';
+
+const TABLE_NAMES: Record<Exclude<CopyTable, 'ruleSets'>, string> = {
+  events: 'events',
+  deliveries: 'deliveries',
+  attempts: 'delivery_attempts',
+  jobs: 'admin_jobs',
+};
+
+// Each write names the conflict target `id`: an id already there takes the row's changing columns only when
+// its identity matches (the WHERE), and RETURNING then answers for it; a row under another identity answers
+// nothing, which the caller turns into store_copy_conflict. Any other unique key (an event's transfer) that
+// a row breaks fails the statement.
+const WRITE_SQL: Record<CopyTable, string> = {
+  ruleSets: 'INSERT INTO rule_sets (hash, kind, rules, first_loaded_at) VALUES (?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING',
+  events: `
+    INSERT INTO events (id, source, event, transfer_id, checkout_id, email, wallet_address, validation, received_at, last_received_at,
+                        received_count, headers, body, imported_at, rule_set_hash, edit_number, edited_from, edited_at, edited_via)
+    VALUES (?, ?, CAST(? AS TEXT), CAST(? AS TEXT), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT (id) DO UPDATE SET received_count = excluded.received_count, last_received_at = excluded.last_received_at
+    WHERE events.source = excluded.source AND events.event = excluded.event AND events.transfer_id = excluded.transfer_id
+      AND events.edit_number = excluded.edit_number AND events.received_at = excluded.received_at AND events.body = excluded.body
+    RETURNING id`,
+  deliveries: `
+    INSERT INTO deliveries (id, event_id, rule_id, rule_set_hash, origin, state, body, content_type, attempts, next_attempt_at, lease_token,
+                            last_status, last_error, dead_reason, created_at, updated_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT (id) DO UPDATE SET state = excluded.state, attempts = excluded.attempts, next_attempt_at = excluded.next_attempt_at,
+      lease_token = excluded.lease_token, last_status = excluded.last_status, last_error = excluded.last_error, dead_reason = excluded.dead_reason,
+      updated_at = excluded.updated_at
+    WHERE deliveries.event_id = excluded.event_id AND deliveries.rule_id = excluded.rule_id AND deliveries.rule_set_hash = excluded.rule_set_hash
+      AND deliveries.origin = excluded.origin AND deliveries.created_at = excluded.created_at
+    RETURNING id`,
+  attempts: `
+    INSERT INTO delivery_attempts (id, delivery_id, attempt, started_at, duration_ms, url_origin, status, error_code, error_message, response_excerpt, outcome)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT (id) DO UPDATE SET attempt = excluded.attempt
+    WHERE delivery_attempts.delivery_id = excluded.delivery_id AND delivery_attempts.attempt = excluded.attempt
+      AND delivery_attempts.started_at = excluded.started_at
+    RETURNING id`,
+  jobs: `
+    INSERT INTO admin_jobs (id, kind, state, filter, rule_id, total, processed, created, failed, started_at, finished_at, error, summary)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT (id) DO UPDATE SET state = excluded.state, total = excluded.total, processed = excluded.processed, created = excluded.created,
+      failed = excluded.failed, finished_at = excluded.finished_at, error = excluded.error, summary = excluded.summary
+    WHERE admin_jobs.kind = excluded.kind AND admin_jobs.started_at = excluded.started_at
+    RETURNING id`,
+};
+
+type Values = (row: never) => unknown[];
+
+const VALUES: Record<CopyTable, Values> = {
+  ruleSets: (r: KeptRuleSet) => [r.hash, r.kind, JSON.stringify(r.rules), r.firstLoadedAt],
+  events: (e: StoredEvent) => [
+    e.id, e.source, keyText(e.event), keyText(e.transferId), e.checkoutId, e.email, e.walletAddress, e.validation, e.receivedAt, e.lastReceivedAt,
+    e.receivedCount, JSON.stringify(e.headers), e.body, e.importedAt, e.ruleSetHash, e.edit?.number ?? 0, e.edit?.editedFrom ?? null,
+    e.edit?.editedAt ?? null, e.edit?.via ?? null,
+  ],
+  deliveries: (d: CopiedDelivery) => [
+    d.id, d.eventId, d.ruleId, d.ruleSetHash, d.origin, d.state, d.body, d.contentType, d.attempts, d.nextAttemptAt, d.leaseToken,
+    d.lastStatus, d.lastError, d.deadReason, d.createdAt, d.updatedAt,
+  ],
+  attempts: (a: StoredAttempt) => [
+    a.id, a.deliveryId, a.attempt, a.startedAt, a.durationMs, a.urlOrigin, a.status, a.errorCode, a.errorMessage, a.responseExcerpt, a.outcome,
+  ],
+  jobs: (j: Job) => [
+    j.id, j.kind, j.state, JSON.stringify(j.filter), j.ruleId, j.total, j.processed, j.created, j.failed, j.startedAt, j.finishedAt, j.error,
+    j.summary ? JSON.stringify(j.summary) : null,
+  ],
+};
+
+/** Whole tables read and written with their ids, for `hookrelay store copy`; synchronous, the store picks the transaction. */
+export class CopyQueries {
+  constructor(private readonly db: BetterSqlite3.Database) {}
+
+  extent(): CopyExtent {
+    const ruleSets = this.db.prepare<[], { n: number }>('SELECT count(*) AS n FROM rule_sets').get()!.n;
+    const of = (table: string) => {
+      const row = this.db.prepare<[], { n: number; lo: number | null; hi: number | null }>(`SELECT count(*) AS n, min(id) AS lo, max(id) AS hi FROM ${table}`).get()!;
+      return { rows: row.n, minId: row.lo, maxId: row.hi };
+    };
+    return {
+      ruleSets: { rows: ruleSets, minId: null, maxId: null },
+      events: of('events'),
+      deliveries: of('deliveries'),
+      attempts: of('delivery_attempts'),
+      jobs: of('admin_jobs'),
+    };
+  }
+
+  read<T extends CopyTable>(table: T, after: number | string | null, limit: number): CopyRows[T][] {
+    if (table === 'ruleSets') {
+      const rows = this.db
+        .prepare<[string, number], { hash: string; kind: KeptRuleSet['kind']; rules: string; first_loaded_at: number }>('SELECT * FROM rule_sets WHERE hash > ? ORDER BY hash LIMIT ?')
+        .all((after as string | null) ?? '', limit);
+      return rows.map((r): KeptRuleSet => ({ hash: r.hash, kind: r.kind, rules: JSON.parse(r.rules) as unknown[], firstLoadedAt: r.first_loaded_at })) as CopyRows[T][];
+    }
+    const from = (after as number | null) ?? 0;
+    switch (table) {
+      case 'events':
+        return this.db.prepare<[number, number], EventRow>('SELECT * FROM events WHERE id > ? ORDER BY id LIMIT ?').all(from, limit).map(toStoredEvent) as CopyRows[T][];
+      case 'deliveries':
+        return this.db
+          .prepare<[number, number], DeliveryRow & { body: Buffer | null; lease_token: string | null }>(
+            `SELECT ${DELIVERY_COLUMNS}, body, lease_token FROM deliveries WHERE id > ? ORDER BY id LIMIT ?`,
+          )
+          .all(from, limit)
+          .map((row): CopiedDelivery => ({ ...toDelivery(row), body: row.body, leaseToken: row.lease_token })) as CopyRows[T][];
+      case 'attempts':
+        return this.db.prepare<[number, number], Record<string, unknown>>('SELECT * FROM delivery_attempts WHERE id > ? ORDER BY id LIMIT ?').all(from, limit).map(toStoredAttempt) as CopyRows[T][];
+      default:
+        return this.db.prepare<[number, number], JobRow>('SELECT * FROM admin_jobs WHERE id > ? ORDER BY id LIMIT ?').all(from, limit).map(toJob) as CopyRows[T][];
+    }
+  }
+
+  /** Must run inside a write transaction: a conflict throws, and the caller's transaction rolls the batch back. */
+  write<T extends CopyTable>(table: T, rows: readonly CopyRows[T][]): number {
+    const statement = this.db.prepare(WRITE_SQL[table]);
+    const values = VALUES[table] as (row: CopyRows[T]) => unknown[];
+    if (table === 'ruleSets') return rows.reduce((sum, row) => sum + statement.run(...values(row)).changes, 0);
+    const present = this.db.prepare<[number], { id: number }>(`SELECT id FROM ${TABLE_NAMES[table as Exclude<CopyTable, 'ruleSets'>]} WHERE id = ?`);
+    let added = 0;
+    for (const row of rows) {
+      const id = (row as { id: number }).id;
+      const existed = present.get(id) !== undefined;
+      let written: unknown;
+      try {
+        written = statement.get(...values(row));
+      } catch (err) {
+        if (/^SQLITE_CONSTRAINT/.test((err as { code?: string }).code ?? '')) throw copyConflict(table, id, (err as Error).message);
+        throw err;
+      }
+      if (written === undefined) throw copyConflict(table, id);
+      if (!existed) added += 1;
+    }
+    return added;
+  }
+}
