@@ -126,6 +126,7 @@ export const JobSchema = z
       .record(z.string(), z.unknown())
       .nullable()
       .meta({ description: 'a replay job: `route`, `dryRun`, `perRule` (deliveries per rule), `withheld` (per rule), `unknownRouting` (events stored before rule sets were kept), `sample` (the first planned sends)' }),
+    nodeId: z.string().nullable().meta({ description: 'the node running the job (GET /cluster lists the live ones); null for jobs recorded before nodes had ids' }),
   })
   .meta({ id: 'Job' });
 
