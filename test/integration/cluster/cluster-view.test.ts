@@ -63,6 +63,24 @@ describeEachBackend('the cluster view and node roles', (backend) => {
     }
   });
 
+  it('heartbeats: a node whose row was removed registers again, and each heartbeat fails the jobs of nodes that stopped', async () => {
+    const app = await start({ cluster: { heartbeatMs: 200 } });
+    const crashed = { id: 'node_crashed', host: 'web-9', pid: 9, role: 'all' as const, version: VERSION, ruleSetHash: null, heartbeatMs: 100, startedAt: Date.now() };
+    await app.store.registerNode(crashed);
+    const job = await app.store.createJob({ kind: 'retry', filter: {}, ruleId: null, total: 1, startedAt: Date.now(), nodeId: crashed.id });
+    const ownJob = await app.store.createJob({ kind: 'retry', filter: {}, ruleId: null, total: 1, startedAt: Date.now(), nodeId: app.node.id });
+    // node_crashed never heartbeats again: after three of its intervals a heartbeat of this node fails its job.
+    const failed = await eventually(async () => {
+      const stored = (await app.store.getJob(job.id))!;
+      return stored.state === 'failed' ? stored : null;
+    }, 15_000, 'the crashed node\'s job to be failed');
+    expect(failed.error).toContain('stopped node');
+    expect((await app.store.getJob(ownJob.id))!.state).toBe('running'); // this node is live
+    await app.store.deregisterNode(app.node.id);
+    await eventually(async () => (await app.store.listLiveNodes()).some((n) => n.id === app.node.id), 15_000, 'the node to register again');
+    await app.store.finishJob(ownJob.id, 'done', null, Date.now());
+  });
+
   it('role worker: webhooks are answered 503 not_a_receiver, /readyz says not ready, /healthz ok, and the worker runs', async () => {
     const app = await start({ role: 'worker' });
     expect(app.worker).not.toBeNull();
