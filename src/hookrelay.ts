@@ -166,6 +166,8 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     ...(delivers && { destinations }),
   });
   node.onBeat(() => admin.jobs.failOrphanedJobs());
+  // The cluster view shows a rule edit at once, not at the next heartbeat.
+  rules.on('reload', () => void node.beat());
 
   const readiness = async (): Promise<ReadinessReport> => {
     const status = rules.status();

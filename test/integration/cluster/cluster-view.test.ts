@@ -1,3 +1,5 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, afterEach, expect, it } from 'vitest';
 import { sampleTransferSucceeded } from '../../../src/samples/transfer-succeeded.js';
 import { SqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
@@ -6,7 +8,7 @@ import { describeEachBackend } from '../../helpers/backends.js';
 import { postSigned, send } from '../../helpers/http.js';
 import { startTestReceiver, TEST_SECRET, type TestReceiver } from '../../helpers/receiver.js';
 import { eventually } from '../../helpers/rules.js';
-import { removeTempDirs } from '../../helpers/temp-dir.js';
+import { makeTempDir, removeTempDirs } from '../../helpers/temp-dir.js';
 
 const running: TestReceiver[] = [];
 afterEach(async () => {
@@ -79,6 +81,15 @@ describeEachBackend('the cluster view and node roles', (backend) => {
     await app.store.deregisterNode(app.node.id);
     await eventually(async () => (await app.store.listLiveNodes()).some((n) => n.id === app.node.id), 15_000, 'the node to register again');
     await app.store.finishJob(ownJob.id, 'done', null, Date.now());
+  });
+
+  it('a rule edit reaches the registry at once, not at the next heartbeat', async () => {
+    const rulesDir = makeTempDir();
+    const app = await start({ rulesDir, cluster: { heartbeatMs: 300_000 } });
+    const before = app.rules.current().hash;
+    writeFileSync(join(rulesDir, 'new.yaml'), 'id: new\non: [transfer:succeeded]\nto:\n  url: http://127.0.0.1:9/hook\n');
+    const reloaded = await eventually(() => (app.rules.current().hash !== before ? app.rules.current().hash : null), 15_000, 'the rules to reload');
+    await eventually(async () => (await app.store.listLiveNodes()).find((n) => n.id === app.node.id)?.ruleSetHash === reloaded, 10_000, 'the new hash in the registry');
   });
 
   it('role worker: webhooks are answered 503 not_a_receiver, /readyz says not ready, /healthz ok, and the worker runs', async () => {
