@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { registerClusterCommand } from './commands/cluster.js';
 import { registerDeliveriesCommand } from './commands/deliveries.js';
 import { registerEventsCommand } from './commands/events.js';
 import { registerListenCommand } from './commands/listen.js';
@@ -27,5 +28,6 @@ export function createProgram(): Command {
   registerDeliveriesCommand(program);
   registerListenCommand(program);
   registerStoreCommand(program);
+  registerClusterCommand(program);
   return program;
 }

@@ -60,6 +60,12 @@ export const ConfigSchema = z
     logFormat: z.enum(['json', 'pretty']).optional(),
     durability: z.enum(['full', 'normal']).default('full'),
     /**
+     * What this node runs: `all` receives webhooks and delivers; `receiver` receives (and serves the admin
+     * API and console) without a delivery worker; `worker` delivers and serves the admin API, and answers
+     * webhooks 503 `wrong_role` so a load balancer sends them to a receiver.
+     */
+    role: z.enum(['all', 'receiver', 'worker']).default('all'),
+    /**
      * durability full, while the event loop is busy: the shortest time between two fsynced ingest commits;
      * requests arriving meanwhile share the next. Off (0) by default: it saves CPU under steady independent
      * arrivals but slows a few senders that each wait for their answer.
@@ -96,10 +102,18 @@ export const ConfigSchema = z
         pollIntervalMs: z.coerce.number().int().positive().default(1_000),
         failureThreshold: z.coerce.number().int().positive().default(5),
         coolDownMs: z.coerce.number().int().positive().default(30_000),
-        enabled: z.boolean().default(true),
+        /** Deprecated: `false` means `role: receiver` (a warning says so at start). */
+        enabled: z.boolean().optional(),
       })
       .strict()
-      .default({ allowNetworks: [], concurrency: 256, adaptive: true, maxInFlight: 512, batchSize: 32, leaseMs: 600_000, pollIntervalMs: 1_000, failureThreshold: 5, coolDownMs: 30_000, enabled: true }),
+      .default({ allowNetworks: [], concurrency: 256, adaptive: true, maxInFlight: 512, batchSize: 32, leaseMs: 600_000, pollIntervalMs: 1_000, failureThreshold: 5, coolDownMs: 30_000 }),
+    cluster: z
+      .object({
+        /** How often a node records its heartbeat in the node registry; it counts as gone after 3 missed ones. */
+        heartbeatMs: z.coerce.number().int().min(100).max(300_000).default(5_000),
+      })
+      .strict()
+      .default({ heartbeatMs: 5_000 }),
     server: z
       .object({
         headersTimeoutMs: z.coerce.number().int().positive().default(10_000),
@@ -190,6 +204,11 @@ export const ConfigSchema = z
 
 export type Config = z.infer<typeof ConfigSchema>;
 
+/** The role a node runs: `role`, where the deprecated `delivery.enabled: false` still means `receiver`. */
+export function nodeRoleOf(config: Pick<Config, 'role' | 'delivery'>): Config['role'] {
+  return config.delivery.enabled === false && config.role === 'all' ? 'receiver' : config.role;
+}
+
 /** Environment variable → config key (and, for the secret, the default source it applies to). */
 export const ENV_SETTINGS = {
   HOOKRELAY_PORT: 'port',
@@ -200,6 +219,7 @@ export const ENV_SETTINGS = {
   HOOKRELAY_LOG_LEVEL: 'logLevel',
   HOOKRELAY_LOG_FORMAT: 'logFormat',
   HOOKRELAY_DURABILITY: 'durability',
+  HOOKRELAY_ROLE: 'role',
   HOOKRELAY_COMMIT_INTERVAL_MS: 'commitIntervalMs',
   HOOKRELAY_MAX_BODY: 'maxBody',
 } as const;
@@ -335,6 +355,9 @@ export function loadConfig(env: Env, overrides: Partial<Record<keyof Config, unk
     throw new HookrelayError('invalid_config', `Invalid configuration:\n  ${problems.join('\n  ')}`, problems);
   }
   const config = parsed.data;
+  if (config.delivery.enabled === false && config.role === 'worker') {
+    throw new HookrelayError('invalid_config', 'Invalid configuration:\n  delivery.enabled: false contradicts role: worker (a worker delivers); drop delivery.enabled, it is replaced by role', ['delivery.enabled']);
+  }
   config.dataDir = resolve(config.dataDir);
   config.rulesDir = resolve(config.rulesDir);
   return deepFreeze(config);

@@ -25,6 +25,7 @@ export const ERROR_CODES = {
   store_unavailable: { status: 503, summary: 'The event store could not commit (read-only, disk full, locked); nothing was stored, retry later.' },
   too_many_streams: { status: 503, summary: 'As many event streams are open as the server allows (admin.streams.max); retry later.' },
   shutting_down: { status: 503, summary: 'The server is shutting down and takes no new work.' },
+  not_a_receiver: { status: 503, summary: 'This node runs role worker and receives no webhooks; send them to a node with role all or receiver.' },
   request_timeout: { status: 408, summary: 'The client did not send the whole request in time.' },
   internal_error: { status: 500, summary: 'An unexpected failure; the log line with the request id has the cause.' },
   invalid_config: { status: 500, summary: 'A setting is invalid; start-up stops and names the setting.' },

@@ -6,7 +6,9 @@ import type { DestinationsView } from './operations/view-schemas.js';
 import { destinationsView } from './operations/views.js';
 import { mountConsole } from './admin/console/console-router.js';
 import { ConsoleSessions } from './admin/console/console-sessions.js';
-import type { Config, SourceConfig } from './config.js';
+import { nodeRoleOf, type Config, type SourceConfig } from './config.js';
+import { NodeHeartbeat } from './cluster/node-heartbeat.js';
+import { notAReceiverHandler } from './ingest/not-a-receiver.js';
 import { createCircuitBreaker } from './delivery/circuit-breaker.js';
 import { createDestinationLimiter } from './delivery/destination-limiter.js';
 import { createGuardedDispatcher } from './delivery/guarded-dispatcher.js';
@@ -50,6 +52,8 @@ export interface RunningHookrelay {
   sources: readonly SourceConfig[];
   /** Secrets created on this start (first start without a configured secret); shown to the operator once. */
   generatedSecrets: GeneratedSecret[];
+  /** This node in the node registry: its id, role, host. */
+  node: NodeHeartbeat;
   /** Bearer token of the admin API (/admin/api). */
   adminToken: string;
   /** Set when the admin token was generated on this start (no HOOKRELAY_ADMIN_TOKEN, first start); shown once. */
@@ -72,6 +76,9 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     }
   }
   const env = options.env ?? {};
+  const role = nodeRoleOf(config);
+  if (config.delivery.enabled === false) logger.warn('delivery.enabled is deprecated: set role: receiver (HOOKRELAY_ROLE=receiver, --role receiver) instead; this node runs role receiver');
+  const delivers = role !== 'receiver';
   const store = await openStore(config, logger);
   let rules: RuleSetWatcher;
   try {
@@ -92,13 +99,13 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
   const breaker = createCircuitBreaker({ failureThreshold: config.delivery.failureThreshold, coolDownMs: config.delivery.coolDownMs });
   const destinations = (): DestinationsView => destinationsView(config.delivery.adaptive, limiter.destinations(), (destination) => breaker.reopensAt(destination, Date.now()));
   const metrics = config.metrics.enabled
-    ? new HookrelayMetrics({ sources: sources.map((s) => s.name), knownEvents: Object.keys(KNOWN_EVENT_SCHEMAS), maxEventLabels: config.metrics.maxEventLabels, outboxStats: (now) => store.outboxStats(now), destinations: config.delivery.enabled ? () => limiter.destinations() : undefined })
+    ? new HookrelayMetrics({ sources: sources.map((s) => s.name), knownEvents: Object.keys(KNOWN_EVENT_SCHEMAS), maxEventLabels: config.metrics.maxEventLabels, outboxStats: (now) => store.outboxStats(now), destinations: delivers ? () => limiter.destinations() : undefined })
     : null;
   if (metrics) {
     rules.on('reload', () => metrics.recordRulesReload());
     rules.on('error', () => metrics.recordRulesReloadError());
   }
-  const worker = config.delivery.enabled
+  const worker = delivers
     ? new DeliveryWorker({
         store,
         rules: () => rules.current(),
@@ -115,11 +122,20 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
         onAttempt: metrics ? (attempt) => metrics.recordAttempt(attempt) : undefined,
       })
     : null;
+  let node: NodeHeartbeat;
+  try {
+    node = await NodeHeartbeat.register({ store, role, heartbeatMs: config.cluster.heartbeatMs, ruleSetHash: () => rules.current().hash, logger });
+  } catch (err) {
+    rules.close();
+    await dispatcher.close();
+    await store.close();
+    throw err;
+  }
   const retention = config.retention.enabled
-    ? new RetentionWorker({ store, settings: config.retention, logger, onPass: metrics ? (report) => metrics.recordPrune(report) : undefined })
+    ? new RetentionWorker({ store, settings: config.retention, logger, leaseHolder: node.id, onPass: metrics ? (report) => metrics.recordPrune(report) : undefined })
     : null;
 
-  const ingest = createIngestHandler({
+  const ingest = role === 'worker' ? notAReceiverHandler() : createIngestHandler({
     sources: new Map(sources.map((s) => [s.name, s])),
     store,
     maxBody: config.maxBody,
@@ -146,17 +162,23 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     sessions: consoleSessions,
     streams: config.admin.streams,
     env,
-    ...(config.delivery.enabled && { destinations }),
+    node: node.node,
+    ...(delivers && { destinations }),
   });
+  node.onBeat(() => admin.jobs.failOrphanedJobs());
+  // The cluster view shows a rule edit at once, not at the next heartbeat.
+  rules.on('reload', () => void node.beat());
 
   const readiness = async (): Promise<ReadinessReport> => {
     const status = rules.status();
     const rulesCheck = { hash: status.hash, ruleCount: status.ruleCount, loadedAt: status.loadedAt.toISOString(), lastError: status.lastError };
+    // A worker is healthy (/healthz) but not ready for webhooks: load balancers that check /readyz skip it.
+    const roleCheck = role === 'worker' ? 'worker: receives no webhooks' : role;
     try {
       await store.checkWritable();
-      return { ready: true, checks: { store: 'ok', rules: rulesCheck } };
+      return { ready: role !== 'worker', checks: { store: 'ok', rules: rulesCheck, role: roleCheck } };
     } catch (err) {
-      return { ready: false, checks: { store: (err as Error).message, rules: rulesCheck } };
+      return { ready: false, checks: { store: (err as Error).message, rules: rulesCheck, role: roleCheck } };
     }
   };
 
@@ -174,11 +196,14 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
       },
     });
   } catch (err) {
+    await admin.jobs.stop();
+    await node.stop();
     rules.close();
     await dispatcher.close();
     await store.close();
     throw err;
   }
+  node.start();
   worker?.start();
   retention?.start();
   if (config.admin.port === undefined && !isLoopbackHost(config.host)) {
@@ -200,6 +225,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     retention,
     sources,
     generatedSecrets: generated,
+    node,
     adminToken: admin.token.token,
     generatedAdminToken: admin.token.generated,
     adminJobs: admin.jobs,
@@ -213,6 +239,8 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
         await worker?.stop(config.server.shutdownGraceMs);
         await retention?.stop();
         await admin.jobs.stop();
+        // Last, so its jobs are marked failed (shutdown) before the node leaves the registry.
+        await node.stop();
         rules.close();
         await dispatcher.close();
         await store.close();

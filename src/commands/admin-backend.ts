@@ -1,5 +1,5 @@
 import type {
-  DeliveryDetailView, DeliveryView, EditedReplayResultView, EventDetailView, EventListItemView, EventSummaryView, JobView, ReplayResultView, ResendResultView,
+  ClusterView, DeliveryDetailView, DeliveryView, EditedReplayResultView, EventDetailView, EventListItemView, EventSummaryView, JobView, ReplayResultView, ResendResultView,
 } from '../operations/view-schemas.js';
 import type { EventExplanation, ExplainRequest } from '../operations/explain-event.js';
 import type { DeliveryState, EventSearch } from '../store/store.js';
@@ -12,7 +12,7 @@ import type { RoutedReplayRequest } from '../operations/routed-replay.js';
 export type { EventExport, EventWithDeliveries, Paged, ResendSigning };
 
 export type {
-  DeliveryDetailView, DeliveryView, EditedReplayResultView, EventDetailView, EventListItemView, EventSummaryView, JobView, ReplayResultView, RoutedReplayRequest,
+  ClusterView, DeliveryDetailView, DeliveryView, EditedReplayResultView, EventDetailView, EventListItemView, EventSummaryView, JobView, ReplayResultView, RoutedReplayRequest,
 };
 export type ResendResult = ResendResultView;
 
@@ -93,5 +93,7 @@ export interface AdminBackend {
   listDeliveries(query: DeliveryQuery, page: { limit: number; cursor?: string }): Promise<Paged<DeliveryView>>;
   retryDelivery(id: number): Promise<DeliveryView>;
   retryDeliveries(query: RetryQuery & { afterId?: number }, control: BulkControl): Promise<BulkResult>;
+  /** The live nodes sharing the store, with warnings when their rule sets or versions differ. */
+  cluster(): Promise<ClusterView>;
   close(): Promise<void>;
 }

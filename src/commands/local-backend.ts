@@ -4,6 +4,7 @@ import type { OperationsContext } from '../operations/context.js';
 import { eventWithDeliveries, listDeliveriesPage, listEventsPage, retryDelivery } from '../operations/browse.js';
 import { BulkReplayPlanner } from '../operations/bulk-replay-plan.js';
 import { editTargetOf, replayEdited } from '../operations/edited-replay.js';
+import { clusterView } from '../operations/cluster.js';
 import { exportEvents } from '../operations/export-events.js';
 import { newestEventId } from '../operations/jobs/batches.js';
 import { runReplayJob, type BatchLoop, type BatchLoopResult } from '../operations/jobs/replay-job.js';
@@ -28,7 +29,7 @@ import type { RuleSet } from '../rules/types.js';
 import { DATABASE_FILE, SqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { BulkDeliveryFilter, EventSelection, ImportedEvent, ImportResult } from '../store/store.js';
 import type {
-  AdminBackend, BulkControl, BulkResult, DeliveryQuery, DeliveryView, EventExport, EventListItemView, EventQuery, EventWithDeliveries, Paged,
+  AdminBackend, BulkControl, ClusterView, BulkResult, DeliveryQuery, DeliveryView, EventExport, EventListItemView, EventQuery, EventWithDeliveries, Paged,
   BulkReplayOptions, EditedReplayOptions, EditedReplayResultView, ReplayResultView, ResendResult, ResendSigning, RetryQuery, RoutedReplayRequest,
 } from './admin-backend.js';
 
@@ -203,6 +204,11 @@ export class LocalBackend implements AdminBackend {
   /** The admin jobs' batch loop driven from the terminal: Ctrl-C stops it between batches; a running server's worker polls for the new rows. */
   private batchLoop(control: BulkControl): BatchLoop {
     return { store: this.store, shouldStop: () => control.signal.aborted, onProgress: async (progress) => control.onProgress(progress), wakeWorker: () => {} };
+  }
+
+  /** Local mode is no node: the list has the server(s) that registered in this data dir. */
+  cluster(): Promise<ClusterView> {
+    return clusterView(this.store, null);
   }
 
   async close(): Promise<void> {

@@ -1,6 +1,6 @@
 import { HookrelayError } from '../errors.js';
 import type {
-  AdminBackend, BulkControl, BulkResult, DeliveryQuery, DeliveryView, EventExport, EventListItemView, EventQuery, EventWithDeliveries, JobView, Paged,
+  AdminBackend, BulkControl, ClusterView, BulkResult, DeliveryQuery, DeliveryView, EventExport, EventListItemView, EventQuery, EventWithDeliveries, JobView, Paged,
   ResendResult, ResendSigning, RetryQuery, ReplayResultView, RoutedReplayRequest, BulkReplayOptions, EditedReplayOptions, EditedReplayResultView,
 } from './admin-backend.js';
 import type { EventExplanation, ExplainRequest } from '../operations/explain-event.js';
@@ -115,6 +115,10 @@ export class RemoteBackend implements AdminBackend {
     const progress = { total: job.total, processed: job.processed, created: job.created, failed: job.failed };
     control.onProgress(progress);
     return { ...progress, state: job.state, error: job.error, jobId: String(job.id), summary: job.summary };
+  }
+
+  cluster(): Promise<ClusterView> {
+    return this.client.call('GET', '/cluster');
   }
 
   async close(): Promise<void> {}

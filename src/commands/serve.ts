@@ -9,6 +9,7 @@ interface ServeFlags {
   host?: string;
   dataDir?: string;
   rulesDir?: string;
+  role?: string;
 }
 
 function flagOverrides(flags: ServeFlags): Partial<Record<keyof Config, unknown>> {
@@ -17,6 +18,7 @@ function flagOverrides(flags: ServeFlags): Partial<Record<keyof Config, unknown>
   if (flags.host !== undefined) overrides.host = flags.host;
   if (flags.dataDir !== undefined) overrides.dataDir = flags.dataDir;
   if (flags.rulesDir !== undefined) overrides.rulesDir = flags.rulesDir;
+  if (flags.role !== undefined) overrides.role = flags.role;
   return overrides;
 }
 
@@ -37,7 +39,7 @@ async function serve(flags: ServeFlags): Promise<void> {
     );
   }
   if (app.generatedAdminToken) process.stderr.write(`\nhookrelay generated an admin token (saved to ${app.generatedAdminToken.file}, shown only now):\n\n    ${app.generatedAdminToken.token}\n\nUse it as "Authorization: Bearer <token>" on ${adminBase}/admin/api and to log in to ${adminBase}/console\n\n`);
-  logger.info({ url: app.url, adminUrl: app.adminUrl, webhooks: app.sources.map((s) => `${base}/webhooks/${s.name}`), dataDir: config.dataDir, durability: config.durability }, 'hookrelay listening');
+  logger.info({ url: app.url, adminUrl: app.adminUrl, webhooks: app.sources.map((s) => `${base}/webhooks/${s.name}`), dataDir: config.dataDir, durability: config.durability, role: app.node.node.role, nodeId: app.node.id }, 'hookrelay listening');
 
   let signals = 0;
   const stop = (signal: NodeJS.Signals): void => {
@@ -72,5 +74,6 @@ export function registerServeCommand(program: Command): void {
     .option('--host <host>', 'address to receive webhooks on (HOOKRELAY_HOST, default 127.0.0.1; 0.0.0.0 for every interface)')
     .option('--data-dir <dir>', 'where the SQLite database and generated secrets live (HOOKRELAY_DATA_DIR, default ./data)')
     .option('--rules-dir <dir>', 'folder of rule files (HOOKRELAY_RULES_DIR, default ./rules)')
+    .option('--role <role>', 'all (receive and deliver), receiver (no delivery worker) or worker (deliver; webhooks answered 503) (HOOKRELAY_ROLE, default all)')
     .action(serve);
 }

@@ -5,7 +5,7 @@ import type { SsrfGuard } from '../delivery/ssrf-guard.js';
 import type { Env } from '../rules/env-references.js';
 import type { RuleSetStatus } from '../rules/watcher.js';
 import type { RuleSet } from '../rules/types.js';
-import type { Store } from '../store/store.js';
+import type { NewNode, Store } from '../store/store.js';
 import type { DestinationsView } from './view-schemas.js';
 
 /** What the operations work with: assembled once by the composition root (server) or per command (local CLI). */
@@ -23,6 +23,8 @@ export interface OperationsContext {
   now: () => number;
   /** Values for `${NAME}` references: kept rule versions (replay with original routing) are compiled with them. */
   env: Env;
+  /** The node answering (the server); absent in the CLI's local mode, which is no node. */
+  node?: NewNode;
   /** The delivery worker's view of its destinations; absent when delivery is off. */
   destinations?: () => DestinationsView;
 }

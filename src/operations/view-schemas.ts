@@ -126,6 +126,7 @@ export const JobSchema = z
       .record(z.string(), z.unknown())
       .nullable()
       .meta({ description: 'a replay job: `route`, `dryRun`, `perRule` (deliveries per rule), `withheld` (per rule), `unknownRouting` (events stored before rule sets were kept), `sample` (the first planned sends)' }),
+    nodeId: z.string().nullable().meta({ description: 'the node running the job (GET /cluster lists the live ones); null for jobs recorded before nodes had ids' }),
   })
   .meta({ id: 'Job' });
 
@@ -254,3 +255,34 @@ export const DestinationsSchema = z.object({
   ),
 });
 export type DestinationsView = z.output<typeof DestinationsSchema>;
+
+export const ClusterNodeSchema = z
+  .object({
+    id: z.string().meta({ description: 'random per process start' }),
+    host: z.string(),
+    pid: int,
+    role: z.enum(['all', 'receiver', 'worker']).meta({ description: '`all` receives and delivers, `receiver` has no delivery worker, `worker` receives no webhooks' }),
+    version: z.string().meta({ description: 'the hookrelay version the node runs' }),
+    ruleSetHash: z.string().nullable().meta({ description: 'the rule set the node routes with now' }),
+    startedAt: isoTime,
+    lastHeartbeat: isoTime.meta({ description: 'in the database clock on PostgreSQL, shown in the answering node\'s' }),
+    self: z.boolean().meta({ description: 'true for the node that answered this request' }),
+  })
+  .meta({ id: 'ClusterNode' });
+
+export const ClusterWarningSchema = z
+  .object({
+    code: z.enum(['rule_sets_differ', 'versions_differ']),
+    message: z.string(),
+    values: z.record(z.string(), z.array(z.string())).meta({ description: 'each rule-set hash (or version) with the ids of the nodes that run it' }),
+  })
+  .meta({ id: 'ClusterWarning' });
+
+export const ClusterSchema = z
+  .object({
+    nodes: z.array(ClusterNodeSchema).meta({ description: 'the live nodes (heartbeat younger than three of their intervals), oldest first' }),
+    warnings: z.array(ClusterWarningSchema),
+  })
+  .meta({ id: 'Cluster' });
+
+export type ClusterView = z.output<typeof ClusterSchema>;

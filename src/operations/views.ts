@@ -110,6 +110,7 @@ export function jobView(j: Job): JobView {
     finishedAt: isoOrNull(j.finishedAt),
     error: j.error,
     summary: j.summary ?? null,
+    nodeId: j.nodeId,
   };
 }
 

@@ -14,8 +14,10 @@ export interface PruneReport {
   /** Free pages still in the database file after reclaiming (0 once all space is given back). */
   freePagesLeft: number;
   durationMs: number;
-  /** The pass stopped early (shutdown or a store error); the next pass carries on. */
+  /** The pass stopped early (shutdown, a store error, or the lease lost); the next pass carries on. */
   interrupted: boolean;
+  /** Another node held the retention lease: this node did nothing this time. */
+  skipped: boolean;
 }
 
 export interface RetentionWorkerOptions {
@@ -29,7 +31,17 @@ export interface RetentionWorkerOptions {
   firstPassDelayMs?: number;
   /** Pause between batches: ingest commits run in it, so pruning never holds them up for more than one batch. */
   pauseBetweenBatchesMs?: number;
+  /**
+   * This node's id: a pass runs only while it holds the store's `retention` lease, so across nodes sharing
+   * a database one pass runs at a time. Unset: no lease (a store no other process writes).
+   */
+  leaseHolder?: string;
+  /** How long the lease lasts unless renewed (it is renewed after every batch); default 60 s. */
+  leaseMs?: number;
 }
+
+/** The lease that makes retention run on one node at a time. */
+export const RETENTION_LEASE = 'retention';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** Pages moved per incremental_vacuum step (4 MiB with the default 4 KiB page): short, like a prune batch. */
@@ -39,7 +51,8 @@ const VACUUM_PAGES_PER_STEP = 1024;
  * Deletes old events in small batches on a timer: first those older than `maxAgeDays`, then the oldest
  * beyond `maxEvents`. Events with a pending delivery are kept (the store guarantees it). Each batch is its
  * own short transaction, and the worker pauses between batches so webhooks keep being acknowledged.
- * Freed pages are then given back to the file system with incremental vacuum.
+ * Freed pages are then given back to the file system with incremental vacuum. Nodes sharing a database
+ * take turns: a pass runs only under the store's `retention` lease, renewed after every batch.
  */
 export class RetentionWorker {
   private readonly now: () => number;
@@ -87,11 +100,19 @@ export class RetentionWorker {
     return new Promise((resolve) => setTimeout(resolve, this.options.pauseBetweenBatchesMs ?? 1));
   }
 
-  /** Runs `step` until it reports nothing left to do, pausing between calls; false if stopped early. */
+  /** Takes or renews the lease; true without one (no holder). */
+  private holdLease(): Promise<boolean> {
+    const holder = this.options.leaseHolder;
+    if (holder === undefined) return Promise.resolve(true);
+    return this.options.store.acquireLease(RETENTION_LEASE, holder, this.options.leaseMs ?? 60_000);
+  }
+
+  /** Runs `step` until it reports nothing left to do, pausing between calls; false if stopped early or the lease was lost. */
   private async repeat(step: () => Promise<boolean>): Promise<boolean> {
     while (!this.stopping) {
       if (!(await step())) return true;
       await this.pause();
+      if (!(await this.holdLease())) return false;
     }
     return false;
   }
@@ -99,8 +120,14 @@ export class RetentionWorker {
   private async pass(): Promise<PruneReport> {
     const { store, settings, logger } = this.options;
     const started = this.now();
-    const report: PruneReport = { byAge: 0, byCount: 0, freePagesLeft: 0, durationMs: 0, interrupted: false };
+    const report: PruneReport = { byAge: 0, byCount: 0, freePagesLeft: 0, durationMs: 0, interrupted: false, skipped: false };
+    let leased = false;
     try {
+      leased = await this.holdLease();
+      if (!leased) {
+        report.skipped = true;
+        return report;
+      }
       const cutoff = started - settings.maxAgeDays * DAY_MS;
       const ageDone = await this.repeat(async () => {
         const deleted = await store.pruneEventsOlderThan(cutoff, settings.batchSize);
@@ -129,6 +156,8 @@ export class RetentionWorker {
     } catch (err) {
       report.interrupted = true;
       logger.warn({ err }, 'retention pass stopped by a store error; the next pass carries on');
+    } finally {
+      if (leased && this.options.leaseHolder !== undefined) await store.releaseLease(RETENTION_LEASE, this.options.leaseHolder).catch(() => undefined);
     }
     report.durationMs = this.now() - started;
     if (report.byAge + report.byCount > 0 || report.interrupted) {

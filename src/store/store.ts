@@ -278,8 +278,11 @@ export interface Store {
   updateJobProgress(id: number, progress: JobProgress): Promise<void>;
   /** Moves a running job to a final state; false when it was not running any more (cancelled meanwhile). */
   finishJob(id: number, state: Exclude<JobState, 'running'>, error: string | null, now: number): Promise<boolean>;
-  /** Marks every job still recorded as running as failed (a restart interrupted them); returns how many. */
-  failRunningJobs(error: string, now: number): Promise<number>;
+  /**
+   * Marks failed every running job whose node is no longer live (stopped heartbeating, deregistered, or
+   * never recorded): a restart or a crash interrupted it. Jobs of live nodes are left alone. Returns how many.
+   */
+  failOrphanedJobs(error: string, now: number): Promise<number>;
 
   // Copying a whole store to another (`hookrelay store copy`): rows keep their ids.
   /** Rows and highest id of each table a copy moves: where a copy stands, and where a resumed one carries on. */
@@ -293,6 +296,47 @@ export interface Store {
    * handed out later (ingest, replay) start above the highest id written. Returns how many rows were new.
    */
   writeCopyRows<T extends CopyTable>(table: T, rows: CopyRows[T][]): Promise<number>;
+
+  // The node registry (cluster view) and leases (work one node does at a time). Heartbeat times are the
+  // store's clock (PostgreSQL: the database's), returned in the caller's.
+  /** Records this node as live from now; an id already registered is replaced. Forgets nodes silent for a day. */
+  registerNode(node: NewNode): Promise<void>;
+  /** Refreshes the node's heartbeat and rule-set hash; false when its row is gone (register again). */
+  heartbeatNode(id: string, ruleSetHash: string | null): Promise<boolean>;
+  /** Removes the node's row (clean shutdown): its jobs are orphaned at once. */
+  deregisterNode(id: string): Promise<void>;
+  /** The live nodes: last heartbeat younger than NODE_MISSED_HEARTBEATS of their own intervals; oldest first. */
+  listLiveNodes(): Promise<ClusterNode[]>;
+  /**
+   * Takes or renews the lease `name` for `holder` until `ttlMs` from now: true when `holder` holds it
+   * afterwards (it was free, expired, or already its own), false when another holder's lease is running.
+   */
+  acquireLease(name: string, holder: string, ttlMs: number): Promise<boolean>;
+  /** Gives the lease back if `holder` holds it. */
+  releaseLease(name: string, holder: string): Promise<void>;
+}
+
+/** A node is live until this many of its heartbeat intervals pass without a heartbeat. */
+export const NODE_MISSED_HEARTBEATS = 3;
+
+/** What a `hookrelay serve` process runs: `all` receives and delivers, `receiver` only receives, `worker` only delivers. */
+export type NodeRole = 'receiver' | 'worker' | 'all';
+
+export interface NewNode {
+  /** Random per process start. */
+  id: string;
+  host: string;
+  pid: number;
+  role: NodeRole;
+  version: string;
+  ruleSetHash: string | null;
+  /** How often this node heartbeats: with NODE_MISSED_HEARTBEATS, how long it stays live without one. */
+  heartbeatMs: number;
+  startedAt: number;
+}
+
+export interface ClusterNode extends NewNode {
+  lastHeartbeat: number;
 }
 
 /** The admin list filter: the event filter plus "has at least one delivery in this state". */
@@ -339,6 +383,8 @@ export interface NewJob {
   ruleId: string | null;
   total: number;
   startedAt: number;
+  /** The node running it (null: recorded before nodes had ids). */
+  nodeId: string | null;
 }
 
 export interface Job extends NewJob, JobProgress {

@@ -1,4 +1,4 @@
-import type { Delivery, DeliveryOrigin, Job, JobState, StoredAttempt } from './store.js';
+import type { ClusterNode, Delivery, DeliveryOrigin, Job, JobState, NodeRole, StoredAttempt } from './store.js';
 
 // Rows of the tables both backends share, as their drivers return them, and what the Store hands out.
 
@@ -56,6 +56,7 @@ export interface JobRow {
   error: string | null;
   /** JSON text, or null. */
   summary: string | null;
+  node_id: string | null;
 }
 
 export function toJob(row: JobRow): Job {
@@ -73,6 +74,7 @@ export function toJob(row: JobRow): Job {
     finishedAt: row.finished_at,
     error: row.error,
     summary: row.summary === null ? null : (JSON.parse(row.summary) as Record<string, unknown>),
+    nodeId: row.node_id,
   };
 }
 
@@ -90,5 +92,32 @@ export function toStoredAttempt(r: Record<string, unknown>): StoredAttempt {
     errorMessage: r.error_message as string | null,
     responseExcerpt: r.response_excerpt as string | null,
     outcome: r.outcome as StoredAttempt['outcome'],
+  };
+}
+
+export interface NodeRow {
+  id: string;
+  host: string;
+  pid: number;
+  role: NodeRole;
+  version: string;
+  rule_set_hash: string | null;
+  heartbeat_ms: number;
+  started_at: number;
+  last_heartbeat: number;
+}
+
+/** A nodes row; `toCallerClock` turns the store's heartbeat time into the caller's. */
+export function toClusterNode(row: NodeRow, toCallerClock: (storeTime: number) => number = (t) => t): ClusterNode {
+  return {
+    id: row.id,
+    host: row.host,
+    pid: row.pid,
+    role: row.role,
+    version: row.version,
+    ruleSetHash: row.rule_set_hash,
+    heartbeatMs: row.heartbeat_ms,
+    startedAt: row.started_at,
+    lastHeartbeat: toCallerClock(row.last_heartbeat),
   };
 }

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { HookrelayError } from '../../src/errors.js';
-import type { AttemptRecord, NewDelivery, NewEvent, Store } from '../../src/store/store.js';
+import type { AttemptRecord, NewDelivery, NewEvent, NewNode, Store } from '../../src/store/store.js';
 
 /**
  * What every Store promises, checked through the interface alone: no test here reaches into a backend's
@@ -27,6 +27,19 @@ function forward(ruleId: string, overrides: Partial<NewDelivery> = {}): NewDeliv
 
 function attempt(n: number, outcome: AttemptRecord['outcome'], status: number | null = 200): AttemptRecord {
   return { attempt: n, startedAt: Date.now(), durationMs: 2, urlOrigin: 'http://127.0.0.1:9', status, errorCode: null, errorMessage: null, responseExcerpt: null, outcome };
+}
+
+function node(id: string, overrides: Partial<NewNode> = {}): NewNode {
+  return { id, host: 'host-1', pid: 4242, role: 'all', version: '1.2.3', ruleSetHash: 'hash-1', heartbeatMs: 60_000, startedAt: 1_000, ...overrides };
+}
+
+/** Polls until the node is no longer listed as live (its heartbeat aged past three of its intervals). */
+async function waitUntilNotLive(store: Store, id: string): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while ((await store.listLiveNodes()).some((n) => n.id === id)) {
+    if (Date.now() > deadline) throw new Error(`node ${id} still live after 5 s`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
 }
 
 export function storeContract(factory: StoreFactory): void {
@@ -455,8 +468,8 @@ export function storeContract(factory: StoreFactory): void {
   describe('jobs', () => {
     it('keeps a job\'s progress, lists newest first, and never overwrites a cancel with done', async () => {
       const store = await open();
-      const job = await store.createJob({ kind: 'replay', filter: { event: 'transfer:succeeded' }, ruleId: null, total: 10, startedAt: 1_000 });
-      expect(job).toMatchObject({ state: 'running', processed: 0, created: 0, failed: 0, total: 10, filter: { event: 'transfer:succeeded' }, finishedAt: null });
+      const job = await store.createJob({ kind: 'replay', filter: { event: 'transfer:succeeded' }, ruleId: null, total: 10, startedAt: 1_000, nodeId: null });
+      expect(job).toMatchObject({ nodeId: null, state: 'running', processed: 0, created: 0, failed: 0, total: 10, filter: { event: 'transfer:succeeded' }, finishedAt: null });
       expect(job.summary).toBeNull();
       const summary = { route: 'original', perRule: { fwd: 3 }, unknownRouting: 1 };
       await store.updateJobProgress(job.id, { total: 10, processed: 3, created: 2, failed: 1, summary });
@@ -466,11 +479,83 @@ export function storeContract(factory: StoreFactory): void {
       expect(await store.finishJob(job.id, 'cancelled', null, 2_000)).toBe(true);
       expect(await store.finishJob(job.id, 'done', null, 3_000)).toBe(false);
       expect(await store.getJob(job.id)).toMatchObject({ state: 'cancelled', finishedAt: 2_000 });
-      const second = await store.createJob({ kind: 'retry', filter: {}, ruleId: 'r', total: 1, startedAt: 4_000 });
+      const second = await store.createJob({ kind: 'retry', filter: {}, ruleId: 'r', total: 1, startedAt: 4_000, nodeId: null });
       expect((await store.listJobs(10)).map((j) => j.id)).toEqual([second.id, job.id]);
-      expect(await store.failRunningJobs('restarted', 5_000)).toBe(1);
-      expect(await store.getJob(second.id)).toMatchObject({ state: 'failed', error: 'restarted' });
+      expect(await store.failOrphanedJobs('restarted', 5_000)).toBe(1); // no node runs a job without one
+      expect(await store.getJob(second.id)).toMatchObject({ state: 'failed', error: 'restarted', finishedAt: 5_000 });
       expect(await store.getJob(second.id + 100)).toBeNull();
+    });
+
+    it('fails only the running jobs whose node is not live: gone, deregistered, or silent too long', async () => {
+      const store = await open();
+      await store.registerNode(node('node_live'));
+      await store.registerNode(node('node_left'));
+      await store.registerNode(node('node_silent', { heartbeatMs: 10 }));
+      const jobOf = (nodeId: string | null) => store.createJob({ kind: 'retry', filter: {}, ruleId: null, total: 1, startedAt: 1_000, nodeId });
+      const [live, left, silent, unknown] = await Promise.all([jobOf('node_live'), jobOf('node_left'), jobOf('node_silent'), jobOf('node_never_registered')]);
+      await store.deregisterNode('node_left');
+      await waitUntilNotLive(store, 'node_silent');
+      expect(await store.failOrphanedJobs('node stopped', 2_000)).toBe(3);
+      expect(await store.getJob(live.id)).toMatchObject({ state: 'running', nodeId: 'node_live' });
+      for (const job of [left, silent, unknown]) expect(await store.getJob(job.id)).toMatchObject({ state: 'failed', error: 'node stopped' });
+      expect(await store.failOrphanedJobs('again', 3_000)).toBe(0);
+    });
+  });
+
+  describe('the node registry', () => {
+    it('lists registered nodes oldest first with their heartbeat; a heartbeat updates the rule set; deregistered nodes leave', async () => {
+      const store = await open();
+      const before = Date.now();
+      await store.registerNode(node('node_b', { startedAt: 2_000, role: 'worker' }));
+      await store.registerNode(node('node_a', { startedAt: 1_000, ruleSetHash: null }));
+      const listed = await store.listLiveNodes();
+      expect(listed.map((n) => n.id)).toEqual(['node_a', 'node_b']);
+      expect(listed[1]).toEqual({ ...node('node_b', { startedAt: 2_000, role: 'worker' }), lastHeartbeat: expect.any(Number) });
+      // The store's clock (PostgreSQL: the database's) in the caller's: within the measured offset's error.
+      for (const n of listed) expect(Math.abs(n.lastHeartbeat - before)).toBeLessThan(5_000);
+      expect(await store.heartbeatNode('node_a', 'hash-2')).toBe(true);
+      expect((await store.listLiveNodes())[0]).toMatchObject({ id: 'node_a', ruleSetHash: 'hash-2' });
+      await store.deregisterNode('node_b');
+      expect((await store.listLiveNodes()).map((n) => n.id)).toEqual(['node_a']);
+      expect(await store.heartbeatNode('node_b', 'hash-2')).toBe(false); // gone: the node registers again
+      await store.registerNode(node('node_a', { role: 'receiver' })); // the same id again replaces its row
+      expect(await store.listLiveNodes()).toEqual([expect.objectContaining({ id: 'node_a', role: 'receiver' })]);
+    });
+
+    it('a node is no longer live after three of its heartbeat intervals without a heartbeat, and live again after one', async () => {
+      const store = await open();
+      await store.registerNode(node('node_slow', { heartbeatMs: 60_000 }));
+      await store.registerNode(node('node_fast', { heartbeatMs: 10 }));
+      await waitUntilNotLive(store, 'node_fast');
+      expect((await store.listLiveNodes()).map((n) => n.id)).toEqual(['node_slow']);
+      expect(await store.heartbeatNode('node_fast', null)).toBe(true);
+      expect((await store.listLiveNodes()).map((n) => n.id).sort()).toEqual(['node_fast', 'node_slow']);
+    });
+  });
+
+  describe('leases', () => {
+    it('one holder at a time; the holder renews and releases; an expired lease goes to the next taker', async () => {
+      const store = await open();
+      expect(await store.acquireLease('retention', 'node_a', 60_000)).toBe(true);
+      expect(await store.acquireLease('retention', 'node_b', 60_000)).toBe(false);
+      expect(await store.acquireLease('other-work', 'node_b', 60_000)).toBe(true); // leases are by name
+      expect(await store.acquireLease('retention', 'node_a', 60_000)).toBe(true); // renewed
+      await store.releaseLease('retention', 'node_b'); // not its lease: nothing happens
+      expect(await store.acquireLease('retention', 'node_b', 60_000)).toBe(false);
+      await store.releaseLease('retention', 'node_a');
+      expect(await store.acquireLease('retention', 'node_b', 20)).toBe(true);
+      const deadline = Date.now() + 5_000;
+      while (!(await store.acquireLease('retention', 'node_a', 60_000))) {
+        expect(Date.now()).toBeLessThan(deadline);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect(await store.acquireLease('retention', 'node_b', 60_000)).toBe(false);
+    });
+
+    it('of many concurrent takers exactly one gets a free lease', async () => {
+      const store = await open();
+      const taken = await Promise.all(Array.from({ length: 8 }, (_, i) => store.acquireLease('retention', `node_${i}`, 60_000)));
+      expect(taken.filter(Boolean)).toHaveLength(1);
     });
   });
 

@@ -52,7 +52,7 @@ async function fill(store: Store, now: number): Promise<void> {
   await store.recordAttempt(b!.id, b!.leaseToken, record(1, 'dead', 410), { state: 'dead', reason: 'gone' });
   await store.recordAttempt(c!.id, c!.leaseToken, record(1, 'pending', 503), { state: 'pending', nextAttemptAt: now + 30_000 });
   // The fourth stays held by its lease, as a worker's would when its server stopped.
-  const job = await store.createJob({ kind: 'replay', filter: { event: 'transfer:succeeded' }, ruleId: null, total: 3, startedAt: 7_000 });
+  const job = await store.createJob({ kind: 'replay', filter: { event: 'transfer:succeeded' }, ruleId: null, nodeId: null, total: 3, startedAt: 7_000 });
   await store.updateJobProgress(job.id, { total: 3, processed: 3, created: 2, failed: 1, summary: { perRule: { fwd: 2 } } });
   await store.finishJob(job.id, 'done', null, 8_000);
 }
@@ -103,7 +103,7 @@ export function storeCopyContract(factory: StoreFactory): void {
       expect(fresh.id).toBeGreaterThan(rows.events.at(-1)!.id);
       const [freshDelivery] = (await target.listDeliveries({ eventId: fresh.id }, { limit: 1 })).items;
       expect(freshDelivery!.id).toBeGreaterThan(rows.deliveries.at(-1)!.id);
-      const job = await target.createJob({ kind: 'retry', filter: {}, ruleId: null, total: 0, startedAt: 9_000 });
+      const job = await target.createJob({ kind: 'retry', filter: {}, ruleId: null, nodeId: null, total: 0, startedAt: 9_000 });
       expect(job.id).toBeGreaterThan(rows.jobs.at(-1)!.id);
     });
 

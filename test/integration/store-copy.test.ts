@@ -33,7 +33,7 @@ describe('copyStore', () => {
     const source = open();
     await source.saveEvent(event('t-1'));
     const [held] = await source.claimDueDeliveries({ now: 2_000, limit: 1, leaseMs: 600_000 });
-    const job = await source.createJob({ kind: 'retry', filter: {}, ruleId: null, total: 5, startedAt: 3_000 });
+    const job = await source.createJob({ kind: 'retry', filter: {}, ruleId: null, nodeId: null, total: 5, startedAt: 3_000 });
     const target = open();
     const result = await copyStore(source, target, options());
     expect(result).toMatchObject({ complete: true, sourceChanged: false, highestIds: { events: 1, deliveries: held!.id } });

@@ -6,6 +6,7 @@ import { requireAdmin, type SessionVerifier } from './auth.js';
 import type { OperationsContext } from '../../operations/context.js';
 import type { JobRunner } from '../../operations/jobs/job-runner.js';
 import { defineRoute, registerRoutes, type AdminRoute } from './route-table.js';
+import { clusterRoutes } from './routes/cluster-routes.js';
 import { deliveryRoutes } from './routes/delivery-routes.js';
 import { destinationRoutes } from './routes/destination-routes.js';
 import { eventRoutes } from './routes/event-routes.js';
@@ -37,7 +38,7 @@ export interface AdminApi {
 export function createAdminApi(options: AdminApiOptions): AdminApi {
   const { context, jobs } = options;
   // The stream comes before /events/:id, which would take `stream` for an id.
-  const routes: AdminRoute[] = [...streamRoutes(context, options.streams), ...eventRoutes(context, jobs), ...explainRoutes(context), ...deliveryRoutes(context, jobs), ...jobRoutes(context, jobs), ...ruleRoutes(context), ...destinationRoutes(context)];
+  const routes: AdminRoute[] = [...streamRoutes(context, options.streams), ...eventRoutes(context, jobs), ...explainRoutes(context), ...deliveryRoutes(context, jobs), ...jobRoutes(context, jobs), ...ruleRoutes(context), ...destinationRoutes(context), ...clusterRoutes(context)];
   let document: OpenApiDocument;
   routes.push(
     defineRoute({

@@ -4,7 +4,7 @@ import type { SourceConfig } from '../../config.js';
 import type { SsrfGuard } from '../../delivery/ssrf-guard.js';
 import type { Env } from '../../rules/env-references.js';
 import type { RuleSetWatcher } from '../../rules/watcher.js';
-import type { Store } from '../../store/store.js';
+import type { NewNode, Store } from '../../store/store.js';
 import { ensureAdminToken, type AdminToken } from '../../admin-token.js';
 import { createAdminApi, type AdminApi } from './admin-api.js';
 import type { SessionVerifier } from './auth.js';
@@ -28,6 +28,8 @@ export interface AdminApiParts {
   streams: StreamHubSettings;
   env: Env;
   destinations?: OperationsContext['destinations'];
+  /** This node in the registry: its jobs carry its id, the cluster view marks it. */
+  node: NewNode;
 }
 
 export interface StartedAdminApi {
@@ -42,7 +44,7 @@ export async function startAdminApi(parts: AdminApiParts): Promise<StartedAdminA
   const token = ensureAdminToken(parts.configuredToken, parts.dataDir);
   const wakeWorker = (): void => parts.worker?.wake();
   const now = Date.now;
-  const jobs = await JobRunner.start({ store: parts.store, rules: () => parts.rules.current(), env: parts.env, wakeWorker, logger: parts.logger, now });
+  const jobs = await JobRunner.start({ store: parts.store, rules: () => parts.rules.current(), env: parts.env, wakeWorker, logger: parts.logger, now, nodeId: parts.node.id });
   const streams = new StreamHub(parts.streams);
   const api = createAdminApi({
     context: {
@@ -55,6 +57,7 @@ export async function startAdminApi(parts: AdminApiParts): Promise<StartedAdminA
       logger: parts.logger,
       now,
       env: parts.env,
+      node: parts.node,
       ...(parts.destinations && { destinations: parts.destinations }),
     },
     jobs,

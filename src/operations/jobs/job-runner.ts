@@ -17,18 +17,22 @@ export interface JobRunnerOptions {
   wakeWorker: () => void;
   logger: Logger;
   now: () => number;
+  /** This node's id in the node registry: recorded with each job it runs. */
+  nodeId: string;
   /** Jobs allowed to run at once; one more is refused with 409 (default 2). */
   maxRunning?: number;
 }
 
-const RESTART_ERROR = 'interrupted by a server restart; the deliveries it created are kept. Start a new job to cover the rest (processed shows how far it got).';
+const RESTART_ERROR = 'interrupted by a server restart or a stopped node; the deliveries it created are kept. Start a new job to cover the rest (processed shows how far it got).';
 const SHUTDOWN_ERROR = 'interrupted by a server shutdown; the deliveries it created are kept. Start a new job to cover the rest (processed shows how far it got).';
 
 /**
  * Runs bulk replays and retries in the background, a batch at a time, with their progress in the store
- * for polling. Cancelling takes effect between batches. A job a restart interrupted is marked failed
- * at the next start (not resumed: the rules may have changed, and a new job with the same filter is
- * one request away).
+ * for polling from any node. Each job records the node running it. A cancel made on any node is seen
+ * between batches: the loop reads the job's stored state before each batch and before writing it. A job
+ * whose node stopped (no heartbeat, or deregistered) is marked failed by the next node that starts or
+ * sweeps (`failOrphanedJobs`), never one a live node still runs; it is not resumed: the rules may have
+ * changed, and a new job with the same filter is one request away.
  */
 export class JobRunner {
   private readonly running = new Map<number, Promise<void>>();
@@ -40,9 +44,15 @@ export class JobRunner {
   private constructor(private readonly options: JobRunnerOptions) {}
 
   static async start(options: JobRunnerOptions): Promise<JobRunner> {
-    const interrupted = await options.store.failRunningJobs(RESTART_ERROR, options.now());
-    if (interrupted > 0) options.logger.warn({ jobs: interrupted }, 'admin jobs interrupted by the last shutdown were marked failed');
-    return new JobRunner(options);
+    const runner = new JobRunner(options);
+    await runner.failOrphanedJobs();
+    return runner;
+  }
+
+  /** Marks failed the running jobs no live node runs any more (at start, then with each heartbeat). */
+  async failOrphanedJobs(): Promise<void> {
+    const interrupted = await this.options.store.failOrphanedJobs(RESTART_ERROR, this.options.now());
+    if (interrupted > 0) this.options.logger.warn({ jobs: interrupted }, 'admin jobs whose node stopped were marked failed');
   }
 
   async startReplay(filter: Record<string, unknown>, selection: EventSelection, ruleId: string | null, options: { route?: RouteMode; dryRun?: boolean } = {}): Promise<Job> {
@@ -74,8 +84,7 @@ export class JobRunner {
     const job = await this.options.store.getJob(id);
     if (!job) throw new HookrelayError('not_found', `No job ${id}.`);
     if (job.state !== 'running') throw new HookrelayError('conflict', `Job ${id} has already finished (${job.state}).`, { state: job.state });
-    // No batch is half-written at this point: each one is planned, checked against this flag, then
-    // written in one synchronous transaction.
+    // A job of this node stops before its next write; one of another node sees the stored state there.
     this.cancelled.add(id);
     await this.options.store.finishJob(id, 'cancelled', null, this.options.now());
     return (await this.options.store.getJob(id))!;
@@ -107,14 +116,19 @@ export class JobRunner {
   }
 
   private create(kind: Job['kind'], filter: Record<string, unknown>, ruleId: string | null, total: number): Promise<Job> {
-    return this.options.store.createJob({ kind, filter, ruleId, total, startedAt: this.options.now() });
+    return this.options.store.createJob({ kind, filter, ruleId, total, startedAt: this.options.now(), nodeId: this.options.nodeId });
   }
 
   private launch(job: Job, run: (loop: BatchLoop) => Promise<BatchLoopResult>): void {
     const { store, logger, now } = this.options;
     const loop: BatchLoop = {
       store,
-      shouldStop: () => this.stopping || this.cancelled.has(job.id),
+      shouldStop: async () => {
+        if (this.stopping || this.cancelled.has(job.id)) return true;
+        // Cancelled (or failed as orphaned) through another node: the stored state says so.
+        if ((await store.getJob(job.id))?.state !== 'running') this.cancelled.add(job.id);
+        return this.cancelled.has(job.id);
+      },
       onProgress: (progress) => store.updateJobProgress(job.id, progress),
       wakeWorker: this.options.wakeWorker,
     };

@@ -9,8 +9,8 @@ import { JOB_BATCH_SIZE, startingAfterId, yieldToEventLoop } from './batches.js'
  */
 export interface BatchLoop {
   store: Store;
-  /** True once the job must stop (cancelled, or the server is stopping): checked between batches. */
-  shouldStop: () => boolean;
+  /** True once the job must stop (cancelled on any node, or the server is stopping): checked between batches. */
+  shouldStop: () => boolean | Promise<boolean>;
   onProgress: (progress: JobProgress) => Promise<void>;
   wakeWorker: () => void;
 }
@@ -47,7 +47,7 @@ export async function runReplayJob(loop: BatchLoop, job: ReplayJobInput): Promis
     if (start > 0) lastId = start;
   }
   for (;;) {
-    if (loop.shouldStop()) return { progress, stopped: true, lastId };
+    if (await loop.shouldStop()) return { progress, stopped: true, lastId };
     const events = await loop.store.listEventBodies({ ...job.selection, afterId: lastId ?? 0, throughId: job.throughId }, JOB_BATCH_SIZE);
     if (events.length === 0) break;
     const batch: { eventId: number; deliveries: NewDelivery[] }[] = [];
@@ -62,7 +62,7 @@ export async function runReplayJob(loop: BatchLoop, job: ReplayJobInput): Promis
         failed += 1; // a body that is not JSON (an imported event): nothing to replay
       }
     }
-    if (loop.shouldStop()) return { progress, stopped: true, lastId };
+    if (await loop.shouldStop()) return { progress, stopped: true, lastId };
     const planned = batch.reduce((count, item) => count + item.deliveries.length, 0);
     // A dry run counts what it would create and writes nothing.
     const created = job.planner.dryRun ? planned : batch.length > 0 ? await loop.store.createDeliveriesForEvents(batch, 'replay') : 0;

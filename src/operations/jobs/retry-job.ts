@@ -11,7 +11,7 @@ export async function runRetryJob(loop: BatchLoop, filter: BulkDeliveryFilter, t
   const progress: JobProgress = { total, processed: 0, created: 0, failed: 0 };
   let lastId = filter.afterId;
   for (;;) {
-    if (loop.shouldStop()) return { progress, stopped: true, lastId };
+    if (await loop.shouldStop()) return { progress, stopped: true, lastId };
     const ids = await loop.store.retryDeadDeliveries({ ...filter, afterId: lastId ?? 0 }, JOB_BATCH_SIZE, now());
     progress.processed += ids.length;
     progress.created += ids.length;

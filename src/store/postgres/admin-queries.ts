@@ -5,12 +5,11 @@ import type { ClockOffset } from './clock-offset.js';
 import { eventSelectionSql } from './event-filter-sql.js';
 import { named, SqlParams } from './sql-params.js';
 
-const CREATE_JOB = named('create_job', "INSERT INTO admin_jobs (kind, state, filter, rule_id, total, started_at) VALUES ($1, 'running', $2, $3, $4, $5) RETURNING *");
+const CREATE_JOB = named('create_job', "INSERT INTO admin_jobs (kind, state, filter, rule_id, total, started_at, node_id) VALUES ($1, 'running', $2, $3, $4, $5, $6) RETURNING *");
 // A progress report without a summary keeps the one recorded before.
 const JOB_PROGRESS = named('job_progress', 'UPDATE admin_jobs SET total = $1, processed = $2, created = $3, failed = $4, summary = coalesce($5, summary) WHERE id = $6');
 // Only a running job moves on: a cancel (from any node) that got there first is never overwritten by "done".
 const FINISH_JOB = named('finish_job', "UPDATE admin_jobs SET state = $1, error = $2, finished_at = $3 WHERE id = $4 AND state = 'running'");
-const FAIL_RUNNING = named('fail_running', "UPDATE admin_jobs SET state = 'failed', error = $1, finished_at = $2 WHERE state = 'running'");
 // One snapshot: a single statement sees one moment, so the three counts agree.
 const RULE_COUNTS = named('rule_counts', `
   SELECT r.rule_id,
@@ -29,7 +28,7 @@ export class AdminQueries {
   ) {}
 
   async createJob(job: NewJob): Promise<Job> {
-    const { rows } = await this.db.query<JobRow>({ ...CREATE_JOB, values: [job.kind, JSON.stringify(job.filter), job.ruleId, job.total, job.startedAt] });
+    const { rows } = await this.db.query<JobRow>({ ...CREATE_JOB, values: [job.kind, JSON.stringify(job.filter), job.ruleId, job.total, job.startedAt, job.nodeId] });
     return toJob(rows[0]!);
   }
 
@@ -48,10 +47,6 @@ export class AdminQueries {
 
   async finishJob(id: number, state: Exclude<JobState, 'running'>, error: string | null, now: number): Promise<boolean> {
     return (await this.db.query({ ...FINISH_JOB, values: [state, error, now, id] })).rowCount === 1;
-  }
-
-  async failRunningJobs(error: string, now: number): Promise<number> {
-    return (await this.db.query({ ...FAIL_RUNNING, values: [error, now] })).rowCount ?? 0;
   }
 
   async deliveryCountsByRule(ruleIds: readonly string[]): Promise<Map<string, DeliveryCounts>> {

@@ -3,7 +3,7 @@ import type pg from 'pg';
 import { HookrelayError } from '../../errors.js';
 import { CommitListeners } from '../commit-listeners.js';
 import type {
-  AttemptRecord, AttemptResolution, BulkDeliveryFilter, ClaimedDelivery, Delivery, DeliveryDetail, DeliveryFilter, DeliveryOrigin, EventBody,
+  AttemptRecord, AttemptResolution, BulkDeliveryFilter, ClusterNode, NewNode, ClaimedDelivery, Delivery, DeliveryDetail, DeliveryFilter, DeliveryOrigin, EventBody,
   EventPosition, EventSearch, EventPage, EventSelection, ImportedEvent, ImportOptions, ImportResult, Job,
   JobProgress, JobState, KeptRuleSet, NewDelivery, NewEditedCopy, NewEvent, NewJob, OutboxStats, Page, DeliveryCounts, SaveEventResult, Store,
   StoredEvent, CopyExtent, CopyKey, CopyRows, CopyTable,
@@ -16,6 +16,7 @@ import { clientConfig, openPool, type PostgresSettings } from './connection.js';
 import { DueAnnouncer, DueNotifications } from './due-notifications.js';
 import { EventQueries } from './event-queries.js';
 import { KeptQueries } from './kept-queries.js';
+import { NodeQueries } from './node-queries.js';
 import { migrate } from './migrate.js';
 import { OutboxQueries, type AttemptToRecord } from './outbox-queries.js';
 import { saveEvents } from './save-events.js';
@@ -40,6 +41,7 @@ export class PostgresStore implements Store {
   private readonly admin: AdminQueries;
   private readonly kept: KeptQueries;
   private readonly copy: CopyQueries;
+  private readonly nodes: NodeQueries;
   private readonly due = new CommitListeners();
   /** This node's commits of new events (event streams); other nodes' show at a stream's next periodic read. */
   private readonly stored = new CommitListeners();
@@ -57,6 +59,7 @@ export class PostgresStore implements Store {
     this.admin = new AdminQueries(this.pool, this.clock);
     this.kept = new KeptQueries(this.pool);
     this.copy = new CopyQueries(this.pool, this.clock);
+    this.nodes = new NodeQueries(this.pool, this.clock);
     const groupOptions = { failsEveryItem: isStoreWideError, isRetryable };
     this.saveGroup = new BatchCommit((batch) => saveEvents(this.pool, batch, (receivedAt, delayMs) => this.clock.toDatabase(receivedAt) + delayMs), groupOptions);
     this.attemptGroup = new BatchCommit((records) => this.outbox.recordAttempts(records, Date.now()), groupOptions);
@@ -324,8 +327,32 @@ export class PostgresStore implements Store {
     return this.write(() => this.admin.finishJob(id, state, error, now));
   }
 
-  failRunningJobs(error: string, now: number): Promise<number> {
-    return this.write(() => this.admin.failRunningJobs(error, now));
+  failOrphanedJobs(error: string, now: number): Promise<number> {
+    return this.write(() => this.nodes.failOrphanedJobs(error, now));
+  }
+
+  registerNode(node: NewNode): Promise<void> {
+    return this.write(() => this.nodes.registerNode(node));
+  }
+
+  heartbeatNode(id: string, ruleSetHash: string | null): Promise<boolean> {
+    return this.write(() => this.nodes.heartbeatNode(id, ruleSetHash));
+  }
+
+  deregisterNode(id: string): Promise<void> {
+    return this.write(() => this.nodes.deregisterNode(id));
+  }
+
+  listLiveNodes(): Promise<ClusterNode[]> {
+    return this.read(() => this.nodes.listLiveNodes());
+  }
+
+  acquireLease(name: string, holder: string, ttlMs: number): Promise<boolean> {
+    return this.write(() => this.nodes.acquireLease(name, holder, ttlMs));
+  }
+
+  releaseLease(name: string, holder: string): Promise<void> {
+    return this.write(() => this.nodes.releaseLease(name, holder));
   }
 
   copyExtent(): Promise<CopyExtent> {

@@ -1,5 +1,5 @@
 import type { BetterSqlite3 } from '../../sqlite-driver.js';
-import type { Job, JobProgress, JobState, NewJob } from '../store.js';
+import { NODE_MISSED_HEARTBEATS, type Job, type JobProgress, type JobState, type NewJob } from '../store.js';
 import { toJob, type JobRow } from '../stored-rows.js';
 
 /** The admin_jobs table (bulk replays and retries), synchronous; each call is one statement. */
@@ -13,17 +13,21 @@ export class AdminJobQueries {
 
   constructor(db: BetterSqlite3.Database) {
     this.insert = db.prepare<unknown[], JobRow>(`
-      INSERT INTO admin_jobs (kind, state, filter, rule_id, total, started_at) VALUES (?, 'running', ?, ?, ?, ?) RETURNING *`);
+      INSERT INTO admin_jobs (kind, state, filter, rule_id, total, started_at, node_id) VALUES (?, 'running', ?, ?, ?, ?, ?) RETURNING *`);
     this.byId = db.prepare<[number], JobRow>('SELECT * FROM admin_jobs WHERE id = ?');
     this.newest = db.prepare<[number], JobRow>('SELECT * FROM admin_jobs ORDER BY id DESC LIMIT ?');
     this.progress = db.prepare('UPDATE admin_jobs SET total = ?, processed = ?, created = ?, failed = ?, summary = coalesce(?, summary) WHERE id = ?');
     // Only a running job moves on: a cancel that got there first is never overwritten by "done".
     this.finish = db.prepare("UPDATE admin_jobs SET state = ?, error = ?, finished_at = ? WHERE id = ? AND state = 'running'");
-    this.failRunning = db.prepare("UPDATE admin_jobs SET state = 'failed', error = ?, finished_at = ? WHERE state = 'running'");
+    // A job is orphaned when no live node runs it: its node's row is gone or its heartbeat is too old.
+    this.failRunning = db.prepare(`
+      UPDATE admin_jobs SET state = 'failed', error = ?, finished_at = ?
+      WHERE state = 'running'
+        AND NOT EXISTS (SELECT 1 FROM nodes n WHERE n.id = admin_jobs.node_id AND n.last_heartbeat + n.heartbeat_ms * ? > ?)`);
   }
 
   create(job: NewJob): Job {
-    return toJob(this.insert.get(job.kind, JSON.stringify(job.filter), job.ruleId, job.total, job.startedAt)!);
+    return toJob(this.insert.get(job.kind, JSON.stringify(job.filter), job.ruleId, job.total, job.startedAt, job.nodeId)!);
   }
 
   get(id: number): Job | null {
@@ -43,7 +47,8 @@ export class AdminJobQueries {
     return this.finish.run(state, error, now, id).changes === 1;
   }
 
-  failRunningJobs(error: string, now: number): number {
-    return this.failRunning.run(error, now).changes;
+  failOrphanedJobs(error: string, now: number): number {
+    // Liveness by the store's clock (this process's), whatever time the caller records as finished_at.
+    return this.failRunning.run(error, now, NODE_MISSED_HEARTBEATS, Date.now()).changes;
   }
 }

@@ -14,12 +14,13 @@ import { WalFsync, type FsyncFn } from './wal-fsync.js';
 import { keyText } from './key-text.js';
 import { migrate } from './migrate.js';
 import { OutboxQueries, type AttemptToRecord } from './outbox.js';
-import type { BulkDeliveryFilter, EventBody, EventSelection, ImportedEvent, ImportOptions, ImportResult } from '../store.js';
+import type { BulkDeliveryFilter, ClusterNode, NewNode, EventBody, EventSelection, ImportedEvent, ImportOptions, ImportResult } from '../store.js';
 import { BulkQueries } from './bulk-queries.js';
 import { RetentionQueries } from './retention-queries.js';
 import { TransferQueries } from './transfer-queries.js';
 import type { EventPosition, EventSearch, EventPage, Job, JobProgress, JobState, NewJob, DeliveryCounts } from '../store.js';
 import { AdminJobQueries } from './admin-jobs.js';
+import { NodeQueries } from './node-queries.js';
 import { AdminQueries } from './admin-queries.js';
 import { CommitListeners } from '../commit-listeners.js';
 import type { KeptRuleSet, NewEditedCopy } from '../store.js';
@@ -444,8 +445,39 @@ export class SqliteStore implements Store {
     return this.write(() => this.jobs.finishJob(id, state, error, now));
   }
 
-  async failRunningJobs(error: string, now: number): Promise<number> {
-    return this.write(() => this.jobs.failRunningJobs(error, now));
+  async failOrphanedJobs(error: string, now: number): Promise<number> {
+    return this.write(() => this.jobs.failOrphanedJobs(error, now));
+  }
+
+  // The node registry and leases (node-queries.ts); the file's one process clock is the store's clock.
+  private nodeSql?: NodeQueries;
+
+  private get nodes(): NodeQueries {
+    return (this.nodeSql ??= new NodeQueries(this.db));
+  }
+
+  async registerNode(node: NewNode): Promise<void> {
+    this.write(() => this.nodes.registerNode(node, Date.now()));
+  }
+
+  async heartbeatNode(id: string, ruleSetHash: string | null): Promise<boolean> {
+    return this.write(() => this.nodes.heartbeatNode(id, ruleSetHash, Date.now()));
+  }
+
+  async deregisterNode(id: string): Promise<void> {
+    this.write(() => this.nodes.deregisterNode(id));
+  }
+
+  async listLiveNodes(): Promise<ClusterNode[]> {
+    return this.nodes.listLiveNodes(Date.now());
+  }
+
+  async acquireLease(name: string, holder: string, ttlMs: number): Promise<boolean> {
+    return this.write(() => this.nodes.acquireLease(name, holder, ttlMs, Date.now()));
+  }
+
+  async releaseLease(name: string, holder: string): Promise<void> {
+    this.write(() => this.nodes.releaseLease(name, holder));
   }
 
   // Copying a whole store (hookrelay store copy); the SQL lives in copy-queries.ts. SQLite hands out ids

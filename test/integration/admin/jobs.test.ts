@@ -159,7 +159,7 @@ describe('jobs', () => {
     const dataDir = makeTempDir();
     const first = await startTestReceiver({ dataDir, delivery: { enabled: false } });
     // A job recorded as running whose process is gone (as after a crash): the store still says running.
-    const orphan = await first.store.createJob({ kind: 'replay', filter: {}, ruleId: null, total: 10, startedAt: Date.now() });
+    const orphan = await first.store.createJob({ kind: 'replay', filter: {}, ruleId: null, total: 10, startedAt: Date.now(), nodeId: first.node.id });
     await first.close();
     const second = await startTestReceiver({ dataDir, delivery: { enabled: false } });
     try {

@@ -1,6 +1,7 @@
 // The console's router: the part of the URL after '#' picks the page; the query after it holds filters,
 // so reloading or sharing a link keeps them.
 import { logOut } from './api.js';
+import { renderCluster } from './cluster-page.js';
 import { renderDeadLetters } from './dead-letters-page.js';
 import { renderEventDetail } from './event-page.js';
 import { renderEvents } from './events-page.js';
@@ -12,6 +13,7 @@ const ROUTES = [
   { pattern: /^\/events$/, page: 'events', render: (view, _match, query) => renderEvents(view, query) },
   { pattern: /^\/dead-letters$/, page: 'dead-letters', render: (view, _match, query) => renderDeadLetters(view, query) },
   { pattern: /^\/rules$/, page: 'rules', render: (view, _match, query) => renderRules(view, query) },
+  { pattern: /^\/cluster$/, page: 'cluster', render: (view) => renderCluster(view) },
 ];
 
 let cleanup = null;

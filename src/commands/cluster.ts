@@ -1,0 +1,29 @@
+import type { Command } from 'commander';
+import type { ClusterView } from './admin-backend.js';
+import { addTargetOptions, openBackend, withBackend, type TargetFlags } from './command-target.js';
+import { exitQuietlyWhenStdoutCloses, printJson, printLine } from './output.js';
+import { formatTable, shortTime } from './table.js';
+
+/** The nodes as a table, `*` marking the one that answered, then each warning on a line of its own. */
+export function clusterLines(view: ClusterView): string[] {
+  if (view.nodes.length === 0) return ['no live nodes (no hookrelay serve is running on this store)'];
+  const rows = view.nodes.map((n) => [`${n.id}${n.self ? ' *' : ''}`, n.host, n.pid, n.role, n.version, n.ruleSetHash, shortTime(n.startedAt), shortTime(n.lastHeartbeat)]);
+  const lines = [formatTable(['NODE', 'HOST', 'PID', 'ROLE', 'VERSION', 'RULE SET', 'STARTED', 'LAST HEARTBEAT'], rows)];
+  for (const warning of view.warnings) lines.push(`warning: ${warning.message}`);
+  return lines;
+}
+
+async function show(flags: TargetFlags): Promise<void> {
+  const view = await withBackend(openBackend(flags, process.env), (b) => b.cluster());
+  if (flags.json) printJson(view);
+  else for (const line of clusterLines(view)) printLine(line);
+}
+
+export function registerClusterCommand(program: Command): void {
+  addTargetOptions(
+    program
+      .command('cluster')
+      .description('List the live nodes sharing the store (role, version, rule set, last heartbeat) and warn when they differ (local data dir, or a server with --url)')
+      .hook('preAction', exitQuietlyWhenStdoutCloses),
+  ).action(show);
+}
