@@ -4,7 +4,6 @@ import type { JobRunner } from './operations/jobs/job-runner.js';
 import type { StreamHub } from './admin/api/stream/stream-hub.js';
 import type { DestinationsView } from './operations/view-schemas.js';
 import { destinationsView } from './operations/views.js';
-import { mountConsole } from './admin/console/console-router.js';
 import { ConsoleSessions } from './admin/console/console-sessions.js';
 import type { Config, SourceConfig } from './config.js';
 import { createCircuitBreaker } from './delivery/circuit-breaker.js';
@@ -16,6 +15,7 @@ import { RuleVersions } from './delivery/rule-versions.js';
 import { DeliveryWorker } from './delivery/worker.js';
 import { KNOWN_EVENT_SCHEMAS } from './ingest/event-schemas.js';
 import { createIngestHandler } from './ingest/ingest-handler.js';
+import { lazyHandler } from './http/lazy-handler.js';
 import { HookrelayMetrics } from './metrics/hookrelay-metrics.js';
 import { mountMetricsRoute } from './metrics/metrics-route.js';
 import { RetentionWorker } from './retention/retention-worker.js';
@@ -169,8 +169,9 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
       readiness,
       mountAdmin: (app) => {
         if (metrics) mountMetricsRoute(app, { metrics, token: config.metrics.token });
-        app.use('/admin/api', admin.api.router);
-        mountConsole(app, { sessions: consoleSessions, adminToken: admin.token.token });
+        // Built on their first request: a receiver that only takes webhooks never loads them.
+        app.use('/admin/api', lazyHandler(async () => (await admin.api()).router));
+        app.use('/console', lazyHandler(async () => (await import('./admin/console/console-router.js')).createConsoleRouter({ sessions: consoleSessions, adminToken: admin.token.token })));
       },
     });
   } catch (err) {
