@@ -31,7 +31,8 @@ describe('hookrelay serve loads what a request needs on first use', () => {
       env: { HOOKRELAY_HOST: '127.0.0.1', HOOKRELAY_PORT: '0', HOOKRELAY_DATA_DIR: dir, HOOKRELAY_RULES_DIR: join(dir, 'rules'), HOOKRELAY_SECRET: SECRET, HOOKRELAY_ADMIN_TOKEN: ADMIN_TOKEN, RECORD_LOADS_FILE: record },
     });
     try {
-      const url = (await proc.waitForLog((line) => line.msg === 'hookrelay listening')).url as string;
+      // The recorder's loader thread slows the start down: a generous wait on a busy machine.
+      const url = (await proc.waitForLog((line) => line.msg === 'hookrelay listening', 60_000)).url as string;
       const atStart = loaded(record);
       expect(atStart.files.has('hookrelay.js')).toBe(true); // the recorder sees our files
       for (const file of ['admin/api/admin-api.js', 'admin/openapi.js', 'admin/console/console-router.js', 'cli-program.js', 'commands/listen.js', 'commands/events.js', 'mock-checkout/command.js', 'store/postgres/postgres-store.js']) {
@@ -61,5 +62,5 @@ describe('hookrelay serve loads what a request needs on first use', () => {
       proc.child.kill('SIGTERM');
       await proc.exited;
     }
-  });
+  }, 120_000);
 });
