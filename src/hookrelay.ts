@@ -171,7 +171,14 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
         if (metrics) mountMetricsRoute(app, { metrics, token: config.metrics.token });
         // Built on their first request: a receiver that only takes webhooks never loads them.
         app.use('/admin/api', lazyHandler(async () => (await admin.api()).router));
-        app.use('/console', lazyHandler(async () => (await import('./admin/console/console-router.js')).createConsoleRouter({ sessions: consoleSessions, adminToken: admin.token.token })));
+        app.use(
+          '/console',
+          lazyHandler(async () => {
+            // The console's next requests go to the admin API: build it while the log-in page is read.
+            admin.api().catch(() => undefined);
+            return (await import('./admin/console/console-router.js')).createConsoleRouter({ sessions: consoleSessions, adminToken: admin.token.token });
+          }),
+        );
       },
     });
   } catch (err) {

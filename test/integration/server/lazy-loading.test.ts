@@ -63,4 +63,24 @@ describe('hookrelay serve loads what a request needs on first use', () => {
       await proc.exited;
     }
   }, 120_000);
+
+  it('builds the admin API as soon as the console is first opened: its next requests go there', async () => {
+    const dir = makeTempDir();
+    const record = join(dir, 'loaded.txt');
+    writeFileSync(record, '');
+    const proc = runCli(['serve'], {
+      nodeOptions: [...START_NODE_OPTIONS, '--import', RECORDER],
+      env: { HOOKRELAY_HOST: '127.0.0.1', HOOKRELAY_PORT: '0', HOOKRELAY_DATA_DIR: dir, HOOKRELAY_RULES_DIR: join(dir, 'rules'), HOOKRELAY_SECRET: SECRET, HOOKRELAY_ADMIN_TOKEN: ADMIN_TOKEN, RECORD_LOADS_FILE: record },
+    });
+    try {
+      const url = (await proc.waitForLog((line) => line.msg === 'hookrelay listening', 60_000)).url as string;
+      expect((await send(`${url}/console/login`)).status).toBe(200);
+      const deadline = Date.now() + 30_000;
+      while (!loaded(record).files.has('admin/api/admin-api.js') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(loaded(record).files.has('admin/api/admin-api.js')).toBe(true);
+    } finally {
+      proc.child.kill('SIGTERM');
+      await proc.exited;
+    }
+  }, 120_000);
 });
