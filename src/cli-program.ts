@@ -1,4 +1,5 @@
-import { Command } from 'commander';
+import type { Command } from 'commander';
+import { rootCommand } from './cli-root.js';
 import { registerClusterCommand } from './commands/cluster.js';
 import { registerDeliveriesCommand } from './commands/deliveries.js';
 import { registerEventsCommand } from './commands/events.js';
@@ -9,15 +10,10 @@ import { registerServeCommand } from './commands/serve.js';
 import { registerSignCommand } from './commands/sign.js';
 import { registerStoreCommand } from './commands/store-copy.js';
 import { registerMockCheckoutCommand } from './mock-checkout/command.js';
-import { VERSION } from './version.js';
 
 /** Every command and its flags, without parsing anything: the entry point runs it, tests read it. */
 export function createProgram(): Command {
-  const program = new Command()
-    .name('hookrelay')
-    .description('Receive, store, route and replay signed checkout webhooks')
-    .version(VERSION)
-    .showHelpAfterError();
+  const program = rootCommand();
 
   registerServeCommand(program);
   registerSignCommand(program);

@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 import { CommanderError } from 'commander';
-import { createProgram } from './cli-program.js';
 import { HookrelayError } from './errors.js';
 
-createProgram()
+// `serve` runs for months: it loads only its own command, not the code of every other one.
+const program = process.argv[2] === 'serve' ? (await import('./serve-program.js')).createServeProgram() : (await import('./cli-program.js')).createProgram();
+program
   .parseAsync(process.argv)
   .catch((err: unknown) => {
     if (err instanceof CommanderError) process.exit(err.exitCode);

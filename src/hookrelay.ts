@@ -4,7 +4,6 @@ import type { JobRunner } from './operations/jobs/job-runner.js';
 import type { StreamHub } from './admin/api/stream/stream-hub.js';
 import type { DestinationsView } from './operations/view-schemas.js';
 import { destinationsView } from './operations/views.js';
-import { mountConsole } from './admin/console/console-router.js';
 import { ConsoleSessions } from './admin/console/console-sessions.js';
 import { nodeRoleOf, type Config, type SourceConfig } from './config.js';
 import { NodeHeartbeat } from './cluster/node-heartbeat.js';
@@ -18,6 +17,7 @@ import { RuleVersions } from './delivery/rule-versions.js';
 import { DeliveryWorker } from './delivery/worker.js';
 import { KNOWN_EVENT_SCHEMAS } from './ingest/event-schemas.js';
 import { createIngestHandler } from './ingest/ingest-handler.js';
+import { lazyHandler } from './http/lazy-handler.js';
 import { HookrelayMetrics } from './metrics/hookrelay-metrics.js';
 import { mountMetricsRoute } from './metrics/metrics-route.js';
 import { RetentionWorker } from './retention/retention-worker.js';
@@ -191,8 +191,16 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
       readiness,
       mountAdmin: (app) => {
         if (metrics) mountMetricsRoute(app, { metrics, token: config.metrics.token });
-        app.use('/admin/api', admin.api.router);
-        mountConsole(app, { sessions: consoleSessions, adminToken: admin.token.token });
+        // Built on their first request: a receiver that only takes webhooks never loads them.
+        app.use('/admin/api', lazyHandler(async () => (await admin.api()).router));
+        app.use(
+          '/console',
+          lazyHandler(async () => {
+            // The console's next requests go to the admin API: build it while the log-in page is read.
+            admin.api().catch(() => undefined);
+            return (await import('./admin/console/console-router.js')).createConsoleRouter({ sessions: consoleSessions, adminToken: admin.token.token });
+          }),
+        );
       },
     });
   } catch (err) {

@@ -36,10 +36,10 @@ function watchLimit(port) {
 }
 
 /** A transfer id (a UUID) that carries the event's index, for the sink to report; see delay-sink.mjs. */
-const indexedId = (i) => `fa57fa57-0000-4000-8000-${i.toString(16).padStart(12, '0')}`;
+export const indexedId = (i) => `fa57fa57-0000-4000-8000-${i.toString(16).padStart(12, '0')}`;
 
 /** Signed keep-alive POSTs whose transfer ids carry their index, built before the clock starts. */
-function rawRequests(count) {
+export function rawRequests(count) {
   const template = JSON.stringify(sampleTransferSucceeded());
   const id = JSON.parse(template).result.id;
   return Array.from({ length: count }, (_, i) => {
@@ -49,25 +49,41 @@ function rawRequests(count) {
   });
 }
 
-const percentile = (sorted, q) => Math.round(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] * 10) / 10;
+export const percentile = (sorted, q) => Math.round(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] * 10) / 10;
+
+/** The delay sink (delay-sink.mjs) as a child process. */
+export const startDelaySink = (delayMs) => startServer(process.execPath, [join(root, 'bench/lib/delay-sink.mjs'), String(delayMs)], { readPort: (l) => l.startsWith('{') && JSON.parse(l).port });
+
+/**
+ * `hookrelay serve` (the `cli` given, this checkout's by default) with a fresh data dir and `rules` rules
+ * (0 or more) forwarding every event to the sink, each to a path of its own; `delivery`: more YAML lines
+ * under `delivery:`. Returns the server and its data dir (the caller removes it).
+ */
+export async function startForwarding({ rules, sinkPort, delivery = '', cli = dist('cli.js') }) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'hookrelay-bench-'));
+  const rulesDir = join(dataDir, 'rules');
+  mkdirSync(rulesDir);
+  for (let i = 0; i < rules; i++) {
+    const id = rules === 1 ? 'forward' : `forward-${i}`;
+    writeFileSync(join(rulesDir, `${id}.yaml`), `id: ${id}\non: [transfer:succeeded]\nto:\n  url: http://127.0.0.1:${sinkPort}/in${i}\n`);
+  }
+  const config = join(dataDir, 'hookrelay.yaml');
+  writeFileSync(config, `delivery:\n  allowNetworks: ["127.0.0.1/32"]\n${delivery}`);
+  const server = await startServer(process.execPath, serveCommand(cli), {
+    env: { HOOKRELAY_PORT: '0', HOOKRELAY_HOST: '127.0.0.1', HOOKRELAY_DATA_DIR: dataDir, HOOKRELAY_RULES_DIR: rulesDir, HOOKRELAY_SECRET: SECRET, HOOKRELAY_CONFIG: config },
+    readPort: readServePort,
+  });
+  return { server, dataDir };
+}
 
 /**
  * One case. `pinnedConcurrency`: the old fixed limit (`delivery.adaptive: false` with that ceiling);
  * undefined runs the default configuration, with only the loopback sink allowed through the network guard.
  */
 export async function fixedRateDelivery({ rate, seconds, sinkDelayMs, pinnedConcurrency }) {
-  const sink = await startServer(process.execPath, [join(root, 'bench/lib/delay-sink.mjs'), String(sinkDelayMs)], { readPort: (l) => l.startsWith('{') && JSON.parse(l).port });
-  const dataDir = mkdtempSync(join(tmpdir(), 'hookrelay-bench-'));
-  const rulesDir = join(dataDir, 'rules');
-  mkdirSync(rulesDir);
-  writeFileSync(join(rulesDir, 'forward.yaml'), `id: forward\non: [transfer:succeeded]\nto:\n  url: http://127.0.0.1:${sink.port}/in\n`);
-  const config = join(dataDir, 'hookrelay.yaml');
+  const sink = await startDelaySink(sinkDelayMs);
   const pinned = pinnedConcurrency === undefined ? '' : `  adaptive: false\n  concurrency: ${pinnedConcurrency}\n`;
-  writeFileSync(config, `delivery:\n  allowNetworks: ["127.0.0.1/32"]\n${pinned}`);
-  const server = await startServer(process.execPath, serveCommand(dist('cli.js')), {
-    env: { HOOKRELAY_PORT: '0', HOOKRELAY_HOST: '127.0.0.1', HOOKRELAY_DATA_DIR: dataDir, HOOKRELAY_RULES_DIR: rulesDir, HOOKRELAY_SECRET: SECRET, HOOKRELAY_CONFIG: config },
-    readPort: readServePort,
-  });
+  const { server, dataDir } = await startForwarding({ rules: 1, sinkPort: sink.port, delivery: pinned });
   const total = Math.round(rate * seconds);
   try {
     const stopWatching = watchLimit(server.port);

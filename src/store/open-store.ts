@@ -1,7 +1,5 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import { redactUrl } from './postgres/connection.js';
-import { PostgresStore } from './postgres/postgres-store.js';
 import { SqliteStore } from './sqlite/sqlite-store.js';
 import type { Store } from './store.js';
 
@@ -9,6 +7,8 @@ import type { Store } from './store.js';
 export async function openStore(config: Readonly<Config>, logger: Logger): Promise<Store> {
   const { url, password, ...settings } = config.database;
   if (url === undefined) return new SqliteStore({ dataDir: config.dataDir, durability: config.durability, commitIntervalMs: config.commitIntervalMs });
+  // Loaded only here: a SQLite receiver never pays for the PostgreSQL client.
+  const [{ PostgresStore }, { redactUrl }] = await Promise.all([import('./postgres/postgres-store.js'), import('./postgres/connection.js')]);
   const store = await PostgresStore.open({ url, ...(password !== undefined && { password }), ...settings });
   logger.info({ database: redactUrl(url), poolSize: settings.poolSize, notifications: settings.notifications }, 'store: PostgreSQL');
   return store;

@@ -6,7 +6,7 @@ import type { Env } from '../../rules/env-references.js';
 import type { RuleSetWatcher } from '../../rules/watcher.js';
 import type { NewNode, Store } from '../../store/store.js';
 import { ensureAdminToken, type AdminToken } from '../../admin-token.js';
-import { createAdminApi, type AdminApi } from './admin-api.js';
+import type { AdminApi } from './admin-api.js';
 import type { SessionVerifier } from './auth.js';
 import { JobRunner } from '../../operations/jobs/job-runner.js';
 import { StreamHub, type StreamHubSettings } from './stream/stream-hub.js';
@@ -33,20 +33,21 @@ export interface AdminApiParts {
 }
 
 export interface StartedAdminApi {
-  api: AdminApi;
+  /** The routes and their OpenAPI document, built on first use (most receivers never serve a request of it). */
+  api(): Promise<AdminApi>;
   jobs: JobRunner;
   streams: StreamHub;
   token: AdminToken;
 }
 
-/** Everything the admin API needs at start: its token, the job runner (failing jobs a restart interrupted) and the router. */
+/** Everything the admin API needs at start: its token, the job runner (failing jobs a restart interrupted) and the stream hub; the router comes on first use. */
 export async function startAdminApi(parts: AdminApiParts): Promise<StartedAdminApi> {
   const token = ensureAdminToken(parts.configuredToken, parts.dataDir);
   const wakeWorker = (): void => parts.worker?.wake();
   const now = Date.now;
   const jobs = await JobRunner.start({ store: parts.store, rules: () => parts.rules.current(), env: parts.env, wakeWorker, logger: parts.logger, now, nodeId: parts.node.id });
   const streams = new StreamHub(parts.streams);
-  const api = createAdminApi({
+  const build = async (): Promise<AdminApi> => (await import('./admin-api.js')).createAdminApi({
     context: {
       store: parts.store,
       rules: parts.rules,
@@ -65,5 +66,6 @@ export async function startAdminApi(parts: AdminApiParts): Promise<StartedAdminA
     token: token.token,
     ...(parts.sessions && { sessions: parts.sessions }),
   });
-  return { api, jobs, streams, token };
+  let api: Promise<AdminApi> | undefined;
+  return { api: () => (api ??= build()), jobs, streams, token };
 }

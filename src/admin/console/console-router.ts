@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import express, { Router, type Express, type Request, type RequestHandler } from 'express';
+import express, { Router, type Request, type RequestHandler } from 'express';
 import { HookrelayError } from '../../errors.js';
 import { adminTokenMatches } from '../../admin-token.js';
 import type { ConsoleSessions } from './console-sessions.js';
@@ -99,9 +99,4 @@ export function createConsoleRouter({ sessions, adminToken }: ConsoleOptions): R
   });
 
   return router;
-}
-
-/** Serves the console at /console on the receiver's express app. */
-export function mountConsole(app: Express, options: ConsoleOptions): void {
-  app.use('/console', createConsoleRouter(options));
 }

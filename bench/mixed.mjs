@@ -1,0 +1,132 @@
+// npm run bench:mixed — ingest while forwarding: what users run, both at once.
+// 1) The maximum rate of `hookrelay serve` with no rules, measured by the open-loop client itself
+//    (lib/fixed-rate.mjs, asked for far more than the server can take: the rate it answers at).
+// 2) Open-loop ingest at 25 % and 50 % of that rate with 0, 1 and 10 rules forwarding every event to a
+//    local sink (delay-sink.mjs, answers at once), the cases alternating within each round: ack p50/p99,
+//    ingest→delivered p50/p99 (due time of the ingest request to the arrival of its last delivery), the
+//    backlog when the load ends (in seconds of traffic), CPU per event (the server process, from the first
+//    request until every delivery arrived), peak RSS. Medians over the rounds; ratios to no rules.
+// 3) The highest rate (1 rule, BENCH_MIXED_SEARCH_SECONDS runs) whose backlog at the end stays under one
+//    second of traffic, by bisection between 25 % and 100 % of the maximum.
+// BENCH_QUICK=1 shortens everything (a smoke run, about 2 minutes).
+import { request } from 'undici';
+import { fixedRateLoad } from './lib/fixed-rate.mjs';
+import { percentile, rawRequests, startDelaySink, startForwarding } from './lib/fixed-rate-delivery.mjs';
+import { cpuMs, cpuUsPer, formatRatio, median, peakRssMb, printTable, stopServer } from './lib/run.mjs';
+import { rmSync } from 'node:fs';
+
+const QUICK = process.env.BENCH_QUICK === '1';
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+const SECONDS = Number(process.env.BENCH_DURATION ?? (QUICK ? 5 : 20));
+const SEARCH_SECONDS = Number(process.env.BENCH_MIXED_SEARCH_SECONDS ?? (QUICK ? 10 : 30));
+const SEARCH_STEPS = QUICK ? 1 : 3;
+const CONNECTIONS = 50;
+const DRAIN_TIMEOUT_MS = 60_000;
+const RULE_COUNTS = [0, 1, 10];
+const SHARES = [0.25, 0.5];
+
+const getJson = async (url) => (await request(url)).body.json();
+
+/** The rate the server answers at when asked for far more than it can take (no rules), after a warm-up. */
+async function maxRate() {
+  const sink = await startDelaySink(0);
+  const { server, dataDir } = await startForwarding({ rules: 0, sinkPort: sink.port });
+  try {
+    const ask = 30_000;
+    const seconds = QUICK ? 2 : 4;
+    await fixedRateLoad({ port: server.port, rate: 2000, seconds: 1, connections: CONNECTIONS, requests: rawRequests(2000) });
+    const run = await fixedRateLoad({ port: server.port, rate: ask, seconds, connections: CONNECTIONS, requests: rawRequests(ask * seconds) });
+    return Math.round(run.ok / run.seconds);
+  } finally {
+    await stopServer(server.child);
+    await stopServer(sink.child);
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** One case: `rules` rules forwarding to a fresh sink, open-loop ingest at `rate` for `seconds`. */
+async function mixedCase({ rules, rate, seconds }) {
+  const sink = await startDelaySink(0);
+  const { server, dataDir } = await startForwarding({ rules, sinkPort: sink.port });
+  const pid = server.child.pid;
+  try {
+    const requests = rawRequests(Math.round(rate * seconds));
+    const cpuBefore = cpuMs(pid);
+    const load = await fixedRateLoad({ port: server.port, rate, seconds, connections: CONNECTIONS, requests });
+    const expected = load.ok * rules;
+    const backlog = expected - (await getJson(`http://127.0.0.1:${sink.port}/count`)).count;
+    const drainStart = Date.now();
+    while (rules > 0 && (await getJson(`http://127.0.0.1:${sink.port}/count`)).count < expected && Date.now() - drainStart < DRAIN_TIMEOUT_MS) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const cpuUs = cpuUsPer(pid, cpuBefore, load.ok);
+    const rssMb = peakRssMb(pid);
+    let deliveredP50 = null;
+    let deliveredP99 = null;
+    if (rules > 0) {
+      // An event is delivered when the last of its rules' deliveries arrived.
+      const lastArrival = new Map();
+      for (const [index, at] of await getJson(`http://127.0.0.1:${sink.port}/arrivals`)) lastArrival.set(index, Math.max(lastArrival.get(index) ?? 0, at));
+      const latencies = [...lastArrival].map(([index, at]) => at - (load.startedAt + (index * 1000) / rate)).sort((a, b) => a - b);
+      deliveredP50 = percentile(latencies, 0.5);
+      deliveredP99 = percentile(latencies, 0.99);
+    }
+    return { ackP50: load.p50, ackP99: load.p99, deliveredP50, deliveredP99, backlogS: rules > 0 ? backlog / rules / rate : 0, cpuUs, rssMb, failed: load.failed };
+  } finally {
+    await stopServer(server.child);
+    await stopServer(sink.child);
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+const max = await maxRate();
+console.log(`maximum rate with no rules (open-loop client, ${CONNECTIONS} connections): ${max} events/s\n`);
+
+// Every case once per round, alternating, so that a neighbour's burst falls on all of them alike.
+const cases = SHARES.flatMap((share) => RULE_COUNTS.map((rules) => ({ share, rules, rate: Math.round(max * share) })));
+const results = cases.map(() => []);
+for (let round = 0; round < ROUNDS; round++) {
+  for (const [i, c] of cases.entries()) results[i].push(await mixedCase({ rules: c.rules, rate: c.rate, seconds: SECONDS }));
+}
+
+const med = (rounds, key) => (rounds[0][key] === null ? '–' : Math.round(median(rounds.map((r) => r[key])) * 10) / 10);
+const rows = cases.map((c, i) => {
+  const rounds = results[i];
+  const base = results[cases.findIndex((b) => b.share === c.share && b.rules === 0)];
+  // Ratios within each round (the cases of one round ran back to back), then their median.
+  const ackRatio = median(rounds.map((r, k) => r.ackP99 / base[k].ackP99));
+  const cpuRatio = median(rounds.map((r, k) => r.cpuUs / base[k].cpuUs));
+  return {
+    case: `${Math.round(c.share * 100)} % (${c.rate}/s), ${c.rules} rules`,
+    'ack p50': med(rounds, 'ackP50'),
+    'ack p99': med(rounds, 'ackP99'),
+    'ack p99 range': `${Math.min(...rounds.map((r) => r.ackP99))}–${Math.max(...rounds.map((r) => r.ackP99))}`,
+    'ack p99 vs 0 rules': formatRatio(ackRatio),
+    'delivered p50': med(rounds, 'deliveredP50'),
+    'delivered p99': med(rounds, 'deliveredP99'),
+    'backlog s': med(rounds, 'backlogS'),
+    cpuUs: med(rounds, 'cpuUs'),
+    'cpu vs 0 rules': formatRatio(cpuRatio),
+    rssMb: Math.max(...rounds.map((r) => r.rssMb)),
+    failed: rounds.reduce((sum, r) => sum + r.failed, 0),
+  };
+});
+console.log(`ingest while forwarding, ${SECONDS} s per case, median of ${ROUNDS} alternating rounds (latencies in ms):`);
+printTable(rows, Object.keys(rows[0]));
+
+// The highest rate whose backlog at the end of a run stays under one second of traffic (1 rule).
+let low = 0;
+let high = max;
+let rate = Math.round(max * 0.25);
+const tried = [];
+for (let step = 0; step < SEARCH_STEPS; step++) {
+  const result = await mixedCase({ rules: 1, rate, seconds: SEARCH_SECONDS });
+  const keeps = result.backlogS < 1;
+  tried.push({ rate, 'backlog s': Math.round(result.backlogS * 100) / 100, 'ack p99': result.ackP99, 'delivered p99': result.deliveredP99, keeps: keeps ? 'yes' : 'no' });
+  if (keeps) low = rate;
+  else high = rate;
+  rate = Math.round((low + high) / 2);
+}
+console.log(`\nbacklog at the end of ${SEARCH_SECONDS} s runs with 1 rule (keeps up: under one second of traffic):`);
+printTable(tried, Object.keys(tried[0]));
+console.log(low > 0 ? `highest rate that kept up: ${low}/s (${Math.round((low / max) * 100)} % of the maximum)` : 'no rate tried kept up');

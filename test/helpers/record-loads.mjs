@@ -1,0 +1,5 @@
+// Node option `--import <this file>`: appends the URL of every module the process loads through the ESM
+// loader (our files, and the packages they import) to the file named by RECORD_LOADS_FILE.
+import { register } from 'node:module';
+
+register(new URL('./record-loads-hooks.mjs', import.meta.url), { data: { file: process.env.RECORD_LOADS_FILE } });
