@@ -1,4 +1,4 @@
-import type { Delivery, DeliveryOrigin, Job, JobState, StoredAttempt } from './store.js';
+import type { Delivery, DeliveryOrigin, DeliveryRedrive, Job, JobState, Outage, StoredAttempt } from './store.js';
 
 // Rows of the tables both backends share, as their drivers return them, and what the Store hands out.
 
@@ -91,4 +91,28 @@ export function toStoredAttempt(r: Record<string, unknown>): StoredAttempt {
     responseExcerpt: r.response_excerpt as string | null,
     outcome: r.outcome as StoredAttempt['outcome'],
   };
+}
+
+export interface OutageRow {
+  id: number;
+  destination: string;
+  opened_at: number;
+  closed_at: number | null;
+  last_probe_at: number | null;
+  redriven: number;
+}
+
+export function toOutage(row: OutageRow): Outage {
+  return { id: row.id, destination: row.destination, openedAt: row.opened_at, closedAt: row.closed_at, lastProbeAt: row.last_probe_at, redriven: row.redriven };
+}
+
+export interface RedriveRow {
+  outage_id: number;
+  kind: DeliveryRedrive['kind'];
+  redriven_at: number;
+  due_at: number;
+}
+
+export function toDeliveryRedrive(row: RedriveRow): DeliveryRedrive {
+  return { outageId: row.outage_id, kind: row.kind, redrivenAt: row.redriven_at, dueAt: row.due_at };
 }

@@ -17,6 +17,8 @@ import { EventQueries } from './event-queries.js';
 import { KeptQueries } from './kept-queries.js';
 import { migrate } from './migrate.js';
 import { OutboxQueries, type AttemptToRecord } from './outbox-queries.js';
+import { OutageQueries } from './outage-queries.js';
+import type { Outage, RedriveSpacing } from '../store.js';
 import { saveEvents } from './save-events.js';
 import { asReadError, asStoreError, isRetryable, isStoreWideError } from './store-errors.js';
 
@@ -38,6 +40,7 @@ export class PostgresStore implements Store {
   private readonly events: EventQueries;
   private readonly admin: AdminQueries;
   private readonly kept: KeptQueries;
+  private readonly outages: OutageQueries;
   private readonly due = new CommitListeners();
   /** This node's commits of new events (event streams); other nodes' show at a stream's next periodic read. */
   private readonly stored = new CommitListeners();
@@ -54,6 +57,7 @@ export class PostgresStore implements Store {
     this.events = new EventQueries(this.pool);
     this.admin = new AdminQueries(this.pool, this.clock);
     this.kept = new KeptQueries(this.pool);
+    this.outages = new OutageQueries(this.pool, this.clock);
     const groupOptions = { failsEveryItem: isStoreWideError, isRetryable };
     this.saveGroup = new BatchCommit((batch) => saveEvents(this.pool, batch, (receivedAt, delayMs) => this.clock.toDatabase(receivedAt) + delayMs), groupOptions);
     this.attemptGroup = new BatchCommit((records) => this.outbox.recordAttempts(records, Date.now()), groupOptions);
@@ -179,7 +183,10 @@ export class PostgresStore implements Store {
   }
 
   getDelivery(id: number): Promise<DeliveryDetail | null> {
-    return this.read(() => this.outbox.get(id));
+    return this.read(async () => {
+      const delivery = await this.outbox.get(id);
+      return delivery && { ...delivery, redrives: await this.outages.redrivesOfDelivery(id) };
+    });
   }
 
   listDeliveries(filter: DeliveryFilter, page: { limit: number; before?: number }): Promise<Page<Delivery>> {
@@ -323,5 +330,25 @@ export class PostgresStore implements Store {
 
   failRunningJobs(error: string, now: number): Promise<number> {
     return this.write(() => this.admin.failRunningJobs(error, now));
+  }
+
+  openOutage(destination: string, openedAt: number): Promise<{ outage: Outage; opened: boolean }> {
+    return this.transaction((client) => this.outages.open(client, destination, openedAt));
+  }
+
+  listOutages(filter: { open?: boolean; limit: number }): Promise<Outage[]> {
+    return this.read(() => this.outages.list(filter));
+  }
+
+  async closeOutage(destination: string, closedAt: number, spacing: RedriveSpacing): Promise<{ outage: Outage; redriven: number[] } | null> {
+    const closed = await this.transaction((client) => this.outages.close(client, destination, closedAt, spacing));
+    if (closed && closed.redriven.length > 0) this.deliveriesDue();
+    return closed;
+  }
+
+  async probeOutage(outageId: number, now: number, options: { minIntervalMs: number; ruleIds: readonly string[] }): Promise<number | null> {
+    const id = await this.transaction((client) => this.outages.probe(client, outageId, now, options.minIntervalMs, options.ruleIds));
+    if (id !== null) this.deliveriesDue();
+    return id;
   }
 }
