@@ -117,7 +117,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
         probeIntervalMs: config.delivery.coolDownMs,
         logger,
         onOpened: alerts ? (outage) => alerts.outageOpened(outage) : undefined,
-        onClosed: alerts ? (outage, redriven) => alerts.outageClosed(outage, redriven) : undefined,
+        onClosed: alerts ? (outage) => alerts.outageClosed(outage) : undefined,
       })
     : null;
   const metrics = config.metrics.enabled

@@ -39,9 +39,11 @@ export class Alerts {
     this.damping.notify(`destination ${outage.destination}`, `hookrelay: destination ${outage.destination} is failing (circuit open, failing since ${new Date(outage.openedAt).toISOString()}).`);
   }
 
-  outageClosed(outage: Outage, redriven: readonly number[]): void {
+  /** `outage.redriven` counts the probes too. */
+  outageClosed(outage: Outage): void {
     const lasted = minutes((outage.closedAt ?? this.now()) - outage.openedAt);
-    const redrive = redriven.length > 0 ? `; ${redriven.length} dead letter${redriven.length === 1 ? '' : 's'} redriven` : '';
+    const n = outage.redriven;
+    const redrive = n > 0 ? `; ${n} dead letter${n === 1 ? '' : 's'} redriven` : '';
     this.damping.notify(`destination ${outage.destination}`, `hookrelay: destination ${outage.destination} recovered after ${lasted}${redrive}.`);
   }
 
