@@ -36,7 +36,7 @@ describeEachBackend('redrive after an outage', (backend) => {
       rulesDir: rulesDirWith({ 'flaky.yaml': rule(sink.url) }),
       // The circuit opens at the last of the 8 failed attempts (4 deliveries, 2 each): every retryable dead
       // letter is in, and no probe goes before the destination recovers (the first waits for the pause).
-      delivery: { ...TEST_DELIVERY, failureThreshold: 8, coolDownMs: 2_000, redrive: { checkIntervalMs: 100 } },
+      delivery: { ...TEST_DELIVERY, failureThreshold: 8, coolDownMs: 4_000, redrive: { checkIntervalMs: 100 } },
     });
     running.unshift(app);
     const eventIds: number[] = [];
@@ -102,5 +102,32 @@ describeEachBackend('redrive after an outage', (backend) => {
     await eventually(async () => (await app.store.listOutages({ open: true, limit: 1 })).length === 0, 20_000, 'the outage closed');
     expect(sink.received.length).toBe(received + 1);
     expect((await app.store.listDeliveries({ state: 'dead' }, { limit: 10 })).items).toHaveLength(2);
+  }, 60_000);
+
+  it('a redriven delivery gets one more pass of its rule\'s retry schedule, under the same delivery id', async () => {
+    const answers = [503, 503, 503, 200];
+    const sink = await startWebhookSink((i) => answers[i] ?? 200);
+    running.push(sink);
+    const app = await startTestReceiver({
+      ...(await backend.storage()),
+      // redrive: false, so no probe interferes; the store's redrive is called directly below.
+      rulesDir: rulesDirWith({ 'r.yaml': `id: r\non: [transfer:succeeded]\nto:\n  url: ${sink.url}\nretry:\n  schedule: [0s, 50ms]\nredrive: false\n` }),
+      delivery: { ...TEST_DELIVERY, failureThreshold: 100 },
+    });
+    running.unshift(app);
+    const origin = new URL(sink.url).origin;
+    await app.store.openOutage(origin, Date.now() - 1);
+    await postSigned(app.webhookUrl(), sampleTransferSucceeded(), TEST_SECRET);
+    const dead = await eventually(async () => (await app.store.listDeliveries({ state: 'dead' }, { limit: 1 })).items[0], 20_000, 'dead');
+    const closed = await app.store.closeOutage(origin, Date.now(), new Map([['r', 10]]));
+    expect(closed!.redriven).toEqual([dead.id]);
+    app.worker!.wake();
+    const detail = await eventually(async () => {
+      const d = await app.store.getDelivery(dead.id);
+      return d?.state === 'delivered' ? d : null;
+    }, 20_000, 'delivered');
+    // Two attempts ran out its schedule; the redrive's pass retried its first failure instead of dead-lettering it.
+    expect(detail.attemptLog.map((a) => [a.attempt, a.status, a.outcome])).toEqual([[1, 503, 'pending'], [2, 503, 'dead'], [3, 503, 'pending'], [4, 200, 'delivered']]);
+    expect(new Set(sink.received.map((r) => r.headers['x-hookrelay-delivery']))).toEqual(new Set([`dlv_${dead.id}`]));
   }, 60_000);
 });
