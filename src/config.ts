@@ -47,6 +47,24 @@ export const SourceConfigSchema = z
   });
 export type SourceConfig = z.infer<typeof SourceConfigSchema>;
 
+const REDRIVE_DEFAULTS = { enabled: false, maxPerSecond: 10, checkIntervalMs: 5_000 };
+
+/** `delivery.redrive`: true, false, or { enabled, maxPerSecond, checkIntervalMs }. */
+const RedriveConfigSchema = z
+  .union([
+    z.boolean().transform((enabled) => ({ ...REDRIVE_DEFAULTS, enabled })),
+    z
+      .object({
+        enabled: z.boolean().default(true),
+        /** Redriven dead letters started per second per rule, unless the rule sets its own. */
+        maxPerSecond: z.coerce.number().positive().max(1000).default(REDRIVE_DEFAULTS.maxPerSecond),
+        /** How often open outages are read from the store, and a probe is sent for those without traffic. */
+        checkIntervalMs: z.coerce.number().int().positive().default(REDRIVE_DEFAULTS.checkIntervalMs),
+      })
+      .strict(),
+  ])
+  .default(REDRIVE_DEFAULTS);
+
 export const ConfigSchema = z
   .object({
     port: z.coerce.number().int().min(0).max(65535).default(8080),
@@ -102,11 +120,13 @@ export const ConfigSchema = z
         pollIntervalMs: z.coerce.number().int().positive().default(1_000),
         failureThreshold: z.coerce.number().int().positive().default(5),
         coolDownMs: z.coerce.number().int().positive().default(30_000),
+        /** Send the retryable dead letters of an outage again when the destination recovers, for rules without a `redrive:` of their own. */
+        redrive: RedriveConfigSchema,
         /** Deprecated: `false` means `role: receiver` (a warning says so at start). */
         enabled: z.boolean().optional(),
       })
       .strict()
-      .default({ allowNetworks: [], concurrency: 256, adaptive: true, maxInFlight: 512, batchSize: 32, leaseMs: 600_000, pollIntervalMs: 1_000, failureThreshold: 5, coolDownMs: 30_000 }),
+      .default({ allowNetworks: [], concurrency: 256, adaptive: true, maxInFlight: 512, batchSize: 32, leaseMs: 600_000, pollIntervalMs: 1_000, failureThreshold: 5, coolDownMs: 30_000, redrive: REDRIVE_DEFAULTS }),
     cluster: z
       .object({
         /** How often a node records its heartbeat in the node registry; it counts as gone after 3 missed ones. */
@@ -114,6 +134,21 @@ export const ConfigSchema = z
       })
       .strict()
       .default({ heartbeatMs: 5_000 }),
+    alerts: z
+      .object({
+        /** Where alert messages go (Slack-compatible `{"text": ...}` JSON, signed); none are sent without it. */
+        url: z.url({ protocol: /^https?$/ }).optional(),
+        /** Signs each message as rules sign deliveries (`hmac-sha256-hex` over the body, header X-Hookrelay-Signature). */
+        secret: z.string().min(1).optional(),
+        /** At most one message per destination (and one about dead letters) in this long; later ones are counted and reported with the next. */
+        dampingMs: z.coerce.number().int().positive().default(10 * 60_000),
+        /** A message when the number of dead letters reaches this (again after it fell below). */
+        deadLetterThreshold: z.coerce.number().int().positive().default(100),
+        /** How often the dead-letter count is read. */
+        checkIntervalMs: z.coerce.number().int().positive().default(60_000),
+      })
+      .strict()
+      .default({ dampingMs: 600_000, deadLetterThreshold: 100, checkIntervalMs: 60_000 }),
     server: z
       .object({
         headersTimeoutMs: z.coerce.number().int().positive().default(10_000),

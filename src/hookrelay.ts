@@ -8,7 +8,10 @@ import { ConsoleSessions } from './admin/console/console-sessions.js';
 import { nodeRoleOf, type Config, type SourceConfig } from './config.js';
 import { NodeHeartbeat } from './cluster/node-heartbeat.js';
 import { notAReceiverHandler } from './ingest/not-a-receiver.js';
+import { createAlertSender } from './alerts/alert-sender.js';
+import { Alerts } from './alerts/alerts.js';
 import { createCircuitBreaker } from './delivery/circuit-breaker.js';
+import { OutageTracker } from './delivery/outage-tracker.js';
 import { createDestinationLimiter } from './delivery/destination-limiter.js';
 import { createGuardedDispatcher } from './delivery/guarded-dispatcher.js';
 import { createSsrfGuard, type LookupFunction } from './delivery/ssrf-guard.js';
@@ -49,6 +52,10 @@ export interface RunningHookrelay {
   metrics: HookrelayMetrics | null;
   /** Null when `retention.enabled` is false. */
   retention: RetentionWorker | null;
+  /** Outages and their redrive; null when `delivery.enabled` is false. */
+  outages: OutageTracker | null;
+  /** Null without `alerts.url`. */
+  alerts: Alerts | null;
   sources: readonly SourceConfig[];
   /** Secrets created on this start (first start without a configured secret); shown to the operator once. */
   generatedSecrets: GeneratedSecret[];
@@ -98,8 +105,41 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
   const limiter = createDestinationLimiter({ adaptive: config.delivery.adaptive });
   const breaker = createCircuitBreaker({ failureThreshold: config.delivery.failureThreshold, coolDownMs: config.delivery.coolDownMs });
   const destinations = (): DestinationsView => destinationsView(config.delivery.adaptive, limiter.destinations(), (destination) => breaker.reopensAt(destination, Date.now()));
+  const alerts = config.alerts.url
+    ? new Alerts({
+        send: createAlertSender({ url: config.alerts.url, secret: config.alerts.secret, dispatcher, logger }),
+        store,
+        logger,
+        dampingMs: config.alerts.dampingMs,
+        deadLetterThreshold: config.alerts.deadLetterThreshold,
+        checkIntervalMs: config.alerts.checkIntervalMs,
+      })
+    : null;
+  const outages = config.delivery.enabled
+    ? new OutageTracker({
+        store,
+        rules: () => rules.current(),
+        breaker,
+        settings: config.delivery.redrive,
+        probeIntervalMs: config.delivery.coolDownMs,
+        logger,
+        onOpened: alerts ? (outage) => alerts.outageOpened(outage) : undefined,
+        onClosed: alerts ? (outage) => alerts.outageClosed(outage) : undefined,
+      })
+    : null;
   const metrics = config.metrics.enabled
-    ? new HookrelayMetrics({ sources: sources.map((s) => s.name), knownEvents: Object.keys(KNOWN_EVENT_SCHEMAS), maxEventLabels: config.metrics.maxEventLabels, outboxStats: (now) => store.outboxStats(now), destinations: delivers ? () => limiter.destinations() : undefined })
+    ? new HookrelayMetrics({
+        sources: sources.map((s) => s.name),
+        knownEvents: Object.keys(KNOWN_EVENT_SCHEMAS),
+        maxEventLabels: config.metrics.maxEventLabels,
+        outboxStats: (now) => store.outboxStats(now),
+        destinations: delivers ? () => limiter.destinations() : undefined,
+        deadLettersByRule: async () => {
+          const counts = await store.deliveryCountsByRule(rules.current().rules.map((rule) => rule.id));
+          return new Map([...counts].map(([rule, c]) => [rule, c.dead]));
+        },
+        failingDestinations: async () => (await store.listOutages({ open: true, limit: 1000 })).map((outage) => outage.destination),
+      })
     : null;
   if (metrics) {
     rules.on('reload', () => metrics.recordRulesReload());
@@ -119,6 +159,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
         batchSize: config.delivery.batchSize,
         leaseMs: config.delivery.leaseMs,
         pollIntervalMs: config.delivery.pollIntervalMs,
+        outages: outages ?? undefined,
         onAttempt: metrics ? (attempt) => metrics.recordAttempt(attempt) : undefined,
       })
     : null;
@@ -212,8 +253,10 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     throw err;
   }
   node.start();
+  await outages?.start();
   worker?.start();
   retention?.start();
+  alerts?.start();
   if (config.admin.port === undefined && !isLoopbackHost(config.host)) {
     logger.warn(
       { host: config.host },
@@ -231,6 +274,8 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     worker,
     metrics,
     retention,
+    outages,
+    alerts,
     sources,
     generatedSecrets: generated,
     node,
@@ -245,6 +290,8 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
         admin.streams.close();
         await server.close();
         await worker?.stop(config.server.shutdownGraceMs);
+        await outages?.stop();
+        alerts?.stop();
         await retention?.stop();
         await admin.jobs.stop();
         // Last, so its jobs are marked failed (shutdown) before the node leaves the registry.

@@ -38,6 +38,7 @@ function printAttempts(delivery: DeliveryDetailView): void {
     const what = a.status !== null ? `HTTP ${a.status}` : `${a.errorCode ?? 'error'}: ${a.errorMessage ?? ''}`;
     printLine(`      #${a.attempt} ${shortTime(a.startedAt)} ${a.urlOrigin} ${what} ${a.durationMs} ms → ${a.outcome}`);
   }
+  for (const r of delivery.redrives ?? []) printLine(`      ${r.kind === 'probe' ? 'redriven as a probe' : 'redriven'} ${shortTime(r.redrivenAt)} after outage ${r.outageId}`);
 }
 
 export function printEventDetail({ event, deliveries }: EventWithDeliveries): void {

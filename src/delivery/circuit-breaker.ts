@@ -14,11 +14,16 @@ export interface CircuitBreaker {
   reopensAt(destination: string, now: number): number | null;
   /** The destination answered (2xx, or a 4xx verdict): close the circuit and forget its failures. */
   recordSuccess(destination: string): void;
-  /** A retryable failure (network error, timeout, 5xx, 429). */
-  recordFailure(destination: string, now: number): void;
+  /**
+   * A retryable failure (network error, timeout, 5xx, 429). Returns when the run of failures began if this
+   * failure opened the circuit for the first time in that run (an outage starts), else null.
+   */
+  recordFailure(destination: string, now: number): number | null;
 }
 
 interface BreakerState {
+  /** When the current run of failures began. */
+  failingSince: number;
   consecutiveFailures: number;
   pausesInARow: number;
   openUntil: number;
@@ -40,16 +45,17 @@ export function createCircuitBreaker(options: CircuitBreakerOptions = {}): Circu
     return state && now < state.openUntil ? state.openUntil : null;
   }
 
-  function recordFailure(destination: string, now: number): void {
-    const state = states.get(destination) ?? { consecutiveFailures: 0, pausesInARow: 0, openUntil: 0 };
+  function recordFailure(destination: string, now: number): number | null {
+    const state = states.get(destination) ?? { failingSince: now, consecutiveFailures: 0, pausesInARow: 0, openUntil: 0 };
     states.set(destination, state);
     // Attempts that were already in flight when the circuit opened do not extend the pause.
-    if (now < state.openUntil) return;
+    if (now < state.openUntil) return null;
     state.consecutiveFailures += 1;
-    if (state.consecutiveFailures < threshold) return;
+    if (state.consecutiveFailures < threshold) return null;
     const pause = Math.min(maxCoolDownMs, coolDownMs * 2 ** state.pausesInARow);
     state.pausesInARow += 1;
     state.openUntil = now + pause;
+    return state.pausesInARow === 1 ? state.failingSince : null;
   }
 
   return {

@@ -28,8 +28,17 @@ export interface DeliveryWorkerOptions {
   pollIntervalMs: number;
   now?: () => number;
   random?: () => number;
+  /** Told when a destination's circuit opens for the first time in a run of failures, and of every answer that closes it (redrive, alerts). */
+  outages?: OutageListener;
   /** Called after each attempt is recorded (metrics). */
   onAttempt?: (attempt: { ruleId: string; outcome: DeliveryState; durationMs: number }) => void;
+}
+
+export interface OutageListener {
+  /** The destination's circuit opened; its failures began at `failingSince`. */
+  opened(destination: string, failingSince: number, now: number): void;
+  /** The destination answered with a verdict of its own (delivered, or a 4xx): it works. */
+  answered(destination: string, now: number): void;
 }
 
 /** How long a row waits when its destination is at its concurrency or rate limit. */
@@ -274,9 +283,15 @@ export class DeliveryWorker {
       const finishedAt = this.now();
       const resolution = this.resolve(delivery, rule, result, finishedAt);
       // Only failures a pause can help count against the destination: a refusal by the SSRF guard or a
-      // shutdown is not the destination's doing.
-      if (resolution.state === 'pending' && result.error?.code !== 'aborted') this.options.breaker.recordFailure(destination, finishedAt);
-      else if (result.status !== undefined) this.options.breaker.recordSuccess(destination);
+      // shutdown is not the destination's doing; a retryable failure that ran out of retries still is.
+      const failed = (resolution.state === 'pending' && result.error?.code !== 'aborted') || (resolution.state === 'dead' && resolution.retryable === true);
+      if (failed) {
+        const failingSince = this.options.breaker.recordFailure(destination, finishedAt);
+        if (failingSince !== null) this.options.outages?.opened(destination, failingSince, finishedAt);
+      } else if (result.status !== undefined) {
+        this.options.breaker.recordSuccess(destination);
+        this.options.outages?.answered(destination, finishedAt);
+      }
       await this.record(delivery, startedAt, destination, result, resolution);
     } catch (err) {
       // The store failed while recording: the lease runs out and the row is attempted again later.
@@ -326,8 +341,9 @@ export class DeliveryWorker {
     const classified = classifyAttempt({ status: result.status, headers: result.headers, error: result.error, retryOn: rule.retryOn, now });
     if (classified.verdict === 'delivered') return { state: 'delivered' };
     if (classified.verdict === 'permanent') return { state: 'dead', reason: classified.reason };
-    const delay = nextAttemptDelay({ attemptNumber: delivery.attempts + 1, scheduleMs: rule.retryScheduleMs, retryAfterMs: classified.retryAfterMs, random: this.random });
-    if (delay === null) return { state: 'dead', reason: `retries exhausted after ${delivery.attempts + 1} attempts (last: ${classified.reason})` };
+    // A redrive starts a new pass of the schedule: count the attempts of this pass only.
+    const delay = nextAttemptDelay({ attemptNumber: delivery.attempts + 1 - delivery.passOffset, scheduleMs: rule.retryScheduleMs, retryAfterMs: classified.retryAfterMs, random: this.random });
+    if (delay === null) return { state: 'dead', reason: `retries exhausted after ${delivery.attempts + 1} attempts (last: ${classified.reason})`, retryable: true };
     return { state: 'pending', nextAttemptAt: now + delay };
   }
 

@@ -15,6 +15,10 @@ export interface MetricsOptions {
   outboxStats: (now: number) => Promise<OutboxStats>;
   /** Read on every scrape for the per-destination gauges (the delivery worker's limiter). */
   destinations?: () => DestinationView[];
+  /** Read on every scrape: dead letters of each current rule. */
+  deadLettersByRule?: () => Promise<Map<string, number>>;
+  /** Read on every scrape: destinations with an open outage (any node's circuit opened, none has seen a success since). */
+  failingDestinations?: () => Promise<string[]>;
   now?: () => number;
 }
 
@@ -56,6 +60,8 @@ export class HookrelayMetrics {
   private readonly retentionLastRun;
   private readonly destinationLimit;
   private readonly destinationInFlight;
+  private readonly ruleDeadLetters;
+  private readonly destinationFailing;
 
   constructor(private readonly options: MetricsOptions) {
     this.now = options.now ?? Date.now;
@@ -115,6 +121,13 @@ export class HookrelayMetrics {
       labelNames: ['destination'] as const,
       registers,
     });
+    this.ruleDeadLetters = new Gauge({ name: 'hookrelay_rule_dead_letters', help: 'Dead-lettered deliveries currently stored, by rule (the rules in use).', labelNames: ['rule'] as const, registers });
+    this.destinationFailing = new Gauge({
+      name: 'hookrelay_destination_failing',
+      help: 'Destination origins with an open outage (1): a circuit opened and no success has been seen since, on any node.',
+      labelNames: ['destination'] as const,
+      registers,
+    });
   }
 
   /** The ingest handler's `onOutcome` hook. */
@@ -158,7 +171,21 @@ export class HookrelayMetrics {
       // Store unavailable (closing, locked): serve the other metrics; readiness reports the store itself.
     }
     this.readDestinations();
+    await this.readDeadLettersAndOutages();
     return this.registry.metrics();
+  }
+
+  /** Set afresh on each scrape, so a recovered destination's or removed rule's series disappears. */
+  private async readDeadLettersAndOutages(): Promise<void> {
+    try {
+      const [byRule, failing] = await Promise.all([this.options.deadLettersByRule?.(), this.options.failingDestinations?.()]);
+      this.ruleDeadLetters.reset();
+      for (const [rule, dead] of byRule ?? []) this.ruleDeadLetters.set({ rule }, dead);
+      this.destinationFailing.reset();
+      for (const destination of (failing ?? []).slice(0, MAX_DESTINATION_LABELS)) this.destinationFailing.set({ destination }, 1);
+    } catch {
+      // Store unavailable: as for the outbox gauges.
+    }
   }
 
   /** Set afresh on each scrape, so a forgotten destination's series disappears. */

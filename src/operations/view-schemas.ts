@@ -106,7 +106,32 @@ export const AttemptSchema = z
   })
   .meta({ id: 'Attempt' });
 
-export const DeliveryDetailSchema = DeliverySchema.extend({ attemptLog: z.array(AttemptSchema) }).meta({ id: 'DeliveryDetail' });
+export const RedriveSchema = z
+  .object({
+    outageId: int,
+    kind: z.enum(['redrive', 'probe']).meta({ description: 'redrive: sent again when its outage closed; probe: sent again to find out whether the destination recovered' }),
+    redrivenAt: isoTime,
+    dueAt: isoTime.meta({ description: 'when its new pass of the retry schedule started (redrives are spread out at the rule rate)' }),
+  })
+  .meta({ id: 'Redrive' });
+
+export const DeliveryDetailSchema = DeliverySchema.extend({
+  attemptLog: z.array(AttemptSchema),
+  redrives: z.array(RedriveSchema).meta({ description: 'each time the delivery was redriven after dying during an outage of its destination, oldest first' }),
+}).meta({ id: 'DeliveryDetail' });
+
+export const OutageSchema = z
+  .object({
+    id: int,
+    destination: z.string().meta({ description: 'scheme://host:port' }),
+    openedAt: isoTime.meta({ description: 'the first failed attempt of the run that opened the circuit' }),
+    closedAt: isoTime.nullable().meta({ description: 'the success that closed it; null while the destination is failing' }),
+    lastProbeAt: isoTime.nullable(),
+    redriven: int.meta({ description: 'dead letters sent again because of it (probes included)' }),
+  })
+  .meta({ id: 'Outage' });
+
+export const OutagesSchema = z.object({ items: z.array(OutageSchema) }).meta({ id: 'Outages' });
 
 export const JobSchema = z
   .object({
@@ -201,6 +226,7 @@ export const RuleStatusSchema = z
     retryOn: z.array(int),
     concurrency: int.optional(),
     rateLimitPerSecond: z.number().optional(),
+    redrive: z.object({ enabled: z.boolean(), maxPerSecond: z.number().optional() }).optional(),
     env: z.array(z.string()),
     counts: RuleCountsSchema,
   })
@@ -234,6 +260,7 @@ export type ForwardingView = z.output<typeof ForwardingSchema>;
 export type EventDetailView = z.output<typeof EventDetailSchema>;
 export type DeliveryView = z.output<typeof DeliverySchema>;
 export type DeliveryDetailView = z.output<typeof DeliveryDetailSchema>;
+export type OutageView = z.output<typeof OutageSchema>;
 export type JobView = z.output<typeof JobSchema>;
 export type ResendResultView = z.output<typeof ResendResultSchema>;
 export type ReplayResultView = z.output<typeof ReplayResultSchema>;

@@ -1,9 +1,9 @@
 import { lastAttemptSent, type DeliveryPauses } from '../delivery/delivery-pauses.js';
-import type { Delivery, DeliveryCounts, DeliveryDetail, EventSummary, Job, StoredEvent } from '../store/store.js';
+import type { Delivery, DeliveryCounts, DeliveryDetail, EventSummary, Job, Outage, StoredEvent } from '../store/store.js';
 import type { EditedReplayAnswer } from './edited-replay.js';
 import type { RoutedReplayAnswer } from './routed-replay.js';
 import type { DestinationView } from '../delivery/destination-limiter.js';
-import type { DeliveryDetailView, DeliveryView, DestinationsView, EditedReplayResultView, EventDetailView, EventSummaryView, ForwardingView, JobView, ReplayResultView } from './view-schemas.js';
+import type { DeliveryDetailView, DeliveryView, DestinationsView, EditedReplayResultView, EventDetailView, EventSummaryView, ForwardingView, JobView, OutageView, ReplayResultView } from './view-schemas.js';
 
 /** Store records → admin API answers: unix ms become ISO 8601. */
 
@@ -92,7 +92,12 @@ export function deliveryDetailView(d: DeliveryDetail, pauses: DeliveryPauses): D
       responseExcerpt: a.responseExcerpt,
       outcome: a.outcome,
     })),
+    redrives: d.redrives.map((r) => ({ outageId: r.outageId, kind: r.kind, redrivenAt: iso(r.redrivenAt), dueAt: iso(r.dueAt) })),
   };
+}
+
+export function outageView(o: Outage): OutageView {
+  return { id: o.id, destination: o.destination, openedAt: iso(o.openedAt), closedAt: isoOrNull(o.closedAt), lastProbeAt: isoOrNull(o.lastProbeAt), redriven: o.redriven };
 }
 
 export function jobView(j: Job): JobView {

@@ -1,7 +1,7 @@
 import { inspect } from 'node:util';
 import type { z } from 'zod';
 import { parseDuration } from '../duration.js';
-import { describeRule } from './describe-rule.js';
+import { describeRule, redriveChoice } from './describe-rule.js';
 import type { Env } from './env-references.js';
 import { keptRuleOf } from './kept-rules.js';
 import { compileMatcher, type MatchCriteria } from './matcher.js';
@@ -63,6 +63,7 @@ export function compileRule(value: unknown, location: { file: string; line: numb
     retryOn: def.retry.retryOn,
     ...(def.concurrency !== undefined && { concurrency: def.concurrency }),
     ...(def.rateLimit !== undefined && { rateLimitPerSecond: def.rateLimit.perSecond }),
+    ...(def.redrive !== undefined && { redrive: redriveChoice(def.redrive) }),
     hasTransform: transform.transform.hasTransform,
     matches: matcher.matcher.matches,
     explainMismatch: matcher.matcher.explainMismatch,

@@ -1,6 +1,6 @@
 import { envReferenceNames, hasEnvReferences } from './env-references.js';
 import type { RuleDefinition } from './schema.js';
-import type { RuleDescription } from './types.js';
+import type { RedriveChoice, RuleDescription } from './types.js';
 
 /**
  * The rule as written in its file, safe to log, print and serve: `${ENV}` references stay unresolved,
@@ -52,6 +52,12 @@ export function describeRule(
     retryOn: [...def.retry.retryOn],
     ...(def.concurrency !== undefined && { concurrency: def.concurrency }),
     ...(def.rateLimit !== undefined && { rateLimitPerSecond: def.rateLimit.perSecond }),
+    ...(def.redrive !== undefined && { redrive: redriveChoice(def.redrive) }),
     env: [...new Set(templates.flatMap(envReferenceNames))],
   };
+}
+
+/** `redrive: true | false | { maxPerSecond }` as the worker reads it. */
+export function redriveChoice(value: boolean | { maxPerSecond: number }): RedriveChoice {
+  return typeof value === 'boolean' ? { enabled: value } : { enabled: true, maxPerSecond: value.maxPerSecond };
 }

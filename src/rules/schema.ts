@@ -142,6 +142,10 @@ export const ruleSchema = z
       .strictObject({ perSecond: z.number().positive().max(10_000) })
       .optional()
       .meta({ description: 'Max requests started per second to this destination.' }),
+    redrive: z
+      .union([z.boolean(), z.strictObject({ maxPerSecond: z.number().positive().max(1000) })])
+      .optional()
+      .meta({ description: 'After an outage of the destination, send its retryable dead letters again when it recovers (true, or { maxPerSecond }). Default: delivery.redrive.' }),
     enabled: z.boolean().default(true),
   })
   .meta({ id: 'Rule', title: 'hookrelay rule', description: 'One routing rule: which events, where they go, how.' });

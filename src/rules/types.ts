@@ -46,6 +46,8 @@ export interface CompiledRule {
   retryOn: readonly number[];
   concurrency?: number;
   rateLimitPerSecond?: number;
+  /** The rule's own redrive choice; absent: `delivery.redrive` decides. */
+  redrive?: RedriveChoice;
   hasTransform: boolean;
   matches(input: RuleEventInput): boolean;
   explainMismatch(input: RuleEventInput): string | null;
@@ -73,8 +75,15 @@ export interface RuleDescription {
   retryOn: readonly number[];
   concurrency?: number;
   rateLimitPerSecond?: number;
+  redrive?: RedriveChoice;
   /** Names of the environment variables the rule reads. */
   env: string[];
+}
+
+/** A rule's `redrive:` option: off, or on at an optional rate of its own. */
+export interface RedriveChoice {
+  enabled: boolean;
+  maxPerSecond?: number;
 }
 
 export interface RuleSet {

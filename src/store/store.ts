@@ -106,6 +106,8 @@ export interface ClaimedDelivery {
   contentType: string;
   /** Attempts made before this one. */
   attempts: number;
+  /** Attempts made before the current pass of the rule's retry schedule (a redrive starts a new pass). */
+  passOffset: number;
   leaseToken: string;
   /** What to send: the transformed body, or the event's raw bytes. */
   payload: Buffer;
@@ -132,11 +134,45 @@ export interface StoredAttempt extends AttemptRecord {
 export type AttemptResolution =
   | { state: 'delivered' }
   | { state: 'pending'; nextAttemptAt: number }
-  | { state: 'dead'; reason: string };
+  /** `retryable`: retries ran out on failures worth retrying (network, timeout, 408/425/429/5xx): a redrive may send it again. */
+  | { state: 'dead'; reason: string; retryable?: boolean };
 
 export interface DeliveryDetail extends Delivery {
   attemptLog: StoredAttempt[];
+  /** Each time it was sent again after dying during an outage, oldest first. */
+  redrives: DeliveryRedrive[];
 }
+
+/** A destination's outage: from the first failed attempt of the run that opened its circuit to the success that closed it. */
+export interface Outage {
+  id: number;
+  /** scheme://host:port, as attempts record it. */
+  destination: string;
+  openedAt: number;
+  /** Null while the destination is still failing. */
+  closedAt: number | null;
+  /** When a dead letter was last sent again as a probe. */
+  lastProbeAt: number | null;
+  /** Dead letters sent again because of it (probes included). */
+  redriven: number;
+}
+
+/** `redrive`: sent again when its outage closed; `probe`: sent again to find out whether the destination recovered. */
+export type RedriveKind = 'redrive' | 'probe';
+
+export interface DeliveryRedrive {
+  outageId: number;
+  kind: RedriveKind;
+  redrivenAt: number;
+  /** When its new pass of the retry schedule started (redrives are spread out at the rule's rate). */
+  dueAt: number;
+}
+
+/**
+ * Which dead letters of an outage a redrive sends again: those of the rules named (the rules that opted in),
+ * each rule's spaced this many ms apart. Others stay dead.
+ */
+export type RedriveSpacing = ReadonlyMap<string, number>;
 
 export interface OutboxStats {
   pending: number;
@@ -314,6 +350,24 @@ export interface Store {
   acquireLease(name: string, holder: string, ttlMs: number): Promise<boolean>;
   /** Gives the lease back if `holder` holds it. */
   releaseLease(name: string, holder: string): Promise<void>;
+
+  // Outages and redrive (src/delivery/redrive.ts).
+  /** Records that `destination` is failing since `openedAt`, unless it already has an open outage; `opened` says whether this call did. */
+  openOutage(destination: string, openedAt: number): Promise<{ outage: Outage; opened: boolean }>;
+  /** Newest first; `open` keeps only the outages not yet closed. */
+  listOutages(filter: { open?: boolean; limit: number }): Promise<Outage[]>;
+  /**
+   * Closes the destination's open outage and, in the same transaction, makes the dead letters that died of
+   * retryable failures at it since the outage opened pending again (oldest first, spaced per rule, with a
+   * new pass of the retry schedule). Null when it has no open outage (another node closed it): exactly one
+   * caller redrives.
+   */
+  closeOutage(destination: string, closedAt: number, spacing: RedriveSpacing): Promise<{ outage: Outage; redriven: number[] } | null>;
+  /**
+   * Sends the oldest such dead letter of an open outage again, due now, unless a probe was sent less than
+   * `minIntervalMs` ago (by any node); returns its id, or null.
+   */
+  probeOutage(outageId: number, now: number, options: { minIntervalMs: number; ruleIds: readonly string[] }): Promise<number | null>;
 }
 
 /** A node is live until this many of its heartbeat intervals pass without a heartbeat. */

@@ -1,4 +1,4 @@
-import type { ClusterNode, Delivery, DeliveryOrigin, Job, JobState, NodeRole, StoredAttempt } from './store.js';
+import type { ClusterNode, Delivery, DeliveryOrigin, DeliveryRedrive, Job, JobState, NodeRole, Outage, StoredAttempt } from './store.js';
 
 // Rows of the tables both backends share, as their drivers return them, and what the Store hands out.
 
@@ -120,4 +120,28 @@ export function toClusterNode(row: NodeRow, toCallerClock: (storeTime: number) =
     startedAt: row.started_at,
     lastHeartbeat: toCallerClock(row.last_heartbeat),
   };
+}
+
+export interface OutageRow {
+  id: number;
+  destination: string;
+  opened_at: number;
+  closed_at: number | null;
+  last_probe_at: number | null;
+  redriven: number;
+}
+
+export function toOutage(row: OutageRow): Outage {
+  return { id: row.id, destination: row.destination, openedAt: row.opened_at, closedAt: row.closed_at, lastProbeAt: row.last_probe_at, redriven: row.redriven };
+}
+
+export interface RedriveRow {
+  outage_id: number;
+  kind: DeliveryRedrive['kind'];
+  redriven_at: number;
+  due_at: number;
+}
+
+export function toDeliveryRedrive(row: RedriveRow): DeliveryRedrive {
+  return { outageId: row.outage_id, kind: row.kind, redrivenAt: row.redriven_at, dueAt: row.due_at };
 }

@@ -135,3 +135,10 @@ export const DryRunBodySchema = z
   .meta({ description: 'exactly one of eventId or last' });
 
 export type EventFilterInput = z.output<typeof EventFilterSchema>;
+
+export const OutagesQuerySchema = z
+  .object({
+    open: z.enum(['true', 'false']).default('false').transform((v) => v === 'true').meta({ description: 'only outages not yet closed' }),
+    limit: z.coerce.number().int().min(1).max(500).default(50),
+  })
+  .strict();

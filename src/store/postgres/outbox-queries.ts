@@ -27,7 +27,7 @@ const CLAIM = named('claim', `
   )
   UPDATE deliveries d SET next_attempt_at = $3, lease_token = $4, updated_at = $5
   FROM due WHERE d.id = due.id
-  RETURNING d.id, d.event_id, d.rule_id, d.rule_set_hash, d.content_type, d.attempts,
+  RETURNING d.id, d.event_id, d.rule_id, d.rule_set_hash, d.content_type, d.attempts, d.pass_offset,
     COALESCE(d.body, (SELECT e.body FROM events e WHERE e.id = d.event_id)) AS payload`);
 
 /**
@@ -37,9 +37,9 @@ const CLAIM = named('claim', `
 const RECORD_ATTEMPTS = named('record_attempts', `
   WITH input AS (
     SELECT * FROM unnest($1::bigint[], $2::text[], $3::int[], $4::bigint[], $5::int[], $6::text[], $7::int[], $8::text[], $9::text[],
-                         $10::text[], $11::text[], $12::text[], $13::bigint[], $14::text[], $15::text[])
+                         $10::text[], $11::text[], $12::text[], $13::bigint[], $14::text[], $15::text[], $17::text[])
       AS a(delivery_id, lease_token, attempt, started_at, duration_ms, url_origin, status, error_code, error_message, response_excerpt,
-           outcome, state, next_attempt_at, last_error, dead_reason)
+           outcome, state, next_attempt_at, last_error, dead_reason, retryable_dead_destination)
   ), logged AS (
     INSERT INTO delivery_attempts (delivery_id, attempt, lease_token, started_at, duration_ms, url_origin, status, error_code, error_message,
                                    response_excerpt, outcome)
@@ -48,7 +48,8 @@ const RECORD_ATTEMPTS = named('record_attempts', `
     ON CONFLICT (delivery_id, lease_token, attempt) DO NOTHING
   ), resolved AS (
     UPDATE deliveries d SET state = a.state, attempts = a.attempt, next_attempt_at = a.next_attempt_at, lease_token = NULL,
-      last_status = a.status, last_error = a.last_error, dead_reason = a.dead_reason, updated_at = $16::bigint
+      last_status = a.status, last_error = a.last_error, dead_reason = a.dead_reason,
+      retryable_dead_destination = a.retryable_dead_destination, updated_at = $16::bigint
     FROM input a WHERE d.id = a.delivery_id AND d.lease_token = a.lease_token
     RETURNING d.id
   )
@@ -116,7 +117,7 @@ export class OutboxQueries {
       for (const token of tokens) this.unanswered.delete(token);
     }
     const leaseToken = randomUUID();
-    let rows: { id: number; event_id: number; rule_id: string; rule_set_hash: string; content_type: string; attempts: number; payload: Buffer }[];
+    let rows: { id: number; event_id: number; rule_id: string; rule_set_hash: string; content_type: string; attempts: number; pass_offset: number; payload: Buffer }[];
     try {
       ({ rows } = await this.db.query({ ...CLAIM, values: [dbNow, limit, dbNow + leaseMs, leaseToken, now] }));
     } catch (err) {
@@ -124,20 +125,22 @@ export class OutboxQueries {
       throw err;
     }
     return rows
-      .map((r) => ({ id: r.id, eventId: r.event_id, ruleId: r.rule_id, ruleSetHash: r.rule_set_hash, contentType: r.content_type, attempts: r.attempts, leaseToken, payload: r.payload }))
+      .map((r) => ({ id: r.id, eventId: r.event_id, ruleId: r.rule_id, ruleSetHash: r.rule_set_hash, contentType: r.content_type, attempts: r.attempts, passOffset: r.pass_offset, leaseToken, payload: r.payload }))
       .sort((a, b) => a.id - b.id);
   }
 
   async recordAttempts(records: readonly AttemptToRecord[], now: number): Promise<boolean[]> {
     const columns: unknown[][] = Array.from({ length: 15 }, () => []);
+    const retryableDeadAt: (string | null)[] = [];
     for (const { deliveryId, leaseToken, attempt: a, resolution: r } of records) {
+      retryableDeadAt.push(r.state === 'dead' && r.retryable ? a.urlOrigin : null);
       const lastError = a.errorCode ? `${a.errorCode}: ${a.errorMessage ?? ''}`.trim() : null;
       [
         deliveryId, leaseToken, a.attempt, a.startedAt, a.durationMs, a.urlOrigin, a.status, a.errorCode, a.errorMessage, a.responseExcerpt, a.outcome,
         r.state, r.state === 'pending' ? this.clock.toDatabase(r.nextAttemptAt) : null, lastError, r.state === 'dead' ? r.reason : null,
       ].forEach((value, i) => columns[i]!.push(value));
     }
-    const { rows } = await this.db.query<{ id: number }>({ ...RECORD_ATTEMPTS, values: [...columns, now] });
+    const { rows } = await this.db.query<{ id: number }>({ ...RECORD_ATTEMPTS, values: [...columns, now, retryableDeadAt] });
     const resolved = new Set(rows.map((r) => r.id));
     return records.map((r) => resolved.has(r.deliveryId));
   }
@@ -151,7 +154,7 @@ export class OutboxQueries {
     return due === null ? null : this.clock.toNode(due);
   }
 
-  async get(id: number): Promise<DeliveryDetail | null> {
+  async get(id: number): Promise<Omit<DeliveryDetail, 'redrives'> | null> {
     const { rows } = await this.db.query<DeliveryRow>(`SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE id = $1`, [id]);
     if (rows.length === 0) return null;
     const attempts = await this.db.query<Record<string, unknown>>('SELECT * FROM delivery_attempts WHERE delivery_id = $1 ORDER BY id', [id]);

@@ -19,6 +19,8 @@ import { KeptQueries } from './kept-queries.js';
 import { NodeQueries } from './node-queries.js';
 import { migrate } from './migrate.js';
 import { OutboxQueries, type AttemptToRecord } from './outbox-queries.js';
+import { OutageQueries } from './outage-queries.js';
+import type { Outage, RedriveSpacing } from '../store.js';
 import { saveEvents } from './save-events.js';
 import { asReadError, asStoreError, isRetryable, isStoreWideError } from './store-errors.js';
 
@@ -42,6 +44,7 @@ export class PostgresStore implements Store {
   private readonly kept: KeptQueries;
   private readonly copy: CopyQueries;
   private readonly nodes: NodeQueries;
+  private readonly outages: OutageQueries;
   private readonly due = new CommitListeners();
   /** This node's commits of new events (event streams); other nodes' show at a stream's next periodic read. */
   private readonly stored = new CommitListeners();
@@ -60,6 +63,7 @@ export class PostgresStore implements Store {
     this.kept = new KeptQueries(this.pool);
     this.copy = new CopyQueries(this.pool, this.clock);
     this.nodes = new NodeQueries(this.pool, this.clock);
+    this.outages = new OutageQueries(this.pool, this.clock);
     const groupOptions = { failsEveryItem: isStoreWideError, isRetryable };
     this.saveGroup = new BatchCommit((batch) => saveEvents(this.pool, batch, (receivedAt, delayMs) => this.clock.toDatabase(receivedAt) + delayMs), groupOptions);
     this.attemptGroup = new BatchCommit((records) => this.outbox.recordAttempts(records, Date.now()), groupOptions);
@@ -185,7 +189,10 @@ export class PostgresStore implements Store {
   }
 
   getDelivery(id: number): Promise<DeliveryDetail | null> {
-    return this.read(() => this.outbox.get(id));
+    return this.read(async () => {
+      const delivery = await this.outbox.get(id);
+      return delivery && { ...delivery, redrives: await this.outages.redrivesOfDelivery(id) };
+    });
   }
 
   listDeliveries(filter: DeliveryFilter, page: { limit: number; before?: number }): Promise<Page<Delivery>> {
@@ -367,5 +374,25 @@ export class PostgresStore implements Store {
     const added = await this.transaction((client) => this.copy.write(client, table, rows));
     if (added > 0 && table === 'events') this.stored.notify();
     return added;
+  }
+
+  openOutage(destination: string, openedAt: number): Promise<{ outage: Outage; opened: boolean }> {
+    return this.transaction((client) => this.outages.open(client, destination, openedAt));
+  }
+
+  listOutages(filter: { open?: boolean; limit: number }): Promise<Outage[]> {
+    return this.read(() => this.outages.list(filter));
+  }
+
+  async closeOutage(destination: string, closedAt: number, spacing: RedriveSpacing): Promise<{ outage: Outage; redriven: number[] } | null> {
+    const closed = await this.transaction((client) => this.outages.close(client, destination, closedAt, spacing));
+    if (closed && closed.redriven.length > 0) this.deliveriesDue();
+    return closed;
+  }
+
+  async probeOutage(outageId: number, now: number, options: { minIntervalMs: number; ruleIds: readonly string[] }): Promise<number | null> {
+    const id = await this.transaction((client) => this.outages.probe(client, outageId, now, options.minIntervalMs, options.ruleIds));
+    if (id !== null) this.deliveriesDue();
+    return id;
   }
 }

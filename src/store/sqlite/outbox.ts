@@ -14,8 +14,8 @@ import { DELIVERY_COLUMNS, toDelivery, toStoredAttempt, type DeliveryRow } from 
 export const DUE_DELIVERY_IDS_SQL = `SELECT id FROM deliveries INDEXED BY deliveries_due
   WHERE state = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?`;
 
-/** A claimed row as `claimRows` returns it: id, event_id, rule_id, rule_set_hash, content_type, attempts, payload. */
-type ClaimRow = [number, number, string, string, string, number, Buffer];
+/** A claimed row as `claimRows` returns it: id, event_id, rule_id, rule_set_hash, content_type, attempts, payload, pass_offset. */
+type ClaimRow = [number, number, string, string, string, number, Buffer, number];
 
 export interface AttemptToRecord {
   deliveryId: number;
@@ -48,13 +48,13 @@ export class OutboxQueries {
       UPDATE deliveries SET next_attempt_at = ?, lease_token = ?, updated_at = ?
       WHERE id IN (${DUE_DELIVERY_IDS_SQL})
       RETURNING id, event_id, rule_id, rule_set_hash, content_type, attempts,
-        COALESCE(body, (SELECT e.body FROM events e WHERE e.id = deliveries.event_id))`).raw() as unknown as BetterSqlite3.Statement<unknown[], ClaimRow>;
+        COALESCE(body, (SELECT e.body FROM events e WHERE e.id = deliveries.event_id)), pass_offset`).raw() as unknown as BetterSqlite3.Statement<unknown[], ClaimRow>;
     this.insertAttempt = db.prepare(`
       INSERT INTO delivery_attempts (delivery_id, attempt, started_at, duration_ms, url_origin, status, error_code, error_message, response_excerpt, outcome)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
     this.resolve = db.prepare(`
       UPDATE deliveries SET state = ?, attempts = ?, next_attempt_at = ?, lease_token = NULL, last_status = ?, last_error = ?,
-        dead_reason = ?, updated_at = ?
+        dead_reason = ?, retryable_dead_destination = ?, updated_at = ?
       WHERE id = ? AND lease_token = ?`);
     this.release = db.prepare('UPDATE deliveries SET next_attempt_at = ?, lease_token = NULL WHERE id = ? AND lease_token = ?');
     this.nextDue = db.prepare<[], { due: number | null }>("SELECT min(next_attempt_at) AS due FROM deliveries INDEXED BY deliveries_due WHERE state = 'pending'");
@@ -75,7 +75,7 @@ export class OutboxQueries {
   claim(now: number, limit: number, leaseMs: number): ClaimedDelivery[] {
     const leaseToken = randomUUID();
     return this.claimRows.all(now + leaseMs, leaseToken, now, now, limit).map(
-      ([id, eventId, ruleId, ruleSetHash, contentType, attempts, payload]) => ({ id, eventId, ruleId, ruleSetHash, contentType, attempts, leaseToken, payload }),
+      ([id, eventId, ruleId, ruleSetHash, contentType, attempts, payload, passOffset]) => ({ id, eventId, ruleId, ruleSetHash, contentType, attempts, passOffset, leaseToken, payload }),
     );
   }
 
@@ -86,7 +86,8 @@ export class OutboxQueries {
       const lastError = a.errorCode ? `${a.errorCode}: ${a.errorMessage ?? ''}`.trim() : null;
       const result = this.resolve.run(
         resolution.state, a.attempt, resolution.state === 'pending' ? resolution.nextAttemptAt : null, a.status, lastError,
-        resolution.state === 'dead' ? resolution.reason : null, now, deliveryId, leaseToken,
+        resolution.state === 'dead' ? resolution.reason : null, resolution.state === 'dead' && resolution.retryable ? a.urlOrigin : null,
+        now, deliveryId, leaseToken,
       );
       return result.changes === 1;
     });
@@ -100,7 +101,7 @@ export class OutboxQueries {
     return this.nextDue.get()!.due;
   }
 
-  get(id: number): DeliveryDetail | null {
+  get(id: number): Omit<DeliveryDetail, 'redrives'> | null {
     const row = this.byId.get(id);
     if (!row) return null;
     const attemptLog = this.attemptsOf.all(id).map(toStoredAttempt);

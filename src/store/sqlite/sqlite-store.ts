@@ -27,6 +27,8 @@ import type { KeptRuleSet, NewEditedCopy } from '../store.js';
 import { KeptQueries } from './kept-queries.js';
 import type { CopyExtent, CopyKey, CopyRows, CopyTable } from '../store.js';
 import { CopyQueries } from './copy-queries.js';
+import type { Outage, RedriveSpacing } from '../store.js';
+import { OutageQueries } from './outage-queries.js';
 
 export interface SqliteStoreOptions {
   dataDir: string;
@@ -262,7 +264,8 @@ export class SqliteStore implements Store {
   }
 
   async getDelivery(id: number): Promise<DeliveryDetail | null> {
-    return this.outbox.get(id);
+    const delivery = this.outbox.get(id);
+    return delivery && { ...delivery, redrives: this.outages.redrivesOfDelivery(id) };
   }
 
   async listDeliveries(filter: DeliveryFilter, page: { limit: number; before?: number }): Promise<Page<Delivery>> {
@@ -500,5 +503,32 @@ export class SqliteStore implements Store {
     const added = this.write(() => this.db.transaction(() => this.copy.write(table, rows)).immediate());
     if (added > 0 && table === 'events') this.stored.notify();
     return added;
+  }
+
+  // Outages and redrive; their SQL lives in outage-queries.ts.
+  private outageSql?: OutageQueries;
+
+  private get outages(): OutageQueries {
+    return (this.outageSql ??= new OutageQueries(this.db));
+  }
+
+  async openOutage(destination: string, openedAt: number): Promise<{ outage: Outage; opened: boolean }> {
+    return this.write(() => this.db.transaction(() => this.outages.open(destination, openedAt)).immediate());
+  }
+
+  async listOutages(filter: { open?: boolean; limit: number }): Promise<Outage[]> {
+    return this.outages.list(filter);
+  }
+
+  async closeOutage(destination: string, closedAt: number, spacing: RedriveSpacing): Promise<{ outage: Outage; redriven: number[] } | null> {
+    const closed = this.write(() => this.db.transaction(() => this.outages.close(destination, closedAt, spacing)).immediate());
+    if (closed && closed.redriven.length > 0) this.due.notify();
+    return closed;
+  }
+
+  async probeOutage(outageId: number, now: number, options: { minIntervalMs: number; ruleIds: readonly string[] }): Promise<number | null> {
+    const id = this.write(() => this.db.transaction(() => this.outages.probe(outageId, now, options.minIntervalMs, options.ruleIds)).immediate());
+    if (id !== null) this.due.notify();
+    return id;
   }
 }

@@ -26,6 +26,14 @@ describe('circuit breaker', () => {
     expect(breaker.isOpen('other', 0)).toBe(false);
   });
 
+  it('says when an outage starts: the failure that first opens it returns when the run of failures began, re-openings do not', () => {
+    const breaker = createCircuitBreaker({ failureThreshold: 3, coolDownMs: 10 * S });
+    expect([breaker.recordFailure('a', 1 * S), breaker.recordFailure('a', 2 * S), breaker.recordFailure('a', 3 * S)]).toEqual([null, null, 1 * S]);
+    expect(breaker.recordFailure('a', 13 * S)).toBeNull(); // the failed probe re-opens it: the same outage
+    breaker.recordSuccess('a');
+    expect([breaker.recordFailure('a', 40 * S), breaker.recordFailure('a', 41 * S), breaker.recordFailure('a', 42 * S)]).toEqual([null, null, 40 * S]);
+  });
+
   it('grows the pause up to the maximum and reports when it ends', () => {
     const breaker = createCircuitBreaker({ failureThreshold: 1, coolDownMs: 10 * S, maxCoolDownMs: 35 * S });
     let now = 0;

@@ -60,6 +60,9 @@ function deliveryBlock(delivery, onRetry) {
     (delivery.attemptLog ?? []).length > 0
       ? h('ol', { class: 'timeline' }, delivery.attemptLog.map(attemptItem))
       : h('p', { class: 'muted', text: 'No attempt yet.' }),
+    (delivery.redrives ?? []).map((r) =>
+      h('p', { class: 'muted redrive', dataset: { outageId: r.outageId } }, `${r.kind === 'probe' ? 'Redriven as a probe' : 'Redriven'} after outage #${r.outageId} of its destination `, timeEl(r.redrivenAt)),
+    ),
   );
 }
 
