@@ -46,6 +46,8 @@ export interface CompiledRule {
   retryOn: readonly number[];
   concurrency?: number;
   rateLimitPerSecond?: number;
+  /** Set when deliveries with the same key value must go in received order. */
+  order?: RuleOrder;
   hasTransform: boolean;
   matches(input: RuleEventInput): boolean;
   explainMismatch(input: RuleEventInput): string | null;
@@ -73,8 +75,20 @@ export interface RuleDescription {
   retryOn: readonly number[];
   concurrency?: number;
   rateLimitPerSecond?: number;
+  order?: RuleOrder;
   /** Names of the environment variables the rule reads. */
   env: string[];
+}
+
+/** What happens when a key's head has blocked it for `maxBlockedForMs`. */
+export type BlockedTimeoutAction = 'dead-letter' | 'keep-blocked';
+
+/** A rule's `order` option, durations in ms. */
+export interface RuleOrder {
+  /** Dot path into the event body (`result.checkoutId`). */
+  key: string;
+  maxBlockedForMs?: number;
+  onBlockedTimeout: BlockedTimeoutAction;
 }
 
 export interface RuleSet {
