@@ -131,6 +131,8 @@ export interface ClaimedDelivery {
   /** Attempts made before this one. */
   attempts: number;
   leaseToken: string;
+  /** An ordered rule's key value; null: unordered. */
+  orderKey: string | null;
   /** When a retryable failure first left it pending (how long it has blocked its key, if ordered); null before. */
   blockedSince: number | null;
   /** What to send: the transformed body, or the event's raw bytes. */

@@ -179,7 +179,7 @@ export function storeContract(factory: StoreFactory): void {
       const byRule = new Map(claimed.map((d) => [d.ruleId, d]));
       expect(byRule.get('untouched')).toEqual({
         id: expect.any(Number), eventId, ruleId: 'untouched', ruleSetHash: 'h1', contentType: 'application/json', attempts: 0, leaseToken: claimed[0]!.leaseToken,
-        blockedSince: null, payload: RAW,
+        orderKey: null, blockedSince: null, payload: RAW,
       });
       expect(byRule.get('transformed')!.payload.toString()).toBe('{"email":"a@b.c"}');
       expect(claimed[1]!.leaseToken).toBe(claimed[0]!.leaseToken);

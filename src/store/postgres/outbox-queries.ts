@@ -40,7 +40,7 @@ const CLAIM = named('claim', `
   )
   UPDATE deliveries d SET next_attempt_at = $3, lease_token = $4, updated_at = $5
   FROM due WHERE d.id = due.id
-  RETURNING d.id, d.event_id, d.rule_id, d.rule_set_hash, d.content_type, d.attempts, d.blocked_since,
+  RETURNING d.id, d.event_id, d.rule_id, d.rule_set_hash, d.content_type, d.attempts, d.order_key, d.blocked_since,
     COALESCE(d.body, (SELECT e.body FROM events e WHERE e.id = d.event_id)) AS payload`);
 
 /**
@@ -147,7 +147,7 @@ export class OutboxQueries {
       for (const token of tokens) this.unanswered.delete(token);
     }
     const leaseToken = randomUUID();
-    let rows: { id: number; event_id: number; rule_id: string; rule_set_hash: string; content_type: string; attempts: number; blocked_since: number | null; payload: Buffer }[];
+    let rows: { id: number; event_id: number; rule_id: string; rule_set_hash: string; content_type: string; attempts: number; order_key: string | null; blocked_since: number | null; payload: Buffer }[];
     try {
       ({ rows } = await this.db.query({ ...CLAIM, values: [dbNow, limit, dbNow + leaseMs, leaseToken, now] }));
     } catch (err) {
@@ -157,7 +157,7 @@ export class OutboxQueries {
     return rows
       .map((r) => ({
         id: r.id, eventId: r.event_id, ruleId: r.rule_id, ruleSetHash: r.rule_set_hash, contentType: r.content_type, attempts: r.attempts, leaseToken,
-        blockedSince: r.blocked_since, payload: r.payload,
+        orderKey: r.order_key, blockedSince: r.blocked_since, payload: r.payload,
       }))
       .sort((a, b) => a.id - b.id);
   }

@@ -29,8 +29,8 @@ export const DUE_DELIVERY_IDS_SQL = `SELECT d.id FROM deliveries d INDEXED BY de
 const NEXT_ORDER_SEQ_SQL = `(SELECT coalesce(max(p.order_seq), 0) + 1 FROM deliveries p
   WHERE p.state = 'pending' AND p.order_key IS NOT NULL AND p.rule_id = ? AND p.order_key = ? AND p.id <> ?)`;
 
-/** A claimed row as `claimRows` returns it: id, event_id, rule_id, rule_set_hash, content_type, attempts, blocked_since, payload. */
-type ClaimRow = [number, number, string, string, string, number, number | null, Buffer];
+/** A claimed row as `claimRows` returns it: id, event_id, rule_id, rule_set_hash, content_type, attempts, order_key, blocked_since, payload. */
+type ClaimRow = [number, number, string, string, string, number, string | null, number | null, Buffer];
 
 
 
@@ -87,7 +87,7 @@ export class OutboxQueries {
     this.claimRows = db.prepare<unknown[], ClaimRow>(`
       UPDATE deliveries SET next_attempt_at = ?, lease_token = ?, updated_at = ?
       WHERE id IN (${DUE_DELIVERY_IDS_SQL})
-      RETURNING id, event_id, rule_id, rule_set_hash, content_type, attempts, blocked_since,
+      RETURNING id, event_id, rule_id, rule_set_hash, content_type, attempts, order_key, blocked_since,
         COALESCE(body, (SELECT e.body FROM events e WHERE e.id = deliveries.event_id))`).raw() as unknown as BetterSqlite3.Statement<unknown[], ClaimRow>;
     this.insertAttempt = db.prepare(`
       INSERT INTO delivery_attempts (delivery_id, attempt, started_at, duration_ms, url_origin, status, error_code, error_message, response_excerpt, outcome)
@@ -119,7 +119,7 @@ export class OutboxQueries {
   claim(now: number, limit: number, leaseMs: number): ClaimedDelivery[] {
     const leaseToken = randomUUID();
     return this.claimRows.all(now + leaseMs, leaseToken, now, now, now, limit).map(
-      ([id, eventId, ruleId, ruleSetHash, contentType, attempts, blockedSince, payload]) => ({ id, eventId, ruleId, ruleSetHash, contentType, attempts, leaseToken, blockedSince, payload }),
+      ([id, eventId, ruleId, ruleSetHash, contentType, attempts, orderKey, blockedSince, payload]) => ({ id, eventId, ruleId, ruleSetHash, contentType, attempts, leaseToken, orderKey, blockedSince, payload }),
     );
   }
 
