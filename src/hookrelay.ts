@@ -92,7 +92,8 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
   const breaker = createCircuitBreaker({ failureThreshold: config.delivery.failureThreshold, coolDownMs: config.delivery.coolDownMs });
   const destinations = (): DestinationsView => destinationsView(config.delivery.adaptive, limiter.destinations(), (destination) => breaker.reopensAt(destination, Date.now()));
   const metrics = config.metrics.enabled
-    ? new HookrelayMetrics({ sources: sources.map((s) => s.name), knownEvents: Object.keys(KNOWN_EVENT_SCHEMAS), maxEventLabels: config.metrics.maxEventLabels, outboxStats: (now) => store.outboxStats(now), destinations: config.delivery.enabled ? () => limiter.destinations() : undefined })
+    ? new HookrelayMetrics({ sources: sources.map((s) => s.name), knownEvents: Object.keys(KNOWN_EVENT_SCHEMAS), maxEventLabels: config.metrics.maxEventLabels, outboxStats: (now) => store.outboxStats(now), destinations: config.delivery.enabled ? () => limiter.destinations() : undefined,
+      blockedKeyCounts: () => store.blockedKeyCounts(), orderedRules: () => rules.current().rules.filter((rule) => rule.order).map((rule) => rule.id) })
     : null;
   if (metrics) {
     rules.on('reload', () => metrics.recordRulesReload());
