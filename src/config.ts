@@ -115,7 +115,7 @@ export const ConfigSchema = z
         /** Attempts in flight at once in total, over every destination. */
         maxInFlight: z.coerce.number().int().positive().default(512),
         batchSize: z.coerce.number().int().positive().default(32),
-        /** How long a claimed delivery stays leased; an attempt never outlives it (rule timeouts are capped below it). */
+        /** How long a claim leases a delivery; a running attempt renews its lease, and is abandoned if it cannot. */
         leaseMs: z.coerce.number().int().positive().default(10 * 60_000),
         pollIntervalMs: z.coerce.number().int().positive().default(1_000),
         failureThreshold: z.coerce.number().int().positive().default(5),

@@ -52,7 +52,7 @@ export interface RunningHookrelay {
   metrics: HookrelayMetrics | null;
   /** Null when `retention.enabled` is false. */
   retention: RetentionWorker | null;
-  /** Outages and their redrive; null when `delivery.enabled` is false. */
+  /** Outages and their redrive; null on a node that does not deliver (role receiver). */
   outages: OutageTracker | null;
   /** Null without `alerts.url`. */
   alerts: Alerts | null;
@@ -115,7 +115,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
         checkIntervalMs: config.alerts.checkIntervalMs,
       })
     : null;
-  const outages = config.delivery.enabled
+  const outages = delivers
     ? new OutageTracker({
         store,
         rules: () => rules.current(),
@@ -139,6 +139,8 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
           return new Map([...counts].map(([rule, c]) => [rule, c.dead]));
         },
         failingDestinations: async () => (await store.listOutages({ open: true, limit: 1000 })).map((outage) => outage.destination),
+        blockedKeyCounts: () => store.blockedKeyCounts(),
+        orderedRules: () => rules.current().rules.filter((rule) => rule.order).map((rule) => rule.id),
       })
     : null;
   if (metrics) {

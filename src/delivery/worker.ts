@@ -11,6 +11,7 @@ import { destinationKey, type DestinationLimiter } from './destination-limiter.j
 import { sendAttempt, type AttemptResult } from './http-sender.js';
 import { nextAttemptDelay } from './retry-schedule.js';
 import { RuleVersions } from './rule-versions.js';
+import { keepLease } from './lease-keeper.js';
 
 export interface DeliveryWorkerOptions {
   store: Store;
@@ -43,6 +44,8 @@ export interface OutageListener {
 
 /** How long a row waits when its destination is at its concurrency or rate limit. */
 const BUSY_DESTINATION_DELAY_MS = 200;
+/** How often a key kept blocked retries its head when the rule's schedule has no later step to repeat. */
+const KEEP_BLOCKED_RETRY_MS = 60_000;
 /** Disabling a rule pauses its queued deliveries; they are looked at again this often. */
 const DISABLED_RULE_RECHECK_MS = 30_000;
 
@@ -54,6 +57,16 @@ const DISABLED_RULE_RECHECK_MS = 30_000;
  */
 const ATTEMPT_LOG_LEVEL = { delivered: 'debug', pending: 'info', dead: 'warn' } as const;
 
+interface Lease {
+  leaseMs: number;
+  /** When the claim's lease ends, in the worker's clock. */
+  leaseEnd: number;
+}
+
+function blockedTimeoutReason(maxBlockedForMs: number, last: string | null): string {
+  return `blocked its order key for longer than ${maxBlockedForMs} ms${last ? ` (last: ${last})` : ''}`;
+}
+
 /** The stable id downstream can deduplicate on: the same for every attempt of one delivery. */
 export function deliveryIdOf(delivery: { id: number }): string {
   return `dlv_${delivery.id}`;
@@ -62,7 +75,7 @@ export function deliveryIdOf(delivery: { id: number }): string {
 /**
  * Claims due outbox rows in batches with a lease, sends each to its rule's destination and records every
  * attempt. At-least-once: a crash mid-attempt leaves the row leased, and it falls due again when the lease
- * ends. Never parses HTTP requests; knows the rules only through `rules()`.
+ * ends. A live attempt renews its lease, so the lease can be shorter than a rule's timeout. Never parses HTTP requests; knows the rules only through `rules()`.
  */
 export class DeliveryWorker {
   private readonly now: () => number;
@@ -71,7 +84,9 @@ export class DeliveryWorker {
   private readonly inFlight = new InFlightSet<Promise<void>>();
   /** Attempts whose HTTP exchange has not ended: what `maxInFlight` bounds. */
   private busySlots = 0;
-  private readonly abort = new AbortController();
+  /** One controller per attempt: shutdown aborts them all, a lost lease its own. */
+  private readonly attemptAborts = new Set<AbortController>();
+  private aborted = false;
   private stopping = false;
   private wakeUp: (() => void) | null = null;
   private loopDone: Promise<void> | null = null;
@@ -79,7 +94,6 @@ export class DeliveryWorker {
   private rulesById = new Map<string, CompiledRule>();
   /** Each rule's destination key (its URL's origin), parsed at its first attempt after a rule-set load, not at every attempt. */
   private destinations = new Map<string, string>();
-  private longestTimeoutMs = 0;
   private rulesHash: string | null = null;
   /**
    * Claiming is a write transaction: the loop waits until this many slots are free rather than claiming one
@@ -118,7 +132,8 @@ export class DeliveryWorker {
     await this.loopDone;
     const grace = new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref());
     await Promise.race([Promise.all(this.inFlight), grace]);
-    this.abort.abort();
+    this.aborted = true;
+    for (const controller of this.attemptAborts) controller.abort();
     await Promise.all(this.inFlight);
   }
 
@@ -143,15 +158,16 @@ export class DeliveryWorker {
       }
       const limit = Math.min(free, this.options.batchSize);
       let claimed: ClaimedDelivery[];
+      const lease = { leaseMs: this.options.leaseMs, leaseEnd: this.now() + this.options.leaseMs };
       try {
-        claimed = await this.options.store.claimDueDeliveries({ now: this.now(), limit, leaseMs: this.leaseMs() });
+        claimed = await this.options.store.claimDueDeliveries({ now: lease.leaseEnd - lease.leaseMs, limit, leaseMs: lease.leaseMs });
       } catch (err) {
         this.options.logger.error({ err }, 'delivery worker could not claim deliveries; retrying');
         lastClaimWasFull = false;
         await this.sleep(this.options.pollIntervalMs); // the store is failing: back off, never spin
         continue;
       }
-      for (const delivery of claimed) this.track(delivery);
+      for (const delivery of claimed) this.track(delivery, lease);
       lastClaimWasFull = claimed.length === limit;
       if (lastClaimWasFull) {
         await new Promise((resolve) => setImmediate(resolve)); // more are due: let other work run, then claim again
@@ -159,16 +175,6 @@ export class DeliveryWorker {
       }
       await this.sleep(await this.delayUntilDue());
     }
-  }
-
-  /**
-   * A lease always outlives the longest attempt a rule allows (an attempt cannot outlive its own deadline;
-   * the margin covers recording it), so a live attempt is never claimed twice.
-   */
-  private leaseMs(): number {
-    this.refreshRules();
-    const longest = this.longestTimeoutMs;
-    return Math.max(this.options.leaseMs, longest + Math.min(5_000, longest));
   }
 
   /** How long until the next pending row falls due, capped at the poll interval. */
@@ -199,7 +205,7 @@ export class DeliveryWorker {
    * Runs one claimed delivery. Its slot is taken until its HTTP exchange ends, not until its outcome is
    * recorded: the slot is free for the next claim at once, and the claim's transaction records the outcome.
    */
-  private track(delivery: ClaimedDelivery): void {
+  private track(delivery: ClaimedDelivery, lease: Lease): void {
     let holdsSlot = true;
     this.busySlots += 1;
     const freeSlot = (): void => {
@@ -208,7 +214,7 @@ export class DeliveryWorker {
       this.busySlots -= 1;
       if (this.freeSlots() >= this.claimThreshold) this.wake(); // enough slots are free to claim
     };
-    const attempt = this.attempt(delivery, freeSlot);
+    const attempt = this.attemptWithLease(delivery, lease, freeSlot);
     const forget = this.inFlight.add(attempt);
     attempt.finally(() => {
       forget();
@@ -222,7 +228,6 @@ export class DeliveryWorker {
     if (ruleSet.hash === this.rulesHash) return;
     this.rulesById = new Map(ruleSet.rules.map((rule) => [rule.id, rule]));
     this.destinations = new Map();
-    this.longestTimeoutMs = Math.max(0, ...ruleSet.rules.map((rule) => rule.timeoutMs));
     this.rulesHash = ruleSet.hash;
   }
 
@@ -241,7 +246,32 @@ export class DeliveryWorker {
     return this.rulesById.get(id);
   }
 
-  private async attempt(delivery: ClaimedDelivery, freeSlot: () => void): Promise<void> {
+  /**
+   * Runs the attempt while keeping its lease: renewed as it nears its end, and the attempt aborted while
+   * the lease still holds if it cannot be (no second attempt of the delivery, or of its key, can overlap).
+   */
+  private async attemptWithLease(delivery: ClaimedDelivery, lease: Lease, freeSlot: () => void): Promise<void> {
+    const controller = new AbortController();
+    if (this.aborted) controller.abort();
+    this.attemptAborts.add(controller);
+    const stopKeeping = keepLease({
+      ...lease,
+      now: this.now,
+      renew: () => this.options.store.renewLease(delivery.id, delivery.leaseToken, { now: this.now(), leaseMs: lease.leaseMs }),
+      onLost: (reason) => {
+        this.options.logger.warn({ deliveryId: delivery.id, ruleId: delivery.ruleId, reason }, 'delivery attempt abandoned: its lease could not be kept');
+        controller.abort();
+      },
+    });
+    try {
+      await this.attempt(delivery, controller.signal, freeSlot);
+    } finally {
+      stopKeeping();
+      this.attemptAborts.delete(controller);
+    }
+  }
+
+  private async attempt(delivery: ClaimedDelivery, signal: AbortSignal, freeSlot: () => void): Promise<void> {
     const { store, logger } = this.options;
     const todaysRule = this.ruleFor(delivery.ruleId);
     const now = this.now();
@@ -258,10 +288,16 @@ export class DeliveryWorker {
         return;
       }
       const { rule } = version;
-      if (rule.timeoutMs > this.longestTimeoutMs) this.longestTimeoutMs = rule.timeoutMs; // later leases cover this version too
+      const blockedTooLong = this.blockedTimeout(delivery, rule, now);
+      if (blockedTooLong) {
+        await this.record(delivery, now, '', { durationMs: 0, responseExcerpt: '', error: { code: 'blocked_timeout', message: blockedTooLong } }, { state: 'dead', reason: blockedTooLong });
+        return;
+      }
       const destination = this.destinationOf(rule);
       if (this.options.breaker.isOpen(destination, now)) {
-        await store.releaseDelivery(delivery.id, delivery.leaseToken, this.options.breaker.reopensAt(destination, now) ?? now + BUSY_DESTINATION_DELAY_MS);
+        // A head that may block its key only so long is looked at again by then, even while the circuit stays open.
+        const reopensAt = this.options.breaker.reopensAt(destination, now) ?? now + BUSY_DESTINATION_DELAY_MS;
+        await store.releaseDelivery(delivery.id, delivery.leaseToken, Math.min(reopensAt, this.blockedDeadline(delivery, rule) ?? Infinity));
         return;
       }
       const release = this.options.limiter.tryAcquire(destination, { concurrency: rule.concurrency ?? this.options.defaultConcurrency, ratePerSecond: rule.rateLimitPerSecond });
@@ -272,7 +308,7 @@ export class DeliveryWorker {
       const startedAt = this.now();
       let result: AttemptResult | undefined;
       try {
-        result = await this.send(delivery, rule, startedAt);
+        result = await this.send(delivery, rule, startedAt, signal);
       } finally {
         // The exchange is over: its destination and worker slots go to the next attempts while this one is
         // recorded, and its answer adapts the destination's limit.
@@ -303,7 +339,7 @@ export class DeliveryWorker {
    * The HTTP exchange: headers, then one attempt within the rule's timeout. Later headers win: the received
    * ones a rule forwards, then the rule's own, then hookrelay's (identity and signature).
    */
-  private async send(delivery: ClaimedDelivery, rule: CompiledRule, startedAt: number): Promise<AttemptResult> {
+  private async send(delivery: ClaimedDelivery, rule: CompiledRule, startedAt: number, signal: AbortSignal): Promise<AttemptResult> {
     const headers = {
       'content-type': delivery.contentType,
       ...(await this.receivedHeaders(delivery, rule)),
@@ -324,7 +360,7 @@ export class DeliveryWorker {
       body: delivery.payload,
       timeoutMs: rule.timeoutMs,
       dispatcher: this.options.dispatcher,
-      signal: this.abort.signal,
+      signal,
     });
   }
 
@@ -341,10 +377,33 @@ export class DeliveryWorker {
     const classified = classifyAttempt({ status: result.status, headers: result.headers, error: result.error, retryOn: rule.retryOn, now });
     if (classified.verdict === 'delivered') return { state: 'delivered' };
     if (classified.verdict === 'permanent') return { state: 'dead', reason: classified.reason };
+    const order = delivery.orderKey === null ? undefined : rule.order;
+    const retry = { retryAfterMs: classified.retryAfterMs, random: this.random };
     // A redrive starts a new pass of the schedule: count the attempts of this pass only.
-    const delay = nextAttemptDelay({ attemptNumber: delivery.attempts + 1 - delivery.passOffset, scheduleMs: rule.retryScheduleMs, retryAfterMs: classified.retryAfterMs, random: this.random });
+    let delay = nextAttemptDelay({ attemptNumber: delivery.attempts + 1 - delivery.passOffset, scheduleMs: rule.retryScheduleMs, ...retry });
+    // A key kept blocked never runs out of retries: the schedule's last step repeats.
+    if (delay === null && order?.onBlockedTimeout === 'keep-blocked') delay = nextAttemptDelay({ attemptNumber: 1, scheduleMs: [0, rule.retryScheduleMs.at(-1) || KEEP_BLOCKED_RETRY_MS], ...retry });
     if (delay === null) return { state: 'dead', reason: `retries exhausted after ${delivery.attempts + 1} attempts (last: ${classified.reason})`, retryable: true };
+    if (order?.maxBlockedForMs !== undefined && order.onBlockedTimeout === 'dead-letter') {
+      // The key may stay blocked this long from the head's first failure: dead-lettered at that time at the latest.
+      const deadline = (delivery.blockedSince ?? now) + order.maxBlockedForMs;
+      if (now >= deadline) return { state: 'dead', reason: blockedTimeoutReason(order.maxBlockedForMs, classified.reason), retryable: true };
+      return { state: 'pending', nextAttemptAt: Math.min(now + delay, deadline) };
+    }
     return { state: 'pending', nextAttemptAt: now + delay };
+  }
+
+  /** When a failing head that blocks its key is dead-lettered under the rule's bound; null without one. */
+  private blockedDeadline(delivery: ClaimedDelivery, rule: CompiledRule): number | null {
+    const order = delivery.orderKey === null ? undefined : rule.order;
+    if (order?.maxBlockedForMs === undefined || order.onBlockedTimeout !== 'dead-letter' || delivery.blockedSince === null) return null;
+    return delivery.blockedSince + order.maxBlockedForMs;
+  }
+
+  /** Why a head that has blocked its key past the rule's bound is dead-lettered without another attempt; null if it has not. */
+  private blockedTimeout(delivery: ClaimedDelivery, rule: CompiledRule, now: number): string | null {
+    const deadline = this.blockedDeadline(delivery, rule);
+    return deadline !== null && now >= deadline ? blockedTimeoutReason(rule.order!.maxBlockedForMs!, null) : null;
   }
 
   private async record(delivery: ClaimedDelivery, startedAt: number, destination: string, result: AttemptResult, resolution: AttemptResolution): Promise<void> {

@@ -13,6 +13,10 @@ export interface MetricsOptions {
   maxEventLabels: number;
   /** Read on every scrape for the outbox gauges. */
   outboxStats: (now: number) => Promise<OutboxStats>;
+  /** Blocked order keys per ordered rule that has any (the store's `blockedKeyCounts`). */
+  blockedKeyCounts?: () => Promise<Map<string, number>>;
+  /** Ids of today's ordered rules: each gets a series, 0 when none of its keys is blocked. */
+  orderedRules?: () => string[];
   /** Read on every scrape for the per-destination gauges (the delivery worker's limiter). */
   destinations?: () => DestinationView[];
   /** Read on every scrape: dead letters of each current rule. */
@@ -58,6 +62,7 @@ export class HookrelayMetrics {
   private readonly rulesReloadErrors;
   private readonly retentionPruned;
   private readonly retentionLastRun;
+  private readonly blockedKeys;
   private readonly destinationLimit;
   private readonly destinationInFlight;
   private readonly ruleDeadLetters;
@@ -109,6 +114,12 @@ export class HookrelayMetrics {
       registers,
     });
     this.retentionLastRun = new Gauge({ name: 'hookrelay_retention_last_run_timestamp_seconds', help: 'Unix time the last completed retention pass finished.', registers });
+    this.blockedKeys = new Gauge({
+      name: 'hookrelay_ordered_keys_blocked',
+      help: 'Order keys of an ordered rule whose head has failed and is still pending (later deliveries of the key wait), by rule.',
+      labelNames: ['rule'] as const,
+      registers,
+    });
     this.destinationLimit = new Gauge({
       name: 'hookrelay_destination_concurrency_limit',
       help: 'Attempts this node lets be in flight at once to a destination origin now (adapts between 1 and the ceiling).',
@@ -170,6 +181,7 @@ export class HookrelayMetrics {
     } catch {
       // Store unavailable (closing, locked): serve the other metrics; readiness reports the store itself.
     }
+    await this.readBlockedKeys();
     this.readDestinations();
     await this.readDeadLettersAndOutages();
     return this.registry.metrics();
@@ -183,6 +195,19 @@ export class HookrelayMetrics {
       for (const [rule, dead] of byRule ?? []) this.ruleDeadLetters.set({ rule }, dead);
       this.destinationFailing.reset();
       for (const destination of (failing ?? []).slice(0, MAX_DESTINATION_LABELS)) this.destinationFailing.set({ destination }, 1);
+    } catch {
+      // Store unavailable: as for the outbox gauges.
+    }
+  }
+
+  /** Per rule, never per key (keys are unbounded); set afresh so a rule whose keys all moved on shows 0, not a stale count. */
+  private async readBlockedKeys(): Promise<void> {
+    if (!this.options.blockedKeyCounts) return;
+    try {
+      const counts = await this.options.blockedKeyCounts();
+      this.blockedKeys.reset();
+      for (const rule of this.options.orderedRules?.() ?? []) this.blockedKeys.set({ rule }, 0);
+      for (const [rule, count] of counts) this.blockedKeys.set({ rule }, count);
     } catch {
       // Store unavailable: as for the outbox gauges.
     }

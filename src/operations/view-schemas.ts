@@ -208,6 +208,38 @@ export const ResendResultSchema = z.object({
 
 const RuleCountsSchema = z.object({ pending: int, delivered: int, dead: int });
 
+const RuleOrderSchema = z
+  .object({
+    key: z.string().meta({ description: 'dot path into the event body whose value is the order key' }),
+    maxBlockedForMs: int.optional(),
+    onBlockedTimeout: z.enum(['dead-letter', 'keep-blocked']),
+  })
+  .meta({ id: 'RuleOrder', description: 'deliveries with the same key value go strictly in received order' });
+
+export const BlockedKeysSchema = z
+  .object({
+    ruleId: z.string(),
+    order: RuleOrderSchema.nullable().meta({ description: 'null: the rule is not ordered (no key is ever blocked)' }),
+    blockedKeys: z.array(
+      z.object({
+        key: z.string(),
+        overdue: z.boolean().meta({ description: 'blocked for longer than order.maxBlockedForMs' }),
+        waiting: int.meta({ description: 'pending deliveries of the key behind its head' }),
+        head: z.object({
+          deliveryId: int,
+          eventId: int,
+          attempts: int,
+          blockedSince: isoTime.meta({ description: "when the head's first failed attempt started" }),
+          nextAttemptAt: isoTime.nullable(),
+          lastStatus: int.nullable(),
+          lastError: z.string().nullable(),
+        }),
+      }),
+    ).meta({ description: 'longest blocked first' }),
+  })
+  .meta({ id: 'BlockedKeys', description: "an ordered rule's blocked keys: each key's failing head, and how many deliveries wait behind it" });
+export type BlockedKeysView = z.infer<typeof BlockedKeysSchema>;
+
 export const RuleStatusSchema = z
   .object({
     id: z.string(),
@@ -227,6 +259,7 @@ export const RuleStatusSchema = z
     concurrency: int.optional(),
     rateLimitPerSecond: z.number().optional(),
     redrive: z.object({ enabled: z.boolean(), maxPerSecond: z.number().optional() }).optional(),
+    order: RuleOrderSchema.optional(),
     env: z.array(z.string()),
     counts: RuleCountsSchema,
   })

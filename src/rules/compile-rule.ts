@@ -8,9 +8,9 @@ import { compileMatcher, type MatchCriteria } from './matcher.js';
 import { allowedKeysAt, didYouMean } from './near-key.js';
 import type { PathSegment } from './query-validation.js';
 import { resolveRuleReferences, type ReferencedParts } from './resolve-secrets.js';
-import { ruleSchema } from './schema.js';
+import { ruleSchema, type RuleDefinition } from './schema.js';
 import { compileTransform } from './transform.js';
-import type { CompiledRule } from './types.js';
+import type { CompiledRule, RuleOrder } from './types.js';
 
 /** A problem in one rule, located by path (and optionally a key, or an offset inside a string value). */
 export interface RuleIssue {
@@ -47,6 +47,7 @@ export function compileRule(value: unknown, location: { file: string; line: numb
   const durations = {
     timeoutMs: parseDuration(def.timeout),
     retryScheduleMs: def.retry.schedule.map((delay) => parseDuration(delay)),
+    ...(def.order !== undefined && { order: ruleOrderOf(def.order) }),
   };
   const describe = () => describeRule(def, location, durations);
   const rule: CompiledRule = {
@@ -73,6 +74,14 @@ export function compileRule(value: unknown, location: { file: string; line: numb
   };
   hideSecretsFromSerialisers(rule, describe);
   return { rule: freezeRule(rule), errors: [], warnings };
+}
+
+function ruleOrderOf(order: NonNullable<RuleDefinition['order']>): RuleOrder {
+  return {
+    key: order.key,
+    ...(order.maxBlockedFor !== undefined && { maxBlockedForMs: parseDuration(order.maxBlockedFor) }),
+    onBlockedTimeout: order.onBlockedTimeout,
+  };
 }
 
 interface RuleParts {
@@ -129,6 +138,7 @@ function freezeRule(rule: CompiledRule): CompiledRule {
   Object.freeze(rule.retryScheduleMs);
   Object.freeze(rule.retryOn);
   Object.freeze(rule.kept);
+  if (rule.order) Object.freeze(rule.order);
   return Object.freeze(rule);
 }
 

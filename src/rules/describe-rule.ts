@@ -1,6 +1,6 @@
 import { envReferenceNames, hasEnvReferences } from './env-references.js';
 import type { RuleDefinition } from './schema.js';
-import type { RedriveChoice, RuleDescription } from './types.js';
+import type { RedriveChoice, RuleDescription, RuleOrder } from './types.js';
 
 /**
  * The rule as written in its file, safe to log, print and serve: `${ENV}` references stay unresolved,
@@ -22,7 +22,7 @@ export function maskUrlCredentials(url: string): string {
 export function describeRule(
   def: RuleDefinition,
   location: { file: string; line: number },
-  durations: { timeoutMs: number; retryScheduleMs: readonly number[] },
+  durations: { timeoutMs: number; retryScheduleMs: readonly number[]; order?: RuleOrder },
 ): RuleDescription {
   const headers = Object.fromEntries(
     Object.entries(def.to.headers ?? {}).map(([name, value]) => [
@@ -53,6 +53,7 @@ export function describeRule(
     ...(def.concurrency !== undefined && { concurrency: def.concurrency }),
     ...(def.rateLimit !== undefined && { rateLimitPerSecond: def.rateLimit.perSecond }),
     ...(def.redrive !== undefined && { redrive: redriveChoice(def.redrive) }),
+    ...(durations.order !== undefined && { order: { ...durations.order } }),
     env: [...new Set(templates.flatMap(envReferenceNames))],
   };
 }

@@ -111,6 +111,31 @@ const retrySchema = z
   })
   .default({ schedule: [...DEFAULT_RETRY_SCHEDULE], retryOn: [] });
 
+const ORDER_KEY_PATH = /^[A-Za-z0-9_$-]+(\.[A-Za-z0-9_$-]+)*$/;
+/** The longest a key may be blocked by its head before `onBlockedTimeout` applies. */
+const MAX_BLOCKED_FOR = '30d';
+
+const orderSchema = z
+  .strictObject({
+    key: z
+      .string()
+      .regex(ORDER_KEY_PATH, 'must be a dot path into the event body, e.g. result.checkoutId')
+      .meta({ description: 'Dot path into the event body whose value is the order key, e.g. result.checkoutId. Events without a string or number there are delivered unordered.' }),
+    maxBlockedFor: durationWithin(MAX_BLOCKED_FOR, false)
+      .optional()
+      .meta({ description: 'How long a failing head may block its key, from its first failed attempt. Default: no bound (the retry schedule decides).' }),
+    onBlockedTimeout: z
+      .enum(['dead-letter', 'keep-blocked'])
+      .default('dead-letter')
+      .meta({ description: 'dead-letter: at maxBlockedFor the head is dead-lettered and the key moves on. keep-blocked: the head is never dead-lettered for a retryable failure (it keeps retrying at the last schedule step) and the key is reported overdue.' }),
+  })
+  .superRefine((order, ctx) => {
+    if (order.onBlockedTimeout === 'keep-blocked' && order.maxBlockedFor === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['maxBlockedFor'], message: 'is required with onBlockedTimeout: keep-blocked (the time after which the key counts as overdue)' });
+    }
+  })
+  .meta({ description: 'Deliveries with the same key value go strictly in received order: the next starts only when the previous is delivered or dead-lettered.' });
+
 export const ruleSchema = z
   .strictObject({
     id: z
@@ -146,6 +171,7 @@ export const ruleSchema = z
       .union([z.boolean(), z.strictObject({ maxPerSecond: z.number().positive().max(1000) })])
       .optional()
       .meta({ description: 'After an outage of the destination, send its retryable dead letters again when it recovers (true, or { maxPerSecond }). Default: delivery.redrive.' }),
+    order: orderSchema.optional(),
     enabled: z.boolean().default(true),
   })
   .meta({ id: 'Rule', title: 'hookrelay rule', description: 'One routing rule: which events, where they go, how.' });

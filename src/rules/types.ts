@@ -48,6 +48,8 @@ export interface CompiledRule {
   rateLimitPerSecond?: number;
   /** The rule's own redrive choice; absent: `delivery.redrive` decides. */
   redrive?: RedriveChoice;
+  /** Set when deliveries with the same key value must go in received order. */
+  order?: RuleOrder;
   hasTransform: boolean;
   matches(input: RuleEventInput): boolean;
   explainMismatch(input: RuleEventInput): string | null;
@@ -76,6 +78,7 @@ export interface RuleDescription {
   concurrency?: number;
   rateLimitPerSecond?: number;
   redrive?: RedriveChoice;
+  order?: RuleOrder;
   /** Names of the environment variables the rule reads. */
   env: string[];
 }
@@ -84,6 +87,17 @@ export interface RuleDescription {
 export interface RedriveChoice {
   enabled: boolean;
   maxPerSecond?: number;
+}
+
+/** What happens when a key's head has blocked it for `maxBlockedForMs`. */
+export type BlockedTimeoutAction = 'dead-letter' | 'keep-blocked';
+
+/** A rule's `order` option, durations in ms. */
+export interface RuleOrder {
+  /** Dot path into the event body (`result.checkoutId`). */
+  key: string;
+  maxBlockedForMs?: number;
+  onBlockedTimeout: BlockedTimeoutAction;
 }
 
 export interface RuleSet {

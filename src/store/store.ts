@@ -74,6 +74,11 @@ export interface NewDelivery {
   delayMs?: number;
   /** Set when the delivery can never succeed (a transform failed): stored dead-lettered. */
   deadReason?: string;
+  /**
+   * An ordered rule's key value: the store gives the row the next sequence number of its (rule, key), and
+   * claims it only once no earlier row of that key is pending. Absent: unordered.
+   */
+  orderKey?: string;
 }
 
 export interface Delivery {
@@ -89,8 +94,27 @@ export interface Delivery {
   lastStatus: number | null;
   lastError: string | null;
   deadReason: string | null;
+  /** An ordered rule's key value; null: unordered. */
+  orderKey: string | null;
   createdAt: number;
   updatedAt: number;
+}
+
+/** A key of an ordered rule whose head has failed and is still pending: every later delivery of the key waits. */
+export interface BlockedKey {
+  key: string;
+  head: {
+    deliveryId: number;
+    eventId: number;
+    attempts: number;
+    /** When the head's first failed attempt started. */
+    blockedSince: number;
+    nextAttemptAt: number | null;
+    lastStatus: number | null;
+    lastError: string | null;
+  };
+  /** Pending deliveries of the key behind the head. */
+  waiting: number;
 }
 
 /**
@@ -109,6 +133,10 @@ export interface ClaimedDelivery {
   /** Attempts made before the current pass of the rule's retry schedule (a redrive starts a new pass). */
   passOffset: number;
   leaseToken: string;
+  /** An ordered rule's key value; null: unordered. */
+  orderKey: string | null;
+  /** When a retryable failure first left it pending (how long it has blocked its key, if ordered); null before. */
+  blockedSince: number | null;
   /** What to send: the transformed body, or the event's raw bytes. */
   payload: Buffer;
 }
@@ -245,8 +273,17 @@ export interface Store {
   recordAttempt(deliveryId: number, leaseToken: string, attempt: AttemptRecord, resolution: AttemptResolution): Promise<boolean>;
   /** Gives a claimed delivery back without an attempt (destination busy or paused), due again at `nextAttemptAt`. */
   releaseDelivery(deliveryId: number, leaseToken: string, nextAttemptAt: number): Promise<void>;
-  /** When the next pending delivery falls due (unix ms), or null if none is pending. */
+  /** When the next pending delivery falls due (unix ms), or null if none is pending; rows waiting behind their key's head do not count. */
   nextDueAt(): Promise<number | null>;
+  /**
+   * Moves the end of a live lease to `leaseMs` from now (PostgreSQL: the database's now); false when the
+   * lease is no longer this token's (it ran out and another claim took the row, or the row was settled).
+   */
+  renewLease(deliveryId: number, leaseToken: string, options: { now: number; leaseMs: number }): Promise<boolean>;
+  /** The blocked keys of an ordered rule, longest blocked first. */
+  listBlockedKeys(ruleId: string, limit: number): Promise<BlockedKey[]>;
+  /** How many keys are blocked, per ordered rule that has any. */
+  blockedKeyCounts(): Promise<Map<string, number>>;
   /**
    * Calls `listener` after a commit made deliveries due (ingest, replay, retry): on this process, and on
    * PostgreSQL on any node (LISTEN/NOTIFY, when available). Idle workers wake on it instead of at their next
@@ -257,7 +294,10 @@ export interface Store {
   listDeliveries(filter: DeliveryFilter, page: { limit: number; before?: number }): Promise<Page<Delivery>>;
   /** New outbox rows for a stored event (replay through the current rules). */
   createDeliveries(eventId: number, deliveries: NewDelivery[], origin: DeliveryOrigin): Promise<number[]>;
-  /** Makes a delivered or dead delivery pending and due now; false if it is already pending or missing. */
+  /**
+   * Makes a delivered or dead delivery pending and due now; false if it is already pending or missing. An
+   * ordered rule's delivery joins the back of its key (as do bulk retries).
+   */
   retryDelivery(id: number, now: number): Promise<boolean>;
   outboxStats(now: number): Promise<OutboxStats>;
   /**

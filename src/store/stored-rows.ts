@@ -1,4 +1,4 @@
-import type { ClusterNode, Delivery, DeliveryOrigin, DeliveryRedrive, Job, JobState, NodeRole, Outage, StoredAttempt } from './store.js';
+import type { BlockedKey, ClusterNode, Delivery, DeliveryOrigin, DeliveryRedrive, Job, JobState, NodeRole, Outage, StoredAttempt } from './store.js';
 
 // Rows of the tables both backends share, as their drivers return them, and what the Store hands out.
 
@@ -15,12 +15,13 @@ export interface DeliveryRow {
   last_status: number | null;
   last_error: string | null;
   dead_reason: string | null;
+  order_key: string | null;
   created_at: number;
   updated_at: number;
 }
 
 export const DELIVERY_COLUMNS = `id, event_id, rule_id, rule_set_hash, origin, state, content_type, attempts, next_attempt_at,
-  last_status, last_error, dead_reason, created_at, updated_at`;
+  last_status, last_error, dead_reason, order_key, created_at, updated_at`;
 
 export function toDelivery(row: DeliveryRow): Delivery {
   return {
@@ -36,6 +37,7 @@ export function toDelivery(row: DeliveryRow): Delivery {
     lastStatus: row.last_status,
     lastError: row.last_error,
     deadReason: row.dead_reason,
+    orderKey: row.order_key,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -144,4 +146,33 @@ export interface RedriveRow {
 
 export function toDeliveryRedrive(row: RedriveRow): DeliveryRedrive {
   return { outageId: row.outage_id, kind: row.kind, redrivenAt: row.redriven_at, dueAt: row.due_at };
+}
+
+/** A blocked key's head as both backends' queries return it. */
+export interface BlockedHeadRow {
+  order_key: string;
+  id: number;
+  event_id: number;
+  attempts: number;
+  blocked_since: number;
+  next_attempt_at: number | null;
+  last_status: number | null;
+  last_error: string | null;
+  waiting: number;
+}
+
+export function toBlockedKey(row: BlockedHeadRow): BlockedKey {
+  return {
+    key: row.order_key,
+    head: {
+      deliveryId: row.id,
+      eventId: row.event_id,
+      attempts: row.attempts,
+      blockedSince: row.blocked_since,
+      nextAttemptAt: row.next_attempt_at,
+      lastStatus: row.last_status,
+      lastError: row.last_error,
+    },
+    waiting: row.waiting,
+  };
 }

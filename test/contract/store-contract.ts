@@ -192,7 +192,7 @@ export function storeContract(factory: StoreFactory): void {
       const byRule = new Map(claimed.map((d) => [d.ruleId, d]));
       expect(byRule.get('untouched')).toEqual({
         id: expect.any(Number), eventId, ruleId: 'untouched', ruleSetHash: 'h1', contentType: 'application/json', attempts: 0, passOffset: 0, leaseToken: claimed[0]!.leaseToken,
-        payload: RAW,
+        orderKey: null, blockedSince: null, payload: RAW,
       });
       expect(byRule.get('transformed')!.payload.toString()).toBe('{"email":"a@b.c"}');
       expect(claimed[1]!.leaseToken).toBe(claimed[0]!.leaseToken);
@@ -328,6 +328,121 @@ export function storeContract(factory: StoreFactory): void {
       expect(counts.get(first.id)).toEqual({ pending: 0, delivered: 1, dead: 1 });
       expect(counts.get(second.id)).toEqual({ pending: 0, delivered: 0, dead: 0 });
       expect((await store.deliveryCountsByEvent([])).size).toBe(0);
+    });
+  });
+
+  describe('ordered delivery per key', () => {
+    /** Saves one event per key in order, each with one delivery of `rule` keyed so; returns the delivery ids. */
+    async function saveKeyed(store: Store, now: number, keys: (string | undefined)[], rule = 'ordered'): Promise<number[]> {
+      const ids: number[] = [];
+      for (const [i, key] of keys.entries()) {
+        const { id: eventId } = await store.saveEvent(event(`k-${rule}-${i}-${now}`, { receivedAt: now, deliveries: [forward(rule, key === undefined ? {} : { orderKey: key })] }));
+        ids.push((await store.listDeliveries({ eventId }, { limit: 1 })).items[0]!.id);
+      }
+      return ids;
+    }
+    const claimIds = async (store: Store, now: number, leaseMs = 60_000): Promise<number[]> =>
+      (await store.claimDueDeliveries({ now, limit: 100, leaseMs })).map((d) => d.id).sort((a, b) => a - b);
+
+    it('claims only the head of each key: the next row of a key after the previous one is settled', async () => {
+      const store = await open();
+      const now = Date.now();
+      const [a1, b1, a2, none1, a3, b2, none2] = await saveKeyed(store, now, ['A', 'B', 'A', undefined, 'A', 'B', undefined]);
+      expect((await store.getDelivery(a1!))!.orderKey).toBe('A');
+      expect((await store.getDelivery(none1!))!.orderKey).toBeNull();
+      const first = await store.claimDueDeliveries({ now, limit: 100, leaseMs: 60_000 });
+      expect(first.map((d) => d.id).sort((x, y) => x - y)).toEqual([a1, b1, none1, none2]);
+      // Nothing more while the heads are leased, even when their followers are due.
+      expect(await claimIds(store, now + 10)).toEqual([]);
+      const byId = new Map(first.map((d) => [d.id, d]));
+      await store.recordAttempt(a1!, byId.get(a1!)!.leaseToken, attempt(1, 'delivered'), { state: 'delivered' });
+      await store.recordAttempt(b1!, byId.get(b1!)!.leaseToken, attempt(1, 'dead', 410), { state: 'dead', reason: 'gone' });
+      expect(await claimIds(store, now + 20)).toEqual([a2, b2]);
+      // Expired leases come back (a crashed worker's rows); a3 still waits, as a2's lease lives.
+      expect(await claimIds(store, now + 60_001)).toEqual([none1, none2]);
+      // a2's lease ran out with no attempt recorded: a2 again, never a3 beside it.
+      expect(await claimIds(store, now + 60_021)).toEqual([a2, b2]);
+      expect(a3).toBeGreaterThan(a2!);
+    });
+
+    it('keeps a failing head at the front: its key waits, other keys and rules flow, nothing earlier wakes the worker', async () => {
+      const store = await open();
+      const now = Date.now();
+      const [a1, a2, b1] = await saveKeyed(store, now, ['A', 'A', 'B']);
+      const [other1, other2] = await saveKeyed(store, now, ['A', 'A'], 'other-rule');
+      const first = await store.claimDueDeliveries({ now, limit: 100, leaseMs: 60_000 });
+      expect(first.map((d) => d.id).sort((x, y) => x - y)).toEqual([a1, b1, other1]);
+      const head = first.find((d) => d.id === a1)!;
+      await store.recordAttempt(a1!, head.leaseToken, attempt(1, 'pending', 503), { state: 'pending', nextAttemptAt: now + 5_000 });
+      for (const d of first.filter((x) => x.id !== a1)) await store.recordAttempt(d.id, d.leaseToken, attempt(1, 'delivered'), { state: 'delivered' });
+      expect(await claimIds(store, now + 100)).toEqual([other2]);
+      // a2 is due but waits behind a1: the next due time is a1's retry, not a2's.
+      expect(await store.nextDueAt()).toBe(now + 5_000);
+      const retry = await store.claimDueDeliveries({ now: now + 5_000, limit: 100, leaseMs: 60_000 });
+      expect(retry.map((d) => [d.id, d.attempts, d.blockedSince])).toEqual([[a1, 1, expect.any(Number)]]);
+      await store.recordAttempt(a1!, retry[0]!.leaseToken, attempt(2, 'delivered'), { state: 'delivered' });
+      expect(await claimIds(store, now + 5_001)).toEqual([a2]);
+    });
+
+    it('lists blocked keys with their head and how many wait behind it, and counts them per rule', async () => {
+      const store = await open();
+      const now = Date.now();
+      const [a1] = await saveKeyed(store, now, ['A', 'A', 'A', 'B']);
+      const claimed = await store.claimDueDeliveries({ now, limit: 100, leaseMs: 60_000 });
+      const failedAt = now - 50;
+      for (const d of claimed) {
+        const failed = { ...attempt(1, 'pending', 503), startedAt: failedAt };
+        if (d.id === a1) await store.recordAttempt(d.id, d.leaseToken, failed, { state: 'pending', nextAttemptAt: now + 9_000 });
+        else await store.recordAttempt(d.id, d.leaseToken, attempt(1, 'delivered'), { state: 'delivered' });
+      }
+      expect(await store.listBlockedKeys('ordered', 10)).toEqual([{
+        key: 'A',
+        head: { deliveryId: a1, eventId: expect.any(Number), attempts: 1, blockedSince: failedAt, nextAttemptAt: now + 9_000, lastStatus: 503, lastError: null },
+        waiting: 2,
+      }]);
+      expect(await store.listBlockedKeys('another', 10)).toEqual([]);
+      expect(Object.fromEntries(await store.blockedKeyCounts())).toEqual({ ordered: 1 });
+      // A second failure keeps the time the key was first blocked.
+      const [again] = await store.claimDueDeliveries({ now: now + 9_000, limit: 100, leaseMs: 60_000 });
+      expect(again!.blockedSince).toBe(failedAt);
+      await store.recordAttempt(again!.id, again!.leaseToken, attempt(2, 'dead', 400), { state: 'dead', reason: 'bad request' });
+      expect(await store.blockedKeyCounts()).toEqual(new Map());
+    });
+
+    it('puts a retried or bulk-retried delivery, and a replay, at the back of its key', async () => {
+      const store = await open();
+      const now = Date.now();
+      const [a1, a2] = await saveKeyed(store, now, ['A', 'A']);
+      const [head] = await store.claimDueDeliveries({ now, limit: 100, leaseMs: 60_000 });
+      await store.recordAttempt(a1!, head!.leaseToken, attempt(1, 'dead', 410), { state: 'dead', reason: 'gone' });
+      // a1 retried while a2 is pending: a1 now waits behind a2.
+      expect(await store.retryDelivery(a1!, now)).toBe(true);
+      expect((await store.getDelivery(a1!))!).toMatchObject({ state: 'pending' });
+      const next = await store.claimDueDeliveries({ now: now + 1, limit: 100, leaseMs: 60_000 });
+      expect(next.map((d) => d.id)).toEqual([a2]);
+      // A replay of a2's event joins behind a1.
+      const replayed = await store.createDeliveries((await store.getDelivery(a2!))!.eventId, [forward('ordered', { orderKey: 'A' })], 'replay');
+      await store.recordAttempt(a2!, next[0]!.leaseToken, attempt(1, 'dead', 410), { state: 'dead', reason: 'gone' });
+      expect(await claimIds(store, now + 2)).toEqual([a1]);
+      const [retriedHead] = await store.claimDueDeliveries({ now: now + 60_003, limit: 100, leaseMs: 60_000 });
+      expect(retriedHead!.id).toBe(a1);
+      await store.recordAttempt(a1!, retriedHead!.leaseToken, attempt(2, 'delivered'), { state: 'delivered' });
+      // Bulk retry of a2 (dead) while the replay is pending: a2 goes behind the replay.
+      expect(await store.retryDeadDeliveries({ ruleId: 'ordered' }, 10, now)).toEqual([a2]);
+      expect(await claimIds(store, now + 60_004)).toEqual(replayed);
+    });
+
+    it('renews a live lease and refuses a lost one', async () => {
+      const store = await open();
+      const now = Date.now();
+      await saveKeyed(store, now, ['A', 'A']);
+      const [head] = await store.claimDueDeliveries({ now, limit: 100, leaseMs: 1_000 });
+      expect(await store.renewLease(head!.id, head!.leaseToken, { now: Date.now(), leaseMs: 120_000 })).toBe(true);
+      // The renewed lease outlives the first one: nobody claims the head or its follower at its old end.
+      expect(await claimIds(store, Date.now() + 5_000)).toEqual([]);
+      expect(await store.renewLease(head!.id, 'not-the-lease', { now: Date.now(), leaseMs: 120_000 })).toBe(false);
+      await store.recordAttempt(head!.id, head!.leaseToken, attempt(1, 'delivered'), { state: 'delivered' });
+      expect(await store.renewLease(head!.id, head!.leaseToken, { now: Date.now(), leaseMs: 120_000 })).toBe(false);
     });
   });
 

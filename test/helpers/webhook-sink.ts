@@ -8,6 +8,8 @@ export interface ReceivedWebhook {
   /** The exact bytes received, for signature checks. */
   rawBody: Buffer;
   receivedAt: number;
+  /** When the exchange ended: answered, or closed by the client. */
+  closedAt?: number;
 }
 
 export interface WebhookSink {
@@ -19,7 +21,7 @@ export interface WebhookSink {
 }
 
 /** How the sink answers one request: a status (with optional headers and body), or no answer at all. */
-export type SinkReply = number | { status: number; headers?: Record<string, string>; body?: string } | 'hang';
+export type SinkReply = number | { status: number; headers?: Record<string, string>; body?: string; delayMs?: number } | 'hang';
 
 /**
  * A capturing webhook receiver on 127.0.0.1. `reply(n)` picks the answer to the n-th request (0-based),
@@ -33,13 +35,18 @@ export async function startWebhookSink(reply: (index: number, request: ReceivedW
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const index = received.length;
-      const request = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, rawBody: Buffer.concat(chunks), receivedAt: Date.now() };
+      const request: ReceivedWebhook = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, rawBody: Buffer.concat(chunks), receivedAt: Date.now() };
+      res.once('close', () => {
+        request.closedAt = Date.now();
+      });
       received.push(request);
       for (const wake of waiters.splice(0)) wake();
       const answer = reply(index, request);
       if (answer === 'hang') return;
-      const { status, headers = {}, body = '{"ok":true}' } = typeof answer === 'number' ? { status: answer } : answer;
-      res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(body);
+      const { status, headers = {}, body = '{"ok":true}', delayMs = 0 } = typeof answer === 'number' ? { status: answer } : answer;
+      const respond = (): void => void res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(body);
+      if (delayMs > 0) setTimeout(respond, delayMs);
+      else respond();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -55,6 +55,8 @@ export const DeadCountQuerySchema = z.object({ ruleId: text.optional() }).strict
 export const NumericIdParamsSchema = z.object({ id: positiveId }).strict();
 export const RuleIdParamsSchema = z.object({ id: z.string().min(1).max(200) }).strict();
 
+export const BlockedKeysQuerySchema = z.object({ limit: z.coerce.number().int().min(1).max(500).default(50) }).strict();
+
 export const RouteModeSchema = z
   .enum(ROUTE_MODES)
   .meta({ id: 'RouteMode', description: "`current` (default): today's rules, as if the event arrived now. `original`: the rule set that routed the event when it arrived, with that time's filters, transforms, destinations and signing" });

@@ -82,10 +82,14 @@ export class AdminQueries {
     const params = new SqlParams();
     const where = this.deadWhere(filter, params);
     const { rows } = await this.db.query<{ id: number }>(
-      `UPDATE deliveries SET state = 'pending', next_attempt_at = ${params.add(this.clock.toDatabase(now))}, lease_token = NULL, dead_reason = NULL,
-         updated_at = ${params.add(now)}
-       WHERE id IN (SELECT d.id FROM deliveries d JOIN events e ON e.id = d.event_id WHERE ${where} ORDER BY d.id LIMIT ${params.add(limit)} FOR UPDATE OF d SKIP LOCKED)
-       RETURNING id`,
+      // Retried rows of an ordered rule join the back of their key, in id order among themselves.
+      `UPDATE deliveries u SET state = 'pending', next_attempt_at = ${params.add(this.clock.toDatabase(now))}, lease_token = NULL, dead_reason = NULL,
+         blocked_since = NULL, updated_at = ${params.add(now)}, order_seq = CASE WHEN u.order_key IS NULL THEN NULL ELSE r.seq END
+       FROM (SELECT picked.id, nextval('delivery_order_seq') AS seq FROM (
+         SELECT d.id FROM deliveries d JOIN events e ON e.id = d.event_id WHERE ${where} ORDER BY d.id LIMIT ${params.add(limit)} FOR UPDATE OF d SKIP LOCKED
+       ) picked ORDER BY picked.id) r
+       WHERE u.id = r.id
+       RETURNING u.id`,
       params.values,
     );
     return rows.map((r) => r.id).sort((a, b) => a - b);

@@ -18,10 +18,15 @@ const CANDIDATES = named('outage_candidates', `
   WHERE state = 'dead' AND retryable_dead_destination = $1 AND updated_at >= $2 AND updated_at <= $3 AND rule_id = ANY($4::text[])
   ORDER BY id FOR UPDATE`);
 const REDRIVE = named('outage_redrive', `
-  WITH input AS (SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS r(id, next_attempt_at, due_at)),
+  WITH input AS (
+    SELECT r.*, nextval('delivery_order_seq') AS seq
+    FROM (SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS u(id, next_attempt_at, due_at) ORDER BY id) r
+  ),
   moved AS (
+    -- An ordered rule's redriven row joins the back of its key, as a retry does.
     UPDATE deliveries d SET state = 'pending', next_attempt_at = r.next_attempt_at, pass_offset = d.attempts, dead_reason = NULL,
-      retryable_dead_destination = NULL, lease_token = NULL, updated_at = $4
+      retryable_dead_destination = NULL, lease_token = NULL, updated_at = $4, blocked_since = NULL,
+      order_seq = CASE WHEN d.order_key IS NULL THEN NULL ELSE r.seq END
     FROM input r WHERE d.id = r.id AND d.state = 'dead'
     RETURNING d.id, r.due_at
   )

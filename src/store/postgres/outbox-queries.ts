@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type {
-  AttemptRecord, AttemptResolution, ClaimedDelivery, Delivery, DeliveryDetail, DeliveryFilter, DeliveryOrigin, NewDelivery, OutboxStats, Page,
+  AttemptRecord, AttemptResolution, BlockedKey, ClaimedDelivery, Delivery, DeliveryDetail, DeliveryFilter, DeliveryOrigin, NewDelivery, OutboxStats, Page,
 } from '../store.js';
-import { DELIVERY_COLUMNS, toDelivery, toStoredAttempt, type DeliveryRow } from '../stored-rows.js';
+import { DELIVERY_COLUMNS, toBlockedKey, toDelivery, toStoredAttempt, type BlockedHeadRow, type DeliveryRow } from '../stored-rows.js';
+import { blockedSinceOf } from '../blocked-since.js';
 import type { ClockOffset } from './clock-offset.js';
+import { NEXT_ORDER_SEQ } from './order-seq.js';
 import { named, SqlParams } from './sql-params.js';
 
 export interface AttemptToRecord {
@@ -20,14 +22,25 @@ export interface AttemptToRecord {
  * next_attempt_at to the lease end (database clock) and stamping a token. A worker that dies leaves its rows
  * leased; they fall due again when the lease ends, for any node to claim.
  */
+/**
+ * Whether a pending row of an ordered rule may be attempted now (parameter: the database's now): no earlier
+ * row of its (rule, key) is pending, and no other row of the key holds a live lease. Under READ COMMITTED a
+ * claim sees the heads as they were when it started; a head another node has just claimed is locked (SKIP
+ * LOCKED passes it) or leased, and its followers still see it pending: one attempt per key in flight.
+ */
+const HEAD_OF_KEY = (now: string): string => `(d.order_key IS NULL OR NOT EXISTS (
+    SELECT 1 FROM deliveries p WHERE p.state = 'pending' AND p.order_key IS NOT NULL
+      AND p.rule_id = d.rule_id AND p.order_key = d.order_key AND p.id <> d.id
+      AND (p.order_seq < d.order_seq OR (p.lease_token IS NOT NULL AND p.next_attempt_at > ${now}))))`;
+
 const CLAIM = named('claim', `
   WITH due AS (
-    SELECT id FROM deliveries WHERE state = 'pending' AND next_attempt_at <= $1
-    ORDER BY next_attempt_at, id LIMIT $2 FOR UPDATE SKIP LOCKED
+    SELECT d.id FROM deliveries d WHERE d.state = 'pending' AND d.next_attempt_at <= $1 AND ${HEAD_OF_KEY('$1')}
+    ORDER BY d.next_attempt_at, d.id LIMIT $2 FOR UPDATE SKIP LOCKED
   )
   UPDATE deliveries d SET next_attempt_at = $3, lease_token = $4, updated_at = $5
   FROM due WHERE d.id = due.id
-  RETURNING d.id, d.event_id, d.rule_id, d.rule_set_hash, d.content_type, d.attempts, d.pass_offset,
+  RETURNING d.id, d.event_id, d.rule_id, d.rule_set_hash, d.content_type, d.attempts, d.pass_offset, d.order_key, d.blocked_since,
     COALESCE(d.body, (SELECT e.body FROM events e WHERE e.id = d.event_id)) AS payload`);
 
 /**
@@ -37,9 +50,9 @@ const CLAIM = named('claim', `
 const RECORD_ATTEMPTS = named('record_attempts', `
   WITH input AS (
     SELECT * FROM unnest($1::bigint[], $2::text[], $3::int[], $4::bigint[], $5::int[], $6::text[], $7::int[], $8::text[], $9::text[],
-                         $10::text[], $11::text[], $12::text[], $13::bigint[], $14::text[], $15::text[], $17::text[])
+                         $10::text[], $11::text[], $12::text[], $13::bigint[], $14::text[], $15::text[], $17::text[], $18::bigint[])
       AS a(delivery_id, lease_token, attempt, started_at, duration_ms, url_origin, status, error_code, error_message, response_excerpt,
-           outcome, state, next_attempt_at, last_error, dead_reason, retryable_dead_destination)
+           outcome, state, next_attempt_at, last_error, dead_reason, retryable_dead_destination, blocked_since)
   ), logged AS (
     INSERT INTO delivery_attempts (delivery_id, attempt, lease_token, started_at, duration_ms, url_origin, status, error_code, error_message,
                                    response_excerpt, outcome)
@@ -49,18 +62,21 @@ const RECORD_ATTEMPTS = named('record_attempts', `
   ), resolved AS (
     UPDATE deliveries d SET state = a.state, attempts = a.attempt, next_attempt_at = a.next_attempt_at, lease_token = NULL,
       last_status = a.status, last_error = a.last_error, dead_reason = a.dead_reason,
-      retryable_dead_destination = a.retryable_dead_destination, updated_at = $16::bigint
+      retryable_dead_destination = a.retryable_dead_destination, updated_at = $16::bigint,
+      blocked_since = CASE WHEN a.state = 'pending' THEN coalesce(d.blocked_since, a.blocked_since) END
     FROM input a WHERE d.id = a.delivery_id AND d.lease_token = a.lease_token
     RETURNING d.id
   )
   SELECT id FROM resolved`);
 
 const INSERT_DELIVERIES = named('insert_deliveries', `
-  INSERT INTO deliveries (event_id, rule_id, rule_set_hash, origin, state, body, content_type, next_attempt_at, dead_reason, created_at, updated_at)
+  INSERT INTO deliveries (event_id, rule_id, rule_set_hash, origin, state, body, content_type, next_attempt_at, dead_reason, created_at, updated_at,
+                          order_key, order_seq)
   SELECT d.event_id, d.rule_id, d.rule_set_hash, $8::text, CASE WHEN d.dead_reason IS NULL THEN 'pending' ELSE 'dead' END, d.body, d.content_type,
-         CASE WHEN d.dead_reason IS NULL THEN $9::bigint + d.delay_ms END, d.dead_reason, $10::bigint, $10::bigint
-  FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bytea[], $5::text[], $6::bigint[], $7::text[]) WITH ORDINALITY
-    AS d(event_id, rule_id, rule_set_hash, body, content_type, delay_ms, dead_reason, n)
+         CASE WHEN d.dead_reason IS NULL THEN $9::bigint + d.delay_ms END, d.dead_reason, $10::bigint, $10::bigint,
+         d.order_key, ${NEXT_ORDER_SEQ.replaceAll('order_key', 'd.order_key')}
+  FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bytea[], $5::text[], $6::bigint[], $7::text[], $11::text[]) WITH ORDINALITY
+    AS d(event_id, rule_id, rule_set_hash, body, content_type, delay_ms, dead_reason, order_key, n)
   ORDER BY d.n
   RETURNING id`);
 
@@ -68,10 +84,24 @@ const INSERT_DELIVERIES = named('insert_deliveries', `
 const RELEASE_UNANSWERED = named('release_unanswered', `
   UPDATE deliveries SET next_attempt_at = $2, lease_token = NULL WHERE lease_token = ANY($1::text[]) AND state = 'pending'`);
 const RELEASE = named('release', 'UPDATE deliveries SET next_attempt_at = $1, lease_token = NULL WHERE id = $2 AND lease_token = $3');
-const NEXT_DUE = named('next_due', "SELECT min(next_attempt_at) AS due FROM deliveries WHERE state = 'pending'");
+// Rows waiting behind their key's head are not due: an idle worker must not wake for them.
+const NEXT_DUE = named('next_due', `
+  SELECT d.next_attempt_at AS due FROM deliveries d WHERE d.state = 'pending' AND ${HEAD_OF_KEY('$1')} ORDER BY d.next_attempt_at LIMIT 1`);
+/** A retried delivery joins the back of its key. */
 const RETRY = named('retry', `
-  UPDATE deliveries SET state = 'pending', next_attempt_at = $1, lease_token = NULL, dead_reason = NULL, updated_at = $2
+  UPDATE deliveries SET state = 'pending', next_attempt_at = $1, lease_token = NULL, dead_reason = NULL, blocked_since = NULL, updated_at = $2,
+    order_seq = ${NEXT_ORDER_SEQ}
   WHERE id = $3 AND state <> 'pending'`);
+/** Renewal uses the database's clock, as the lease's end was set by it. */
+const RENEW = named('renew', `
+  UPDATE deliveries SET next_attempt_at = (extract(epoch FROM clock_timestamp()) * 1000)::bigint + $1
+  WHERE id = $2 AND lease_token = $3 AND state = 'pending'`);
+const BLOCKED_HEAD = `FROM deliveries d WHERE d.state = 'pending' AND d.order_key IS NOT NULL AND d.blocked_since IS NOT NULL AND ${HEAD_OF_KEY('$1')}`;
+const BLOCKED_KEYS = named('blocked_keys', `
+  SELECT d.order_key, d.id, d.event_id, d.attempts, d.blocked_since, d.next_attempt_at, d.last_status, d.last_error,
+    (SELECT count(*) FROM deliveries w WHERE w.state = 'pending' AND w.order_key IS NOT NULL AND w.rule_id = d.rule_id AND w.order_key = d.order_key)::int - 1 AS waiting
+  ${BLOCKED_HEAD} AND d.rule_id = $2 ORDER BY d.blocked_since, d.id LIMIT $3`);
+const BLOCKED_COUNTS = named('blocked_counts', `SELECT d.rule_id, count(*)::int AS n ${BLOCKED_HEAD} GROUP BY d.rule_id`);
 const STATS = named('stats', `
   SELECT
     (SELECT count(*) FROM deliveries WHERE state = 'pending') AS pending,
@@ -97,11 +127,12 @@ export class OutboxQueries {
   /** Outbox rows for stored events (replay), in one statement; returns their ids in order. */
   async insert(db: pg.Pool | pg.PoolClient, rows: readonly { eventId: number; delivery: NewDelivery }[], origin: DeliveryOrigin, now: number): Promise<number[]> {
     if (rows.length === 0) return [];
-    const columns: unknown[][] = Array.from({ length: 7 }, () => []);
+    const columns: unknown[][] = Array.from({ length: 8 }, () => []);
     for (const { eventId, delivery: d } of rows) {
-      [eventId, d.ruleId, d.ruleSetHash, d.body, d.contentType, d.delayMs ?? 0, d.deadReason ?? null].forEach((value, i) => columns[i]!.push(value));
+      [eventId, d.ruleId, d.ruleSetHash, d.body, d.contentType, d.delayMs ?? 0, d.deadReason ?? null, d.orderKey ?? null].forEach((value, i) => columns[i]!.push(value));
     }
-    const result = await db.query<{ id: number }>({ ...INSERT_DELIVERIES, values: [...columns, origin, this.clock.toDatabase(now), now] });
+    const orderKeys = columns.pop()!;
+    const result = await db.query<{ id: number }>({ ...INSERT_DELIVERIES, values: [...columns, origin, this.clock.toDatabase(now), now, orderKeys] });
     return result.rows.map((r) => r.id);
   }
 
@@ -117,7 +148,7 @@ export class OutboxQueries {
       for (const token of tokens) this.unanswered.delete(token);
     }
     const leaseToken = randomUUID();
-    let rows: { id: number; event_id: number; rule_id: string; rule_set_hash: string; content_type: string; attempts: number; pass_offset: number; payload: Buffer }[];
+    let rows: { id: number; event_id: number; rule_id: string; rule_set_hash: string; content_type: string; attempts: number; pass_offset: number; order_key: string | null; blocked_since: number | null; payload: Buffer }[];
     try {
       ({ rows } = await this.db.query({ ...CLAIM, values: [dbNow, limit, dbNow + leaseMs, leaseToken, now] }));
     } catch (err) {
@@ -125,22 +156,27 @@ export class OutboxQueries {
       throw err;
     }
     return rows
-      .map((r) => ({ id: r.id, eventId: r.event_id, ruleId: r.rule_id, ruleSetHash: r.rule_set_hash, contentType: r.content_type, attempts: r.attempts, passOffset: r.pass_offset, leaseToken, payload: r.payload }))
+      .map((r) => ({
+        id: r.id, eventId: r.event_id, ruleId: r.rule_id, ruleSetHash: r.rule_set_hash, contentType: r.content_type, attempts: r.attempts, passOffset: r.pass_offset, leaseToken,
+        orderKey: r.order_key, blockedSince: r.blocked_since, payload: r.payload,
+      }))
       .sort((a, b) => a.id - b.id);
   }
 
   async recordAttempts(records: readonly AttemptToRecord[], now: number): Promise<boolean[]> {
     const columns: unknown[][] = Array.from({ length: 15 }, () => []);
     const retryableDeadAt: (string | null)[] = [];
+    const blockedSince: (number | null)[] = [];
     for (const { deliveryId, leaseToken, attempt: a, resolution: r } of records) {
       retryableDeadAt.push(r.state === 'dead' && r.retryable ? a.urlOrigin : null);
+      blockedSince.push(blockedSinceOf(a));
       const lastError = a.errorCode ? `${a.errorCode}: ${a.errorMessage ?? ''}`.trim() : null;
       [
         deliveryId, leaseToken, a.attempt, a.startedAt, a.durationMs, a.urlOrigin, a.status, a.errorCode, a.errorMessage, a.responseExcerpt, a.outcome,
         r.state, r.state === 'pending' ? this.clock.toDatabase(r.nextAttemptAt) : null, lastError, r.state === 'dead' ? r.reason : null,
       ].forEach((value, i) => columns[i]!.push(value));
     }
-    const { rows } = await this.db.query<{ id: number }>({ ...RECORD_ATTEMPTS, values: [...columns, now, retryableDeadAt] });
+    const { rows } = await this.db.query<{ id: number }>({ ...RECORD_ATTEMPTS, values: [...columns, now, retryableDeadAt, blockedSince] });
     const resolved = new Set(rows.map((r) => r.id));
     return records.map((r) => resolved.has(r.deliveryId));
   }
@@ -149,9 +185,23 @@ export class OutboxQueries {
     await this.db.query({ ...RELEASE, values: [this.clock.toDatabase(nextAttemptAt), deliveryId, leaseToken] });
   }
 
-  async nextDueAt(): Promise<number | null> {
-    const due = (await this.db.query<{ due: number | null }>(NEXT_DUE)).rows[0]!.due;
+  async nextDueAt(now: number): Promise<number | null> {
+    const due = (await this.db.query<{ due: number | null }>({ ...NEXT_DUE, values: [this.clock.toDatabase(now)] })).rows[0]?.due ?? null;
     return due === null ? null : this.clock.toNode(due);
+  }
+
+  async renewLease(deliveryId: number, leaseToken: string, leaseMs: number): Promise<boolean> {
+    return (await this.db.query({ ...RENEW, values: [leaseMs, deliveryId, leaseToken] })).rowCount === 1;
+  }
+
+  async blockedKeys(ruleId: string, limit: number, now: number): Promise<BlockedKey[]> {
+    const { rows } = await this.db.query<BlockedHeadRow>({ ...BLOCKED_KEYS, values: [this.clock.toDatabase(now), ruleId, limit] });
+    return rows.map((row) => toBlockedKey({ ...row, next_attempt_at: row.next_attempt_at === null ? null : this.clock.toNode(row.next_attempt_at) }));
+  }
+
+  async blockedKeyCounts(now: number): Promise<Map<string, number>> {
+    const { rows } = await this.db.query<{ rule_id: string; n: number }>({ ...BLOCKED_COUNTS, values: [this.clock.toDatabase(now)] });
+    return new Map(rows.map((row) => [row.rule_id, row.n]));
   }
 
   async get(id: number): Promise<Omit<DeliveryDetail, 'redrives'> | null> {

@@ -3,7 +3,7 @@ import type pg from 'pg';
 import { HookrelayError } from '../../errors.js';
 import { CommitListeners } from '../commit-listeners.js';
 import type {
-  AttemptRecord, AttemptResolution, BulkDeliveryFilter, ClusterNode, NewNode, ClaimedDelivery, Delivery, DeliveryDetail, DeliveryFilter, DeliveryOrigin, EventBody,
+  AttemptRecord, AttemptResolution, BlockedKey, BulkDeliveryFilter, ClusterNode, NewNode, ClaimedDelivery, Delivery, DeliveryDetail, DeliveryFilter, DeliveryOrigin, EventBody,
   EventPosition, EventSearch, EventPage, EventSelection, ImportedEvent, ImportOptions, ImportResult, Job,
   JobProgress, JobState, KeptRuleSet, NewDelivery, NewEditedCopy, NewEvent, NewJob, OutboxStats, Page, DeliveryCounts, SaveEventResult, Store,
   StoredEvent, CopyExtent, CopyKey, CopyRows, CopyTable,
@@ -185,7 +185,19 @@ export class PostgresStore implements Store {
   }
 
   nextDueAt(): Promise<number | null> {
-    return this.read(() => this.outbox.nextDueAt());
+    return this.read(() => this.outbox.nextDueAt(Date.now()));
+  }
+
+  renewLease(deliveryId: number, leaseToken: string, options: { now: number; leaseMs: number }): Promise<boolean> {
+    return this.write(() => this.outbox.renewLease(deliveryId, leaseToken, options.leaseMs));
+  }
+
+  listBlockedKeys(ruleId: string, limit: number): Promise<BlockedKey[]> {
+    return this.read(() => this.outbox.blockedKeys(ruleId, limit, Date.now()));
+  }
+
+  blockedKeyCounts(): Promise<Map<string, number>> {
+    return this.read(() => this.outbox.blockedKeyCounts(Date.now()));
   }
 
   getDelivery(id: number): Promise<DeliveryDetail | null> {

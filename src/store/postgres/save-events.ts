@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { NewDelivery, NewEvent, SaveEventResult } from '../store.js';
+import { NEXT_ORDER_SEQ } from './order-seq.js';
 import { named } from './sql-params.js';
 
 /**
@@ -25,11 +26,12 @@ const SAVE_EVENTS = named('save_events', `
       SET received_count = e.received_count + excluded.received_count, last_received_at = excluded.last_received_at
     RETURNING e.id, e.transfer_id, e.source, e.event, e.received_count, (e.xmax = 0) AS inserted
   ), planned AS (
-    INSERT INTO deliveries (event_id, rule_id, rule_set_hash, origin, state, body, content_type, next_attempt_at, dead_reason, created_at, updated_at)
+    INSERT INTO deliveries (event_id, rule_id, rule_set_hash, origin, state, body, content_type, next_attempt_at, dead_reason, created_at, updated_at,
+                            order_key, order_seq)
     SELECT s.id, d.rule_id, d.rule_set_hash, 'ingest', CASE WHEN d.dead_reason IS NULL THEN 'pending' ELSE 'dead' END, d.body, d.content_type,
-           d.next_attempt_at, d.dead_reason, i.received_at, i.received_at
-    FROM unnest($15::int[], $16::int[], $17::text[], $18::text[], $19::bytea[], $20::text[], $21::bigint[], $22::text[])
-      AS d(ord, seq, rule_id, rule_set_hash, body, content_type, next_attempt_at, dead_reason)
+           d.next_attempt_at, d.dead_reason, i.received_at, i.received_at, d.order_key, ${NEXT_ORDER_SEQ.replaceAll('order_key', 'd.order_key')}
+    FROM unnest($15::int[], $16::int[], $17::text[], $18::text[], $19::bytea[], $20::text[], $21::bigint[], $22::text[], $23::text[])
+      AS d(ord, seq, rule_id, rule_set_hash, body, content_type, next_attempt_at, dead_reason, order_key)
     JOIN input i ON i.ord = d.ord
     JOIN saved s ON s.transfer_id = i.transfer_id AND s.source = i.source AND s.event = i.event
     WHERE s.inserted
@@ -66,13 +68,13 @@ export async function saveEvents(db: pg.Pool, events: readonly NewEvent[], dueAt
     } else groups.set(key, { first: e, copies: 1, lastReceivedAt: e.receivedAt });
   }
   const ordered = [...groups.values()].sort((a, b) => compareKeys(keyOf(a.first), keyOf(b.first)));
-  const columns: unknown[][] = Array.from({ length: 22 }, () => []);
+  const columns: unknown[][] = Array.from({ length: 23 }, () => []);
   ordered.forEach(({ first: e, copies, lastReceivedAt }, ord) => {
     const values = [ord, e.source, e.event, e.transferId, e.checkoutId, e.email, e.walletAddress, e.validation, e.receivedAt, lastReceivedAt, copies, JSON.stringify(e.headers), e.body, e.ruleSetHash ?? null];
     values.forEach((value, i) => columns[i]!.push(value));
     (e.deliveries ?? []).forEach((d: NewDelivery, seq) => {
       const dead = d.deadReason !== undefined;
-      const row = [ord, seq, d.ruleId, d.ruleSetHash, d.body, d.contentType, dead ? null : dueAt(e.receivedAt, d.delayMs ?? 0), d.deadReason ?? null];
+      const row = [ord, seq, d.ruleId, d.ruleSetHash, d.body, d.contentType, dead ? null : dueAt(e.receivedAt, d.delayMs ?? 0), d.deadReason ?? null, d.orderKey ?? null];
       row.forEach((value, i) => columns[14 + i]!.push(value));
     });
   });

@@ -24,12 +24,15 @@ export class BulkQueries {
       .get(...where.params)!.n;
   }
 
-  /** Makes up to `limit` matching dead deliveries (ascending id) pending and due at `now`; returns their ids. */
+  /**
+   * Makes up to `limit` matching dead deliveries (ascending id) pending and due at `now`; returns their ids.
+   * An ordered rule's rows still need their new place in their key (`OutboxQueries.joinBackOfKeys`).
+   */
   retryDead(filter: BulkDeliveryFilter, limit: number, now: number): number[] {
     const where = this.deadWhere(filter);
     return this.db
       .prepare<unknown[], { id: number }>(`
-        UPDATE deliveries SET state = 'pending', next_attempt_at = ?, lease_token = NULL, dead_reason = NULL, updated_at = ?
+        UPDATE deliveries SET state = 'pending', next_attempt_at = ?, lease_token = NULL, dead_reason = NULL, blocked_since = NULL, updated_at = ?
         WHERE id IN (SELECT d.id FROM deliveries d JOIN events e ON e.id = d.event_id WHERE ${where.sql} ORDER BY d.id LIMIT ?)
         RETURNING id`)
       .all(now, now, ...where.params, limit)

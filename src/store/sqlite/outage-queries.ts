@@ -19,7 +19,7 @@ export class OutageQueries {
     this.closeOpen = db.prepare<[number, string], OutageRow>('UPDATE outages SET closed_at = ? WHERE destination = ? AND closed_at IS NULL RETURNING *');
     this.redriveOne = db.prepare(`
       UPDATE deliveries SET state = 'pending', next_attempt_at = ?, pass_offset = attempts, dead_reason = NULL,
-        retryable_dead_destination = NULL, lease_token = NULL, updated_at = ?
+        retryable_dead_destination = NULL, lease_token = NULL, updated_at = ?, blocked_since = NULL
       WHERE id = ? AND state = 'dead'`);
     this.insertRedrive = db.prepare('INSERT INTO delivery_redrives (delivery_id, outage_id, kind, redriven_at, due_at) VALUES (?, ?, ?, ?, ?)');
     this.countRedriven = db.prepare<[number, number], OutageRow>('UPDATE outages SET redriven = redriven + ? WHERE id = ? RETURNING *');

@@ -4,18 +4,35 @@ import type {
   AttemptRecord, AttemptResolution, ClaimedDelivery, Delivery, DeliveryDetail, DeliveryFilter, DeliveryOrigin,
   NewDelivery, OutboxStats, Page,
 } from '../store.js';
-import { DELIVERY_COLUMNS, toDelivery, toStoredAttempt, type DeliveryRow } from '../stored-rows.js';
+import { blockedSinceOf } from '../blocked-since.js';
+import { DELIVERY_COLUMNS, toDelivery, toStoredAttempt, type BlockedHeadRow, type DeliveryRow } from '../stored-rows.js';
 
 /**
- * The ids of due pending deliveries, oldest due first (parameters: now, limit). INDEXED BY: the partial
- * due-index makes a claim cost its batch, not the backlog; the planner would otherwise pick a (state, ...)
- * index and sort every pending row on each claim.
+ * Whether a pending row of an ordered rule may be attempted now: no earlier row of its (rule, key) is
+ * pending, and no other row of the key holds a live lease (parameter: now). Unordered rows always may.
+ * The inner query repeats the partial index's condition word for word so SQLite uses it.
  */
-export const DUE_DELIVERY_IDS_SQL = `SELECT id FROM deliveries INDEXED BY deliveries_due
-  WHERE state = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?`;
+const HEAD_OF_KEY_SQL = `(d.order_key IS NULL OR NOT EXISTS (
+    SELECT 1 FROM deliveries p WHERE p.state = 'pending' AND p.order_key IS NOT NULL
+      AND p.rule_id = d.rule_id AND p.order_key = d.order_key AND p.id <> d.id
+      AND (p.order_seq < d.order_seq OR (p.lease_token IS NOT NULL AND p.next_attempt_at > ?))))`;
 
-/** A claimed row as `claimRows` returns it: id, event_id, rule_id, rule_set_hash, content_type, attempts, payload, pass_offset. */
-type ClaimRow = [number, number, string, string, string, number, Buffer, number];
+/**
+ * The ids of due pending deliveries that head their key, oldest due first (parameters: now, now, limit).
+ * INDEXED BY: the partial due-index makes a claim cost its batch, not the backlog; the planner would
+ * otherwise pick a (state, ...) index and sort every pending row on each claim.
+ */
+export const DUE_DELIVERY_IDS_SQL = `SELECT d.id FROM deliveries d INDEXED BY deliveries_due
+  WHERE d.state = 'pending' AND d.next_attempt_at <= ? AND ${HEAD_OF_KEY_SQL} ORDER BY d.next_attempt_at LIMIT ?`;
+
+/** The next sequence number of a key: after every pending row of it (parameters: rule id, key, own id or 0). */
+const NEXT_ORDER_SEQ_SQL = `(SELECT coalesce(max(p.order_seq), 0) + 1 FROM deliveries p
+  WHERE p.state = 'pending' AND p.order_key IS NOT NULL AND p.rule_id = ? AND p.order_key = ? AND p.id <> ?)`;
+
+/** A claimed row as `claimRows` returns it: id, event_id, rule_id, rule_set_hash, content_type, attempts, order_key, blocked_since, payload, pass_offset. */
+type ClaimRow = [number, number, string, string, string, number, string | null, number | null, Buffer, number];
+
+
 
 export interface AttemptToRecord {
   deliveryId: number;
@@ -27,6 +44,11 @@ export interface AttemptToRecord {
 /** The outbox's SQL, synchronous; the store decides which transaction each call runs in. */
 export class OutboxQueries {
   private readonly insert;
+  private readonly insertOrdered;
+  private readonly renumber;
+  private readonly renew;
+  private readonly blockedHeads;
+  private readonly blockedCounts;
   private readonly claimRows;
   private readonly insertAttempt;
   private readonly resolve;
@@ -41,41 +63,63 @@ export class OutboxQueries {
     this.insert = db.prepare(`
       INSERT INTO deliveries (event_id, rule_id, rule_set_hash, origin, state, body, content_type, next_attempt_at, dead_reason, created_at, updated_at)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+    // Single writer: the next sequence number read here cannot be taken by another transaction meanwhile.
+    this.insertOrdered = db.prepare(`
+      INSERT INTO deliveries (event_id, rule_id, rule_set_hash, origin, state, body, content_type, next_attempt_at, dead_reason, created_at, updated_at,
+                              order_key, order_seq)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ${NEXT_ORDER_SEQ_SQL})`);
+    // A delivery made pending again (retry, bulk retry) joins the back of its key.
+    this.renumber = db.prepare(`
+      UPDATE deliveries SET order_seq = (SELECT coalesce(max(p.order_seq), 0) + 1 FROM deliveries p
+        WHERE p.state = 'pending' AND p.order_key IS NOT NULL AND p.rule_id = deliveries.rule_id AND p.order_key = deliveries.order_key AND p.id <> deliveries.id)
+      WHERE id = ? AND state = 'pending' AND order_key IS NOT NULL`);
+    this.renew = db.prepare("UPDATE deliveries SET next_attempt_at = ? WHERE id = ? AND lease_token = ? AND state = 'pending'");
+    const blockedHead = `FROM deliveries d INDEXED BY deliveries_order_pending
+      WHERE d.state = 'pending' AND d.order_key IS NOT NULL AND d.blocked_since IS NOT NULL`;
+    this.blockedHeads = db.prepare<[number, string, number], BlockedHeadRow>(`
+      SELECT d.order_key, d.id, d.event_id, d.attempts, d.blocked_since, d.next_attempt_at, d.last_status, d.last_error,
+        (SELECT count(*) FROM deliveries w WHERE w.state = 'pending' AND w.order_key IS NOT NULL AND w.rule_id = d.rule_id AND w.order_key = d.order_key) - 1 AS waiting
+      ${blockedHead} AND ${HEAD_OF_KEY_SQL} AND d.rule_id = ? ORDER BY d.blocked_since, d.id LIMIT ?`);
+    this.blockedCounts = db.prepare<[number], { rule_id: string; n: number }>(`SELECT d.rule_id, count(*) AS n ${blockedHead} AND ${HEAD_OF_KEY_SQL} GROUP BY d.rule_id`);
     // Claiming moves next_attempt_at to the lease end: a crashed worker's rows fall due again by themselves.
     // One statement returns what an attempt needs, payload included, as arrays (`raw`): no per-row object
     // with named keys to build on the worker's hot path.
     this.claimRows = db.prepare<unknown[], ClaimRow>(`
       UPDATE deliveries SET next_attempt_at = ?, lease_token = ?, updated_at = ?
       WHERE id IN (${DUE_DELIVERY_IDS_SQL})
-      RETURNING id, event_id, rule_id, rule_set_hash, content_type, attempts,
+      RETURNING id, event_id, rule_id, rule_set_hash, content_type, attempts, order_key, blocked_since,
         COALESCE(body, (SELECT e.body FROM events e WHERE e.id = deliveries.event_id)), pass_offset`).raw() as unknown as BetterSqlite3.Statement<unknown[], ClaimRow>;
     this.insertAttempt = db.prepare(`
       INSERT INTO delivery_attempts (delivery_id, attempt, started_at, duration_ms, url_origin, status, error_code, error_message, response_excerpt, outcome)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
     this.resolve = db.prepare(`
       UPDATE deliveries SET state = ?, attempts = ?, next_attempt_at = ?, lease_token = NULL, last_status = ?, last_error = ?,
-        dead_reason = ?, retryable_dead_destination = ?, updated_at = ?
+        dead_reason = ?, retryable_dead_destination = ?, updated_at = ?, blocked_since = CASE WHEN ? = 'pending' THEN coalesce(blocked_since, ?) END
       WHERE id = ? AND lease_token = ?`);
     this.release = db.prepare('UPDATE deliveries SET next_attempt_at = ?, lease_token = NULL WHERE id = ? AND lease_token = ?');
-    this.nextDue = db.prepare<[], { due: number | null }>("SELECT min(next_attempt_at) AS due FROM deliveries INDEXED BY deliveries_due WHERE state = 'pending'");
+    // Rows waiting behind their key's head are not due: an idle worker must not wake for them.
+    this.nextDue = db.prepare<[number], { due: number | null }>(`SELECT d.next_attempt_at AS due FROM deliveries d INDEXED BY deliveries_due
+      WHERE d.state = 'pending' AND ${HEAD_OF_KEY_SQL} ORDER BY d.next_attempt_at LIMIT 1`);
     this.byId = db.prepare<[number], DeliveryRow>(`SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE id = ?`);
     this.attemptsOf = db.prepare<[number], Record<string, unknown>>('SELECT * FROM delivery_attempts WHERE delivery_id = ? ORDER BY id');
     this.retry = db.prepare(`
-      UPDATE deliveries SET state = 'pending', next_attempt_at = ?, lease_token = NULL, dead_reason = NULL, updated_at = ?
+      UPDATE deliveries SET state = 'pending', next_attempt_at = ?, lease_token = NULL, dead_reason = NULL, blocked_since = NULL, updated_at = ?
       WHERE id = ? AND state != 'pending'`);
   }
 
   insertDeliveries(eventId: number, deliveries: readonly NewDelivery[], origin: DeliveryOrigin, now: number): number[] {
     return deliveries.map((d) => {
       const dead = d.deadReason !== undefined;
-      return Number(this.insert.run(eventId, d.ruleId, d.ruleSetHash, origin, dead ? 'dead' : 'pending', d.body, d.contentType, dead ? null : now + (d.delayMs ?? 0), d.deadReason ?? null, now, now).lastInsertRowid);
+      const values = [eventId, d.ruleId, d.ruleSetHash, origin, dead ? 'dead' : 'pending', d.body, d.contentType, dead ? null : now + (d.delayMs ?? 0), d.deadReason ?? null, now, now];
+      const inserted = d.orderKey === undefined ? this.insert.run(...values) : this.insertOrdered.run(...values, d.orderKey, d.ruleId, d.orderKey, 0);
+      return Number(inserted.lastInsertRowid);
     });
   }
 
   claim(now: number, limit: number, leaseMs: number): ClaimedDelivery[] {
     const leaseToken = randomUUID();
-    return this.claimRows.all(now + leaseMs, leaseToken, now, now, limit).map(
-      ([id, eventId, ruleId, ruleSetHash, contentType, attempts, payload, passOffset]) => ({ id, eventId, ruleId, ruleSetHash, contentType, attempts, passOffset, leaseToken, payload }),
+    return this.claimRows.all(now + leaseMs, leaseToken, now, now, now, limit).map(
+      ([id, eventId, ruleId, ruleSetHash, contentType, attempts, orderKey, blockedSince, payload, passOffset]) => ({ id, eventId, ruleId, ruleSetHash, contentType, attempts, passOffset, leaseToken, orderKey, blockedSince, payload }),
     );
   }
 
@@ -87,7 +131,7 @@ export class OutboxQueries {
       const result = this.resolve.run(
         resolution.state, a.attempt, resolution.state === 'pending' ? resolution.nextAttemptAt : null, a.status, lastError,
         resolution.state === 'dead' ? resolution.reason : null, resolution.state === 'dead' && resolution.retryable ? a.urlOrigin : null,
-        now, deliveryId, leaseToken,
+        now, resolution.state, blockedSinceOf(a), deliveryId, leaseToken,
       );
       return result.changes === 1;
     });
@@ -97,8 +141,26 @@ export class OutboxQueries {
     this.release.run(nextAttemptAt, deliveryId, leaseToken);
   }
 
-  nextDueAt(): number | null {
-    return this.nextDue.get()!.due;
+  nextDueAt(now: number): number | null {
+    return this.nextDue.get(now)?.due ?? null;
+  }
+
+  /** Moves a live lease's end to `leaseEnd`; false when the lease is no longer this token's. */
+  renewLease(deliveryId: number, leaseToken: string, leaseEnd: number): boolean {
+    return this.renew.run(leaseEnd, deliveryId, leaseToken).changes === 1;
+  }
+
+  /** Gives the pending rows among `ids` that carry an order key the next place in their key, in id order. */
+  joinBackOfKeys(ids: readonly number[]): void {
+    for (const id of [...ids].sort((a, b) => a - b)) this.renumber.run(id);
+  }
+
+  blockedKeys(ruleId: string, limit: number, now: number): BlockedHeadRow[] {
+    return this.blockedHeads.all(now, ruleId, limit);
+  }
+
+  blockedKeyCounts(now: number): Map<string, number> {
+    return new Map(this.blockedCounts.all(now).map((row) => [row.rule_id, row.n]));
   }
 
   get(id: number): Omit<DeliveryDetail, 'redrives'> | null {
@@ -126,8 +188,11 @@ export class OutboxQueries {
     return { items, nextCursor: rows.length > page.limit ? items.at(-1)!.id : null };
   }
 
+  /** Runs inside a transaction (two statements): the retried delivery joins the back of its key. */
   retryNow(id: number, now: number): boolean {
-    return this.retry.run(now, now, id).changes === 1;
+    const retried = this.retry.run(now, now, id).changes === 1;
+    if (retried) this.joinBackOfKeys([id]);
+    return retried;
   }
 
   stats(now: number): OutboxStats {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import Database, { type BetterSqlite3 } from '../../sqlite-driver.js';
 import { HookrelayError } from '../../errors.js';
 import type {
-  AttemptRecord, AttemptResolution, ClaimedDelivery, Delivery, DeliveryDetail, DeliveryFilter, DeliveryOrigin,
+  AttemptRecord, AttemptResolution, BlockedKey, ClaimedDelivery, Delivery, DeliveryDetail, DeliveryFilter, DeliveryOrigin,
   NewDelivery, NewEvent, OutboxStats, Page, SaveEventResult, Store, StoredEvent,
 } from '../store.js';
 import { toStoredEvent, type EventRow } from './event-rows.js';
@@ -13,6 +13,7 @@ import { GroupCommit } from './group-commit.js';
 import { WalFsync, type FsyncFn } from './wal-fsync.js';
 import { keyText } from './key-text.js';
 import { migrate } from './migrate.js';
+import { toBlockedKey } from '../stored-rows.js';
 import { OutboxQueries, type AttemptToRecord } from './outbox.js';
 import type { BulkDeliveryFilter, ClusterNode, NewNode, EventBody, EventSelection, ImportedEvent, ImportOptions, ImportResult } from '../store.js';
 import { BulkQueries } from './bulk-queries.js';
@@ -260,7 +261,19 @@ export class SqliteStore implements Store {
   }
 
   async nextDueAt(): Promise<number | null> {
-    return this.outbox.nextDueAt();
+    return this.outbox.nextDueAt(Date.now());
+  }
+
+  async renewLease(deliveryId: number, leaseToken: string, options: { now: number; leaseMs: number }): Promise<boolean> {
+    return this.write(() => this.outbox.renewLease(deliveryId, leaseToken, options.now + options.leaseMs));
+  }
+
+  async listBlockedKeys(ruleId: string, limit: number): Promise<BlockedKey[]> {
+    return this.outbox.blockedKeys(ruleId, limit, Date.now()).map(toBlockedKey);
+  }
+
+  async blockedKeyCounts(): Promise<Map<string, number>> {
+    return this.outbox.blockedKeyCounts(Date.now());
   }
 
   async getDelivery(id: number): Promise<DeliveryDetail | null> {
@@ -279,7 +292,7 @@ export class SqliteStore implements Store {
   }
 
   async retryDelivery(id: number, now: number): Promise<boolean> {
-    const retried = this.write(() => this.outbox.retryNow(id, now));
+    const retried = this.write(() => this.db.transaction(() => this.outbox.retryNow(id, now)).immediate());
     if (retried) this.due.notify();
     return retried;
   }
@@ -403,7 +416,11 @@ export class SqliteStore implements Store {
   }
 
   async retryDeadDeliveries(filter: BulkDeliveryFilter, limit: number, now: number): Promise<number[]> {
-    const ids = this.write(() => this.db.transaction(() => this.bulk.retryDead(filter, limit, now)).immediate());
+    const ids = this.write(() => this.db.transaction(() => {
+      const retried = this.bulk.retryDead(filter, limit, now);
+      this.outbox.joinBackOfKeys(retried);
+      return retried;
+    }).immediate());
     if (ids.length > 0) this.due.notify();
     return ids;
   }
@@ -521,13 +538,22 @@ export class SqliteStore implements Store {
   }
 
   async closeOutage(destination: string, closedAt: number, spacing: RedriveSpacing): Promise<{ outage: Outage; redriven: number[] } | null> {
-    const closed = this.write(() => this.db.transaction(() => this.outages.close(destination, closedAt, spacing)).immediate());
+    const closed = this.write(() => this.db.transaction(() => {
+      const result = this.outages.close(destination, closedAt, spacing);
+      // An ordered rule's redriven rows join the back of their keys, as retries do.
+      if (result) this.outbox.joinBackOfKeys(result.redriven);
+      return result;
+    }).immediate());
     if (closed && closed.redriven.length > 0) this.due.notify();
     return closed;
   }
 
   async probeOutage(outageId: number, now: number, options: { minIntervalMs: number; ruleIds: readonly string[] }): Promise<number | null> {
-    const id = this.write(() => this.db.transaction(() => this.outages.probe(outageId, now, options.minIntervalMs, options.ruleIds)).immediate());
+    const id = this.write(() => this.db.transaction(() => {
+      const probed = this.outages.probe(outageId, now, options.minIntervalMs, options.ruleIds);
+      if (probed !== null) this.outbox.joinBackOfKeys([probed]);
+      return probed;
+    }).immediate());
     if (id !== null) this.due.notify();
     return id;
   }

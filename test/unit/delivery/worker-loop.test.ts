@@ -16,7 +16,7 @@ afterAll(() => removeTempDirs());
 const emptyRules = { rules: [], hash: 'empty', loadedAt: new Date(), files: [] } as unknown as RuleSet;
 
 function claimed(id: number): ClaimedDelivery {
-  return { id, eventId: id, ruleId: 'gone', ruleSetHash: 'empty', contentType: 'application/json', attempts: 0, passOffset: 0, leaseToken: 't', payload: Buffer.from('{}') };
+  return { id, eventId: id, ruleId: 'gone', ruleSetHash: 'empty', contentType: 'application/json', attempts: 0, passOffset: 0, leaseToken: 't', orderKey: null, blockedSince: null, payload: Buffer.from('{}') };
 }
 
 function worker(store: Partial<Store>, options: { maxInFlight?: number; batchSize?: number; rules?: RuleSet; pollIntervalMs?: number } = {}): DeliveryWorker {
@@ -111,26 +111,6 @@ describe('DeliveryWorker loop', () => {
     await eventually(() => claims > 0, 1_000, 'a claim right after the notification');
     await w.stop(10);
     expect(dueListener).toBeNull();
-  });
-
-  it('leases claims for longer than the longest rule timeout, so a live attempt is never claimed twice', async () => {
-    const leases: number[] = [];
-    const rules = { ...emptyRules, rules: [{ id: 'slow', timeoutMs: 5 * 60_000 }, { id: 'fast', timeoutMs: 1000 }] } as unknown as RuleSet;
-    const w = worker(
-      {
-        claimDueDeliveries: async ({ leaseMs }) => {
-          leases.push(leaseMs);
-          return [];
-        },
-        nextDueAt: async () => Date.now() - 1,
-      },
-      { rules },
-    );
-    w.start();
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    await w.stop(10);
-    expect(leases.length).toBeGreaterThan(0);
-    expect(Math.min(...leases)).toBeGreaterThan(5 * 60_000); // the configured 60 s would be too short for the slow rule
   });
 
   it('frees a slot when its HTTP exchange ends, not when its outcome is recorded: the next claim may record it', async () => {

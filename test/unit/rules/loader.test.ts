@@ -166,6 +166,19 @@ describe('load errors: file:line path: message', () => {
     ]);
   });
 
+  it('checks the order option: unknown keys with a suggestion, a dot path, and keep-blocked only with a bound', async () => {
+    expect(await loadErrors({ 'a.yaml': ruleYaml('a', 'order:\n  key: result.checkoutId\n  maxBlockFor: 1h\n') })).toEqual([
+      'rules/a.yaml:7 order: unknown key "maxBlockFor" (did you mean "maxBlockedFor"?)',
+    ]);
+    expect(await loadErrors({ 'a.yaml': ruleYaml('a', 'order:\n  key: result..id\n') })).toEqual([
+      'rules/a.yaml:6 order.key: must be a dot path into the event body, e.g. result.checkoutId',
+    ]);
+    expect(await loadErrors({ 'a.yaml': ruleYaml('a', 'order:\n  key: result.checkoutId\n  onBlockedTimeout: keep-blocked\n') })).toEqual([
+      'rules/a.yaml:5 order.maxBlockedFor: is required with onBlockedTimeout: keep-blocked (the time after which the key counts as overdue)',
+    ]);
+    expect((await load({ 'a.yaml': ruleYaml('a', 'order:\n  key: result.checkoutId\n  maxBlockedFor: 1h\n  onBlockedTimeout: keep-blocked\n') })).ok).toBe(true);
+  });
+
   it('reports durations out of range', async () => {
     expect(await loadErrors({ 'a.yaml': ruleYaml('a', 'timeout: 10m\nretry: { schedule: [0s, 8d] }\n') })).toEqual([
       'rules/a.yaml:5 timeout: must be at most 5m',

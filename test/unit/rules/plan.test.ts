@@ -32,6 +32,20 @@ describe('planDeliveries', () => {
     ]);
   });
 
+  it('gives an ordered rule\'s delivery the value at its key path; without a scalar there, the delivery is unordered', async () => {
+    const ruleSet = await ruleSetOf({ 'a.yaml': ruleYaml('ordered', 'order:\n  key: result.checkoutId\n  maxBlockedFor: 10m\n') });
+    const withKey = purchaseInput({ body: { event: 'transfer:succeeded', result: { id: 't', checkoutId: 'chk-1' } } });
+    expect(await planDeliveries(ruleSet, withKey)).toEqual([expect.objectContaining({ ruleId: 'ordered', orderKey: 'chk-1' })]);
+    expect(await planDeliveries(ruleSet, purchaseInput({ body: { event: 'transfer:succeeded', result: { id: 't', checkoutId: 42 } } }))).toEqual([
+      expect.objectContaining({ orderKey: '42' }),
+    ]);
+    for (const checkoutId of [undefined, null, '', { nested: 1 }, ['a']]) {
+      const [planned] = await planDeliveries(ruleSet, purchaseInput({ body: { event: 'transfer:succeeded', result: { id: 't', checkoutId } } }));
+      expect(planned).not.toHaveProperty('orderKey');
+    }
+    expect(ruleSet.rules[0]!.describe().order).toEqual({ key: 'result.checkoutId', maxBlockedForMs: 600_000, onBlockedTimeout: 'dead-letter' });
+  });
+
   it('keeps a delivery whose transform fails, with the reason, instead of dropping the event', async () => {
     const ruleSet = await ruleSetOf({
       'a.yaml': ruleYaml('broken', 'transform: result.email + 1\n'),

@@ -20,12 +20,14 @@ const RELEASED: Record<string, Record<string, string>> = {
     '008_rule_sets_and_edited_copies.sql': '08b0ed379035f3bd0ca5a7c909a2925ec6e774a4ddb9c5c7677a8eb720574c1a',
     '009_attempt_outcome_states.sql': '3049019f3700d191e8bdc8377c348e87419b4ad185534f6fdfbad9002febb547',
     '010_nodes_and_leases.sql': 'ad395a06d33c573856d918a674648e582b1c09f1f3af3e1c5382b838f0f1cc70',
+    '012_ordered_delivery.sql': '70255af9ce3d78fb29d37ea8000c65c5ffea45f7913df2c14a875ef43c5cef8a',
     '013_outages_and_redrives.sql': '1bec236d72226563f15891e662a6e8510e15b8efc4db2ebcec9a0adeae8be17e',
   },
   'src/store/postgres/migrations': {
     '001_initial.sql': '2dead96fb43eb77cc42eda0cc6aac23887911b0c6f1489b0544747cede5499aa',
     '002_rule_sets_and_edited_copies.sql': '7abc2ae2eb317dd1807b1c7b2a0ae93e73fd3f55ae114857ea7742bac029054f',
     '004_nodes_and_leases.sql': 'f705e0013a48ab18c8eabe47591bb88ecd6c38e9797779358b4cc19fde1f08e4',
+    '006_ordered_delivery.sql': 'b7ac5528a736e64c180e4ae8a1bf97581d62f380490d324cf8f6b234869fd78a',
     '007_outages_and_redrives.sql': '101b174f05310600d3ee134146c65d6950e096a9cc22e6adb1d5b83806d6ea93',
   },
 };

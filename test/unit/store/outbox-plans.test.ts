@@ -13,7 +13,7 @@ describe('outbox query plans', () => {
     try {
       const plan = (sql: string, ...params: unknown[]) =>
         store.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params).map((r) => (r as { detail: string }).detail).join('\n');
-      const claim = plan(DUE_DELIVERY_IDS_SQL, 1, 10);
+      const claim = plan(DUE_DELIVERY_IDS_SQL, 1, 1, 10);
       expect(claim).toMatch(/USING (COVERING )?INDEX deliveries_due/);
       expect(claim).not.toMatch(/TEMP B-TREE/);
       // The statements the store really runs compile against the index (INDEXED BY fails if it is missing).

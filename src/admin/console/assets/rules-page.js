@@ -1,5 +1,5 @@
 // Rules: which rule files are in use, why an edit was refused (file:line), per-rule counts, the
-// destinations' current concurrency limits, dry-run.
+// destinations' current concurrency limits, blocked keys of ordered rules, dry-run.
 import { api } from './api.js';
 import { append, badge, card, dataTable, definitionList, errorBox, h, replace, showResultIn, timeEl } from './dom.js';
 
@@ -56,6 +56,35 @@ function destinationsCard(status) {
     status.destinations.length === 0
       ? h('p', { class: 'empty', text: 'No attempts yet.' })
       : dataTable(DESTINATION_COLUMNS, status.destinations, { rowProps: (d) => ({ dataset: { destination: d.destination } }) }),
+  );
+}
+
+const BLOCKED_KEY_COLUMNS = [
+  { label: 'Key', cell: (k) => h('span', { class: 'mono clip', title: k.key, text: k.key }) },
+  { label: 'Head', cell: (k) => h('a', { href: `#/events/${k.head.eventId}`, text: `dlv_${k.head.deliveryId}` }) },
+  { label: 'Attempts', class: 'num', cell: (k) => String(k.head.attempts) },
+  { label: 'Last answer', cell: (k) => h('span', { class: 'mono', text: k.head.lastStatus !== null ? `HTTP ${k.head.lastStatus}` : k.head.lastError ?? '–' }) },
+  { label: 'Blocked since', cell: (k) => h('span', {}, timeEl(k.head.blockedSince), k.overdue ? [' ', badge('overdue')] : null) },
+  { label: 'Next attempt', cell: (k) => (k.head.nextAttemptAt ? timeEl(k.head.nextAttemptAt) : '–') },
+  { label: 'Waiting', class: 'num', cell: (k) => String(k.waiting) },
+];
+
+/** Each ordered rule's blocked keys: the failing head of each key, and how many deliveries wait behind it. */
+function blockedKeysCard(views) {
+  if (views.length === 0) return null;
+  return card(
+    'Blocked keys',
+    'Rules with order deliver one key at a time. A key is blocked while its oldest pending delivery keeps failing; the deliveries behind it wait, other keys flow.',
+    views.map((view) =>
+      h(
+        'div',
+        { class: 'blocked-keys', dataset: { ruleId: view.ruleId } },
+        h('h3', {}, h('span', { class: 'mono', text: view.ruleId }), h('span', { class: 'muted', text: ` ordered by ${view.order.key}` })),
+        view.blockedKeys.length === 0
+          ? h('p', { class: 'empty', text: 'No key is blocked.' })
+          : dataTable(BLOCKED_KEY_COLUMNS, view.blockedKeys, { rowProps: (k) => ({ dataset: { key: k.key } }) }),
+      ),
+    ),
   );
 }
 
@@ -119,7 +148,12 @@ function dryRunCard(rules, query) {
 export function renderRules(view, query) {
   view.append(h('div', { class: 'page-head' }, h('h1', { text: 'Rules' })), h('p', { class: 'muted', text: 'Loading…' }));
   Promise.all([api('/rules'), api('/destinations').catch(() => null)])
-    .then(([status, destinations]) => {
+    .then(async ([status, destinations]) => {
+      const ordered = (status.rules ?? []).filter((rule) => rule.order);
+      const blocked = await Promise.all(ordered.map((rule) => api(`/rules/${encodeURIComponent(rule.id)}/blocked-keys`)));
+      return [status, destinations, blocked];
+    })
+    .then(([status, destinations, blocked]) => {
       const rules = status.rules ?? [];
       const warnings = status.warnings ?? [];
       view.lastChild.remove();
@@ -153,6 +187,7 @@ export function renderRules(view, query) {
             : dataTable(COLUMNS, rules, { rowProps: (r) => ({ dataset: { ruleId: r.id } }) }),
         ),
         destinationsCard(destinations),
+        blockedKeysCard(blocked),
         rules.length > 0 ? dryRunCard(rules, query) : null,
       ]);
     })
