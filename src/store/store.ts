@@ -280,6 +280,32 @@ export interface Store {
   finishJob(id: number, state: Exclude<JobState, 'running'>, error: string | null, now: number): Promise<boolean>;
   /** Marks every job still recorded as running as failed (a restart interrupted them); returns how many. */
   failRunningJobs(error: string, now: number): Promise<number>;
+
+  // What every node shares without configuration: generated values and console sessions.
+  /**
+   * Stores `value` under `name` unless a value is stored there already; returns the stored value. The first
+   * writer wins, also between nodes that start at the same moment, so all of them end up with one value.
+   */
+  claimSetting(name: string, value: string, now: number): Promise<string>;
+  /** The value stored under `name`, or null. */
+  getSetting(name: string): Promise<string | null>;
+  /**
+   * Starts a console session; in the same transaction deletes the expired ones and, beyond the `keep`
+   * newest, the oldest (a flood of log-ins cannot grow the table without bound).
+   */
+  saveConsoleSession(session: ConsoleSession, keep: number, now: number): Promise<void>;
+  /** The session with this id hash, unless it has expired by `now`. */
+  getConsoleSession(idHash: string, now: number): Promise<ConsoleSession | null>;
+  /** Ends a session (log-out, or a new log-in from the same browser); a missing one is no error. */
+  deleteConsoleSession(idHash: string): Promise<void>;
+}
+
+/** A console log-in as stored: the sha256 of the cookie's session id, never the id itself. */
+export interface ConsoleSession {
+  idHash: string;
+  /** The session's CSRF token, which mutations made with the session must echo. */
+  csrf: string;
+  expiresAt: number;
 }
 
 /** The admin list filter: the event filter plus "has at least one delivery in this state". */

@@ -3,7 +3,7 @@ import type pg from 'pg';
 import { HookrelayError } from '../../errors.js';
 import { CommitListeners } from '../commit-listeners.js';
 import type {
-  AttemptRecord, AttemptResolution, BulkDeliveryFilter, ClaimedDelivery, Delivery, DeliveryDetail, DeliveryFilter, DeliveryOrigin, EventBody,
+  AttemptRecord, AttemptResolution, BulkDeliveryFilter, ConsoleSession, ClaimedDelivery, Delivery, DeliveryDetail, DeliveryFilter, DeliveryOrigin, EventBody,
   EventPosition, EventSearch, EventPage, EventSelection, ImportedEvent, ImportOptions, ImportResult, Job,
   JobProgress, JobState, KeptRuleSet, NewDelivery, NewEditedCopy, NewEvent, NewJob, OutboxStats, Page, DeliveryCounts, SaveEventResult, Store,
   StoredEvent,
@@ -18,6 +18,7 @@ import { KeptQueries } from './kept-queries.js';
 import { migrate } from './migrate.js';
 import { OutboxQueries, type AttemptToRecord } from './outbox-queries.js';
 import { saveEvents } from './save-events.js';
+import { SharedQueries } from './shared-queries.js';
 import { asReadError, asStoreError, isRetryable, isStoreWideError } from './store-errors.js';
 
 const DATABASE_CLOCK_MS = 'SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now';
@@ -38,6 +39,7 @@ export class PostgresStore implements Store {
   private readonly events: EventQueries;
   private readonly admin: AdminQueries;
   private readonly kept: KeptQueries;
+  private readonly shared: SharedQueries;
   private readonly due = new CommitListeners();
   /** This node's commits of new events (event streams); other nodes' show at a stream's next periodic read. */
   private readonly stored = new CommitListeners();
@@ -54,6 +56,7 @@ export class PostgresStore implements Store {
     this.events = new EventQueries(this.pool);
     this.admin = new AdminQueries(this.pool, this.clock);
     this.kept = new KeptQueries(this.pool);
+    this.shared = new SharedQueries(this.pool, this.clock);
     const groupOptions = { failsEveryItem: isStoreWideError, isRetryable };
     this.saveGroup = new BatchCommit((batch) => saveEvents(this.pool, batch, (receivedAt, delayMs) => this.clock.toDatabase(receivedAt) + delayMs), groupOptions);
     this.attemptGroup = new BatchCommit((records) => this.outbox.recordAttempts(records, Date.now()), groupOptions);
@@ -323,5 +326,25 @@ export class PostgresStore implements Store {
 
   failRunningJobs(error: string, now: number): Promise<number> {
     return this.write(() => this.admin.failRunningJobs(error, now));
+  }
+
+  claimSetting(name: string, value: string, now: number): Promise<string> {
+    return this.write(() => this.shared.claimSetting(name, value, now));
+  }
+
+  getSetting(name: string): Promise<string | null> {
+    return this.read(() => this.shared.getSetting(name));
+  }
+
+  saveConsoleSession(session: ConsoleSession, keep: number, now: number): Promise<void> {
+    return this.transaction((client) => this.shared.saveSession(client, session, keep, now));
+  }
+
+  getConsoleSession(idHash: string, now: number): Promise<ConsoleSession | null> {
+    return this.read(() => this.shared.getSession(idHash, now));
+  }
+
+  deleteConsoleSession(idHash: string): Promise<void> {
+    return this.write(() => this.shared.deleteSession(idHash));
   }
 }

@@ -19,10 +19,12 @@ const RELEASED: Record<string, Record<string, string>> = {
     '007_transfer_id.sql': '6a620f8f2f3a156d4779cbe76cecc49f6d416ad57853aaf7c8f5151dd9be39f7',
     '008_rule_sets_and_edited_copies.sql': '08b0ed379035f3bd0ca5a7c909a2925ec6e774a4ddb9c5c7677a8eb720574c1a',
     '009_attempt_outcome_states.sql': '3049019f3700d191e8bdc8377c348e87419b4ad185534f6fdfbad9002febb547',
+    '011_settings_and_console_sessions.sql': 'b2a4823fae4ad3aa7359dd19481358f77d93bdd7db0119dc4dca1cd628fad271',
   },
   'src/store/postgres/migrations': {
     '001_initial.sql': '2dead96fb43eb77cc42eda0cc6aac23887911b0c6f1489b0544747cede5499aa',
     '002_rule_sets_and_edited_copies.sql': '7abc2ae2eb317dd1807b1c7b2a0ae93e73fd3f55ae114857ea7742bac029054f',
+    '005_settings_and_console_sessions.sql': '86c64148edaf10cf1c1dfad2797046ebb3be6803095a1a026a8cc04ebb862617',
   },
 };
 
