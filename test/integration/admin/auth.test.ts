@@ -44,8 +44,8 @@ describe('admin API authentication', () => {
     const first = await startTestReceiver({ dataDir });
     const generated = first.generatedAdminToken!;
     expect(generated.file).toBe(join(dataDir, 'admin.token'));
-    expect(readFileSync(generated.file, 'utf8').trim()).toBe(first.adminToken);
-    expect(statSync(generated.file).mode & 0o777).toBe(0o600);
+    expect(readFileSync(generated.file!, 'utf8').trim()).toBe(first.adminToken);
+    expect(statSync(generated.file!).mode & 0o777).toBe(0o600);
     expect(first.adminToken.length).toBeGreaterThanOrEqual(40);
     await first.close();
     const second = await startTestReceiver({ dataDir });
