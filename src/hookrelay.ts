@@ -139,7 +139,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     onOutcome: metrics ? (outcome) => metrics.recordIngest(outcome) : undefined,
   });
 
-  const consoleSessions = new ConsoleSessions({ publicUrl: config.publicUrl });
+  const consoleSessions = new ConsoleSessions({ store, publicUrl: config.publicUrl });
   const admin = await startAdminApi({
     token: adminToken,
     store,

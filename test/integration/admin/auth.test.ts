@@ -83,8 +83,8 @@ describe('admin API authentication', () => {
 describe('console sessions (SessionVerifier)', () => {
   // A stand-in for the console's session store: cookie "session=ok" is a live session, "X-CSRF-Token: good" passes.
   const sessions: SessionVerifier = {
-    verifySession: (req) => req.headers.cookie === 'session=ok',
-    checkCsrf: (req) => req.headers['x-csrf-token'] === 'good',
+    verifySession: async (req) => req.headers.cookie === 'session=ok',
+    checkCsrf: async (req) => req.headers['x-csrf-token'] === 'good',
   };
 
   async function apiWithSessions(): Promise<string> {
