@@ -61,6 +61,13 @@ describeWithPostgres('several nodes with nothing configured share the generated 
       const shownToken = runCli(['secrets', 'show', '--admin-token'], { env });
       expect((await shownToken.exited).code).toBe(0);
       expect(shownToken.stdout().trim()).toBe(token);
+      // send-test signs with the generated secret, and remote mode finds the token, both from the database.
+      const sent = runCli(['send-test', '--url', `${b.url}/webhooks/checkout`], { env });
+      expect((await sent.exited).code, sent.stderr()).toBe(0);
+      expect(sent.stdout()).toMatch(/^HTTP 200\n/);
+      const listed = runCli(['events', 'list', '--url', a.url, '--json'], { env });
+      expect((await listed.exited).code, listed.stderr()).toBe(0);
+      expect(JSON.parse(listed.stdout()).items).toHaveLength(2);
 
       // A console log-in on A is valid on B; a log-out on A ends it on B.
       const login = await send(`${a.url}/console/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token }) });
