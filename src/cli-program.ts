@@ -5,6 +5,7 @@ import { registerDeliveriesCommand } from './commands/deliveries.js';
 import { registerEventsCommand } from './commands/events.js';
 import { registerListenCommand } from './commands/listen.js';
 import { registerRulesCommand } from './commands/rules.js';
+import { registerSecretsCommand } from './commands/secrets.js';
 import { registerSendTestCommand } from './commands/send-test.js';
 import { registerServeCommand } from './commands/serve.js';
 import { registerSignCommand } from './commands/sign.js';
@@ -25,5 +26,6 @@ export function createProgram(): Command {
   registerListenCommand(program);
   registerStoreCommand(program);
   registerClusterCommand(program);
+  registerSecretsCommand(program);
   return program;
 }

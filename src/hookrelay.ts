@@ -28,6 +28,7 @@ import { keptRuleSetOf } from './rules/kept-rules.js';
 import { planDeliveries } from './rules/plan.js';
 import { RuleSetWatcher } from './rules/watcher.js';
 import { isLoopbackHost, startServer, type ReadinessReport, type RunningServer } from './server.js';
+import { ensureAdminToken, type AdminToken } from './admin-token.js';
 import { ensureSourceSecrets, type GeneratedSecret } from './source-secrets.js';
 import { openStore } from './store/open-store.js';
 import type { Store } from './store/store.js';
@@ -64,7 +65,7 @@ export interface RunningHookrelay {
   /** Bearer token of the admin API (/admin/api). */
   adminToken: string;
   /** Set when the admin token was generated on this start (no HOOKRELAY_ADMIN_TOKEN, first start); shown once. */
-  generatedAdminToken: { token: string; file: string } | null;
+  generatedAdminToken: AdminToken['generated'];
   /** Bulk replay and retry jobs of the admin API. */
   adminJobs: JobRunner;
   /** The open event streams of the admin API. */
@@ -76,19 +77,25 @@ export interface RunningHookrelay {
 
 /** The composition root: config in, a running receiver and delivery worker out. The CLI and the tests start it this way. */
 export async function startHookrelay(config: Readonly<Config>, logger: Logger, options: StartOptions = {}): Promise<RunningHookrelay> {
-  const { sources, generated } = ensureSourceSecrets(config.sources, config.dataDir);
-  for (const source of sources) {
-    if (source.scheme === 'none') {
-      logger.warn({ source: source.name }, `SIGNATURE CHECKS ARE OFF for source "${source.name}" (scheme: none): anyone who can reach this port can store events`);
-    }
-  }
   const env = options.env ?? {};
   const role = nodeRoleOf(config);
   if (config.delivery.enabled === false) logger.warn('delivery.enabled is deprecated: set role: receiver (HOOKRELAY_ROLE=receiver, --role receiver) instead; this node runs role receiver');
   const delivers = role !== 'receiver';
   const store = await openStore(config, logger);
+  let sources: SourceConfig[];
+  let generated: GeneratedSecret[];
+  let adminToken: AdminToken;
   let rules: RuleSetWatcher;
   try {
+    // Generated values live in the store, so every node sharing it uses the same ones.
+    const keeping = { store, dataDir: config.dataDir, fileCopies: config.database.url === undefined, logger };
+    ({ sources, generated } = await ensureSourceSecrets(config.sources, keeping));
+    adminToken = await ensureAdminToken(config.admin.token, keeping);
+    for (const source of sources) {
+      if (source.scheme === 'none') {
+        logger.warn({ source: source.name }, `SIGNATURE CHECKS ARE OFF for source "${source.name}" (scheme: none): anyone who can reach this port can store events`);
+      }
+    }
     // A rule set is used only once kept: any node can then send a delivery with the version it was planned with.
     rules = await RuleSetWatcher.start({ dir: config.rulesDir, env, logger, keep: (ruleSet) => store.saveRuleSet(keptRuleSetOf(ruleSet)) });
   } catch (err) {
@@ -191,10 +198,9 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     onOutcome: metrics ? (outcome) => metrics.recordIngest(outcome) : undefined,
   });
 
-  const consoleSessions = new ConsoleSessions({ publicUrl: config.publicUrl });
+  const consoleSessions = new ConsoleSessions({ store, publicUrl: config.publicUrl });
   const admin = await startAdminApi({
-    configuredToken: config.admin.token,
-    dataDir: config.dataDir,
+    token: adminToken,
     store,
     rules,
     worker,

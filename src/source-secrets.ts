@@ -1,26 +1,27 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { SourceConfig } from './config.js';
+import { keepGeneratedValue, readValueFile, type GeneratedValueKeeping } from './generated-values.js';
 
 export interface GeneratedSecret {
   source: string;
   secret: string;
-  file: string;
+  /** The file copy in the data dir (SQLite), or null (PostgreSQL: the database only). */
+  file: string | null;
 }
 
-function secretFile(dataDir: string, source: string): string {
-  return join(dataDir, `${source}.secret`);
+/** The name of a source's generated secret in the store's settings. */
+export function sourceSecretSetting(source: string): string {
+  return `source_secret/${source}`;
+}
+
+/** The file a source's generated secret is copied to in the data dir (SQLite; earlier versions kept it only there). */
+export function sourceSecretFile(source: string): string {
+  return `${source}.secret`;
 }
 
 /** The secret kept in `<dataDir>/<source>.secret`, or undefined when there is none; never creates one. */
 export function readStoredSourceSecret(dataDir: string, source: string): string | undefined {
-  try {
-    return readFileSync(secretFile(dataDir, source), 'utf8').trim();
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
+  return readValueFile(dataDir, sourceSecretFile(source));
 }
 
 function newSecret(scheme: SourceConfig['scheme']): string {
@@ -30,24 +31,26 @@ function newSecret(scheme: SourceConfig['scheme']): string {
 }
 
 /**
- * Gives every signed source without a configured secret one kept in the data dir (mode 0600), generated on
- * first start, so a fresh install is never silently unsigned. Returns the sources with their secrets and
- * the secrets generated just now (to be shown once).
+ * Gives every signed source without a configured secret one generated on the instance's first start and
+ * kept in the store, so a fresh install is never silently unsigned and every node verifies with the same
+ * secret. Returns the sources with their secrets and the secrets generated just now (to be shown once).
  */
-export function ensureSourceSecrets(sources: readonly SourceConfig[], dataDir: string): { sources: SourceConfig[]; generated: GeneratedSecret[] } {
+export async function ensureSourceSecrets(sources: readonly SourceConfig[], keeping: GeneratedValueKeeping): Promise<{ sources: SourceConfig[]; generated: GeneratedSecret[] }> {
   const generated: GeneratedSecret[] = [];
-  const resolved = sources.map((source) => {
-    if (source.scheme === 'none' || source.secrets.length > 0) return source;
-    let secret = readStoredSourceSecret(dataDir, source.name);
-    if (secret === undefined) {
-      const file = secretFile(dataDir, source.name);
-      mkdirSync(dataDir, { recursive: true });
-      secret = newSecret(source.scheme);
-      // wx: never overwrite a secret another process created a moment ago.
-      writeFileSync(file, `${secret}\n`, { mode: 0o600, flag: 'wx' });
-      generated.push({ source: source.name, secret, file });
+  const resolved: SourceConfig[] = [];
+  for (const source of sources) {
+    if (source.scheme === 'none' || source.secrets.length > 0) {
+      resolved.push(source);
+      continue;
     }
-    return { ...source, secrets: [secret] };
-  });
+    const kept = await keepGeneratedValue(keeping, {
+      setting: sourceSecretSetting(source.name),
+      file: sourceSecretFile(source.name),
+      configuredBy: source.name === 'checkout' ? 'HOOKRELAY_SECRET' : `the secrets of source "${source.name}"`,
+      create: () => newSecret(source.scheme),
+    });
+    if (kept.generated) generated.push({ source: source.name, secret: kept.value, file: kept.file });
+    resolved.push({ ...source, secrets: [kept.value] });
+  }
   return { sources: resolved, generated };
 }

@@ -14,7 +14,7 @@ export function clusterLines(view: ClusterView): string[] {
 }
 
 async function show(flags: TargetFlags): Promise<void> {
-  const view = await withBackend(openBackend(flags, process.env), (b) => b.cluster());
+  const view = await withBackend(await openBackend(flags, process.env), (b) => b.cluster());
   if (flags.json) printJson(view);
   else for (const line of clusterLines(view)) printLine(line);
 }

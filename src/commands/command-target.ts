@@ -1,10 +1,10 @@
 import { Option, type Command } from 'commander';
-import { ADMIN_TOKEN_FILE, readStoredAdminToken } from '../admin-token.js';
 import { loadConfig } from '../config.js';
 import { HookrelayError } from '../errors.js';
 import type { AdminBackend } from './admin-backend.js';
 import { LocalBackend } from './local-backend.js';
 import { RemoteBackend } from './remote-backend.js';
+import { readGeneratedAdminToken } from './stored-values.js';
 import { isThisMachine } from './this-machine.js';
 
 export interface TargetFlags {
@@ -47,27 +47,33 @@ export function openLocal(flags: TargetFlags, env: Env, options: { create?: bool
   return LocalBackend.open(config, env, options);
 }
 
-export function openBackend(flags: TargetFlags, env: Env): AdminBackend {
+export async function openBackend(flags: TargetFlags, env: Env): Promise<AdminBackend> {
   if (flags.url === undefined) return openLocal(flags, env);
   if (flags.dataDir !== undefined || flags.rulesDir !== undefined) {
     throw new HookrelayError('bad_request', '--url (remote mode) and --data-dir/--rules-dir (local mode) exclude each other.');
   }
-  return new RemoteBackend(flags.url, remoteAdminToken(flags.url, flags.token, env));
+  return new RemoteBackend(flags.url, await remoteAdminToken(flags.url, flags.token, env));
 }
 
-/** `--token`, else HOOKRELAY_ADMIN_TOKEN, else for a server on this machine the token it generated into its data dir. */
-export function remoteAdminToken(url: string, token: string | undefined, env: Env): string {
-  const found = token ?? env.HOOKRELAY_ADMIN_TOKEN ?? localAdminToken(url, env);
+/** `--token`, else HOOKRELAY_ADMIN_TOKEN, else for a server on this machine the token it generated. */
+export async function remoteAdminToken(url: string, token: string | undefined, env: Env): Promise<string> {
+  const found = token ?? env.HOOKRELAY_ADMIN_TOKEN ?? (await localAdminToken(url, env));
   if (!found) {
-    throw new HookrelayError('unauthorized', `Remote mode needs the admin token: pass --token, set HOOKRELAY_ADMIN_TOKEN, or, for a server on this machine, run beside its data dir (${ADMIN_TOKEN_FILE} is read from HOOKRELAY_DATA_DIR, default ./data).`);
+    throw new HookrelayError(
+      'unauthorized',
+      'Remote mode needs the admin token: pass --token or set HOOKRELAY_ADMIN_TOKEN (`hookrelay secrets show --admin-token` prints the generated one), or, for a server on this machine, run with its settings (HOOKRELAY_DATA_DIR, default ./data, or HOOKRELAY_DATABASE_URL).',
+    );
   }
   return found;
 }
 
-/** A server on this machine generated its token into the data dir; the same user may read it from there. */
-function localAdminToken(url: string, env: Env): string | undefined {
+/**
+ * A server on this machine kept its generated token in its store (and, on SQLite, in the data dir), which the
+ * same user may read; the token is never sent to another host unasked.
+ */
+async function localAdminToken(url: string, env: Env): Promise<string | undefined> {
   if (!isThisMachine(url)) return undefined;
-  return readStoredAdminToken(loadConfig(env).dataDir);
+  return (await readGeneratedAdminToken(loadConfig(env)))?.value;
 }
 
 /** Opens the backend, runs `fn`, and always closes it. */

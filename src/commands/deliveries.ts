@@ -14,13 +14,13 @@ async function list(flags: TargetFlags & { state?: DeliveryState; rule?: string;
     ...(flags.rule && { ruleId: flags.rule }),
     ...(flags.eventId && { eventId: positiveInt(flags.eventId, '--event-id') }),
   };
-  const page = await withBackend(openBackend(flags, process.env), (b) => b.listDeliveries(query, { limit, cursor: flags.cursor }));
+  const page = await withBackend(await openBackend(flags, process.env), (b) => b.listDeliveries(query, { limit, cursor: flags.cursor }));
   if (flags.json) printJson(page);
   else printDeliveryTable(page);
 }
 
 async function retry(id: string | undefined, flags: TargetFlags & EventFilterFlags & { rule?: string; eventId?: string; all?: boolean; afterId?: string }): Promise<void> {
-  await withBackend(openBackend(flags, process.env), async (b) => {
+  await withBackend(await openBackend(flags, process.env), async (b) => {
     if (id !== undefined) {
       const delivery = await b.retryDelivery(positiveInt(id, 'delivery id'));
       if (flags.json) printJson(delivery);

@@ -16,7 +16,7 @@ async function explain(id: string | undefined, flags: ExplainFlags): Promise<voi
   const request = flags.rule === undefined ? {} : { ruleId: flags.rule };
   const explanation =
     id !== undefined
-      ? await withBackend(openBackend(flags, process.env), (backend) => backend.explainEvent(positiveInt(id, 'event id'), request))
+      ? await withBackend(await openBackend(flags, process.env), (backend) => backend.explainEvent(positiveInt(id, 'event id'), request))
       : await explainFile(flags.file!, flags, request);
   if (flags.json) printJson(explanation);
   else process.stdout.write(eventExplanationText(explanation));

@@ -24,13 +24,13 @@ function hasFilter(query: EventQuery): boolean {
 
 async function list(flags: Flags & { limit: string; cursor?: string }): Promise<void> {
   const limit = positiveInt(flags.limit, '--limit', 500);
-  const page = await withBackend(openBackend(flags, process.env), (b) => b.listEvents(eventQueryOf(flags), { limit, cursor: flags.cursor }));
+  const page = await withBackend(await openBackend(flags, process.env), (b) => b.listEvents(eventQueryOf(flags), { limit, cursor: flags.cursor }));
   if (flags.json) printJson(page);
   else printEventTable(page);
 }
 
 async function show(id: string, flags: TargetFlags): Promise<void> {
-  const detail = await withBackend(openBackend(flags, process.env), (b) => b.getEvent(eventId(id)));
+  const detail = await withBackend(await openBackend(flags, process.env), (b) => b.getEvent(eventId(id)));
   if (flags.json) printJson(detail);
   else printEventDetail(detail);
 }
@@ -53,7 +53,7 @@ async function replayEdited(b: AdminBackend, id: string | undefined, flags: Repl
 }
 
 async function replay(id: string | undefined, flags: ReplayFlags): Promise<void> {
-  const backend = openBackend(flags, process.env);
+  const backend = await openBackend(flags, process.env);
   await withBackend(backend, async (b) => {
     if (flags.force && flags.rule === undefined) throw new HookrelayError('bad_request', '--force needs --rule <id>: it replays to a rule the event does not match.');
     if (flags.body !== undefined) return replayEdited(b, id, flags);
@@ -83,7 +83,7 @@ function signingOf(flags: { sign: string; secret?: string }): ResendSigning {
 
 async function resend(id: string, flags: TargetFlags & { to: string; sign: string; secret?: string }): Promise<void> {
   const signing = signingOf(flags);
-  const result = await withBackend(openBackend(flags, process.env), (b) => b.resendEvent(eventId(id), flags.to, signing));
+  const result = await withBackend(await openBackend(flags, process.env), (b) => b.resendEvent(eventId(id), flags.to, signing));
   if (flags.json) printJson(result);
   else printResend(result);
   const ok = result.status !== null && result.status >= 200 && result.status < 300;
@@ -93,7 +93,7 @@ async function resend(id: string, flags: TargetFlags & { to: string; sign: strin
 async function exportEvents(flags: Flags & { output?: string }): Promise<void> {
   const interrupt = onInterrupt('export');
   try {
-    const outcome = await withBackend(openBackend(flags, process.env), async (b) =>
+    const outcome = await withBackend(await openBackend(flags, process.env), async (b) =>
       writeExport(await b.exportEvents(eventQueryOf(flags)), { file: flags.output }, createProgress('export'), interrupt.signal),
     );
     const where = flags.output ? ` to ${flags.output}` : '';

@@ -158,7 +158,7 @@ export function registerListenCommand(program: Command): void {
       if (flags.forwardTo !== undefined && !/^https?:\/\//.test(flags.forwardTo)) throw new HookrelayError('bad_request', `--forward-to must be an http(s) URL, got "${flags.forwardTo}".`);
       const options: ListenOptions = {
         url,
-        token: remoteAdminToken(url, flags.token, env),
+        token: await remoteAdminToken(url, flags.token, env),
         ...(flags.forwardTo !== undefined && { forwardTo: flags.forwardTo }),
         filter: { ...(flags.event !== undefined && { event: flags.event }), ...(flags.source !== undefined && { source: flags.source }) },
         ...(flags.since !== undefined && { since: flags.since }),

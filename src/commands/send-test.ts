@@ -1,11 +1,11 @@
 import { Option, type Command } from 'commander';
 import pRetry, { AbortError } from 'p-retry';
 import { request } from 'undici';
-import { loadConfig, type Config, type SourceConfig } from '../config.js';
+import { loadConfig, type Config } from '../config.js';
 import { HookrelayError } from '../errors.js';
 import { SIGNATURE_SCHEMES, type Signing, type SignatureScheme } from '../signing/scheme.js';
 import { newMessageId, signatureHeaders } from '../signing/sign.js';
-import { readStoredSourceSecret } from '../source-secrets.js';
+import { sourceSecretFor } from './secrets.js';
 import { readInput } from './read-input.js';
 import { buildBody, collectFieldSetting, readLastBody, saveLastBody, transferIdOf, type FieldSetting } from './send-test-body.js';
 import { checkSecretForScheme } from './signing-secret.js';
@@ -56,13 +56,11 @@ export function localWebhookUrl(config: Pick<Config, 'host' | 'port'>, source: s
   return `http://${host}:${config.port}/webhooks/${source}`;
 }
 
-/** --secret, else the source's configured secret (HOOKRELAY_SECRET, config file), else the one serve generated in the data dir. */
-function resolveSecret(flags: SendTestFlags, source: SourceConfig | undefined, dataDir: string): { secret: string; origin: string } | undefined {
+/** --secret, else the source's configured secret (HOOKRELAY_SECRET, config file), else the one serve generated (kept in the database). */
+async function resolveSecret(flags: SendTestFlags): Promise<{ secret: string; origin: string } | undefined> {
   if (flags.secret !== undefined) return { secret: flags.secret, origin: '--secret' };
-  const configured = source?.secrets[0];
-  if (configured !== undefined) return { secret: configured, origin: `the configured secret of source "${flags.source}"` };
-  const stored = readStoredSourceSecret(dataDir, flags.source);
-  return stored ? { secret: stored, origin: `${dataDir}/${flags.source}.secret` } : undefined;
+  const found = await sourceSecretFor(flags.source, process.env, flags.dataDir);
+  return found && { secret: found.value, origin: found.origin };
 }
 
 async function sendTest(flags: SendTestFlags): Promise<void> {
@@ -72,9 +70,9 @@ async function sendTest(flags: SendTestFlags): Promise<void> {
   const config = loadConfig(process.env, flags.dataDir === undefined ? {} : { dataDir: flags.dataDir });
   const source = config.sources.find((s) => s.name === flags.source);
   const scheme = flags.scheme ?? source?.scheme ?? 'hmac-sha256-hex';
-  const signing = scheme === 'none' ? undefined : resolveSecret(flags, source, config.dataDir);
+  const signing = scheme === 'none' ? undefined : await resolveSecret(flags);
   if (scheme !== 'none' && !signing) {
-    throw new HookrelayError('bad_request', `No secret for source "${flags.source}": pass --secret, set HOOKRELAY_SECRET, or start hookrelay serve once with this data dir (it keeps one in ${config.dataDir}/${flags.source}.secret).`);
+    throw new HookrelayError('bad_request', `No secret for source "${flags.source}": pass --secret, set HOOKRELAY_SECRET, or start hookrelay serve once with these settings (it generates one and keeps it in the database${config.database.url === undefined ? ` and in ${config.dataDir}/${flags.source}.secret` : ''}).`);
   }
   if (signing) checkSecretForScheme(scheme, signing.secret, signing.origin);
 
@@ -97,7 +95,7 @@ export function registerSendTestCommand(program: Command): void {
     .description('Send a realistic signed transfer:succeeded webhook (to this machine\'s receiver by default) and print the response')
     .option('-u, --url <url>', 'webhook URL (default: this machine\'s receiver as configured, http://127.0.0.1:<HOOKRELAY_PORT>/webhooks/<source>)')
     .option('--source <name>', 'source to send as: the URL path, and where the scheme and secret come from', 'checkout')
-    .option('-s, --secret <secret>', 'signing secret (default: the source\'s configured secret, HOOKRELAY_SECRET, else <data dir>/<source>.secret that serve generated)')
+    .option('-s, --secret <secret>', 'signing secret (default: the source\'s configured secret, HOOKRELAY_SECRET, else the one serve generated, as `hookrelay secrets show` prints it)')
     .option('--data-dir <dir>', 'the local data dir (HOOKRELAY_DATA_DIR, default ./data): the generated secret and the last body sent')
     .addOption(new Option('--scheme <scheme>', 'signature scheme (default: the source\'s)').choices(SIGNATURE_SCHEMES))
     .option('-f, --file <file>', 'send this body (exact bytes unless --set or --transfer-id change it) instead of a generated sample')

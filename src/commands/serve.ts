@@ -22,6 +22,11 @@ function flagOverrides(flags: ServeFlags): Partial<Record<keyof Config, unknown>
   return overrides;
 }
 
+/** Where a generated value is kept: its file on SQLite (as always), the database every node reads on PostgreSQL. */
+function keptWhere(file: string | null, command: string): string {
+  return file === null ? `kept in the database for every node; \`hookrelay ${command}\` prints it again` : `saved to ${file}, shown only now`;
+}
+
 async function serve(flags: ServeFlags): Promise<void> {
   limitHeapGrowth();
   const config = loadConfig(process.env, flagOverrides(flags));
@@ -32,13 +37,13 @@ async function serve(flags: ServeFlags): Promise<void> {
   const adminBase = config.admin.port === undefined ? base : app.adminUrl;
 
   for (const generated of app.generatedSecrets) {
-    // Shown once, on stderr so it stays out of the JSON log stream; kept in the data dir for later starts.
+    // Shown once, on stderr so it stays out of the JSON log stream; kept in the store for later starts and other nodes.
     process.stderr.write(
-      `\nhookrelay generated a signing secret for source "${generated.source}" (saved to ${generated.file}, shown only now):\n\n    ${generated.secret}\n\n` +
+      `\nhookrelay generated a signing secret for source "${generated.source}" (${keptWhere(generated.file, `secrets show ${generated.source}`)}):\n\n    ${generated.secret}\n\n` +
         `Give it to the sender and point its webhook URL at ${base}/webhooks/${generated.source}\n\n`,
     );
   }
-  if (app.generatedAdminToken) process.stderr.write(`\nhookrelay generated an admin token (saved to ${app.generatedAdminToken.file}, shown only now):\n\n    ${app.generatedAdminToken.token}\n\nUse it as "Authorization: Bearer <token>" on ${adminBase}/admin/api and to log in to ${adminBase}/console\n\n`);
+  if (app.generatedAdminToken) process.stderr.write(`\nhookrelay generated an admin token (${keptWhere(app.generatedAdminToken.file, 'secrets show --admin-token')}):\n\n    ${app.generatedAdminToken.token}\n\nUse it as "Authorization: Bearer <token>" on ${adminBase}/admin/api and to log in to ${adminBase}/console\n\n`);
   logger.info({ url: app.url, adminUrl: app.adminUrl, webhooks: app.sources.map((s) => `${base}/webhooks/${s.name}`), dataDir: config.dataDir, durability: config.durability, role: app.node.node.role, nodeId: app.node.id }, 'hookrelay listening');
 
   let signals = 0;

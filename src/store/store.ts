@@ -408,6 +408,24 @@ export interface Store {
    * `minIntervalMs` ago (by any node); returns its id, or null.
    */
   probeOutage(outageId: number, now: number, options: { minIntervalMs: number; ruleIds: readonly string[] }): Promise<number | null>;
+
+  // What every node shares without configuration: generated values and console sessions.
+  /**
+   * Stores `value` under `name` unless a value is stored there already; returns the stored value. The first
+   * writer wins, also between nodes that start at the same moment, so all of them end up with one value.
+   */
+  claimSetting(name: string, value: string, now: number): Promise<string>;
+  /** The value stored under `name`, or null. */
+  getSetting(name: string): Promise<string | null>;
+  /**
+   * Starts a console session; in the same transaction deletes the expired ones and, beyond the `keep`
+   * newest, the oldest (a flood of log-ins cannot grow the table without bound).
+   */
+  saveConsoleSession(session: ConsoleSession, keep: number, now: number): Promise<void>;
+  /** The session with this id hash, unless it has expired by `now`. */
+  getConsoleSession(idHash: string, now: number): Promise<ConsoleSession | null>;
+  /** Ends a session (log-out, or a new log-in from the same browser); a missing one is no error. */
+  deleteConsoleSession(idHash: string): Promise<void>;
 }
 
 /** A node is live until this many of its heartbeat intervals pass without a heartbeat. */
@@ -431,6 +449,14 @@ export interface NewNode {
 
 export interface ClusterNode extends NewNode {
   lastHeartbeat: number;
+}
+
+/** A console log-in as stored: the sha256 of the cookie's session id, never the id itself. */
+export interface ConsoleSession {
+  idHash: string;
+  /** The session's CSRF token, which mutations made with the session must echo. */
+  csrf: string;
+  expiresAt: number;
 }
 
 /** The admin list filter: the event filter plus "has at least one delivery in this state". */

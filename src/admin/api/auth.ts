@@ -8,10 +8,10 @@ import { adminTokenMatches } from '../../admin-token.js';
  * bearer tokens are accepted.
  */
 export interface SessionVerifier {
-  /** True when the request carries the cookie of a live console session. */
-  verifySession(req: IncomingMessage): boolean;
+  /** True when the request carries the cookie of a live console session (kept in the store: any node's). */
+  verifySession(req: IncomingMessage): Promise<boolean>;
   /** For a mutation made with a session: true when its CSRF token and origin check out. */
-  checkCsrf(req: IncomingMessage): boolean;
+  checkCsrf(req: IncomingMessage): Promise<boolean>;
 }
 
 const READ_ONLY_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -22,7 +22,7 @@ const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
  * mutations must also pass the CSRF check. A request that sends a bearer token is judged by it alone.
  */
 export function requireAdmin(token: string, sessions?: SessionVerifier): RequestHandler {
-  return (req, res, next) => {
+  return async (req, res, next) => {
     const authorization = req.headers.authorization;
     if (authorization !== undefined) {
       const match = BEARER.exec(authorization);
@@ -30,8 +30,8 @@ export function requireAdmin(token: string, sessions?: SessionVerifier): Request
       res.set('WWW-Authenticate', 'Bearer');
       throw new HookrelayError('unauthorized', 'The bearer token is not the admin token.');
     }
-    if (sessions?.verifySession(req)) {
-      if (READ_ONLY_METHODS.has(req.method) || sessions.checkCsrf(req)) return next();
+    if (sessions && (await sessions.verifySession(req))) {
+      if (READ_ONLY_METHODS.has(req.method) || (await sessions.checkCsrf(req))) return next();
       throw new HookrelayError('forbidden', 'Console changes need the X-CSRF-Token header and must come from the console page.');
     }
     res.set('WWW-Authenticate', 'Bearer');

@@ -5,7 +5,7 @@ import type { SsrfGuard } from '../../delivery/ssrf-guard.js';
 import type { Env } from '../../rules/env-references.js';
 import type { RuleSetWatcher } from '../../rules/watcher.js';
 import type { NewNode, Store } from '../../store/store.js';
-import { ensureAdminToken, type AdminToken } from '../../admin-token.js';
+import type { AdminToken } from '../../admin-token.js';
 import type { AdminApi } from './admin-api.js';
 import type { SessionVerifier } from './auth.js';
 import { JobRunner } from '../../operations/jobs/job-runner.js';
@@ -13,9 +13,8 @@ import { StreamHub, type StreamHubSettings } from './stream/stream-hub.js';
 import type { OperationsContext } from '../../operations/context.js';
 
 export interface AdminApiParts {
-  /** `admin.token` of the config (HOOKRELAY_ADMIN_TOKEN); generated into `dataDir` when unset. */
-  configuredToken: string | undefined;
-  dataDir: string;
+  /** The configured admin token, or the one kept in the store. */
+  token: AdminToken;
   store: Store;
   rules: RuleSetWatcher;
   worker: { wake(): void } | null;
@@ -42,7 +41,7 @@ export interface StartedAdminApi {
 
 /** Everything the admin API needs at start: its token, the job runner (failing jobs a restart interrupted) and the stream hub; the router comes on first use. */
 export async function startAdminApi(parts: AdminApiParts): Promise<StartedAdminApi> {
-  const token = ensureAdminToken(parts.configuredToken, parts.dataDir);
+  const token = parts.token;
   const wakeWorker = (): void => parts.worker?.wake();
   const now = Date.now;
   const jobs = await JobRunner.start({ store: parts.store, rules: () => parts.rules.current(), env: parts.env, wakeWorker, logger: parts.logger, now, nodeId: parts.node.id });

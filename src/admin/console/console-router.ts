@@ -58,15 +58,15 @@ export function createConsoleRouter({ sessions, adminToken }: ConsoleOptions): R
   router.use(securityHeaders);
   router.use('/assets', express.static(ASSETS_DIR, { index: false, redirect: false, dotfiles: 'ignore' }));
 
-  router.get('/login', (req, res) => {
-    if (sessions.verifySession(req)) {
+  router.get('/login', async (req, res) => {
+    if (await sessions.verifySession(req)) {
       res.redirect(303, '/console');
       return;
     }
     res.type('html').send(loginPage());
   });
 
-  router.post('/login', express.urlencoded({ extended: false, limit: '8kb' }), express.json({ limit: '8kb' }), (req, res) => {
+  router.post('/login', express.urlencoded({ extended: false, limit: '8kb' }), express.json({ limit: '8kb' }), async (req, res) => {
     const json = wantsJson(req);
     if (!sessions.isSameOrigin(req, { required: false })) {
       throw new HookrelayError('forbidden', 'Log-in requests must come from the console page itself.');
@@ -77,21 +77,21 @@ export function createConsoleRouter({ sessions, adminToken }: ConsoleOptions): R
       res.status(401).type('html').send(loginPage('That is not the admin token.'));
       return;
     }
-    sessions.start(req, res);
+    await sessions.start(req, res);
     if (json) res.json({ ok: true });
     else res.redirect(303, '/console');
   });
 
-  router.post('/logout', (req, res) => {
-    if (sessions.verifySession(req) && !sessions.checkCsrf(req)) {
+  router.post('/logout', async (req, res) => {
+    if ((await sessions.verifySession(req)) && !(await sessions.checkCsrf(req))) {
       throw new HookrelayError('forbidden', 'Log-out needs the X-CSRF-Token header and a same-origin request.');
     }
-    sessions.end(req, res);
+    await sessions.end(req, res);
     res.status(204).end();
   });
 
-  router.get('/', (req, res) => {
-    if (!sessions.verifySession(req)) {
+  router.get('/', async (req, res) => {
+    if (!(await sessions.verifySession(req))) {
       res.redirect(303, '/console/login');
       return;
     }

@@ -2,6 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { CookieOptions, Request, Response } from 'express';
 import type { SessionVerifier } from '../api/auth.js';
+import type { ConsoleSession, Store } from '../../store/store.js';
 
 export const SESSION_COOKIE = 'hookrelay_session';
 export const CSRF_COOKIE = 'hookrelay_csrf';
@@ -10,16 +11,13 @@ const DEFAULT_TTL_MS = 12 * 60 * 60 * 1000;
 const MAX_SESSIONS = 1000;
 
 export interface ConsoleSessionOptions {
+  /** Where sessions are kept: the database every node shares. */
+  store: Pick<Store, 'saveConsoleSession' | 'getConsoleSession' | 'deleteConsoleSession'>;
   /** How long a log-in lasts (default 12 hours). */
   ttlMs?: number;
   /** The public URL the console is reached through (config `publicUrl`): its origin is accepted too. */
   publicUrl?: string;
   now?: () => number;
-}
-
-interface Session {
-  csrf: string;
-  expiresAt: number;
 }
 
 /** Constant-time equality: both sides are hashed first, so neither length nor content leaks through timing. */
@@ -44,21 +42,28 @@ function headerText(req: IncomingMessage, name: string): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
+/** The session id as stored: its sha256, so the database never holds a cookie value a browser could present. */
+function idHashOf(id: string): string {
+  return createHash('sha256').update(id).digest('hex');
+}
+
 /**
  * Web console log-ins. The admin token is checked once at log-in; the browser then holds only a random
- * session id (HttpOnly cookie) mapped in memory to an expiry, so a restart logs everyone out. Each
+ * session id (HttpOnly cookie) whose hash the store keeps with an expiry, so a log-in is valid on every
+ * node that shares the database, survives restarts, and a log-out on one node ends it on all. Each
  * session has its own CSRF token, handed to the page in a readable cookie; a mutation must echo it in
  * `X-CSRF-Token` and come from this origin (`Origin` / `Sec-Fetch-Site`). The admin API takes it as its
  * `SessionVerifier`.
  */
 export class ConsoleSessions implements SessionVerifier {
-  private readonly sessions = new Map<string, Session>();
+  private readonly store: ConsoleSessionOptions['store'];
   private readonly ttlMs: number;
   private readonly now: () => number;
   private readonly publicHost: string | undefined;
   private readonly publicIsHttps: boolean;
 
-  constructor(options: ConsoleSessionOptions = {}) {
+  constructor(options: ConsoleSessionOptions) {
+    this.store = options.store;
     this.ttlMs = options.ttlMs ?? DEFAULT_TTL_MS;
     this.now = options.now ?? Date.now;
     this.publicHost = options.publicUrl ? new URL(options.publicUrl).host : undefined;
@@ -66,42 +71,41 @@ export class ConsoleSessions implements SessionVerifier {
   }
 
   /** Starts a session and sets both cookies. Call only after the admin token was checked. */
-  start(req: Request, res: Response): void {
-    this.sweep();
+  async start(req: Request, res: Response): Promise<void> {
     // A new log-in replaces the session this browser had (no fixation onto an old id).
     const previous = readCookie(req, SESSION_COOKIE);
-    if (previous) this.sessions.delete(previous);
+    if (previous) await this.store.deleteConsoleSession(idHashOf(previous));
     const id = randomBytes(32).toString('base64url');
     const csrf = randomBytes(32).toString('base64url');
-    this.sessions.set(id, { csrf, expiresAt: this.now() + this.ttlMs });
+    const now = this.now();
+    await this.store.saveConsoleSession({ idHash: idHashOf(id), csrf, expiresAt: now + this.ttlMs }, MAX_SESSIONS, now);
     const base: CookieOptions = { sameSite: 'strict', path: '/', secure: req.secure || this.publicIsHttps, maxAge: this.ttlMs };
     res.cookie(SESSION_COOKIE, id, { ...base, httpOnly: true });
     res.cookie(CSRF_COOKIE, csrf, { ...base, httpOnly: false });
   }
 
-  /** Forgets the session (if any) and clears both cookies. */
-  end(req: Request, res: Response): void {
+  /** Ends the session (if any) on every node and clears both cookies. */
+  async end(req: Request, res: Response): Promise<void> {
     const id = readCookie(req, SESSION_COOKIE);
-    if (id) this.sessions.delete(id);
+    if (id) await this.store.deleteConsoleSession(idHashOf(id));
     res.clearCookie(SESSION_COOKIE, { path: '/', httpOnly: true, sameSite: 'strict' });
     res.clearCookie(CSRF_COOKIE, { path: '/', sameSite: 'strict' });
   }
 
   /** True when the request carries the cookie of a live session. */
-  verifySession(req: IncomingMessage): boolean {
-    return this.sessionOf(req) !== undefined;
+  async verifySession(req: IncomingMessage): Promise<boolean> {
+    return (await this.sessionOf(req)) !== null;
   }
 
   /**
    * For mutations made with the session cookie: `X-CSRF-Token` must equal the session's token (which is
    * also the value of the csrf cookie) and the request must come from this origin.
    */
-  checkCsrf(req: IncomingMessage): boolean {
-    const session = this.sessionOf(req);
+  async checkCsrf(req: IncomingMessage): Promise<boolean> {
     const given = headerText(req, CSRF_HEADER);
-    if (!session || !given || !secretsMatch(given, session.csrf)) return false;
-    if (readCookie(req, CSRF_COOKIE) !== given) return false;
-    return this.isSameOrigin(req, { required: true });
+    if (!given || readCookie(req, CSRF_COOKIE) !== given || !this.isSameOrigin(req, { required: true })) return false;
+    const session = await this.sessionOf(req);
+    return session !== null && secretsMatch(given, session.csrf);
   }
 
   /**
@@ -129,31 +133,9 @@ export class ConsoleSessions implements SessionVerifier {
     return !required || originMatches || site === 'same-origin';
   }
 
-  /** Number of live sessions (for tests and metrics). */
-  get size(): number {
-    this.sweep();
-    return this.sessions.size;
-  }
-
-  private sessionOf(req: IncomingMessage): Session | undefined {
+  private async sessionOf(req: IncomingMessage): Promise<ConsoleSession | null> {
     const id = readCookie(req, SESSION_COOKIE);
-    if (!id) return undefined;
-    const session = this.sessions.get(id);
-    if (!session) return undefined;
-    if (session.expiresAt <= this.now()) {
-      this.sessions.delete(id);
-      return undefined;
-    }
-    return session;
-  }
-
-  private sweep(): void {
-    const now = this.now();
-    for (const [id, session] of this.sessions) if (session.expiresAt <= now) this.sessions.delete(id);
-    // Oldest first (Map keeps insertion order): a flood of log-ins cannot grow memory without bound.
-    for (const id of this.sessions.keys()) {
-      if (this.sessions.size < MAX_SESSIONS) break;
-      this.sessions.delete(id);
-    }
+    if (!id) return null;
+    return this.store.getConsoleSession(idHashOf(id), this.now());
   }
 }

@@ -21,8 +21,8 @@ export function loginPage(error?: string): string {
 <main>
   <form class="card" method="post" action="/console/login">
     <h1>hookrelay console</h1>
-    <p class="muted">Paste the admin token (HOOKRELAY_ADMIN_TOKEN, or the one printed on first start and kept in
-    <code>admin.token</code> in the data directory). The browser keeps only a session cookie, never the token.</p>
+    <p class="muted">Paste the admin token (HOOKRELAY_ADMIN_TOKEN, or the one printed on first start:
+    <code>hookrelay secrets show --admin-token</code> prints it again). The browser keeps only a session cookie, never the token.</p>
     <label for="token">Admin token</label>
     <input id="token" name="token" type="password" autocomplete="current-password" required autofocus${invalid}>${errorLine}
     <button type="submit" class="block">Log in</button>

@@ -3,7 +3,7 @@ import type pg from 'pg';
 import { HookrelayError } from '../../errors.js';
 import { CommitListeners } from '../commit-listeners.js';
 import type {
-  AttemptRecord, AttemptResolution, BlockedKey, BulkDeliveryFilter, ClusterNode, NewNode, ClaimedDelivery, Delivery, DeliveryDetail, DeliveryFilter, DeliveryOrigin, EventBody,
+  AttemptRecord, AttemptResolution, BlockedKey, BulkDeliveryFilter, ClusterNode, ConsoleSession, NewNode, ClaimedDelivery, Delivery, DeliveryDetail, DeliveryFilter, DeliveryOrigin, EventBody,
   EventPosition, EventSearch, EventPage, EventSelection, ImportedEvent, ImportOptions, ImportResult, Job,
   JobProgress, JobState, KeptRuleSet, NewDelivery, NewEditedCopy, NewEvent, NewJob, OutboxStats, Page, DeliveryCounts, SaveEventResult, Store,
   StoredEvent, CopyExtent, CopyKey, CopyRows, CopyTable,
@@ -22,6 +22,7 @@ import { OutboxQueries, type AttemptToRecord } from './outbox-queries.js';
 import { OutageQueries } from './outage-queries.js';
 import type { Outage, RedriveSpacing } from '../store.js';
 import { saveEvents } from './save-events.js';
+import { SharedQueries } from './shared-queries.js';
 import { asReadError, asStoreError, isRetryable, isStoreWideError } from './store-errors.js';
 
 const DATABASE_CLOCK_MS = 'SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now';
@@ -45,6 +46,7 @@ export class PostgresStore implements Store {
   private readonly copy: CopyQueries;
   private readonly nodes: NodeQueries;
   private readonly outages: OutageQueries;
+  private readonly shared: SharedQueries;
   private readonly due = new CommitListeners();
   /** This node's commits of new events (event streams); other nodes' show at a stream's next periodic read. */
   private readonly stored = new CommitListeners();
@@ -64,6 +66,7 @@ export class PostgresStore implements Store {
     this.copy = new CopyQueries(this.pool, this.clock);
     this.nodes = new NodeQueries(this.pool, this.clock);
     this.outages = new OutageQueries(this.pool, this.clock);
+    this.shared = new SharedQueries(this.pool, this.clock);
     const groupOptions = { failsEveryItem: isStoreWideError, isRetryable };
     this.saveGroup = new BatchCommit((batch) => saveEvents(this.pool, batch, (receivedAt, delayMs) => this.clock.toDatabase(receivedAt) + delayMs), groupOptions);
     this.attemptGroup = new BatchCommit((records) => this.outbox.recordAttempts(records, Date.now()), groupOptions);
@@ -406,5 +409,25 @@ export class PostgresStore implements Store {
     const id = await this.transaction((client) => this.outages.probe(client, outageId, now, options.minIntervalMs, options.ruleIds));
     if (id !== null) this.deliveriesDue();
     return id;
+  }
+
+  claimSetting(name: string, value: string, now: number): Promise<string> {
+    return this.write(() => this.shared.claimSetting(name, value, now));
+  }
+
+  getSetting(name: string): Promise<string | null> {
+    return this.read(() => this.shared.getSetting(name));
+  }
+
+  saveConsoleSession(session: ConsoleSession, keep: number, now: number): Promise<void> {
+    return this.transaction((client) => this.shared.saveSession(client, session, keep, now));
+  }
+
+  getConsoleSession(idHash: string, now: number): Promise<ConsoleSession | null> {
+    return this.read(() => this.shared.getSession(idHash, now));
+  }
+
+  deleteConsoleSession(idHash: string): Promise<void> {
+    return this.write(() => this.shared.deleteSession(idHash));
   }
 }

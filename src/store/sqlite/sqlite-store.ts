@@ -30,6 +30,8 @@ import type { CopyExtent, CopyKey, CopyRows, CopyTable } from '../store.js';
 import { CopyQueries } from './copy-queries.js';
 import type { Outage, RedriveSpacing } from '../store.js';
 import { OutageQueries } from './outage-queries.js';
+import { SharedQueries } from './shared-queries.js';
+import type { ConsoleSession } from '../store.js';
 
 export interface SqliteStoreOptions {
   dataDir: string;
@@ -556,5 +558,32 @@ export class SqliteStore implements Store {
     }).immediate());
     if (id !== null) this.due.notify();
     return id;
+  }
+
+  // Generated settings and console sessions; their SQL lives in shared-queries.ts.
+  private sharedSql?: SharedQueries;
+
+  private get shared(): SharedQueries {
+    return (this.sharedSql ??= new SharedQueries(this.db));
+  }
+
+  async claimSetting(name: string, value: string, now: number): Promise<string> {
+    return this.write(() => this.db.transaction(() => this.shared.claimSetting(name, value, now)).immediate());
+  }
+
+  async getSetting(name: string): Promise<string | null> {
+    return this.shared.getSetting(name);
+  }
+
+  async saveConsoleSession(session: ConsoleSession, keep: number, now: number): Promise<void> {
+    this.write(() => this.db.transaction(() => this.shared.saveSession(session, keep, now)).immediate());
+  }
+
+  async getConsoleSession(idHash: string, now: number): Promise<ConsoleSession | null> {
+    return this.shared.getSession(idHash, now);
+  }
+
+  async deleteConsoleSession(idHash: string): Promise<void> {
+    this.write(() => this.shared.deleteSession(idHash));
   }
 }

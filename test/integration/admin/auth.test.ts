@@ -44,8 +44,8 @@ describe('admin API authentication', () => {
     const first = await startTestReceiver({ dataDir });
     const generated = first.generatedAdminToken!;
     expect(generated.file).toBe(join(dataDir, 'admin.token'));
-    expect(readFileSync(generated.file, 'utf8').trim()).toBe(first.adminToken);
-    expect(statSync(generated.file).mode & 0o777).toBe(0o600);
+    expect(readFileSync(generated.file!, 'utf8').trim()).toBe(first.adminToken);
+    expect(statSync(generated.file!).mode & 0o777).toBe(0o600);
     expect(first.adminToken.length).toBeGreaterThanOrEqual(40);
     await first.close();
     const second = await startTestReceiver({ dataDir });
@@ -83,8 +83,8 @@ describe('admin API authentication', () => {
 describe('console sessions (SessionVerifier)', () => {
   // A stand-in for the console's session store: cookie "session=ok" is a live session, "X-CSRF-Token: good" passes.
   const sessions: SessionVerifier = {
-    verifySession: (req) => req.headers.cookie === 'session=ok',
-    checkCsrf: (req) => req.headers['x-csrf-token'] === 'good',
+    verifySession: async (req) => req.headers.cookie === 'session=ok',
+    checkCsrf: async (req) => req.headers['x-csrf-token'] === 'good',
   };
 
   async function apiWithSessions(): Promise<string> {

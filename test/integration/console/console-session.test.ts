@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -172,16 +173,23 @@ describe('console sessions', () => {
   });
 
 
-  it('expire after their lifetime', () => {
-    let now = 1_000_000;
-    const sessions = new ConsoleSessions({ ttlMs: 60_000, now: () => now });
+  it('expire after their lifetime', async () => {
+    let now = Date.now();
+    const sessions = new ConsoleSessions({ store: receiver.store, ttlMs: 60_000, now: () => now });
     const cookies: string[] = [];
     const res = { cookie: (name: string, value: string) => cookies.push(`${name}=${value}`) } as never;
-    sessions.start({ secure: false, headers: {} } as never, res);
+    await sessions.start({ secure: false, headers: {} } as never, res);
     const req = { headers: { cookie: cookies.join('; ') } } as never;
-    expect(sessions.verifySession(req)).toBe(true);
+    expect(await sessions.verifySession(req)).toBe(true);
     now += 60_001;
-    expect(sessions.verifySession(req)).toBe(false);
+    expect(await sessions.verifySession(req)).toBe(false);
+  });
+
+  it('are kept by the hash of their id: the store holds no cookie value', async () => {
+    const { session } = await logIn(receiver.url);
+    const idHash = createHash('sha256').update(session).digest('hex');
+    expect(await receiver.store.getConsoleSession(session, Date.now())).toBeNull();
+    expect(await receiver.store.getConsoleSession(idHash, Date.now())).toMatchObject({ idHash });
   });
 });
 
