@@ -225,8 +225,12 @@ const deliveryCases = [
   ['PostgreSQL, 1 worker node', { workers: 1 }],
   ['PostgreSQL, 2 worker nodes', { workers: 2 }],
 ];
-const delivery = await inRounds(deliveryCases.map(([name, options]) => () => logged(() => deliveryCase(name, { ...options, sinkPort: sink.port }))));
-await stopServer(sink.child);
+let delivery;
+try {
+  delivery = await inRounds(deliveryCases.map(([name, options]) => () => logged(() => deliveryCase(name, { ...options, sinkPort: sink.port }))));
+} finally {
+  await stopServer(sink.child); // a drain that fails must not leave the sink running
+}
 
 if (only === 'delivery') {
   printDeliveryTable();
