@@ -35,7 +35,7 @@ function listen(app: TestReceiver, args: string[], format: 'json' | 'text' = 'js
   return cli;
 }
 
-async function until(what: string, check: () => boolean, cli: CliProcess, timeoutMs = 15_000): Promise<void> {
+async function until(what: string, check: () => boolean, cli: CliProcess, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; stdout:\n${cli.stdout().slice(-2000)}\nstderr:\n${cli.stderr()}`);

@@ -24,6 +24,8 @@ import { AdminQueries } from './admin-queries.js';
 import { CommitListeners } from '../commit-listeners.js';
 import type { KeptRuleSet, NewEditedCopy } from '../store.js';
 import { KeptQueries } from './kept-queries.js';
+import { NewEventQueries } from './new-events.js';
+import type { NewEvents, StreamPosition, StreamStart } from '../store.js';
 
 export interface SqliteStoreOptions {
   dataDir: string;
@@ -226,6 +228,20 @@ export class SqliteStore implements Store {
 
   onEventsStored(listener: () => void): () => void {
     return this.stored.add(listener);
+  }
+
+  private newEventSql?: NewEventQueries;
+
+  private get newEvents(): NewEventQueries {
+    return (this.newEventSql ??= new NewEventQueries(this.db));
+  }
+
+  async streamPosition(start: StreamStart): Promise<StreamPosition> {
+    return this.newEvents.streamPosition(start);
+  }
+
+  async readNewEvents(filter: EventSearch, after: StreamPosition, limit: number): Promise<NewEvents> {
+    return this.newEvents.read(filter, after, limit);
   }
 
   async getEvent(id: number): Promise<StoredEvent | null> {

@@ -23,6 +23,7 @@ const RELEASED: Record<string, Record<string, string>> = {
   'src/store/postgres/migrations': {
     '001_initial.sql': '2dead96fb43eb77cc42eda0cc6aac23887911b0c6f1489b0544747cede5499aa',
     '002_rule_sets_and_edited_copies.sql': '7abc2ae2eb317dd1807b1c7b2a0ae93e73fd3f55ae114857ea7742bac029054f',
+    '003_event_commit_order.sql': '8f3e61f9cfd1c5914afd53560b1723e355c8d845206c6f9fbabc0041d2d584aa',
   },
 };
 
