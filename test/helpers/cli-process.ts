@@ -82,6 +82,6 @@ export function runCli(args: string[], options: { env?: Record<string, string>; 
 /** Starts `hookrelay serve` as `npm start` does, on an ephemeral loopback port; resolves once it listens. */
 export async function startServeProcess(env: Record<string, string>, args: string[] = []): Promise<CliProcess & { url: string }> {
   const proc = runCli(['serve', ...args], { env: { HOOKRELAY_HOST: '127.0.0.1', HOOKRELAY_PORT: '0', ...env }, nodeOptions: START_NODE_OPTIONS });
-  const listening = await proc.waitForLog((line) => line.msg === 'hookrelay listening');
+  const listening = await proc.waitForLog((line) => line.msg === 'hookrelay listening', 60_000);
   return { ...proc, url: listening.url as string };
 }
