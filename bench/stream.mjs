@@ -5,10 +5,12 @@
 // (lib/fixed-rate.mjs) with no stream open, and with STREAM_CLIENTS SSE clients following
 // GET /admin/api/events/stream. Ack p99 is compared as the median over rounds of the per-round ratio.
 // During the rounds with clients, a probe posts one more event every 50 ms and notes when its answer came;
-// every client notes when each event id arrived: ack→stream is arrival minus acknowledgement, per client.
+// every client notes when each event id arrived: ack→stream is arrival minus acknowledgement, per client
+// (both on the machine's clock). The clients run in a process of their own, apart from the load generator.
 // All traffic goes to 127.0.0.1; every case is bounded in count and time.
 import { createHmac, randomUUID } from 'node:crypto';
-import { get, request } from 'node:http';
+import { fork } from 'node:child_process';
+import { request } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,28 +46,21 @@ const rawRequests = (count) => Array.from({ length: count }, () => {
   return rawPost('/webhooks/checkout', headers, body);
 });
 
-/** One SSE client: notes when each event id first arrives (performance.now()). */
-function openStream(port) {
-  const arrivals = new Map();
-  let tail = '';
-  let res;
-  const opened = new Promise((resolve, reject) => {
-    const req = get({ host: '127.0.0.1', port, path: '/admin/api/events/stream', headers: { authorization: `Bearer ${BENCH_ADMIN_TOKEN}`, accept: 'text/event-stream' } }, (response) => {
-      res = response;
-      response.setEncoding('utf8');
-      response.on('data', (chunk) => {
-        const now = performance.now();
-        const text = tail + chunk;
-        const cut = text.lastIndexOf('\n');
-        tail = text.slice(cut + 1);
-        for (const match of text.slice(0, cut).matchAll(/^id: (\d+)$/gm)) if (!arrivals.has(match[1])) arrivals.set(match[1], now);
-        if (text.includes('event: ready')) resolve();
-      });
-      response.on('error', () => {});
-    });
-    req.on('error', reject);
+/** STREAM_CLIENTS SSE clients in a child process (bench/lib/stream-clients.mjs); resolves once all are open. */
+async function openStreams(port) {
+  const child = fork(join(root, 'bench/lib/stream-clients.mjs'), [String(port), String(STREAM_CLIENTS), BENCH_ADMIN_TOKEN], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  await new Promise((resolve, reject) => {
+    child.once('message', resolve);
+    child.once('exit', (code) => reject(new Error(`stream clients exited with ${code}`)));
   });
-  return { opened, arrivals, close: () => res?.destroy() };
+  return {
+    /** Stops the clients; resolves with, per client, event id → arrival (epoch ms). */
+    stop: () => new Promise((resolve) => {
+      child.removeAllListeners('exit');
+      child.once('message', (message) => resolve(message.arrivals));
+      child.send('stop');
+    }),
+  };
 }
 
 /** Posts one event every PROBE_MS until stopped; resolves with [event id, acknowledged at]. */
@@ -79,7 +74,7 @@ function probe(port) {
       res.setEncoding('utf8');
       res.on('data', (c) => (text += c));
       res.on('end', () => {
-        const at = performance.now();
+        const at = performance.timeOrigin + performance.now();
         try {
           acks.push([String(JSON.parse(text).id), at]);
         } catch {
@@ -137,16 +132,15 @@ try {
         without.push(await ingestAtHalf(port, half));
         continue;
       }
-      const clients = Array.from({ length: STREAM_CLIENTS }, () => openStream(port));
-      await Promise.all(clients.map((c) => c.opened));
+      const streams = await openStreams(port);
       const probes = probe(port);
       withClients.push(await ingestAtHalf(port, half));
       const acks = await probes.stop();
       await new Promise((resolve) => setTimeout(resolve, 1_000)); // the last probes reach the streams
-      for (const [id, ackedAt] of acks) for (const client of clients) if (client.arrivals.has(id)) ackToStream.push(client.arrivals.get(id) - ackedAt);
-      const missing = acks.reduce((sum, [id]) => sum + clients.filter((c) => !c.arrivals.has(id)).length, 0);
+      const clients = await streams.stop();
+      for (const [id, ackedAt] of acks) for (const arrivals of clients) if (arrivals[id] !== undefined) ackToStream.push(arrivals[id] - ackedAt);
+      const missing = acks.reduce((sum, [id]) => sum + clients.filter((arrivals) => arrivals[id] === undefined).length, 0);
       if (missing > 0) console.log(`round ${round + 1}: ${missing} probe arrivals missing`);
-      for (const client of clients) client.close();
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
   }

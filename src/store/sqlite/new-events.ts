@@ -11,6 +11,8 @@ import { toStoredEvent, type EventRow } from './event-rows.js';
 export class NewEventQueries {
   private readonly newestId;
   private readonly firstIdFrom;
+  /** One statement per filter shape: every open stream reads on every commit, so none is prepared twice. */
+  private readonly reads = new Map<string, BetterSqlite3.Statement<unknown[], EventRow>>();
 
   constructor(private readonly db: BetterSqlite3.Database) {
     this.newestId = db.prepare<[], { id: number | null }>('SELECT max(id) AS id FROM events');
@@ -35,10 +37,14 @@ export class NewEventQueries {
     const newest = this.newest();
     if (newest <= after.id) return { events: [], position: { tx: null, id: after.id }, heldBack: false };
     const where = eventSelectionSql({ ...filter, afterId: after.id, throughId: newest }, 'e');
-    const events = this.db
-      .prepare<unknown[], EventRow>(`SELECT e.* FROM events e WHERE ${where.sql} ORDER BY e.id LIMIT ?`)
-      .all(...where.params, limit)
-      .map(toStoredEvent);
+    const sql = `SELECT e.* FROM events e WHERE ${where.sql} ORDER BY e.id LIMIT ?`;
+    let statement = this.reads.get(sql);
+    if (!statement) {
+      statement = this.db.prepare<unknown[], EventRow>(sql);
+      // Filters are few in practice; a client cycling through many only costs a prepare each.
+      if (this.reads.size < 64) this.reads.set(sql, statement);
+    }
+    const events = statement.all(...where.params, limit).map(toStoredEvent);
     const id = events.length === limit ? events.at(-1)!.id : newest;
     return { events, position: { tx: null, id }, heldBack: false };
   }

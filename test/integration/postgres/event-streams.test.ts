@@ -136,5 +136,5 @@ describeWithPostgres('event streams on PostgreSQL', () => {
     await eventually(() => streamed().length >= 61, 30_000, '61 events on the stream');
     await new Promise((resolve) => setTimeout(resolve, 300)); // time for a duplicate to show, were there one
     expect([...streamed()].sort((x, y) => x - y)).toEqual(stored);
-  });
+  }, 120_000);
 });

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { EventSearch, NewEventReader, Store, StreamPosition } from '../../../store/store.js';
-import { streamedEventView } from '../../../operations/views.js';
 import { positionText } from '../../../operations/stream-position.js';
+import { BATCH, type SharedReads } from './shared-reads.js';
 
 export interface StreamSettings {
   heartbeatMs: number;
@@ -11,6 +11,8 @@ export interface StreamSettings {
 
 export interface EventStreamOptions {
   store: NewEventReader & Pick<Store, 'onEventsStored'>;
+  /** Reads shared with the other open streams. */
+  reads: SharedReads;
   /** The list filter. */
   filter: EventSearch;
   includeBody: boolean;
@@ -23,8 +25,6 @@ export interface EventStreamOptions {
 
 export type StreamEndReason = 'client_closed' | 'cut_off' | 'shutdown' | 'failed';
 
-/** Events read from the store per query: bounds what one stream holds in memory besides its socket buffer. */
-const BATCH = 50;
 /** What a client that reconnects waits first (SSE `retry`). */
 const RECONNECT_MS = 2_000;
 /** How long a final message may take to reach the client before the socket is destroyed. */
@@ -117,24 +117,24 @@ export class EventStream {
   }
 
   private async pump(): Promise<void> {
-    const { store, filter, includeBody, settings } = this.options;
+    const { reads, filter, includeBody, settings } = this.options;
     do {
       this.readAgain = false;
       for (;;) {
-        const { events, position, heldBack } = await store.readNewEvents(filter, this.position, BATCH);
-        for (const event of events) {
+        const { messages, position, heldBack } = await reads.read(filter, this.position, includeBody);
+        for (const message of messages) {
           if (this.ended) return;
           if (this.res.writableLength >= settings.bufferBytes && !(await this.drained())) {
             if (!this.ended) this.finish('cut_off', { code: 'stream_overflow', message: `The client did not keep up (more than ${settings.bufferBytes} bytes waiting for ${settings.stallTimeoutMs} ms); reconnect with Last-Event-ID to resume.` });
             return;
           }
           if (this.ended) return;
-          this.write(`id: ${event.id}\nevent: event\ndata: ${JSON.stringify(streamedEventView(event, includeBody))}\n\n`);
-          this.lastEventId = String(event.id);
+          this.write(message.text);
+          this.lastEventId = String(message.id);
         }
         if (this.ended) return;
         this.position = position;
-        if (events.length < BATCH) {
+        if (messages.length < BATCH) {
           this.readLaterIf(heldBack);
           break;
         }
