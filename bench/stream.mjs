@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fixedRateLoad, rawPost } from './lib/fixed-rate.mjs';
-import { BENCH_ADMIN_TOKEN, ROUNDS, formatRatio, load, median, printTable, serveCommand, startServer, stopServer } from './lib/run.mjs';
+import { BENCH_ADMIN_TOKEN, ROUNDS, cpuMs, cpuUsPer, formatRatio, load, median, printTable, serveCommand, startServer, stopServer } from './lib/run.mjs';
 
 const SECRET = 'bench-secret';
 const CONNECTIONS = 50;
@@ -97,10 +97,12 @@ function probe(port) {
   return { stop: () => { stopped = true; return done; } };
 }
 
-async function ingestAtHalf(port, rate) {
+/** Open loop at `rate`; `cpuUs`: the server's CPU per request (all its threads), steadier than latency when neighbours take the cores. */
+async function ingestAtHalf(port, rate, pid) {
   await fixedRateLoad({ port, rate, seconds: 1, connections: CONNECTIONS, requests: rawRequests(rate) }); // warm-up at the same rate
+  const before = cpuMs(pid);
   const result = await fixedRateLoad({ port, rate, seconds: DURATION, connections: CONNECTIONS, requests: rawRequests(rate * DURATION) });
-  return { p50: result.p50, p99: result.p99, failed: result.failed, rps: Math.round(result.ok / result.seconds) };
+  return { p50: result.p50, p99: result.p99, failed: result.failed, rps: Math.round(result.ok / result.seconds), cpuUs: cpuUsPer(pid, before, result.sent) };
 }
 
 const percentile = (values, q) => {
@@ -129,12 +131,12 @@ try {
     const order = round % 2 === 0 ? ['without', 'with'] : ['with', 'without'];
     for (const which of order) {
       if (which === 'without') {
-        without.push(await ingestAtHalf(port, half));
+        without.push(await ingestAtHalf(port, half, server.child.pid));
         continue;
       }
       const streams = await openStreams(port);
       const probes = probe(port);
-      withClients.push(await ingestAtHalf(port, half));
+      withClients.push(await ingestAtHalf(port, half, server.child.pid));
       const acks = await probes.stop();
       await new Promise((resolve) => setTimeout(resolve, 1_000)); // the last probes reach the streams
       const clients = await streams.stop();
@@ -146,11 +148,13 @@ try {
   }
   const row = (name, results) => ({
     name, rps: Math.round(median(results.map((r) => r.rps))), p50: median(results.map((r) => r.p50)), p99: median(results.map((r) => r.p99)),
-    'p99 range': `${Math.min(...results.map((r) => r.p99))}–${Math.max(...results.map((r) => r.p99))}`, failed: results.reduce((s, r) => s + r.failed, 0),
+    'p99 range': `${Math.min(...results.map((r) => r.p99))}–${Math.max(...results.map((r) => r.p99))}`, cpuUs: median(results.map((r) => r.cpuUs)),
+    failed: results.reduce((s, r) => s + r.failed, 0),
   });
-  printTable([row('ingest, no stream open', without), row(`ingest, ${STREAM_CLIENTS} streams open`, withClients)], ['name', 'rps', 'p50', 'p99', 'p99 range', 'failed']);
+  printTable([row('ingest, no stream open', without), row(`ingest, ${STREAM_CLIENTS} streams open`, withClients)], ['name', 'rps', 'p50', 'p99', 'p99 range', 'cpuUs', 'failed']);
   const ratio = median(withClients.map((w, i) => w.p99 / without[i].p99));
   console.log(`\nack p99 with ${STREAM_CLIENTS} streams / without (median of per-round ratios): ${formatRatio(ratio)}`);
+  console.log(`server CPU per request with ${STREAM_CLIENTS} streams / without: ${formatRatio(median(withClients.map((w, i) => w.cpuUs / without[i].cpuUs)))}`);
   console.log(`ack→stream message (ms, ${ackToStream.length} arrivals of ${ackToStream.length / STREAM_CLIENTS} probes): p50 ${percentile(ackToStream, 0.5)}  p99 ${percentile(ackToStream, 0.99)}  max ${percentile(ackToStream, 1)}`);
 } finally {
   await stopServer(server.child);
