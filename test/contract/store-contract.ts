@@ -376,8 +376,10 @@ export function storeContract(factory: StoreFactory): void {
     it('reads each new event once across reads, imports and edited copies too, repeats not, filters applied', async () => {
       const store = await open();
       const before = await store.saveEvent(event('before'));
-      const start = await store.streamPosition({ now: true });
-      expect((await store.readNewEvents({}, start, 10)).events).toEqual([]);
+      // "Now" misses nothing committed later; on PostgreSQL it may also take in events committed just before
+      // (behind a transaction of the server still open), so the exact checks start after `before`.
+      const now = await store.streamPosition({ now: true });
+      const start = await store.streamPosition({ afterEventId: before.id });
       const a = await store.saveEvent(event('a'));
       await store.saveEvent(event('a')); // a repeat: counted, not new
       const b = await store.saveEvent(event('b', { event: 'order:archived', validation: 'unrecognised' }));
@@ -386,7 +388,7 @@ export function storeContract(factory: StoreFactory): void {
       const copy = await store.saveEditedCopy({ ...event('a'), editedFrom: a.id, editedAt: Date.now(), via: 'api' });
       const first = await readAll(store, start);
       expect(first.ids).toEqual([a.id, b.id, imported.id, copy]);
-      expect(first.ids).not.toContain(before.id);
+      expect((await readAll(store, now)).ids.filter((id) => id !== before.id)).toEqual(first.ids);
       // Nothing twice: the position after a read is past everything read.
       expect((await store.readNewEvents({}, first.position, 10)).events).toEqual([]);
       const c = await store.saveEvent(event('c'));
