@@ -3,7 +3,7 @@ import type { Delivery, DeliveryCounts, DeliveryDetail, EventSummary, Job, Outag
 import type { EditedReplayAnswer } from './edited-replay.js';
 import type { RoutedReplayAnswer } from './routed-replay.js';
 import type { DestinationView } from '../delivery/destination-limiter.js';
-import type { DeliveryDetailView, DeliveryView, DestinationsView, EditedReplayResultView, EventDetailView, EventSummaryView, ForwardingView, JobView, OutageView, ReplayResultView } from './view-schemas.js';
+import type { DeliveryDetailView, DeliveryView, DestinationsView, EditedReplayResultView, EventDetailView, EventSummaryView, ForwardingView, JobView, OutageView, ReplayResultView, StreamedEventView } from './view-schemas.js';
 
 /** Store records → admin API answers: unix ms become ISO 8601. */
 
@@ -132,4 +132,15 @@ export function editedReplayView(answer: EditedReplayAnswer, pauses: DeliveryPau
 /** The limiter's destinations with their circuit state. */
 export function destinationsView(adaptive: boolean, destinations: readonly DestinationView[], reopensAt: (destination: string) => number | null): DestinationsView {
   return { adaptive, destinations: destinations.map((view) => ({ ...view, pausedUntil: isoOrNull(reopensAt(view.destination)) })) };
+}
+
+/** One message of an event stream (and one line of `hookrelay listen`); `includeBody` adds headers and exact bytes. */
+export function streamedEventView(event: StoredEvent, includeBody: boolean): StreamedEventView {
+  const { body, headers, importedAt, ...summary } = event;
+  return {
+    ...eventSummaryView({ ...summary, bodyBytes: body.length }),
+    imported: importedAt !== null,
+    importedAt: importedAt === null ? null : new Date(importedAt).toISOString(),
+    ...(includeBody && { headers, bodyBase64: body.toString('base64') }),
+  };
 }

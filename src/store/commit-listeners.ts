@@ -7,6 +7,10 @@ export class CommitListeners {
     return () => this.listeners.delete(listener);
   }
 
+  get size(): number {
+    return this.listeners.size;
+  }
+
   notify(): void {
     for (const listener of this.listeners) listener();
   }

@@ -258,7 +258,44 @@ export interface Page<T> {
   nextCursor: number | null;
 }
 
-export interface Store {
+/**
+ * Where a reader of newly stored events stands in the store's commit order: every event at or before it has
+ * been read (or passed over by a filter), every event committed later comes after it. SQLite commits ids in
+ * increasing order, so the id alone says it (`tx` null). On PostgreSQL ids are taken when a row is written,
+ * not when its transaction commits, so the position is `(tx, id)`: the writing transaction (xid8, as text)
+ * and the id; `id` 0 stands before every event of that transaction.
+ */
+export interface StreamPosition {
+  tx: string | null;
+  id: number;
+}
+
+/** Where a reader starts: after the events committed so far, after one event, or with those received since a time. */
+export type StreamStart = { now: true } | { afterEventId: number } | { receivedFrom: number };
+
+export interface NewEvents {
+  /** In commit order, each after `after`; at most `limit`. */
+  events: StoredEvent[];
+  /** Where the next read starts: past these events and past every committed event the filter left out. */
+  position: StreamPosition;
+  /**
+   * True when events committed beyond `position` cannot be read yet because a transaction older than theirs is
+   * still open (PostgreSQL): read again shortly, nobody will announce it. Always false on SQLite.
+   */
+  heldBack: boolean;
+}
+
+/** Reading newly stored events in commit order: event streams and `hookrelay listen`. */
+export interface NewEventReader {
+  streamPosition(start: StreamStart): Promise<StreamPosition>;
+  /**
+   * Up to `limit` events matching `filter` committed after `after`, in commit order; never one twice across
+   * reads that pass each answer's `position` to the next, never one skipped, even one that committed late.
+   */
+  readNewEvents(filter: EventSearch, after: StreamPosition, limit: number): Promise<NewEvents>;
+}
+
+export interface Store extends NewEventReader {
   /** Stores the event once; resolves only after the transaction holding it has committed. */
   saveEvent(event: NewEvent): Promise<SaveEventResult>;
   getEvent(id: number): Promise<StoredEvent | null>;
@@ -301,8 +338,9 @@ export interface Store {
   retryDelivery(id: number, now: number): Promise<boolean>;
   outboxStats(now: number): Promise<OutboxStats>;
   /**
-   * Calls `listener` after a commit that stored new events (ingest or import; repeats do not count), in this
-   * process. Readers then fetch by id from the store, which stays the source of truth. Returns the unsubscribe.
+   * Calls `listener` after a commit that stored new events (ingest, import, edited copy; repeats do not
+   * count): in this process, and on PostgreSQL on any node (LISTEN/NOTIFY, else a poll every second). Readers
+   * then read with `readNewEvents`; the store stays the source of truth. Returns the unsubscribe.
    */
   onEventsStored(listener: () => void): () => void;
   /** Keeps a rule set by its hash; a hash already kept is left as it is. Resolves after the commit. */

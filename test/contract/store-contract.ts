@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { HookrelayError } from '../../src/errors.js';
-import type { AttemptRecord, NewDelivery, NewEvent, NewNode, Store } from '../../src/store/store.js';
+import type { AttemptRecord, EventSearch, NewDelivery, NewEvent, NewNode, Store, StreamPosition } from '../../src/store/store.js';
 
 /**
  * What every Store promises, checked through the interface alone: no test here reaches into a backend's
@@ -480,6 +480,66 @@ export function storeContract(factory: StoreFactory): void {
       expect(copies.map((e) => Buffer.compare(e.body, exported.find((x) => x.transferId === e.transferId)!.body))).toEqual([0, 0, 0]);
       expect(copies.every((e) => e.importedAt === null)).toBe(true);
       expect(await target.countEvents({ receivedTo: 2_500 })).toBe(2);
+    });
+  });
+
+  describe('new events in commit order (event streams)', () => {
+    /**
+     * Reads everything after `from`, `limit` at a time, as a stream does; while events are held back (on
+     * PostgreSQL, behind any write transaction of the server still open, other databases' too) it reads again.
+     */
+    async function readAll(store: Store, from: StreamPosition, filter: EventSearch = {}, limit = 2): Promise<{ ids: number[]; position: StreamPosition }> {
+      const ids: number[] = [];
+      let position = from;
+      const deadline = Date.now() + 20_000;
+      for (;;) {
+        const read = await store.readNewEvents(filter, position, limit);
+        ids.push(...read.events.map((e) => e.id));
+        position = read.position;
+        if (read.events.length < limit && (!read.heldBack || Date.now() > deadline)) return { ids, position };
+        if (read.events.length < limit) await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    }
+
+    it('reads each new event once across reads, imports and edited copies too, repeats not, filters applied', async () => {
+      const store = await open();
+      const before = await store.saveEvent(event('before'));
+      // "Now" misses nothing committed later; on PostgreSQL it may also take in events committed just before
+      // (behind a transaction of the server still open), so the exact checks start after `before`.
+      const now = await store.streamPosition({ now: true });
+      const start = await store.streamPosition({ afterEventId: before.id });
+      const a = await store.saveEvent(event('a'));
+      await store.saveEvent(event('a')); // a repeat: counted, not new
+      const b = await store.saveEvent(event('b', { event: 'order:archived', validation: 'unrecognised' }));
+      await store.importEvents([{ ...event('imported'), lastReceivedAt: 1, receivedCount: 1 }]);
+      const imported = (await store.listEventsForExport({ transferId: 'imported' }, 1))[0]!;
+      const copy = await store.saveEditedCopy({ ...event('a'), editedFrom: a.id, editedAt: Date.now(), via: 'api' });
+      const first = await readAll(store, start);
+      expect(first.ids).toEqual([a.id, b.id, imported.id, copy]);
+      expect((await readAll(store, now)).ids.filter((id) => id !== before.id)).toEqual(first.ids);
+      // Nothing twice: the position after a read is past everything read.
+      expect((await store.readNewEvents({}, first.position, 10)).events).toEqual([]);
+      const c = await store.saveEvent(event('c'));
+      expect((await readAll(store, first.position)).ids).toEqual([c.id]);
+      // A filter passes over what it leaves out, and the next read starts past it.
+      const filtered = await readAll(store, start, { event: 'order:archived' });
+      expect(filtered.ids).toEqual([b.id]);
+      const d = await store.saveEvent(event('d', { event: 'order:archived', validation: 'unrecognised' }));
+      expect((await readAll(store, filtered.position, { event: 'order:archived' })).ids).toEqual([d.id]);
+    });
+
+    it('starts after an event, or with the events received since a time', async () => {
+      const store = await open();
+      const old = await store.saveEvent(event('old', { receivedAt: 1_000 }));
+      const x = await store.saveEvent(event('x', { receivedAt: 5_000 }));
+      const y = await store.saveEvent(event('y', { receivedAt: 6_000 }));
+      expect((await readAll(store, await store.streamPosition({ afterEventId: old.id }))).ids).toEqual([x.id, y.id]);
+      expect((await readAll(store, await store.streamPosition({ afterEventId: x.id }))).ids).toEqual([y.id]);
+      expect((await readAll(store, await store.streamPosition({ receivedFrom: 4_000 }))).ids).toEqual([x.id, y.id]);
+      expect((await readAll(store, await store.streamPosition({ receivedFrom: 9_000 }))).ids).toEqual([]);
+      // A pruned event: the reader starts just before the next one still stored.
+      await store.pruneOldestEvents(1);
+      expect((await readAll(store, await store.streamPosition({ afterEventId: old.id }))).ids).toEqual([x.id, y.id]);
     });
   });
 

@@ -83,7 +83,7 @@ export function runCli(args: string[], options: { env?: Record<string, string>; 
  * Starts `hookrelay serve` as `npm start` does, on an ephemeral loopback port; resolves once it listens
  * (rejects after `timeoutMs`: a start takes seconds on a busy shared machine).
  */
-export async function startServeProcess(env: Record<string, string>, args: string[] = [], timeoutMs = 15_000): Promise<CliProcess & { url: string }> {
+export async function startServeProcess(env: Record<string, string>, args: string[] = [], timeoutMs = 60_000): Promise<CliProcess & { url: string }> {
   const proc = runCli(['serve', ...args], { env: { HOOKRELAY_HOST: '127.0.0.1', HOOKRELAY_PORT: '0', ...env }, nodeOptions: START_NODE_OPTIONS });
   const listening = await proc.waitForLog((line) => line.msg === 'hookrelay listening', timeoutMs).catch((err: unknown) => {
     proc.child.kill('SIGKILL'); // a server that did not start in time must not outlive the test

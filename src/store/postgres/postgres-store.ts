@@ -6,14 +6,15 @@ import type {
   AttemptRecord, AttemptResolution, BlockedKey, BulkDeliveryFilter, ClusterNode, ConsoleSession, NewNode, ClaimedDelivery, Delivery, DeliveryDetail, DeliveryFilter, DeliveryOrigin, EventBody,
   EventPosition, EventSearch, EventPage, EventSelection, ImportedEvent, ImportOptions, ImportResult, Job,
   JobProgress, JobState, KeptRuleSet, NewDelivery, NewEditedCopy, NewEvent, NewJob, OutboxStats, Page, DeliveryCounts, SaveEventResult, Store,
-  StoredEvent, CopyExtent, CopyKey, CopyRows, CopyTable,
+  StoredEvent, CopyExtent, CopyKey, CopyRows, CopyTable, NewEvents, StreamPosition, StreamStart,
 } from '../store.js';
 import { AdminQueries } from './admin-queries.js';
 import { BatchCommit } from './batch-commit.js';
 import { ClockOffset } from './clock-offset.js';
 import { CopyQueries } from './copy-queries.js';
 import { clientConfig, openPool, type PostgresSettings } from './connection.js';
-import { DueAnnouncer, DueNotifications } from './due-notifications.js';
+import { Announcer, DUE_CHANNEL, EVENTS_CHANNEL, NodeNotifications } from './notifications.js';
+import { NewEventQueries } from './new-events.js';
 import { EventQueries } from './event-queries.js';
 import { KeptQueries } from './kept-queries.js';
 import { NodeQueries } from './node-queries.js';
@@ -24,6 +25,9 @@ import type { Outage, RedriveSpacing } from '../store.js';
 import { saveEvents } from './save-events.js';
 import { SharedQueries } from './shared-queries.js';
 import { asReadError, asStoreError, isRetryable, isStoreWideError } from './store-errors.js';
+
+/** How often event streams re-read while no notification can reach this node (notifications off or lost). */
+export const STREAM_POLL_MS = 1_000;
 
 const DATABASE_CLOCK_MS = 'SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now';
 
@@ -48,12 +52,16 @@ export class PostgresStore implements Store {
   private readonly outages: OutageQueries;
   private readonly shared: SharedQueries;
   private readonly due = new CommitListeners();
-  /** This node's commits of new events (event streams); other nodes' show at a stream's next periodic read. */
+  /** Commits of new events by any node (event streams): this node's at once, the others' by NOTIFY or poll. */
   private readonly stored = new CommitListeners();
-  /** This process's id in due notifications: its own are not echoed back to it. */
+  private readonly newEvents: NewEventQueries;
+  /** This process's id in notifications: its own are not echoed back to it. */
   private readonly nodeId = randomUUID();
-  private notifications: DueNotifications | null = null;
-  private announcer: DueAnnouncer | null = null;
+  private notifications: NodeNotifications | null = null;
+  private dueAnnouncer: Announcer | null = null;
+  private eventsAnnouncer: Announcer | null = null;
+  /** Wakes event streams every STREAM_POLL_MS while they are open and no notification can reach them. */
+  private streamPoll: NodeJS.Timeout | null = null;
   private closed = false;
 
   private constructor(settings: PostgresSettings) {
@@ -67,6 +75,7 @@ export class PostgresStore implements Store {
     this.nodes = new NodeQueries(this.pool, this.clock);
     this.outages = new OutageQueries(this.pool, this.clock);
     this.shared = new SharedQueries(this.pool, this.clock);
+    this.newEvents = new NewEventQueries(this.pool);
     const groupOptions = { failsEveryItem: isStoreWideError, isRetryable };
     this.saveGroup = new BatchCommit((batch) => saveEvents(this.pool, batch, (receivedAt, delayMs) => this.clock.toDatabase(receivedAt) + delayMs), groupOptions);
     this.attemptGroup = new BatchCommit((records) => this.outbox.recordAttempts(records, Date.now()), groupOptions);
@@ -84,8 +93,10 @@ export class PostgresStore implements Store {
       }
       await store.clock.measure();
       if (settings.notifications) {
-        store.notifications = new DueNotifications(clientConfig(settings), store.nodeId, () => store.due.notify());
-        store.announcer = new DueAnnouncer(store.pool, store.nodeId);
+        const handlers = new Map([[DUE_CHANNEL, () => store.due.notify()], [EVENTS_CHANNEL, () => store.stored.notify()]]);
+        store.notifications = new NodeNotifications(clientConfig(settings), store.nodeId, handlers);
+        store.dueAnnouncer = new Announcer(store.pool, DUE_CHANNEL, store.nodeId);
+        store.eventsAnnouncer = new Announcer(store.pool, EVENTS_CHANNEL, store.nodeId);
         await store.notifications.start();
       }
     } catch (err) {
@@ -142,7 +153,13 @@ export class PostgresStore implements Store {
   /** Tells this node's workers at once, and the other nodes through NOTIFY. */
   private deliveriesDue(): void {
     this.due.notify();
-    if (!this.closed) this.announcer?.announce();
+    if (!this.closed) this.dueAnnouncer?.announce();
+  }
+
+  /** Wakes this node's event streams at once, and the other nodes' through NOTIFY. */
+  private eventsStored(): void {
+    this.stored.notify();
+    if (!this.closed) this.eventsAnnouncer?.announce();
   }
 
   onDeliveriesDue(listener: () => void): () => void {
@@ -150,7 +167,25 @@ export class PostgresStore implements Store {
   }
 
   onEventsStored(listener: () => void): () => void {
-    return this.stored.add(listener);
+    const remove = this.stored.add(listener);
+    this.streamPoll ??= setInterval(() => {
+      if (!this.notifications?.listening) this.stored.notify();
+    }, STREAM_POLL_MS).unref();
+    return () => {
+      remove();
+      if (this.stored.size === 0 && this.streamPoll) {
+        clearInterval(this.streamPoll);
+        this.streamPoll = null;
+      }
+    };
+  }
+
+  streamPosition(start: StreamStart): Promise<StreamPosition> {
+    return this.read(() => this.newEvents.streamPosition(start));
+  }
+
+  readNewEvents(filter: EventSearch, after: StreamPosition, limit: number): Promise<NewEvents> {
+    return this.read(() => this.newEvents.read(filter, after, limit));
   }
 
   async saveEvent(event: NewEvent): Promise<SaveEventResult> {
@@ -161,7 +196,7 @@ export class PostgresStore implements Store {
     } catch (err) {
       throw asStoreError(err);
     }
-    if (!result.duplicate) this.stored.notify();
+    if (!result.duplicate) this.eventsStored();
     if (!result.duplicate && event.deliveries?.some((d) => d.deadReason === undefined && !d.delayMs)) this.deliveriesDue();
     return result;
   }
@@ -245,7 +280,7 @@ export class PostgresStore implements Store {
       await this.outbox.insert(client, deliveries.map((delivery) => ({ eventId: copyId, delivery })), 'replay', copy.editedAt);
       return copyId;
     });
-    this.stored.notify();
+    this.eventsStored();
     if (deliveries.some((d) => d.deadReason === undefined)) this.deliveriesDue();
     return id;
   }
@@ -257,6 +292,7 @@ export class PostgresStore implements Store {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    if (this.streamPoll) clearInterval(this.streamPoll);
     // Let anything already queued commit before the connections go away.
     await Promise.all([this.saveGroup.idle(), this.attemptGroup.idle()]);
     await this.notifications?.close();
@@ -296,7 +332,7 @@ export class PostgresStore implements Store {
   async importEvents(events: ImportedEvent[], options: ImportOptions = {}): Promise<ImportResult> {
     const importedAt = options.importedAt === undefined ? Date.now() : options.importedAt;
     const result = await this.transaction((client) => this.events.importAll(client, events, importedAt));
-    if (result.imported > 0) this.stored.notify();
+    if (result.imported > 0) this.eventsStored();
     return result;
   }
 

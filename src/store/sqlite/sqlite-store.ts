@@ -32,6 +32,8 @@ import type { Outage, RedriveSpacing } from '../store.js';
 import { OutageQueries } from './outage-queries.js';
 import { SharedQueries } from './shared-queries.js';
 import type { ConsoleSession } from '../store.js';
+import { NewEventQueries } from './new-events.js';
+import type { NewEvents, StreamPosition, StreamStart } from '../store.js';
 
 export interface SqliteStoreOptions {
   dataDir: string;
@@ -234,6 +236,20 @@ export class SqliteStore implements Store {
 
   onEventsStored(listener: () => void): () => void {
     return this.stored.add(listener);
+  }
+
+  private newEventSql?: NewEventQueries;
+
+  private get newEvents(): NewEventQueries {
+    return (this.newEventSql ??= new NewEventQueries(this.db));
+  }
+
+  async streamPosition(start: StreamStart): Promise<StreamPosition> {
+    return this.newEvents.streamPosition(start);
+  }
+
+  async readNewEvents(filter: EventSearch, after: StreamPosition, limit: number): Promise<NewEvents> {
+    return this.newEvents.read(filter, after, limit);
   }
 
   async getEvent(id: number): Promise<StoredEvent | null> {

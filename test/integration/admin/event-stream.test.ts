@@ -93,7 +93,7 @@ describe('GET /admin/api/events/stream', () => {
     await app.store.importEvents([importedEvent()]);
     await waitFor(() => expect(stream.ids()).toHaveLength(2));
     await stream.stop();
-    expect(stream.messages[0]).toMatchObject({ event: 'ready', data: JSON.stringify({ afterId: before }) });
+    expect(stream.messages[0]).toMatchObject({ event: 'ready', id: String(before), data: JSON.stringify({ lastEventId: String(before) }) });
     expect(stream.ids()[0]).toBe(id);
     expect(stream.ids()).not.toContain(before);
     const [live, imported] = stream.events();
@@ -143,7 +143,7 @@ describe('GET /admin/api/events/stream', () => {
     await first.close();
     await before.done; // the server ended the stream with a final message
     expect(before.messages.at(-1)).toMatchObject({ event: 'end' });
-    expect(JSON.parse(before.messages.at(-1)!.data)).toMatchObject({ code: 'shutting_down', lastEventId: sent[2] });
+    expect(JSON.parse(before.messages.at(-1)!.data)).toMatchObject({ code: 'shutting_down', lastEventId: String(sent[2]) });
     running.splice(0);
 
     const second = await start({ dataDir });
@@ -188,7 +188,7 @@ describe('GET /admin/api/events/stream', () => {
     const final = /event: end\ndata: (.*)\n/.exec(text);
     expect(final).not.toBeNull();
     const end = JSON.parse(final![1]!);
-    expect(end).toMatchObject({ code: 'stream_overflow', lastEventId: ids.at(-1) });
+    expect(end).toMatchObject({ code: 'stream_overflow', lastEventId: String(ids.at(-1)) });
     expect(ids.length).toBeLessThan(200);
     expect(ids).toEqual(Array.from({ length: ids.length }, (_, i) => ids[0]! + i));
   });

@@ -27,6 +27,7 @@ const RELEASED: Record<string, Record<string, string>> = {
   'src/store/postgres/migrations': {
     '001_initial.sql': '2dead96fb43eb77cc42eda0cc6aac23887911b0c6f1489b0544747cede5499aa',
     '002_rule_sets_and_edited_copies.sql': '7abc2ae2eb317dd1807b1c7b2a0ae93e73fd3f55ae114857ea7742bac029054f',
+    '003_event_commit_order.sql': '8f3e61f9cfd1c5914afd53560b1723e355c8d845206c6f9fbabc0041d2d584aa',
     '004_nodes_and_leases.sql': 'f705e0013a48ab18c8eabe47591bb88ecd6c38e9797779358b4cc19fde1f08e4',
     '005_settings_and_console_sessions.sql': '86c64148edaf10cf1c1dfad2797046ebb3be6803095a1a026a8cc04ebb862617',
     '006_ordered_delivery.sql': 'b7ac5528a736e64c180e4ae8a1bf97581d62f380490d324cf8f6b234869fd78a',

@@ -3,7 +3,7 @@ import { EventStreamQuerySchema } from '../request-schemas.js';
 import { StreamedEventSchema } from '../../../operations/view-schemas.js';
 import { defineRoute, type AdminRoute } from '../route-table.js';
 import type { StreamHub } from '../stream/stream-hub.js';
-import { streamStartAfter } from '../stream/stream-start.js';
+import { streamStart } from '../../../operations/stream-position.js';
 
 export function streamRoutes(ctx: OperationsContext, hub: StreamHub): AdminRoute[] {
   return [
@@ -23,8 +23,8 @@ export function streamRoutes(ctx: OperationsContext, hub: StreamHub): AdminRoute
         const { since, body, ...filter } = query;
         hub.checkRoom();
         const lastEventId = req.headers['last-event-id'];
-        const afterId = await streamStartAfter(ctx.store, typeof lastEventId === 'string' ? lastEventId : undefined, since, ctx.now());
-        return { stream: (res) => void hub.open(res, { store: ctx.store, filter, includeBody: body, afterId }) };
+        const start = await streamStart(ctx.store, typeof lastEventId === 'string' ? lastEventId : undefined, since, ctx.now());
+        return { stream: (res) => void hub.open(res, { store: ctx.store, filter, includeBody: body, start }) };
       },
     }),
   ];

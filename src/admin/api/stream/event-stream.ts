@@ -1,8 +1,7 @@
 import type { ServerResponse } from 'node:http';
-import type { EventSelection, Store, StoredEvent } from '../../../store/store.js';
-import type { StreamedEventView } from '../../../operations/view-schemas.js';
-import { eventSummaryView } from '../../../operations/views.js';
-import { newestEventId } from '../../../operations/jobs/batches.js';
+import type { EventSearch, NewEventReader, Store, StreamPosition } from '../../../store/store.js';
+import { positionText } from '../../../operations/stream-position.js';
+import { BATCH, type SharedReads } from './shared-reads.js';
 
 export interface StreamSettings {
   heartbeatMs: number;
@@ -11,12 +10,14 @@ export interface StreamSettings {
 }
 
 export interface EventStreamOptions {
-  store: Store;
-  /** The list filter; the stream adds its own id bounds. */
-  filter: EventSelection;
+  store: NewEventReader & Pick<Store, 'onEventsStored'>;
+  /** Reads shared with the other open streams. */
+  reads: SharedReads;
+  /** The list filter. */
+  filter: EventSearch;
   includeBody: boolean;
-  /** Send events with an id greater than this. */
-  afterId: number;
+  /** Send the events committed after this position. */
+  start: StreamPosition;
   settings: StreamSettings;
   /** Called once when the stream has ended, for whatever reason. */
   onEnd(stream: EventStream, reason: StreamEndReason): void;
@@ -24,37 +25,30 @@ export interface EventStreamOptions {
 
 export type StreamEndReason = 'client_closed' | 'cut_off' | 'shutdown' | 'failed';
 
-/** Events read from the store per query: bounds what one stream holds in memory besides its socket buffer. */
-const BATCH = 50;
 /** What a client that reconnects waits first (SSE `retry`). */
 const RECONNECT_MS = 2_000;
 /** How long a final message may take to reach the client before the socket is destroyed. */
 const FINAL_FLUSH_MS = 5_000;
-
-export function streamedEventView(event: StoredEvent, includeBody: boolean): StreamedEventView {
-  const { body, headers, importedAt, ...summary } = event;
-  return {
-    ...eventSummaryView({ ...summary, bodyBytes: body.length }),
-    imported: importedAt !== null,
-    importedAt: importedAt === null ? null : new Date(importedAt).toISOString(),
-    ...(includeBody && { headers, bodyBase64: body.toString('base64') }),
-  };
-}
+/** First and longest pause before reading again events that an older open transaction holds back. */
+const HELD_BACK_FIRST_MS = 10;
+const HELD_BACK_MAX_MS = 1_000;
 
 /**
  * One open `GET /events/stream`. The store is the source of truth: a commit only wakes the stream, which
- * then reads the events after the last one it looked at, in id order. SQLite commits ids in order, so an
- * id at or below the newest one read is final; docs/admin-api.md describes what PostgreSQL needs on top.
+ * then reads the events committed after its position, in commit order (`Store.readNewEvents`: id order on
+ * SQLite, `(tx, id)` on PostgreSQL, where an event that committed late is never skipped).
  *
  * Memory stays bounded: at most `bufferBytes` (plus one message) wait in the socket's buffer; past that the
  * stream stops reading until the client drains it, and a client that does not within `stallTimeoutMs` is
  * cut off with a final `cutoff` message naming the last event id it was sent.
  */
 export class EventStream {
-  /** The highest event id looked at: sent, or passed over by the filter. */
-  private cursor: number;
-  /** The id of the last event sent (what a client resumes from). */
-  private lastSentId: number;
+  /** Where the next read starts: past every event sent or passed over by the filter. */
+  private position: StreamPosition;
+  /** What a client resumes from: the id of the last event sent, or where the stream started. */
+  private lastEventId: string;
+  private heldBackTimer: NodeJS.Timeout | null = null;
+  private heldBackMs = HELD_BACK_FIRST_MS;
   private reading = false;
   private wakeScheduled = false;
   private readAgain = false;
@@ -68,8 +62,8 @@ export class EventStream {
     private readonly res: ServerResponse,
     private readonly options: EventStreamOptions,
   ) {
-    this.cursor = options.afterId;
-    this.lastSentId = options.afterId;
+    this.position = options.start;
+    this.lastEventId = positionText(options.start);
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-store',
@@ -77,8 +71,8 @@ export class EventStream {
       'x-accel-buffering': 'no',
     });
     res.flushHeaders();
-    // `ready` says where the stream starts, so a client that reconnects before any event misses none.
-    this.write(`retry: ${RECONNECT_MS}\n\nevent: ready\ndata: ${JSON.stringify({ afterId: options.afterId })}\n\n`);
+    // `ready` says where the stream starts (its SSE id too), so a client that reconnects before any event misses none.
+    this.write(`retry: ${RECONNECT_MS}\n\nid: ${this.lastEventId}\nevent: ready\ndata: ${JSON.stringify({ lastEventId: this.lastEventId })}\n\n`);
     this.unsubscribe = options.store.onEventsStored(() => this.wake());
     // Heartbeats keep proxies from closing an idle stream; re-reading then catches any wake that was missed.
     this.heartbeat = setInterval(() => {
@@ -123,33 +117,46 @@ export class EventStream {
   }
 
   private async pump(): Promise<void> {
-    const { store, filter, includeBody, settings } = this.options;
+    const { reads, filter, includeBody, settings } = this.options;
     do {
       this.readAgain = false;
       for (;;) {
-        // Everything at or below the newest id has committed (SQLite commits in id order): the filter may
-        // pass over all of it, and the next read still starts above it.
-        const newest = await newestEventId(store);
-        if (newest <= this.cursor) break;
-        const batch = await store.listEventsForExport({ ...filter, afterId: this.cursor, throughId: newest }, BATCH);
-        for (const event of batch) {
+        const { messages, position, heldBack } = await reads.read(filter, this.position, includeBody);
+        for (const message of messages) {
           if (this.ended) return;
           if (this.res.writableLength >= settings.bufferBytes && !(await this.drained())) {
             if (!this.ended) this.finish('cut_off', { code: 'stream_overflow', message: `The client did not keep up (more than ${settings.bufferBytes} bytes waiting for ${settings.stallTimeoutMs} ms); reconnect with Last-Event-ID to resume.` });
             return;
           }
           if (this.ended) return;
-          this.write(`id: ${event.id}\nevent: event\ndata: ${JSON.stringify(streamedEventView(event, includeBody))}\n\n`);
-          this.cursor = event.id;
-          this.lastSentId = event.id;
+          this.write(message.text);
+          this.lastEventId = String(message.id);
         }
         if (this.ended) return;
-        if (batch.length < BATCH) {
-          this.cursor = Math.max(this.cursor, newest);
+        this.position = position;
+        if (messages.length < BATCH) {
+          this.readLaterIf(heldBack);
           break;
         }
       }
     } while (this.readAgain && !this.ended);
+  }
+
+  /**
+   * Events held back by an older open transaction (PostgreSQL) become readable when it ends, which nothing
+   * announces when it stored no event: read again after a pause that grows while they stay held back.
+   */
+  private readLaterIf(heldBack: boolean): void {
+    if (!heldBack) {
+      this.heldBackMs = HELD_BACK_FIRST_MS;
+      return;
+    }
+    if (this.heldBackTimer) return;
+    this.heldBackTimer = setTimeout(() => {
+      this.heldBackTimer = null;
+      this.wake();
+    }, this.heldBackMs);
+    this.heldBackMs = Math.min(this.heldBackMs * 2, HELD_BACK_MAX_MS);
   }
 
   /** Resolves true when the client has taken what was waiting, false when it did not in time (or left). */
@@ -179,7 +186,7 @@ export class EventStream {
   /** Sends a final `end` message, ends the response, and destroys the socket if the client never takes it. */
   private finish(reason: StreamEndReason, message: { code: string; message: string }): void {
     if (this.ended) return;
-    this.write(`event: end\ndata: ${JSON.stringify({ ...message, lastEventId: this.lastSentId })}\n\n`);
+    this.write(`event: end\ndata: ${JSON.stringify({ ...message, lastEventId: this.lastEventId })}\n\n`);
     this.end(reason);
     this.res.end();
     setTimeout(() => this.res.destroy(), FINAL_FLUSH_MS).unref();
@@ -189,6 +196,7 @@ export class EventStream {
     if (this.ended) return;
     this.ended = true;
     clearInterval(this.heartbeat);
+    if (this.heldBackTimer) clearTimeout(this.heldBackTimer);
     this.unsubscribe();
     this.options.onEnd(this, reason);
   }

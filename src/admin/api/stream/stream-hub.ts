@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { HookrelayError } from '../../../errors.js';
 import { EventStream, type EventStreamOptions, type StreamEndReason, type StreamSettings } from './event-stream.js';
+import { SharedReads } from './shared-reads.js';
 
 export interface StreamHubSettings extends StreamSettings {
   /** Open streams at once. */
@@ -21,6 +22,7 @@ export class StreamHub {
   private closing = false;
   private cutOff = 0;
   private peakBufferedBytes = 0;
+  private reads: SharedReads | null = null;
 
   constructor(readonly settings: StreamHubSettings) {}
 
@@ -32,9 +34,11 @@ export class StreamHub {
     }
   }
 
-  open(res: ServerResponse, options: Omit<EventStreamOptions, 'settings' | 'onEnd'>): EventStream {
+  open(res: ServerResponse, options: Omit<EventStreamOptions, 'settings' | 'onEnd' | 'reads'>): EventStream {
     this.checkRoom();
-    const stream = new EventStream(res, { ...options, settings: this.settings, onEnd: (ended, reason) => this.forget(ended, reason) });
+    // Created before the first stream subscribes, so a commit clears shared reads before it wakes any stream.
+    this.reads ??= new SharedReads(options.store);
+    const stream = new EventStream(res, { ...options, reads: this.reads, settings: this.settings, onEnd: (ended, reason) => this.forget(ended, reason) });
     this.streams.add(stream);
     return stream;
   }
@@ -49,6 +53,7 @@ export class StreamHub {
   close(): void {
     this.closing = true;
     for (const stream of [...this.streams]) stream.shutDown();
+    this.reads?.close();
   }
 
   private forget(stream: EventStream, reason: StreamEndReason): void {

@@ -2,14 +2,16 @@ import pg from 'pg';
 
 /** The channel on which a commit that made deliveries due announces it; the payload is the sender's id. */
 export const DUE_CHANNEL = 'hookrelay_deliveries_due';
+/** The channel on which a commit that stored new events announces it (event streams); same payload. */
+export const EVENTS_CHANNEL = 'hookrelay_events_stored';
 
 /**
- * Listens for other nodes' "deliveries are due" notifications on a connection of its own (LISTEN needs a
- * session: it cannot go through the pool, nor through a pooler in transaction mode, where polling carries
- * the load instead). A lost connection is opened again after a pause that grows to `maxBackoffMs`;
- * meanwhile the worker's poll finds the work, only later.
+ * Listens for other nodes' notifications (deliveries due, events stored) on a connection of its own (LISTEN
+ * needs a session: it cannot go through the pool, nor through a pooler in transaction mode, where polling
+ * carries the load instead). A lost connection is opened again after a pause that grows to `maxBackoffMs`;
+ * meanwhile the workers' and streams' polls find the work, only later.
  */
-export class DueNotifications {
+export class NodeNotifications {
   private client: pg.Client | null = null;
   private closed = false;
   private retryTimer: NodeJS.Timeout | null = null;
@@ -18,7 +20,8 @@ export class DueNotifications {
   constructor(
     private readonly config: pg.ClientConfig,
     private readonly ownId: string,
-    private readonly onDue: () => void,
+    /** What to call on a notification, by channel; each is also called once listening starts. */
+    private readonly handlers: ReadonlyMap<string, () => void>,
     private readonly maxBackoffMs = 5_000,
   ) {}
 
@@ -46,11 +49,11 @@ export class DueNotifications {
     client.on('error', lost);
     client.on('end', lost);
     client.on('notification', (message) => {
-      if (message.payload !== this.ownId) this.onDue();
+      if (message.payload !== this.ownId) this.handlers.get(message.channel)?.();
     });
     try {
       await client.connect();
-      await client.query(`LISTEN ${DUE_CHANNEL}`);
+      for (const channel of this.handlers.keys()) await client.query(`LISTEN ${channel}`);
     } catch {
       lost();
       return;
@@ -61,8 +64,8 @@ export class DueNotifications {
     }
     this.client = client;
     this.backoffMs = 100;
-    // Work may have fallen due while no one listened.
-    this.onDue();
+    // Work may have fallen due, and events been stored, while no one listened.
+    for (const handler of this.handlers.values()) handler();
   }
 
   private reconnectLater(): void {
@@ -90,16 +93,17 @@ export class DueNotifications {
 }
 
 /**
- * Announces to the other nodes that deliveries fell due: one NOTIFY in flight at a time, and one more after
- * it when others were asked for meanwhile (a burst of commits costs two statements, not one each). Sent
- * after the commit, off the path of the acknowledgement; a failure only leaves the others to their poll.
+ * Announces on one channel to the other nodes: one NOTIFY in flight at a time, and one more after it when
+ * others were asked for meanwhile (a burst of commits costs two statements, not one each). Sent after the
+ * commit, off the path of the acknowledgement; a failure only leaves the others to their poll.
  */
-export class DueAnnouncer {
+export class Announcer {
   private sending = false;
   private again = false;
 
   constructor(
     private readonly db: pg.Pool,
+    private readonly channel: string,
     private readonly ownId: string,
   ) {}
 
@@ -110,7 +114,7 @@ export class DueAnnouncer {
     }
     this.sending = true;
     this.db
-      .query('SELECT pg_notify($1, $2)', [DUE_CHANNEL, this.ownId])
+      .query('SELECT pg_notify($1, $2)', [this.channel, this.ownId])
       .catch(() => {})
       .finally(() => {
         this.sending = false;

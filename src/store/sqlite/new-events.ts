@@ -1,0 +1,51 @@
+import type { BetterSqlite3 } from '../../sqlite-driver.js';
+import type { EventSearch, NewEvents, StreamPosition, StreamStart } from '../store.js';
+import { eventSelectionSql } from './event-filter-sql.js';
+import { toStoredEvent, type EventRow } from './event-rows.js';
+
+/**
+ * Newly stored events in commit order, which on SQLite is id order: one writer at a time hands out ids
+ * in increasing order, so every id up to the newest one seen has committed and a reader may move past it.
+ * Works on a read-only connection too (`hookrelay listen` beside a data dir another process writes).
+ */
+export class NewEventQueries {
+  private readonly newestId;
+  private readonly firstIdFrom;
+  /** One statement per filter shape: every open stream reads on every commit, so none is prepared twice. */
+  private readonly reads = new Map<string, BetterSqlite3.Statement<unknown[], EventRow>>();
+
+  constructor(private readonly db: BetterSqlite3.Database) {
+    this.newestId = db.prepare<[], { id: number | null }>('SELECT max(id) AS id FROM events');
+    this.firstIdFrom = db.prepare<[number], { id: number | null }>('SELECT min(id) AS id FROM events INDEXED BY events_received_at WHERE received_at >= ?');
+  }
+
+  private newest(): number {
+    return this.newestId.get()!.id ?? 0;
+  }
+
+  streamPosition(start: StreamStart): StreamPosition {
+    if ('afterEventId' in start) return { tx: null, id: start.afterEventId };
+    if ('receivedFrom' in start) {
+      const first = this.firstIdFrom.get(start.receivedFrom)!.id;
+      if (first !== null) return { tx: null, id: first - 1 };
+    }
+    return { tx: null, id: this.newest() };
+  }
+
+  read(filter: EventSearch, after: StreamPosition, limit: number): NewEvents {
+    // The newest id first: a commit made after it (by another process) is read next time, not half now.
+    const newest = this.newest();
+    if (newest <= after.id) return { events: [], position: { tx: null, id: after.id }, heldBack: false };
+    const where = eventSelectionSql({ ...filter, afterId: after.id, throughId: newest }, 'e');
+    const sql = `SELECT e.* FROM events e WHERE ${where.sql} ORDER BY e.id LIMIT ?`;
+    let statement = this.reads.get(sql);
+    if (!statement) {
+      statement = this.db.prepare<unknown[], EventRow>(sql);
+      // Filters are few in practice; a client cycling through many only costs a prepare each.
+      if (this.reads.size < 64) this.reads.set(sql, statement);
+    }
+    const events = statement.all(...where.params, limit).map(toStoredEvent);
+    const id = events.length === limit ? events.at(-1)!.id : newest;
+    return { events, position: { tx: null, id }, heldBack: false };
+  }
+}
