@@ -199,6 +199,19 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
   });
 
   const consoleSessions = new ConsoleSessions({ store, publicUrl: config.publicUrl });
+  const readiness = async (): Promise<ReadinessReport> => {
+    const status = rules.status();
+    const rulesCheck = { hash: status.hash, ruleCount: status.ruleCount, loadedAt: status.loadedAt.toISOString(), lastError: status.lastError };
+    // A worker is healthy (/healthz) but not ready for webhooks: load balancers that check /readyz skip it.
+    const roleCheck = role === 'worker' ? 'worker: receives no webhooks' : role;
+    try {
+      await store.checkWritable();
+      return { ready: role !== 'worker', checks: { store: 'ok', rules: rulesCheck, role: roleCheck } };
+    } catch (err) {
+      return { ready: false, checks: { store: (err as Error).message, rules: rulesCheck, role: roleCheck } };
+    }
+  };
+
   const admin = await startAdminApi({
     token: adminToken,
     store,
@@ -212,24 +225,13 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     streams: config.admin.streams,
     env,
     node: node.node,
+    readiness,
     ...(delivers && { destinations }),
   });
   node.onBeat(() => admin.jobs.failOrphanedJobs());
   // The cluster view shows a rule edit at once, not at the next heartbeat.
   rules.on('reload', () => void node.beat());
 
-  const readiness = async (): Promise<ReadinessReport> => {
-    const status = rules.status();
-    const rulesCheck = { hash: status.hash, ruleCount: status.ruleCount, loadedAt: status.loadedAt.toISOString(), lastError: status.lastError };
-    // A worker is healthy (/healthz) but not ready for webhooks: load balancers that check /readyz skip it.
-    const roleCheck = role === 'worker' ? 'worker: receives no webhooks' : role;
-    try {
-      await store.checkWritable();
-      return { ready: role !== 'worker', checks: { store: 'ok', rules: rulesCheck, role: roleCheck } };
-    } catch (err) {
-      return { ready: false, checks: { store: (err as Error).message, rules: rulesCheck, role: roleCheck } };
-    }
-  };
 
   let server: RunningServer;
   try {

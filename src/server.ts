@@ -12,10 +12,9 @@ import { sendError } from './http/send-json.js';
 import { InFlightSet } from './in-flight-set.js';
 import type { IngestHandler } from './ingest/ingest-handler.js';
 
-export interface ReadinessReport {
-  ready: boolean;
-  checks: Record<string, unknown>;
-}
+import type { ReadinessReport } from './readiness.js';
+
+export type { ReadinessReport } from './readiness.js';
 
 export interface ServerParts {
   config: Readonly<Config>;
@@ -79,8 +78,9 @@ function buildExpressApp(parts: ServerParts, surface: { webhooks: boolean; admin
     res.json({ status: 'ok' });
   });
   app.get('/readyz', async (_req, res) => {
+    // Unauthenticated, so it says only ready or not; the checks behind it are GET /admin/api/readiness.
     const report = await parts.readiness();
-    res.status(report.ready ? 200 : 503).json({ status: report.ready ? 'ready' : 'not_ready', checks: report.checks });
+    res.status(report.ready ? 200 : 503).json({ status: report.ready ? 'ready' : 'not_ready' });
   });
   // A browser pointed at the server lands on the console where it is served; elsewhere a short index.
   app.get('/', (_req, res) => {

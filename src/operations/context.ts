@@ -5,6 +5,7 @@ import type { SsrfGuard } from '../delivery/ssrf-guard.js';
 import type { Env } from '../rules/env-references.js';
 import type { RuleSetStatus } from '../rules/watcher.js';
 import type { RuleSet } from '../rules/types.js';
+import type { ReadinessReport } from '../readiness.js';
 import type { NewNode, Store } from '../store/store.js';
 import type { DestinationsView } from './view-schemas.js';
 
@@ -25,6 +26,8 @@ export interface OperationsContext {
   env: Env;
   /** The node answering (the server); absent in the CLI's local mode, which is no node. */
   node?: NewNode;
+  /** This node's readiness and its checks (the server); absent in the CLI's local mode. */
+  readiness?: () => Promise<ReadinessReport>;
   /** The delivery worker's view of its destinations; absent when delivery is off. */
   destinations?: () => DestinationsView;
 }

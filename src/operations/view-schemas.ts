@@ -346,3 +346,12 @@ export const ClusterSchema = z
   .meta({ id: 'Cluster' });
 
 export type ClusterView = z.output<typeof ClusterSchema>;
+
+export const ReadinessSchema = z
+  .object({
+    status: z.enum(['ready', 'not_ready']),
+    checks: z
+      .record(z.string(), z.unknown())
+      .meta({ description: '`store` ("ok" or why it cannot commit), `rules` (hash, rule count, load time, last reload error), `role`' }),
+  })
+  .meta({ id: 'Readiness' });

@@ -29,6 +29,8 @@ export interface AdminApiParts {
   destinations?: OperationsContext['destinations'];
   /** This node in the registry: its jobs carry its id, the cluster view marks it. */
   node: NewNode;
+  /** This node's readiness with its checks (`GET /readiness`). */
+  readiness?: OperationsContext['readiness'];
 }
 
 export interface StartedAdminApi {
@@ -58,6 +60,7 @@ export async function startAdminApi(parts: AdminApiParts): Promise<StartedAdminA
       now,
       env: parts.env,
       node: parts.node,
+      ...(parts.readiness && { readiness: parts.readiness }),
       ...(parts.destinations && { destinations: parts.destinations }),
     },
     jobs,

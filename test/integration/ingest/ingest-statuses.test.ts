@@ -155,10 +155,14 @@ describe('POST /webhooks/:source statuses', () => {
 });
 
 describe('health endpoints', () => {
-  it('answers /healthz and /readyz', async () => {
+  it('answers /healthz and /readyz, which says only ready or not; the admin API says why', async () => {
     expect((await send(`${receiver.url}/healthz`)).json).toEqual({ status: 'ok' });
     const ready = await send(`${receiver.url}/readyz`);
     expect(ready.status).toBe(200);
-    expect(ready.json).toMatchObject({ status: 'ready', checks: { store: 'ok' } });
+    expect(ready.json).toEqual({ status: 'ready' });
+    expect((await send(`${receiver.url}/admin/api/readiness`)).status).toBe(401);
+    const checks = await send(`${receiver.url}/admin/api/readiness`, { headers: { authorization: `Bearer ${receiver.adminToken}` } });
+    expect(checks.status).toBe(200);
+    expect(checks.json).toMatchObject({ status: 'ready', checks: { store: 'ok', rules: { ruleCount: expect.any(Number) }, role: 'all' } });
   });
 });

@@ -11,7 +11,7 @@ import { startWebhookSink } from '../../helpers/webhook-sink.js';
 afterAll(() => removeTempDirs());
 
 describe('rule hot reload in a running receiver', () => {
-  it('applies an edit to new events, keeps the last good set on a bad edit and reports it on /readyz', async () => {
+  it('applies an edit to new events, keeps the last good set on a bad edit and reports it in the readiness checks', async () => {
     const first = await startWebhookSink();
     const second = await startWebhookSink();
     const dir = rulesDirWith({ 'fwd.yaml': `id: fwd\non: [transfer:succeeded]\nto:\n  url: ${first.url}\n` });
@@ -31,7 +31,7 @@ describe('rule hot reload in a running receiver', () => {
       const goodHash = app.rules.current().hash;
       writeFileSync(join(dir, 'fwd.yaml'), 'id: fwd\non: [transfer:succeeded]\nto:\n  url: not a url\n');
       const ready = await eventually(async () => {
-        const r = await send(`${app.url}/readyz`);
+        const r = await send(`${app.url}/admin/api/readiness`, { headers: { authorization: `Bearer ${app.adminToken}` } });
         return r.json.checks.rules.lastError ? r : null;
       }, 8000, 'the bad edit to be reported');
       expect(ready.json.checks.rules.lastError.errors.join('\n')).toMatch(/fwd\.yaml:4 to\.url/);

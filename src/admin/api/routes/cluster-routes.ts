@@ -1,6 +1,7 @@
 import { clusterView } from '../../../operations/cluster.js';
 import type { OperationsContext } from '../../../operations/context.js';
-import { ClusterSchema } from '../../../operations/view-schemas.js';
+import { ClusterSchema, ReadinessSchema } from '../../../operations/view-schemas.js';
+import { HookrelayError } from '../../../errors.js';
 import { defineRoute, type AdminRoute } from '../route-table.js';
 
 export function clusterRoutes(ctx: OperationsContext): AdminRoute[] {
@@ -15,6 +16,20 @@ export function clusterRoutes(ctx: OperationsContext): AdminRoute[] {
       success: { status: 200, description: 'the live nodes, oldest first, and warnings', schema: ClusterSchema },
       async handle() {
         return { status: 200, body: await clusterView(ctx.store, ctx.node) };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/readiness',
+      operationId: 'getReadiness',
+      summary: "This node's readiness with the checks behind it: store, rule set (with the last reload error), role",
+      description:
+        'The unauthenticated `/readyz` says only ready (200) or not (503); this is the same answer with its reasons, for operators. Always 200: `status` says ready or not.',
+      success: { status: 200, description: 'ready or not, and why', schema: ReadinessSchema },
+      async handle() {
+        if (!ctx.readiness) throw new HookrelayError('not_found', 'Readiness is reported by a running server.');
+        const report = await ctx.readiness();
+        return { status: 200, body: { status: report.ready ? 'ready' : 'not_ready', checks: report.checks } };
       },
     }),
   ];
