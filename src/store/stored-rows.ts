@@ -1,4 +1,4 @@
-import type { BlockedKey, ClusterNode, CopiedDelivery, Delivery, DeliveryOrigin, DeliveryRedrive, Job, JobState, NodeRole, Outage, StoredAttempt } from './store.js';
+import type { BlockedKey, ClusterNode, CopiedDelivery, CopiedRedrive, Delivery, DeliveryOrigin, DeliveryRedrive, Job, JobState, NodeRole, Outage, StoredAttempt } from './store.js';
 
 // Rows of the tables both backends share, as their drivers return them, and what the Store hands out.
 
@@ -172,6 +172,10 @@ export interface RedriveRow {
 
 export function toDeliveryRedrive(row: RedriveRow): DeliveryRedrive {
   return { outageId: row.outage_id, kind: row.kind, redrivenAt: row.redriven_at, dueAt: row.due_at };
+}
+
+export function toCopiedRedrive(row: RedriveRow & { id: number; delivery_id: number }): CopiedRedrive {
+  return { id: row.id, deliveryId: row.delivery_id, ...toDeliveryRedrive(row) };
 }
 
 /** A blocked key's head as both backends' queries return it. */

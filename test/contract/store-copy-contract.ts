@@ -124,7 +124,7 @@ export function storeCopyContract(factory: StoreFactory): void {
       expect(after).toEqual(await readAll(source, 100));
     });
 
-    it('carries the generated settings and the ordering and redrive columns of deliveries, and orders new rows after them', async () => {
+    it('carries the generated settings, the ordering and redrive columns of deliveries, outages and redrives, and orders new rows after them', async () => {
       const now = Date.now();
       const source = await open();
       await source.claimSetting('ingest-secret:checkout', 'whsec-source', 100);
@@ -155,10 +155,17 @@ export function storeCopyContract(factory: StoreFactory): void {
       expect(redriven).toMatchObject({ ruleId: 'fwd', state: 'pending', passOffset: 1, orderKey: null, orderSeq: null, retryableDeadDestination: null });
       expect(dead).toMatchObject({ ruleId: 'keep', state: 'dead', passOffset: 0, retryableDeadDestination: 'http://127.0.0.1:9' });
 
+      expect(rows.outages).toEqual([expect.objectContaining({ destination: 'http://127.0.0.1:9', openedAt: now - 60_000, closedAt: expect.any(Number), redriven: 1 })]);
+      expect(rows.redrives).toEqual([expect.objectContaining({ deliveryId: redriven!.id, outageId: rows.outages[0]!.id, kind: 'redrive' })]);
+
       const target = await open();
-      expect(await copyAll(source, target)).toBe(2 + 2 + 4 + 3); // settings, events, deliveries, attempts
+      expect(await copyAll(source, target)).toBe(2 + 2 + 4 + 1 + 1 + 3); // settings, events, deliveries, outages, redrives, attempts
       expect(await readAll(target, 100)).toEqual(rows);
       expect(await copyAll(source, target)).toBe(0);
+      expect((await target.getDelivery(redriven!.id))!.redrives).toEqual((await source.getDelivery(redriven!.id))!.redrives);
+      // A new outage takes an id above the copied one.
+      const { outage } = await target.openOutage('http://127.0.0.1:10', now);
+      expect(outage.id).toBeGreaterThan(rows.outages[0]!.id);
       // The target's first writer is the source: a node started on it uses the senders' secret and the admin token.
       expect(await target.claimSetting('ingest-secret:checkout', 'whsec-new', 300)).toBe('whsec-source');
       expect(await target.getSetting('admin-token')).toBe('token-source');

@@ -1,8 +1,8 @@
 import type pg from 'pg';
 import { HookrelayError } from '../../errors.js';
-import type { CopiedDelivery, CopiedSetting, CopyExtent, CopyRows, CopyTable, Job, KeptRuleSet, StoredAttempt, StoredEvent } from '../store.js';
+import type { CopiedDelivery, CopiedRedrive, CopiedSetting, Outage, CopyExtent, CopyRows, CopyTable, Job, KeptRuleSet, StoredAttempt, StoredEvent } from '../store.js';
 import { copyConflict } from '../copy-conflict.js';
-import { COPIED_DELIVERY_COLUMNS, DELIVERY_COLUMNS, toCopiedDelivery, toJob, toStoredAttempt, type CopiedDeliveryColumns, type DeliveryRow, type JobRow } from '../stored-rows.js';
+import { COPIED_DELIVERY_COLUMNS, DELIVERY_COLUMNS, toCopiedDelivery, toCopiedRedrive, toOutage, toJob, toStoredAttempt, type CopiedDeliveryColumns, type DeliveryRow, type JobRow, type OutageRow, type RedriveRow } from '../stored-rows.js';
 import { toStoredEvent, type EventRow } from '../sqlite/event-rows.js';
 import type { ClockOffset } from './clock-offset.js';
 
@@ -12,6 +12,8 @@ type KeyedByText = 'ruleSets' | 'settings';
 const TABLE_NAMES: Record<Exclude<CopyTable, KeyedByText>, string> = {
   events: 'events',
   deliveries: 'deliveries',
+  outages: 'outages',
+  redrives: 'delivery_redrives',
   attempts: 'delivery_attempts',
   jobs: 'admin_jobs',
 };
@@ -55,6 +57,18 @@ const WRITE_SQL: Record<CopyTable, string> = {
       blocked_since = excluded.blocked_since, pass_offset = excluded.pass_offset, retryable_dead_destination = excluded.retryable_dead_destination
     WHERE (t.event_id, t.rule_id, t.rule_set_hash, t.origin, t.created_at)
         = (excluded.event_id, excluded.rule_id, excluded.rule_set_hash, excluded.origin, excluded.created_at)
+    RETURNING t.id, (t.xmax = 0) AS inserted`,
+  outages: `
+    INSERT INTO outages AS t (id, destination, opened_at, closed_at, last_probe_at, redriven)
+    SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::int[])
+    ON CONFLICT (id) DO UPDATE SET closed_at = excluded.closed_at, last_probe_at = excluded.last_probe_at, redriven = excluded.redriven
+    WHERE (t.destination, t.opened_at) = (excluded.destination, excluded.opened_at)
+    RETURNING t.id, (t.xmax = 0) AS inserted`,
+  redrives: `
+    INSERT INTO delivery_redrives AS t (id, delivery_id, outage_id, kind, redriven_at, due_at)
+    SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[], $5::bigint[], $6::bigint[])
+    ON CONFLICT (id) DO UPDATE SET kind = excluded.kind
+    WHERE (t.delivery_id, t.outage_id, t.kind, t.redriven_at) = (excluded.delivery_id, excluded.outage_id, excluded.kind, excluded.redriven_at)
     RETURNING t.id, (t.xmax = 0) AS inserted`,
   attempts: `
     INSERT INTO delivery_attempts AS t (id, delivery_id, attempt, started_at, duration_ms, url_origin, status, error_code, error_message,
@@ -110,6 +124,8 @@ export class CopyQueries {
       ruleSets: { rows: ruleSets, minId: null, maxId: null },
       events: await of('events'),
       deliveries: await of('deliveries'),
+      outages: await of('outages'),
+      redrives: await of('delivery_redrives'),
       attempts: await of('delivery_attempts'),
       jobs: await of('admin_jobs'),
     };
@@ -142,6 +158,11 @@ export class CopyQueries {
         );
         return rows.map((row): CopiedDelivery => toCopiedDelivery(row, row.next_attempt_at === null ? null : this.clock.toNode(row.next_attempt_at))) as CopyRows[T][];
       }
+      case 'outages':
+        return (await this.db.query<OutageRow>('SELECT * FROM outages WHERE id > $1 ORDER BY id LIMIT $2', values)).rows.map(toOutage) as CopyRows[T][];
+      case 'redrives':
+        return (await this.db.query<RedriveRow & { id: number; delivery_id: number }>('SELECT * FROM delivery_redrives WHERE id > $1 ORDER BY id LIMIT $2', values))
+          .rows.map(toCopiedRedrive) as CopyRows[T][];
       case 'attempts':
         return (await this.db.query('SELECT * FROM delivery_attempts WHERE id > $1 ORDER BY id LIMIT $2', values)).rows.map(toStoredAttempt) as CopyRows[T][];
       default:
@@ -200,6 +221,14 @@ export class CopyQueries {
           return [d.id, d.eventId, d.ruleId, d.ruleSetHash, d.origin, d.state, d.body, d.contentType, d.attempts,
             d.nextAttemptAt === null ? null : this.clock.toDatabase(d.nextAttemptAt), d.leaseToken, d.lastStatus, d.lastError, d.deadReason,
             d.createdAt, d.updatedAt, d.orderKey, d.orderSeq, d.blockedSince, d.passOffset, d.retryableDeadDestination];
+        }
+        case 'outages': {
+          const o = row as Outage;
+          return [o.id, o.destination, o.openedAt, o.closedAt, o.lastProbeAt, o.redriven];
+        }
+        case 'redrives': {
+          const r = row as CopiedRedrive;
+          return [r.id, r.deliveryId, r.outageId, r.kind, r.redrivenAt, r.dueAt];
         }
         case 'attempts': {
           const a = row as StoredAttempt;

@@ -1,13 +1,15 @@
 import type { BetterSqlite3 } from '../../sqlite-driver.js';
-import type { CopiedDelivery, CopiedSetting, CopyExtent, CopyRows, CopyTable, Job, KeptRuleSet, StoredAttempt, StoredEvent } from '../store.js';
+import type { CopiedDelivery, CopiedRedrive, CopiedSetting, Outage, CopyExtent, CopyRows, CopyTable, Job, KeptRuleSet, StoredAttempt, StoredEvent } from '../store.js';
 import { copyConflict } from '../copy-conflict.js';
-import { COPIED_DELIVERY_COLUMNS, DELIVERY_COLUMNS, toCopiedDelivery, toJob, toStoredAttempt, type CopiedDeliveryColumns, type DeliveryRow, type JobRow } from '../stored-rows.js';
+import { COPIED_DELIVERY_COLUMNS, DELIVERY_COLUMNS, toCopiedDelivery, toCopiedRedrive, toOutage, toJob, toStoredAttempt, type CopiedDeliveryColumns, type DeliveryRow, type JobRow, type OutageRow, type RedriveRow } from '../stored-rows.js';
 import { toStoredEvent, type EventRow } from './event-rows.js';
 import { keyText } from './key-text.js';
 
 const TABLE_NAMES: Record<Exclude<CopyTable, KeyedByText>, string> = {
   events: 'events',
   deliveries: 'deliveries',
+  outages: 'outages',
+  redrives: 'delivery_redrives',
   attempts: 'delivery_attempts',
   jobs: 'admin_jobs',
 };
@@ -46,6 +48,17 @@ const WRITE_SQL: Record<CopyTable, string> = {
     WHERE deliveries.event_id = excluded.event_id AND deliveries.rule_id = excluded.rule_id AND deliveries.rule_set_hash = excluded.rule_set_hash
       AND deliveries.origin = excluded.origin AND deliveries.created_at = excluded.created_at
     RETURNING id`,
+  outages: `
+    INSERT INTO outages (id, destination, opened_at, closed_at, last_probe_at, redriven) VALUES (?, ?, ?, ?, ?, ?)
+    ON CONFLICT (id) DO UPDATE SET closed_at = excluded.closed_at, last_probe_at = excluded.last_probe_at, redriven = excluded.redriven
+    WHERE outages.destination = excluded.destination AND outages.opened_at = excluded.opened_at
+    RETURNING id`,
+  redrives: `
+    INSERT INTO delivery_redrives (id, delivery_id, outage_id, kind, redriven_at, due_at) VALUES (?, ?, ?, ?, ?, ?)
+    ON CONFLICT (id) DO UPDATE SET kind = excluded.kind
+    WHERE delivery_redrives.delivery_id = excluded.delivery_id AND delivery_redrives.outage_id = excluded.outage_id
+      AND delivery_redrives.kind = excluded.kind AND delivery_redrives.redriven_at = excluded.redriven_at
+    RETURNING id`,
   attempts: `
     INSERT INTO delivery_attempts (id, delivery_id, attempt, started_at, duration_ms, url_origin, status, error_code, error_message, response_excerpt, outcome)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -76,6 +89,8 @@ const VALUES: Record<CopyTable, Values> = {
     d.id, d.eventId, d.ruleId, d.ruleSetHash, d.origin, d.state, d.body, d.contentType, d.attempts, d.nextAttemptAt, d.leaseToken,
     d.lastStatus, d.lastError, d.deadReason, d.createdAt, d.updatedAt, d.orderKey, d.orderSeq, d.blockedSince, d.passOffset, d.retryableDeadDestination,
   ],
+  outages: (o: Outage) => [o.id, o.destination, o.openedAt, o.closedAt, o.lastProbeAt, o.redriven],
+  redrives: (r: CopiedRedrive) => [r.id, r.deliveryId, r.outageId, r.kind, r.redrivenAt, r.dueAt],
   attempts: (a: StoredAttempt) => [
     a.id, a.deliveryId, a.attempt, a.startedAt, a.durationMs, a.urlOrigin, a.status, a.errorCode, a.errorMessage, a.responseExcerpt, a.outcome,
   ],
@@ -101,6 +116,8 @@ export class CopyQueries {
       ruleSets: { rows: ruleSets, minId: null, maxId: null },
       events: of('events'),
       deliveries: of('deliveries'),
+      outages: of('outages'),
+      redrives: of('delivery_redrives'),
       attempts: of('delivery_attempts'),
       jobs: of('admin_jobs'),
     };
@@ -130,6 +147,13 @@ export class CopyQueries {
           )
           .all(from, limit)
           .map((row): CopiedDelivery => toCopiedDelivery(row, row.next_attempt_at)) as CopyRows[T][];
+      case 'outages':
+        return this.db.prepare<[number, number], OutageRow>('SELECT * FROM outages WHERE id > ? ORDER BY id LIMIT ?').all(from, limit).map(toOutage) as CopyRows[T][];
+      case 'redrives':
+        return this.db
+          .prepare<[number, number], RedriveRow & { id: number; delivery_id: number }>('SELECT * FROM delivery_redrives WHERE id > ? ORDER BY id LIMIT ?')
+          .all(from, limit)
+          .map(toCopiedRedrive) as CopyRows[T][];
       case 'attempts':
         return this.db.prepare<[number, number], Record<string, unknown>>('SELECT * FROM delivery_attempts WHERE id > ? ORDER BY id LIMIT ?').all(from, limit).map(toStoredAttempt) as CopyRows[T][];
       default:
