@@ -37,14 +37,14 @@ export interface CopyResult {
   highestIds: { events: number | null; deliveries: number | null };
 }
 
-/** Tables whose rows a resumed copy skips up to the target's highest id; settings, rule sets and jobs are few, and copied whole each run. */
+/** Tables whose rows a resumed copy skips up to the target's highest id; the others are few, and copied whole each run. */
 const RESUMED_BY_ID: ReadonlySet<CopyTable> = new Set(['events', 'deliveries', 'attempts']);
 
 const RUNNING_JOB_ERROR = 'interrupted: the store was copied while the job ran';
 
 /**
  * Copies every row of `source` into `target` with its id, table by table in id order (settings, rule sets, events,
- * deliveries, attempts, jobs: a row's references are copied before it), one transaction per batch. Run
+ * deliveries, outages, redrives, attempts, jobs: a row's references are copied before it), one transaction per batch. Run
  * again after an interruption (Ctrl-C, kill -9, a lost connection) it carries on after the highest id the
  * target has, once that row and the lowest one are found identical in the source: a target holding other
  * data fails with store_copy_conflict before anything is written. Deliveries arrive lease-free: one a
