@@ -37,14 +37,14 @@ export interface CopyResult {
   highestIds: { events: number | null; deliveries: number | null };
 }
 
-/** Tables whose rows a resumed copy skips up to the target's highest id; rule sets and jobs are few, and copied whole each run. */
+/** Tables whose rows a resumed copy skips up to the target's highest id; the others are few, and copied whole each run. */
 const RESUMED_BY_ID: ReadonlySet<CopyTable> = new Set(['events', 'deliveries', 'attempts']);
 
 const RUNNING_JOB_ERROR = 'interrupted: the store was copied while the job ran';
 
 /**
- * Copies every row of `source` into `target` with its id, table by table in id order (rule sets, events,
- * deliveries, attempts, jobs: a row's references are copied before it), one transaction per batch. Run
+ * Copies every row of `source` into `target` with its id, table by table in id order (settings, rule sets, events,
+ * deliveries, outages, redrives, attempts, jobs: a row's references are copied before it), one transaction per batch. Run
  * again after an interruption (Ctrl-C, kill -9, a lost connection) it carries on after the highest id the
  * target has, once that row and the lowest one are found identical in the source: a target holding other
  * data fails with store_copy_conflict before anything is written. Deliveries arrive lease-free: one a
@@ -73,7 +73,7 @@ export async function copyStore(source: Store, target: Store, options: CopyOptio
       const rows = await source.readCopyRows(table, after, options.batchSize);
       if (rows.length === 0) break;
       await write(table, rows);
-      after = keyOf(rows.at(-1)!);
+      after = copyKeyOf(rows.at(-1)!);
       done += rows.length;
       options.onProgress({ table, done: Math.min(done, total), total });
       if (options.pauseMs) await new Promise((resolve) => setTimeout(resolve, options.pauseMs));
@@ -105,8 +105,10 @@ async function checkResumable(
   if ((lowest[0] as { id: number } | undefined)?.id === minId) await write(table, lowest);
 }
 
-function keyOf(row: CopyRows[CopyTable]): number | string {
-  return 'hash' in row ? row.hash : row.id;
+/** Where a page of a copy ends: a setting's name, a rule set's hash, any other row's id. */
+export function copyKeyOf(row: CopyRows[CopyTable]): number | string {
+  if ('hash' in row) return row.hash;
+  return 'name' in row ? row.name : row.id;
 }
 
 /** What a row becomes in the target: deliveries lease-free (a held one due now), a job that was running failed. */

@@ -596,32 +596,58 @@ export interface CopiedDelivery extends Delivery {
   body: Buffer | null;
   /** Set while an attempt ran; a copy writes the row lease-free. */
   leaseToken: string | null;
+  /** An ordered row's place within its key (null: unordered). */
+  orderSeq: number | null;
+  /** When the row first failed as the head of its key. */
+  blockedSince: number | null;
+  /** Attempts made before the current pass of the retry schedule. */
+  passOffset: number;
+  /** The destination a dead letter died on with retryable failures (what a redrive looks for). */
+  retryableDeadDestination: string | null;
+}
+
+/** A row of the settings (generated ingest secrets, the admin token): name → value, the first writer's. */
+export interface CopiedSetting {
+  name: string;
+  value: string;
+  createdAt: number;
+}
+
+/** A row of the redrive history, with what ties it to its delivery. */
+export interface CopiedRedrive extends DeliveryRedrive {
+  id: number;
+  deliveryId: number;
 }
 
 /**
  * The tables a copy moves, in the order it moves them (a row's references come before it), and their rows.
- * Identity (what must match when an id is already in the target): a rule set's hash; an event's source,
+ * Identity (what must match when an id is already in the target): a setting's name and value (the first
+ * writer's value is the instance's: a different one is a conflict); a rule set's hash; an event's source,
  * event name, transfer id, edit number, receipt time and body; a delivery's event, rule, rule set, origin
- * and creation time; an attempt's delivery, number and start; a job's kind and start.
+ * and creation time; an outage's destination and opening; a redrive's delivery, outage, kind and time; an
+ * attempt's delivery, number and start; a job's kind and start.
  */
 export interface CopyRows {
+  settings: CopiedSetting;
   ruleSets: KeptRuleSet;
   events: StoredEvent;
   deliveries: CopiedDelivery;
+  outages: Outage;
+  redrives: CopiedRedrive;
   attempts: StoredAttempt;
   jobs: Job;
 }
 
 export type CopyTable = keyof CopyRows;
 
-export const COPY_TABLES: readonly CopyTable[] = ['ruleSets', 'events', 'deliveries', 'attempts', 'jobs'];
+export const COPY_TABLES: readonly CopyTable[] = ['settings', 'ruleSets', 'events', 'deliveries', 'outages', 'redrives', 'attempts', 'jobs'];
 
-/** Where a page of a copy ends: a rule set's hash, any other row's id. */
-export type CopyKey<T extends CopyTable> = T extends 'ruleSets' ? string : number;
+/** Where a page of a copy ends: a setting's name, a rule set's hash, any other row's id. */
+export type CopyKey<T extends CopyTable> = T extends 'ruleSets' | 'settings' ? string : number;
 
 export interface CopyTableExtent {
   rows: number;
-  /** null when the table is empty (rule sets: always null, they are keyed by hash). */
+  /** null when the table is empty (settings and rule sets: always null, they are keyed by name and hash). */
   minId: number | null;
   maxId: number | null;
 }

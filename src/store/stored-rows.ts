@@ -1,4 +1,4 @@
-import type { BlockedKey, ClusterNode, Delivery, DeliveryOrigin, DeliveryRedrive, Job, JobState, NodeRole, Outage, StoredAttempt } from './store.js';
+import type { BlockedKey, ClusterNode, CopiedDelivery, CopiedRedrive, Delivery, DeliveryOrigin, DeliveryRedrive, Job, JobState, NodeRole, Outage, StoredAttempt } from './store.js';
 
 // Rows of the tables both backends share, as their drivers return them, and what the Store hands out.
 
@@ -40,6 +40,32 @@ export function toDelivery(row: DeliveryRow): Delivery {
     orderKey: row.order_key,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+  };
+}
+
+/** The columns of a delivery only a copy reads, besides DELIVERY_COLUMNS. */
+export interface CopiedDeliveryColumns {
+  body: Buffer | null;
+  lease_token: string | null;
+  order_seq: number | null;
+  blocked_since: number | null;
+  pass_offset: number;
+  retryable_dead_destination: string | null;
+}
+
+export const COPIED_DELIVERY_COLUMNS = 'body, lease_token, order_seq, blocked_since, pass_offset, retryable_dead_destination';
+
+/** A delivery with every column a copy moves; `nextAttemptAt` already in the node's clock. */
+export function toCopiedDelivery(row: DeliveryRow & CopiedDeliveryColumns, nextAttemptAt: number | null): CopiedDelivery {
+  return {
+    ...toDelivery(row),
+    nextAttemptAt,
+    body: row.body,
+    leaseToken: row.lease_token,
+    orderSeq: row.order_seq,
+    blockedSince: row.blocked_since,
+    passOffset: row.pass_offset,
+    retryableDeadDestination: row.retryable_dead_destination,
   };
 }
 
@@ -146,6 +172,10 @@ export interface RedriveRow {
 
 export function toDeliveryRedrive(row: RedriveRow): DeliveryRedrive {
   return { outageId: row.outage_id, kind: row.kind, redrivenAt: row.redriven_at, dueAt: row.due_at };
+}
+
+export function toCopiedRedrive(row: RedriveRow & { id: number; delivery_id: number }): CopiedRedrive {
+  return { id: row.id, deliveryId: row.delivery_id, ...toDeliveryRedrive(row) };
 }
 
 /** A blocked key's head as both backends' queries return it. */

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { copyKeyOf } from '../../src/store/copy-store.js';
 import { COPY_TABLES, type CopyRows, type CopyTable, type NewEvent, type Store } from '../../src/store/store.js';
 import type { StoreFactory } from './store-contract.js';
 
@@ -26,7 +27,7 @@ async function readAll(store: Store, limit = 2): Promise<{ [T in CopyTable]: Cop
     const rows: CopyRows[CopyTable][] = [];
     for (;;) {
       const last = rows.at(-1);
-      const page = await store.readCopyRows(table, last === undefined ? null : 'hash' in last ? last.hash : last.id, limit);
+      const page = await store.readCopyRows(table, last === undefined ? null : copyKeyOf(last), limit);
       if (page.length === 0) break;
       rows.push(...page);
     }
@@ -121,6 +122,80 @@ export function storeCopyContract(factory: StoreFactory): void {
       expect(after.events[0]).toMatchObject({ receivedCount: 3, lastReceivedAt: 9_000 });
       expect(after.deliveries.find((d) => d.id === dead!.id)).toMatchObject({ state: 'pending', deadReason: null });
       expect(after).toEqual(await readAll(source, 100));
+    });
+
+    it('carries the generated settings, the ordering and redrive columns of deliveries, outages and redrives, and orders new rows after them', async () => {
+      const now = Date.now();
+      const source = await open();
+      await source.claimSetting('ingest-secret:checkout', 'whsec-source', 100);
+      await source.claimSetting('admin-token', 'token-source', 200);
+      const ordered = { ...forward('ord'), orderKey: 'k1' };
+      await source.saveEvent(event('t-1', { deliveries: [ordered, forward('fwd'), forward('keep')] }));
+      await source.saveEvent(event('t-2', { deliveries: [ordered] }));
+      const claimed = await source.claimDueDeliveries({ now, limit: 10, leaseMs: 60_000 });
+      expect(claimed.map((d) => d.ruleId)).toEqual(['ord', 'fwd', 'keep']); // the second of key k1 waits behind the first
+      const failed = (n: number, outcome: 'pending' | 'dead') =>
+        ({ attempt: n, startedAt: now, durationMs: 3, urlOrigin: 'http://127.0.0.1:9', status: 503, errorCode: null, errorMessage: null, responseExcerpt: null, outcome });
+      await source.recordAttempt(claimed[0]!.id, claimed[0]!.leaseToken, failed(1, 'pending'), { state: 'pending', nextAttemptAt: now + 30_000 });
+      await source.recordAttempt(claimed[1]!.id, claimed[1]!.leaseToken, failed(1, 'dead'), { state: 'dead', reason: 'retries ran out', retryable: true });
+      await source.recordAttempt(claimed[2]!.id, claimed[2]!.leaseToken, failed(1, 'dead'), { state: 'dead', reason: 'retries ran out', retryable: true });
+      await source.openOutage('http://127.0.0.1:9', now - 60_000);
+      // Only rule fwd opted in to redrive: its dead letter starts a new pass, keep's stays dead and redrivable.
+      expect((await source.closeOutage('http://127.0.0.1:9', Date.now() + 60_000, new Map([['fwd', 0]])))!.redriven).toEqual([claimed[1]!.id]);
+
+      const rows = await readAll(source, 100);
+      expect(rows.settings).toEqual([
+        { name: 'admin-token', value: 'token-source', createdAt: 200 },
+        { name: 'ingest-secret:checkout', value: 'whsec-source', createdAt: 100 },
+      ]);
+      const [head, redriven, dead, behind] = rows.deliveries; // in id order: event t-1's three, then t-2's
+      expect(head).toMatchObject({ ruleId: 'ord', orderKey: 'k1', orderSeq: expect.any(Number), blockedSince: expect.any(Number), passOffset: 0 });
+      expect(behind).toMatchObject({ ruleId: 'ord', orderKey: 'k1', blockedSince: null });
+      expect(behind!.orderSeq).toBeGreaterThan(head!.orderSeq!);
+      expect(redriven).toMatchObject({ ruleId: 'fwd', state: 'pending', passOffset: 1, orderKey: null, orderSeq: null, retryableDeadDestination: null });
+      expect(dead).toMatchObject({ ruleId: 'keep', state: 'dead', passOffset: 0, retryableDeadDestination: 'http://127.0.0.1:9' });
+
+      expect(rows.outages).toEqual([expect.objectContaining({ destination: 'http://127.0.0.1:9', openedAt: now - 60_000, closedAt: expect.any(Number), redriven: 1 })]);
+      expect(rows.redrives).toEqual([expect.objectContaining({ deliveryId: redriven!.id, outageId: rows.outages[0]!.id, kind: 'redrive' })]);
+
+      const target = await open();
+      expect(await copyAll(source, target)).toBe(2 + 2 + 4 + 1 + 1 + 3); // settings, events, deliveries, outages, redrives, attempts
+      expect(await readAll(target, 100)).toEqual(rows);
+      expect(await copyAll(source, target)).toBe(0);
+      expect((await target.getDelivery(redriven!.id))!.redrives).toEqual((await source.getDelivery(redriven!.id))!.redrives);
+      // A new outage takes an id above the copied one.
+      const { outage } = await target.openOutage('http://127.0.0.1:10', now);
+      expect(outage.id).toBeGreaterThan(rows.outages[0]!.id);
+      // The target's first writer is the source: a node started on it uses the senders' secret and the admin token.
+      expect(await target.claimSetting('ingest-secret:checkout', 'whsec-new', 300)).toBe('whsec-source');
+      expect(await target.getSetting('admin-token')).toBe('token-source');
+      // A new row of key k1 queues behind the copied ones.
+      await target.saveEvent(event('t-3', { deliveries: [ordered] }));
+      const fresh = (await target.readCopyRows('deliveries', behind!.id, 10)).filter((d) => d.ruleId === 'ord');
+      expect(fresh).toHaveLength(1);
+      expect(fresh[0]!.orderSeq).toBeGreaterThan(behind!.orderSeq!);
+      // The head still holds its key: the copied rows' places were kept.
+      const due = await target.claimDueDeliveries({ now: now + 180_000, limit: 10, leaseMs: 60_000 });
+      expect(due.map((d) => d.id)).toEqual([head!.id, redriven!.id]);
+    });
+
+    it('refuses another value under a copied setting name, writing nothing of the batch', async () => {
+      const source = await open();
+      await source.claimSetting('admin-token', 'token-source', 200);
+      await source.claimSetting('ingest-secret:checkout', 'whsec-source', 100);
+      const rows = await readAll(source, 100);
+      const target = await open();
+      await target.claimSetting('ingest-secret:checkout', 'whsec-target', 300);
+      await expect(target.writeCopyRows('settings', rows.settings)).rejects.toMatchObject({
+        code: 'store_copy_conflict', status: 409, details: { table: 'settings', id: 'ingest-secret:checkout' },
+      });
+      expect(await target.getSetting('admin-token')).toBeNull();
+      expect(await target.getSetting('ingest-secret:checkout')).toBe('whsec-target');
+      // The same value is no conflict.
+      const same = await open();
+      await same.claimSetting('ingest-secret:checkout', 'whsec-source', 300);
+      expect(await same.writeCopyRows('settings', rows.settings)).toBe(1);
+      expect(await same.getSetting('admin-token')).toBe('token-source');
     });
 
     it('refuses different data under a copied id, or a copied transfer under another id, writing nothing of the batch', async () => {

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { sampleTransferSucceeded } from '../../src/samples/transfer-succeeded.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { copyKeyOf } from '../../src/store/copy-store.js';
 import { COPY_TABLES, type CopyRows, type CopyTable, type Store } from '../../src/store/store.js';
 import { runCli, startServeProcess, type CliProcess } from '../helpers/cli-process.js';
 import { postSigned, send } from '../helpers/http.js';
@@ -46,7 +47,7 @@ async function readAll(store: Store): Promise<Record<CopyTable, unknown[]>> {
     const rows: CopyRows[CopyTable][] = [];
     for (;;) {
       const last = rows.at(-1);
-      const page = await store.readCopyRows(table, last === undefined ? null : 'hash' in last ? last.hash : last.id, 500);
+      const page = await store.readCopyRows(table, last === undefined ? null : copyKeyOf(last), 500);
       if (page.length === 0) break;
       rows.push(...page);
     }

@@ -1,14 +1,19 @@
 import type pg from 'pg';
 import { HookrelayError } from '../../errors.js';
-import type { CopiedDelivery, CopyExtent, CopyRows, CopyTable, Job, KeptRuleSet, StoredAttempt, StoredEvent } from '../store.js';
+import type { CopiedDelivery, CopiedRedrive, CopiedSetting, Outage, CopyExtent, CopyRows, CopyTable, Job, KeptRuleSet, StoredAttempt, StoredEvent } from '../store.js';
 import { copyConflict } from '../copy-conflict.js';
-import { DELIVERY_COLUMNS, toDelivery, toJob, toStoredAttempt, type DeliveryRow, type JobRow } from '../stored-rows.js';
+import { COPIED_DELIVERY_COLUMNS, DELIVERY_COLUMNS, toCopiedDelivery, toCopiedRedrive, toOutage, toJob, toStoredAttempt, type CopiedDeliveryColumns, type DeliveryRow, type JobRow, type OutageRow, type RedriveRow } from '../stored-rows.js';
 import { toStoredEvent, type EventRow } from '../sqlite/event-rows.js';
 import type { ClockOffset } from './clock-offset.js';
 
-const TABLE_NAMES: Record<Exclude<CopyTable, 'ruleSets'>, string> = {
+/** Tables keyed by a text column rather than an id: pages end at a name or hash, and no sequence is advanced. */
+type KeyedByText = 'ruleSets' | 'settings';
+
+const TABLE_NAMES: Record<Exclude<CopyTable, KeyedByText>, string> = {
   events: 'events',
   deliveries: 'deliveries',
+  outages: 'outages',
+  redrives: 'delivery_redrives',
   attempts: 'delivery_attempts',
   jobs: 'admin_jobs',
 };
@@ -17,6 +22,13 @@ const TABLE_NAMES: Record<Exclude<CopyTable, 'ruleSets'>, string> = {
 // changing columns only when its identity matches (the WHERE); RETURNING answers only for rows inserted or
 // updated, so a row under another identity is missing from the answer, which becomes store_copy_conflict.
 const WRITE_SQL: Record<CopyTable, string> = {
+  // The same value already there answers (a no-op update); a different one answers nothing: a conflict.
+  settings: `
+    INSERT INTO settings AS t (name, value, created_at)
+    SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])
+    ON CONFLICT (name) DO UPDATE SET name = excluded.name
+    WHERE t.value = excluded.value
+    RETURNING t.name AS id, (t.xmax = 0) AS inserted`,
   ruleSets: `
     INSERT INTO rule_sets (hash, kind, rules, first_loaded_at)
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[])
@@ -34,14 +46,29 @@ const WRITE_SQL: Record<CopyTable, string> = {
     RETURNING t.id, (t.xmax = 0) AS inserted`,
   deliveries: `
     INSERT INTO deliveries AS t (id, event_id, rule_id, rule_set_hash, origin, state, body, content_type, attempts, next_attempt_at, lease_token,
-                                 last_status, last_error, dead_reason, created_at, updated_at)
+                                 last_status, last_error, dead_reason, created_at, updated_at, order_key, order_seq, blocked_since, pass_offset,
+                                 retryable_dead_destination)
     SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bytea[], $8::text[], $9::int[],
-                         $10::bigint[], $11::text[], $12::int[], $13::text[], $14::text[], $15::bigint[], $16::bigint[])
+                         $10::bigint[], $11::text[], $12::int[], $13::text[], $14::text[], $15::bigint[], $16::bigint[], $17::text[],
+                         $18::bigint[], $19::bigint[], $20::int[], $21::text[])
     ON CONFLICT (id) DO UPDATE SET state = excluded.state, attempts = excluded.attempts, next_attempt_at = excluded.next_attempt_at,
       lease_token = excluded.lease_token, last_status = excluded.last_status, last_error = excluded.last_error,
-      dead_reason = excluded.dead_reason, updated_at = excluded.updated_at
+      dead_reason = excluded.dead_reason, updated_at = excluded.updated_at, order_key = excluded.order_key, order_seq = excluded.order_seq,
+      blocked_since = excluded.blocked_since, pass_offset = excluded.pass_offset, retryable_dead_destination = excluded.retryable_dead_destination
     WHERE (t.event_id, t.rule_id, t.rule_set_hash, t.origin, t.created_at)
         = (excluded.event_id, excluded.rule_id, excluded.rule_set_hash, excluded.origin, excluded.created_at)
+    RETURNING t.id, (t.xmax = 0) AS inserted`,
+  outages: `
+    INSERT INTO outages AS t (id, destination, opened_at, closed_at, last_probe_at, redriven)
+    SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::int[])
+    ON CONFLICT (id) DO UPDATE SET closed_at = excluded.closed_at, last_probe_at = excluded.last_probe_at, redriven = excluded.redriven
+    WHERE (t.destination, t.opened_at) = (excluded.destination, excluded.opened_at)
+    RETURNING t.id, (t.xmax = 0) AS inserted`,
+  redrives: `
+    INSERT INTO delivery_redrives AS t (id, delivery_id, outage_id, kind, redriven_at, due_at)
+    SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[], $5::bigint[], $6::bigint[])
+    ON CONFLICT (id) DO UPDATE SET kind = excluded.kind
+    WHERE (t.delivery_id, t.outage_id, t.kind, t.redriven_at) = (excluded.delivery_id, excluded.outage_id, excluded.kind, excluded.redriven_at)
     RETURNING t.id, (t.xmax = 0) AS inserted`,
   attempts: `
     INSERT INTO delivery_attempts AS t (id, delivery_id, attempt, started_at, duration_ms, url_origin, status, error_code, error_message,
@@ -70,6 +97,14 @@ const advanceSequence = (table: string): string => `
   SELECT setval(pg_get_serial_sequence('${table}', 'id'),
                 greatest($1::bigint, coalesce(pg_sequence_last_value(pg_get_serial_sequence('${table}', 'id')::regclass), 0)))`;
 
+/**
+ * Ordered rows take their sequence numbers from one database sequence: it moves past the highest copied one
+ * (never back), so a row a node orders later on the target queues behind the copied rows of its key.
+ */
+const ADVANCE_ORDER_SEQ = `
+  SELECT setval('delivery_order_seq', greatest(max_seq, coalesce(pg_sequence_last_value('delivery_order_seq'), 0)))
+  FROM (SELECT max(seq) AS max_seq FROM unnest($1::bigint[]) AS seq) AS copied WHERE max_seq IS NOT NULL`;
+
 /** Whole tables read and written with their ids, for `hookrelay store copy`. Due times cross in the node's clock. */
 export class CopyQueries {
   constructor(
@@ -83,10 +118,14 @@ export class CopyQueries {
       return { rows: row.n, minId: row.lo, maxId: row.hi };
     };
     const ruleSets = (await this.db.query<{ n: number }>('SELECT count(*) AS n FROM rule_sets')).rows[0]!.n;
+    const settings = (await this.db.query<{ n: number }>('SELECT count(*) AS n FROM settings')).rows[0]!.n;
     return {
+      settings: { rows: settings, minId: null, maxId: null },
       ruleSets: { rows: ruleSets, minId: null, maxId: null },
       events: await of('events'),
       deliveries: await of('deliveries'),
+      outages: await of('outages'),
+      redrives: await of('delivery_redrives'),
       attempts: await of('delivery_attempts'),
       jobs: await of('admin_jobs'),
     };
@@ -101,22 +140,29 @@ export class CopyQueries {
       );
       return rows.map((r): KeptRuleSet => ({ hash: r.hash, kind: r.kind, rules: JSON.parse(r.rules) as unknown[], firstLoadedAt: r.first_loaded_at })) as CopyRows[T][];
     }
+    if (table === 'settings') {
+      const { rows } = await this.db.query<{ name: string; value: string; created_at: number }>(
+        'SELECT * FROM settings WHERE name COLLATE "C" > $1 ORDER BY name COLLATE "C" LIMIT $2',
+        [(after as string | null) ?? '', limit],
+      );
+      return rows.map((r): CopiedSetting => ({ name: r.name, value: r.value, createdAt: r.created_at })) as CopyRows[T][];
+    }
     const values = [(after as number | null) ?? 0, limit];
     switch (table) {
       case 'events':
         return (await this.db.query<EventRow>('SELECT * FROM events WHERE id > $1 ORDER BY id LIMIT $2', values)).rows.map(toStoredEvent) as CopyRows[T][];
       case 'deliveries': {
-        const { rows } = await this.db.query<DeliveryRow & { body: Buffer | null; lease_token: string | null }>(
-          `SELECT ${DELIVERY_COLUMNS}, body, lease_token FROM deliveries WHERE id > $1 ORDER BY id LIMIT $2`,
+        const { rows } = await this.db.query<DeliveryRow & CopiedDeliveryColumns>(
+          `SELECT ${DELIVERY_COLUMNS}, ${COPIED_DELIVERY_COLUMNS} FROM deliveries WHERE id > $1 ORDER BY id LIMIT $2`,
           values,
         );
-        return rows.map((row): CopiedDelivery => ({
-          ...toDelivery(row),
-          nextAttemptAt: row.next_attempt_at === null ? null : this.clock.toNode(row.next_attempt_at),
-          body: row.body,
-          leaseToken: row.lease_token,
-        })) as CopyRows[T][];
+        return rows.map((row): CopiedDelivery => toCopiedDelivery(row, row.next_attempt_at === null ? null : this.clock.toNode(row.next_attempt_at))) as CopyRows[T][];
       }
+      case 'outages':
+        return (await this.db.query<OutageRow>('SELECT * FROM outages WHERE id > $1 ORDER BY id LIMIT $2', values)).rows.map(toOutage) as CopyRows[T][];
+      case 'redrives':
+        return (await this.db.query<RedriveRow & { id: number; delivery_id: number }>('SELECT * FROM delivery_redrives WHERE id > $1 ORDER BY id LIMIT $2', values))
+          .rows.map(toCopiedRedrive) as CopyRows[T][];
       case 'attempts':
         return (await this.db.query('SELECT * FROM delivery_attempts WHERE id > $1 ORDER BY id LIMIT $2', values)).rows.map(toStoredAttempt) as CopyRows[T][];
       default:
@@ -143,10 +189,12 @@ export class CopyQueries {
     }
     if (table === 'ruleSets') return answered.length;
     const seen = new Set(answered.map((r) => r.id));
-    const missing = rows.find((row) => !seen.has((row as { id: number }).id));
-    if (missing) throw copyConflict(table, (missing as { id: number }).id);
-    const name = TABLE_NAMES[table as Exclude<CopyTable, 'ruleSets'>];
+    const missing = rows.find((row) => !seen.has(keyAt(row)));
+    if (missing) throw copyConflict(table, keyAt(missing), table === 'settings' ? 'another value' : undefined);
+    if (table === 'settings') return answered.filter((r) => r.inserted).length;
+    const name = TABLE_NAMES[table as Exclude<CopyTable, KeyedByText>];
     await client.query(advanceSequence(name), [Math.max(...rows.map((row) => (row as { id: number }).id))]);
+    if (table === 'deliveries') await client.query(ADVANCE_ORDER_SEQ, [(rows as readonly CopiedDelivery[]).map((d) => d.orderSeq)]);
     return answered.filter((r) => r.inserted).length;
   }
 
@@ -154,6 +202,10 @@ export class CopyQueries {
   private columns<T extends CopyTable>(table: T, rows: readonly CopyRows[T][]): unknown[][] {
     const valuesOf = (row: CopyRows[T]): unknown[] => {
       switch (table) {
+        case 'settings': {
+          const s = row as CopiedSetting;
+          return [s.name, s.value, s.createdAt];
+        }
         case 'ruleSets': {
           const r = row as KeptRuleSet;
           return [r.hash, r.kind, JSON.stringify(r.rules), r.firstLoadedAt];
@@ -168,7 +220,15 @@ export class CopyQueries {
           const d = row as CopiedDelivery;
           return [d.id, d.eventId, d.ruleId, d.ruleSetHash, d.origin, d.state, d.body, d.contentType, d.attempts,
             d.nextAttemptAt === null ? null : this.clock.toDatabase(d.nextAttemptAt), d.leaseToken, d.lastStatus, d.lastError, d.deadReason,
-            d.createdAt, d.updatedAt];
+            d.createdAt, d.updatedAt, d.orderKey, d.orderSeq, d.blockedSince, d.passOffset, d.retryableDeadDestination];
+        }
+        case 'outages': {
+          const o = row as Outage;
+          return [o.id, o.destination, o.openedAt, o.closedAt, o.lastProbeAt, o.redriven];
+        }
+        case 'redrives': {
+          const r = row as CopiedRedrive;
+          return [r.id, r.deliveryId, r.outageId, r.kind, r.redrivenAt, r.dueAt];
         }
         case 'attempts': {
           const a = row as StoredAttempt;
@@ -190,8 +250,8 @@ export class CopyQueries {
 }
 
 function keyAt(row: unknown): number | string {
-  const { id, hash } = row as { id?: number; hash?: string };
-  return id ?? hash ?? '?';
+  const { id, hash, name } = row as { id?: number; hash?: string; name?: string };
+  return id ?? hash ?? name ?? '?';
 }
 
 const firstKey = (rows: readonly unknown[]): number | string => keyAt(rows[0]);

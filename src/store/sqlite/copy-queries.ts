@@ -1,22 +1,32 @@
 import type { BetterSqlite3 } from '../../sqlite-driver.js';
-import type { CopiedDelivery, CopyExtent, CopyRows, CopyTable, Job, KeptRuleSet, StoredAttempt, StoredEvent } from '../store.js';
+import type { CopiedDelivery, CopiedRedrive, CopiedSetting, Outage, CopyExtent, CopyRows, CopyTable, Job, KeptRuleSet, StoredAttempt, StoredEvent } from '../store.js';
 import { copyConflict } from '../copy-conflict.js';
-import { DELIVERY_COLUMNS, toDelivery, toJob, toStoredAttempt, type DeliveryRow, type JobRow } from '../stored-rows.js';
+import { COPIED_DELIVERY_COLUMNS, DELIVERY_COLUMNS, toCopiedDelivery, toCopiedRedrive, toOutage, toJob, toStoredAttempt, type CopiedDeliveryColumns, type DeliveryRow, type JobRow, type OutageRow, type RedriveRow } from '../stored-rows.js';
 import { toStoredEvent, type EventRow } from './event-rows.js';
 import { keyText } from './key-text.js';
 
-const TABLE_NAMES: Record<Exclude<CopyTable, 'ruleSets'>, string> = {
+const TABLE_NAMES: Record<Exclude<CopyTable, KeyedByText>, string> = {
   events: 'events',
   deliveries: 'deliveries',
+  outages: 'outages',
+  redrives: 'delivery_redrives',
   attempts: 'delivery_attempts',
   jobs: 'admin_jobs',
 };
+
+/** Tables keyed by a text column rather than an id: pages end at a name or hash, and nothing is resumed by id. */
+type KeyedByText = 'ruleSets' | 'settings';
 
 // Each write names the conflict target `id`: an id already there takes the row's changing columns only when
 // its identity matches (the WHERE), and RETURNING then answers for it; a row under another identity answers
 // nothing, which the caller turns into store_copy_conflict. Any other unique key (an event's transfer) that
 // a row breaks fails the statement.
 const WRITE_SQL: Record<CopyTable, string> = {
+  // The same value already there answers (a no-op update); a different one answers nothing: a conflict.
+  settings: `
+    INSERT INTO settings (name, value, created_at) VALUES (?, ?, ?)
+    ON CONFLICT (name) DO UPDATE SET name = excluded.name WHERE settings.value = excluded.value
+    RETURNING name`,
   ruleSets: 'INSERT INTO rule_sets (hash, kind, rules, first_loaded_at) VALUES (?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING',
   events: `
     INSERT INTO events (id, source, event, transfer_id, checkout_id, email, wallet_address, validation, received_at, last_received_at,
@@ -28,13 +38,26 @@ const WRITE_SQL: Record<CopyTable, string> = {
     RETURNING id`,
   deliveries: `
     INSERT INTO deliveries (id, event_id, rule_id, rule_set_hash, origin, state, body, content_type, attempts, next_attempt_at, lease_token,
-                            last_status, last_error, dead_reason, created_at, updated_at)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                            last_status, last_error, dead_reason, created_at, updated_at, order_key, order_seq, blocked_since, pass_offset,
+                            retryable_dead_destination)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
     ON CONFLICT (id) DO UPDATE SET state = excluded.state, attempts = excluded.attempts, next_attempt_at = excluded.next_attempt_at,
       lease_token = excluded.lease_token, last_status = excluded.last_status, last_error = excluded.last_error, dead_reason = excluded.dead_reason,
-      updated_at = excluded.updated_at
+      updated_at = excluded.updated_at, order_key = excluded.order_key, order_seq = excluded.order_seq, blocked_since = excluded.blocked_since,
+      pass_offset = excluded.pass_offset, retryable_dead_destination = excluded.retryable_dead_destination
     WHERE deliveries.event_id = excluded.event_id AND deliveries.rule_id = excluded.rule_id AND deliveries.rule_set_hash = excluded.rule_set_hash
       AND deliveries.origin = excluded.origin AND deliveries.created_at = excluded.created_at
+    RETURNING id`,
+  outages: `
+    INSERT INTO outages (id, destination, opened_at, closed_at, last_probe_at, redriven) VALUES (?, ?, ?, ?, ?, ?)
+    ON CONFLICT (id) DO UPDATE SET closed_at = excluded.closed_at, last_probe_at = excluded.last_probe_at, redriven = excluded.redriven
+    WHERE outages.destination = excluded.destination AND outages.opened_at = excluded.opened_at
+    RETURNING id`,
+  redrives: `
+    INSERT INTO delivery_redrives (id, delivery_id, outage_id, kind, redriven_at, due_at) VALUES (?, ?, ?, ?, ?, ?)
+    ON CONFLICT (id) DO UPDATE SET kind = excluded.kind
+    WHERE delivery_redrives.delivery_id = excluded.delivery_id AND delivery_redrives.outage_id = excluded.outage_id
+      AND delivery_redrives.kind = excluded.kind AND delivery_redrives.redriven_at = excluded.redriven_at
     RETURNING id`,
   attempts: `
     INSERT INTO delivery_attempts (id, delivery_id, attempt, started_at, duration_ms, url_origin, status, error_code, error_message, response_excerpt, outcome)
@@ -55,6 +78,7 @@ const WRITE_SQL: Record<CopyTable, string> = {
 type Values = (row: never) => unknown[];
 
 const VALUES: Record<CopyTable, Values> = {
+  settings: (s: CopiedSetting) => [s.name, s.value, s.createdAt],
   ruleSets: (r: KeptRuleSet) => [r.hash, r.kind, JSON.stringify(r.rules), r.firstLoadedAt],
   events: (e: StoredEvent) => [
     e.id, e.source, keyText(e.event), keyText(e.transferId), e.checkoutId, e.email, e.walletAddress, e.validation, e.receivedAt, e.lastReceivedAt,
@@ -63,8 +87,10 @@ const VALUES: Record<CopyTable, Values> = {
   ],
   deliveries: (d: CopiedDelivery) => [
     d.id, d.eventId, d.ruleId, d.ruleSetHash, d.origin, d.state, d.body, d.contentType, d.attempts, d.nextAttemptAt, d.leaseToken,
-    d.lastStatus, d.lastError, d.deadReason, d.createdAt, d.updatedAt,
+    d.lastStatus, d.lastError, d.deadReason, d.createdAt, d.updatedAt, d.orderKey, d.orderSeq, d.blockedSince, d.passOffset, d.retryableDeadDestination,
   ],
+  outages: (o: Outage) => [o.id, o.destination, o.openedAt, o.closedAt, o.lastProbeAt, o.redriven],
+  redrives: (r: CopiedRedrive) => [r.id, r.deliveryId, r.outageId, r.kind, r.redrivenAt, r.dueAt],
   attempts: (a: StoredAttempt) => [
     a.id, a.deliveryId, a.attempt, a.startedAt, a.durationMs, a.urlOrigin, a.status, a.errorCode, a.errorMessage, a.responseExcerpt, a.outcome,
   ],
@@ -84,10 +110,14 @@ export class CopyQueries {
       const row = this.db.prepare<[], { n: number; lo: number | null; hi: number | null }>(`SELECT count(*) AS n, min(id) AS lo, max(id) AS hi FROM ${table}`).get()!;
       return { rows: row.n, minId: row.lo, maxId: row.hi };
     };
+    const settings = this.db.prepare<[], { n: number }>('SELECT count(*) AS n FROM settings').get()!.n;
     return {
+      settings: { rows: settings, minId: null, maxId: null },
       ruleSets: { rows: ruleSets, minId: null, maxId: null },
       events: of('events'),
       deliveries: of('deliveries'),
+      outages: of('outages'),
+      redrives: of('delivery_redrives'),
       attempts: of('delivery_attempts'),
       jobs: of('admin_jobs'),
     };
@@ -100,17 +130,30 @@ export class CopyQueries {
         .all((after as string | null) ?? '', limit);
       return rows.map((r): KeptRuleSet => ({ hash: r.hash, kind: r.kind, rules: JSON.parse(r.rules) as unknown[], firstLoadedAt: r.first_loaded_at })) as CopyRows[T][];
     }
+    if (table === 'settings') {
+      return this.db
+        .prepare<[string, number], { name: string; value: string; created_at: number }>('SELECT * FROM settings WHERE name > ? ORDER BY name LIMIT ?')
+        .all((after as string | null) ?? '', limit)
+        .map((r): CopiedSetting => ({ name: r.name, value: r.value, createdAt: r.created_at })) as CopyRows[T][];
+    }
     const from = (after as number | null) ?? 0;
     switch (table) {
       case 'events':
         return this.db.prepare<[number, number], EventRow>('SELECT * FROM events WHERE id > ? ORDER BY id LIMIT ?').all(from, limit).map(toStoredEvent) as CopyRows[T][];
       case 'deliveries':
         return this.db
-          .prepare<[number, number], DeliveryRow & { body: Buffer | null; lease_token: string | null }>(
-            `SELECT ${DELIVERY_COLUMNS}, body, lease_token FROM deliveries WHERE id > ? ORDER BY id LIMIT ?`,
+          .prepare<[number, number], DeliveryRow & CopiedDeliveryColumns>(
+            `SELECT ${DELIVERY_COLUMNS}, ${COPIED_DELIVERY_COLUMNS} FROM deliveries WHERE id > ? ORDER BY id LIMIT ?`,
           )
           .all(from, limit)
-          .map((row): CopiedDelivery => ({ ...toDelivery(row), body: row.body, leaseToken: row.lease_token })) as CopyRows[T][];
+          .map((row): CopiedDelivery => toCopiedDelivery(row, row.next_attempt_at)) as CopyRows[T][];
+      case 'outages':
+        return this.db.prepare<[number, number], OutageRow>('SELECT * FROM outages WHERE id > ? ORDER BY id LIMIT ?').all(from, limit).map(toOutage) as CopyRows[T][];
+      case 'redrives':
+        return this.db
+          .prepare<[number, number], RedriveRow & { id: number; delivery_id: number }>('SELECT * FROM delivery_redrives WHERE id > ? ORDER BY id LIMIT ?')
+          .all(from, limit)
+          .map(toCopiedRedrive) as CopyRows[T][];
       case 'attempts':
         return this.db.prepare<[number, number], Record<string, unknown>>('SELECT * FROM delivery_attempts WHERE id > ? ORDER BY id LIMIT ?').all(from, limit).map(toStoredAttempt) as CopyRows[T][];
       default:
@@ -123,7 +166,8 @@ export class CopyQueries {
     const statement = this.db.prepare(WRITE_SQL[table]);
     const values = VALUES[table] as (row: CopyRows[T]) => unknown[];
     if (table === 'ruleSets') return rows.reduce((sum, row) => sum + statement.run(...values(row)).changes, 0);
-    const present = this.db.prepare<[number], { id: number }>(`SELECT id FROM ${TABLE_NAMES[table as Exclude<CopyTable, 'ruleSets'>]} WHERE id = ?`);
+    if (table === 'settings') return rows.reduce((sum, row) => sum + this.writeSetting(statement, row as CopiedSetting), 0);
+    const present = this.db.prepare<[number], { id: number }>(`SELECT id FROM ${TABLE_NAMES[table as Exclude<CopyTable, KeyedByText>]} WHERE id = ?`);
     let added = 0;
     for (const row of rows) {
       const id = (row as { id: number }).id;
@@ -139,5 +183,12 @@ export class CopyQueries {
       if (!existed) added += 1;
     }
     return added;
+  }
+
+  /** 1 when the setting was new, 0 when the target held the same value; a different value is a conflict. */
+  private writeSetting(statement: BetterSqlite3.Statement, setting: CopiedSetting): number {
+    const existed = this.db.prepare<[string], { name: string }>('SELECT name FROM settings WHERE name = ?').get(setting.name) !== undefined;
+    if (statement.get(...VALUES.settings(setting as never)) === undefined) throw copyConflict('settings', setting.name, 'another value');
+    return existed ? 0 : 1;
   }
 }
