@@ -48,8 +48,10 @@ const BUSY_DESTINATION_DELAY_MS = 200;
 const KEEP_BLOCKED_RETRY_MS = 60_000;
 /** Disabling a rule pauses its queued deliveries; they are looked at again this often. */
 const DISABLED_RULE_RECHECK_MS = 30_000;
-/** How long a failed store call that gives a row back or records its attempt waits before it runs again. */
+/** A failed store call that gives a row back or records its attempt runs again this often, waiting longer each time. */
+const BOOKKEEPING_TRIES = 8;
 const BOOKKEEPING_RETRY_MS = 250;
+const BOOKKEEPING_RETRY_MAX_MS = 5_000;
 
 /**
  * Log level of an attempt's line. Every attempt is in the store's attempt log (admin API, console, CLI) and
@@ -412,17 +414,18 @@ export class DeliveryWorker {
 
   /**
    * Runs a store call that ends this worker's hold on a leased row (giving it back, recording its attempt)
-   * until it succeeds: given up after one failure, the row would stay leased, unsent or unrecorded, until its
-   * lease ends (minutes). Tries stop when the attempt is aborted (lease lost, shutdown): the lease then decides.
+   * again when it fails (a pooled connection not free in time): given up after one failure, the row would
+   * stay leased, unsent or unrecorded, until its lease ends (minutes). Tries stop when the attempt is aborted
+   * (lease lost, shutdown): the lease then decides.
    */
   private async untilStored<T>(call: () => Promise<T>, signal: AbortSignal): Promise<T> {
-    for (;;) {
+    for (let tries = 1; ; tries++) {
       try {
         return await call();
       } catch (err) {
-        if (signal.aborted) throw err;
+        if (signal.aborted || tries >= BOOKKEEPING_TRIES) throw err;
         this.options.logger.warn({ err }, 'delivery bookkeeping failed; trying again');
-        await new Promise((resolve) => setTimeout(resolve, BOOKKEEPING_RETRY_MS));
+        await new Promise((resolve) => setTimeout(resolve, Math.min(BOOKKEEPING_RETRY_MAX_MS, BOOKKEEPING_RETRY_MS * 2 ** (tries - 1))));
         if (signal.aborted) throw err;
       }
     }
