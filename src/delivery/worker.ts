@@ -48,6 +48,10 @@ const BUSY_DESTINATION_DELAY_MS = 200;
 const KEEP_BLOCKED_RETRY_MS = 60_000;
 /** Disabling a rule pauses its queued deliveries; they are looked at again this often. */
 const DISABLED_RULE_RECHECK_MS = 30_000;
+/** A failed store call that gives a row back or records its attempt runs again this often, waiting longer each time. */
+const BOOKKEEPING_TRIES = 8;
+const BOOKKEEPING_RETRY_MS = 250;
+const BOOKKEEPING_RETRY_MAX_MS = 5_000;
 
 /**
  * Log level of an attempt's line. Every attempt is in the store's attempt log (admin API, console, CLI) and
@@ -280,29 +284,31 @@ export class DeliveryWorker {
       const version = found instanceof Promise ? await found : found;
       if (version.action === 'dead') {
         const reason = version.code === 'rule_removed' ? 'rule removed' : version.reason;
-        await this.record(delivery, now, '', { durationMs: 0, responseExcerpt: '', error: { code: version.code, message: version.reason } }, { state: 'dead', reason });
+        await this.record(delivery, now, '', { durationMs: 0, responseExcerpt: '', error: { code: version.code, message: version.reason } }, { state: 'dead', reason }, signal);
         return;
       }
       if (version.action === 'hold') {
-        await store.releaseDelivery(delivery.id, delivery.leaseToken, now + DISABLED_RULE_RECHECK_MS);
+        await this.untilStored(() => store.releaseDelivery(delivery.id, delivery.leaseToken, now + DISABLED_RULE_RECHECK_MS), signal);
         return;
       }
       const { rule } = version;
       const blockedTooLong = this.blockedTimeout(delivery, rule, now);
       if (blockedTooLong) {
-        await this.record(delivery, now, '', { durationMs: 0, responseExcerpt: '', error: { code: 'blocked_timeout', message: blockedTooLong } }, { state: 'dead', reason: blockedTooLong });
+        await this.record(delivery, now, '', { durationMs: 0, responseExcerpt: '', error: { code: 'blocked_timeout', message: blockedTooLong } }, { state: 'dead', reason: blockedTooLong }, signal);
         return;
       }
       const destination = this.destinationOf(rule);
       if (this.options.breaker.isOpen(destination, now)) {
         // A head that may block its key only so long is looked at again by then, even while the circuit stays open.
         const reopensAt = this.options.breaker.reopensAt(destination, now) ?? now + BUSY_DESTINATION_DELAY_MS;
-        await store.releaseDelivery(delivery.id, delivery.leaseToken, Math.min(reopensAt, this.blockedDeadline(delivery, rule) ?? Infinity));
+        const dueAt = Math.min(reopensAt, this.blockedDeadline(delivery, rule) ?? Infinity);
+        await this.untilStored(() => store.releaseDelivery(delivery.id, delivery.leaseToken, dueAt), signal);
         return;
       }
       const release = this.options.limiter.tryAcquire(destination, { concurrency: rule.concurrency ?? this.options.defaultConcurrency, ratePerSecond: rule.rateLimitPerSecond });
       if (!release) {
-        await store.releaseDelivery(delivery.id, delivery.leaseToken, now + BUSY_DESTINATION_DELAY_MS * (1 + this.random()));
+        const dueAt = now + BUSY_DESTINATION_DELAY_MS * (1 + this.random());
+        await this.untilStored(() => store.releaseDelivery(delivery.id, delivery.leaseToken, dueAt), signal);
         return;
       }
       const startedAt = this.now();
@@ -328,7 +334,7 @@ export class DeliveryWorker {
         this.options.breaker.recordSuccess(destination);
         this.options.outages?.answered(destination, finishedAt);
       }
-      await this.record(delivery, startedAt, destination, result, resolution);
+      await this.record(delivery, startedAt, destination, result, resolution, signal);
     } catch (err) {
       // The store failed while recording: the lease runs out and the row is attempted again later.
       logger.error({ err, deliveryId: delivery.id }, 'delivery bookkeeping failed; the delivery stays leased and will be retried');
@@ -406,10 +412,31 @@ export class DeliveryWorker {
     return deadline !== null && now >= deadline ? blockedTimeoutReason(rule.order!.maxBlockedForMs!, null) : null;
   }
 
-  private async record(delivery: ClaimedDelivery, startedAt: number, destination: string, result: AttemptResult, resolution: AttemptResolution): Promise<void> {
+  /**
+   * Runs a store call that ends this worker's hold on a leased row (giving it back, recording its attempt)
+   * again when it fails (a pooled connection not free in time): given up after one failure, the row would
+   * stay leased, unsent or unrecorded, until its lease ends (minutes). Tries stop when the attempt is aborted
+   * (lease lost, shutdown): the lease then decides.
+   */
+  private async untilStored<T>(call: () => Promise<T>, signal: AbortSignal): Promise<T> {
+    for (let tries = 1; ; tries++) {
+      try {
+        return await call();
+      } catch (err) {
+        if (signal.aborted || tries >= BOOKKEEPING_TRIES) throw err;
+        this.options.logger.warn({ err }, 'delivery bookkeeping failed; trying again');
+        await new Promise((resolve) => setTimeout(resolve, Math.min(BOOKKEEPING_RETRY_MAX_MS, BOOKKEEPING_RETRY_MS * 2 ** (tries - 1))));
+        if (signal.aborted) throw err;
+      }
+    }
+  }
+
+  private async record(
+    delivery: ClaimedDelivery, startedAt: number, destination: string, result: AttemptResult, resolution: AttemptResolution, signal: AbortSignal,
+  ): Promise<void> {
     const attempt = delivery.attempts + 1;
     const outcome = resolution.state;
-    const kept = await this.options.store.recordAttempt(delivery.id, delivery.leaseToken, {
+    const kept = await this.untilStored(() => this.options.store.recordAttempt(delivery.id, delivery.leaseToken, {
       attempt,
       startedAt,
       durationMs: Math.round(result.durationMs),
@@ -419,7 +446,7 @@ export class DeliveryWorker {
       errorMessage: result.error?.message ?? null,
       responseExcerpt: result.responseExcerpt || null,
       outcome,
-    }, resolution);
+    }, resolution), signal);
     this.options.onAttempt?.({ ruleId: delivery.ruleId, outcome, durationMs: result.durationMs });
     const level = ATTEMPT_LOG_LEVEL[outcome];
     // Successes are below the default level: do not build their line only for pino to drop it.

@@ -255,6 +255,15 @@ export function storeContract(factory: StoreFactory): void {
       expect(again.map((d) => [d.id, d.attempts])).toEqual([[claimed[0]!.id, 0]]);
     });
 
+    it('takes due times with a fraction of a millisecond (a jittered retry time) when giving a row back or recording an attempt', async () => {
+      const { store, now } = await storeWithTwoDeliveries();
+      const claimed = await store.claimDueDeliveries({ now, limit: 10, leaseMs: 60_000 });
+      await store.releaseDelivery(claimed[0]!.id, claimed[0]!.leaseToken, now + 200.37);
+      expect(await store.recordAttempt(claimed[1]!.id, claimed[1]!.leaseToken, attempt(1, 'pending', 503), { state: 'pending', nextAttemptAt: now + 300.61 })).toBe(true);
+      const again = await store.claimDueDeliveries({ now: now + 301, limit: 10, leaseMs: 60_000 });
+      expect(again.map((d) => [d.id, d.attempts])).toEqual([[claimed[0]!.id, 0], [claimed[1]!.id, 1]]);
+    });
+
     it('keeps dead-on-arrival deliveries out of claims, and counts the outbox', async () => {
       const store = await open();
       const now = Date.now();

@@ -33,10 +33,13 @@ export class ClockOffset {
     return this.offsetMs;
   }
 
-  /** A node-clock time as a database-clock time. */
+  /**
+   * A node-clock time as a database-clock time, in whole milliseconds: the columns are bigint, and callers
+   * compute times with jitter (a busy destination's retry time), which PostgreSQL would refuse.
+   */
   toDatabase(nodeTime: number): number {
     this.refreshIfStale();
-    return nodeTime + this.offsetMs;
+    return Math.round(nodeTime + this.offsetMs);
   }
 
   /** A database-clock time as a node-clock time. */
