@@ -698,6 +698,24 @@ export function storeContract(factory: StoreFactory): void {
       expect(await store.closeOutage(DEST, Date.now(), new Map([['a', 100]]))).toBeNull();
     });
 
+    it('puts a redriven delivery of an ordered rule at the back of its key', async () => {
+      const store = await open();
+      await store.openOutage(DEST, Date.now() - 1);
+      const ids: number[] = [];
+      for (const i of [1, 2]) {
+        const { id: eventId } = await store.saveEvent(event(`ordered-redrive-${i}-${Math.random()}`, { deliveries: [forward('a', { orderKey: 'K' })] }));
+        ids.push((await store.listDeliveries({ eventId }, { limit: 1 })).items[0]!.id);
+      }
+      const [head] = await store.claimDueDeliveries({ now: Date.now() + 60_000, limit: 100, leaseMs: 60_000 });
+      expect(head!.id).toBe(ids[0]);
+      await store.recordAttempt(head!.id, head!.leaseToken, { ...attempt(1, 'dead', 503), urlOrigin: DEST }, { state: 'dead', reason: 'retries exhausted', retryable: true });
+      const closedAt = Date.now();
+      expect((await store.closeOutage(DEST, closedAt, new Map([['a', 0]])))!.redriven).toEqual([ids[0]]);
+      // The redriven head now waits behind the row that was queued after it.
+      const next = await store.claimDueDeliveries({ now: closedAt + 120_000, limit: 100, leaseMs: 60_000 });
+      expect(next.map((d) => d.id)).toEqual([ids[1]]);
+    });
+
     it('probes an open outage with its oldest dead letter, once per interval over every caller', async () => {
       const store = await open();
       const { outage } = await store.openOutage(DEST, Date.now() - 1);
