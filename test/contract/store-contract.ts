@@ -42,16 +42,21 @@ async function waitUntilNotLive(store: Store, id: string): Promise<void> {
   }
 }
 
-export function storeContract(factory: StoreFactory): void {
+/** Opens stores from `factory` for the tests of the calling suite; each is closed after its test. */
+export function storeOpener(factory: StoreFactory): () => Promise<Store> {
   const opened: Store[] = [];
   afterEach(async () => {
     for (const store of opened.splice(0)) await store.close();
   });
-  const open = async (): Promise<Store> => {
+  return async () => {
     const store = await factory.open();
     opened.push(store);
     return store;
   };
+}
+
+export function storeContract(factory: StoreFactory): void {
+  const open = storeOpener(factory);
 
   describe('saving events', () => {
     it('stores the first copy of a transfer with its deliveries; a repeat only counts and dates itself', async () => {

@@ -1,7 +1,7 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { copyKeyOf } from '../../src/store/copy-store.js';
 import { COPY_TABLES, type CopyRows, type CopyTable, type NewEvent, type Store } from '../../src/store/store.js';
-import type { StoreFactory } from './store-contract.js';
+import { storeOpener, type StoreFactory } from './store-contract.js';
 
 /**
  * What every Store promises to `hookrelay store copy`, through the interface alone: whole tables read in id
@@ -66,15 +66,7 @@ async function copyAll(source: Store, target: Store): Promise<number> {
 }
 
 export function storeCopyContract(factory: StoreFactory): void {
-  const opened: Store[] = [];
-  afterEach(async () => {
-    for (const store of opened.splice(0)) await store.close();
-  });
-  const open = async (): Promise<Store> => {
-    const store = await factory.open();
-    opened.push(store);
-    return store;
-  };
+  const open = storeOpener(factory);
 
   describe('copying a whole store', () => {
     it('reads every table in order with every column, and another store takes the rows with their ids and bytes', async () => {
