@@ -24,7 +24,8 @@ const STREAM_CLIENTS = Number(process.env.BENCH_STREAM_CLIENTS ?? 50);
 const DURATION = Number(process.env.BENCH_DURATION ?? 6);
 const PROBE_MS = 50;
 const root = fileURLToPath(new URL('..', import.meta.url));
-const cli = join(root, 'dist/cli.js');
+// BENCH_CLI: another build's dist/cli.js, to compare two versions under the same harness.
+const cli = process.env.BENCH_CLI ?? join(root, 'dist/cli.js');
 
 const template = JSON.stringify({
   event: 'transfer:succeeded',
@@ -36,8 +37,12 @@ const template = JSON.stringify({
   },
 });
 
-function signedBody() {
-  const body = template.replace('00000000-0000-4000-8000-000000000000', randomUUID());
+/** The probe's events carry this email, so the clients find them without parsing every message. */
+const PROBE_EMAIL = 'stream-probe@bench.invalid';
+
+function signedBody(email) {
+  let body = template.replace('00000000-0000-4000-8000-000000000000', randomUUID());
+  if (email) body = body.replace('buyer.name@example.com', email);
   return { body, headers: { 'content-type': 'application/json', 'x-service-signature': createHmac('sha256', SECRET).update(body).digest('hex') } };
 }
 
@@ -48,7 +53,7 @@ const rawRequests = (count) => Array.from({ length: count }, () => {
 
 /** STREAM_CLIENTS SSE clients in a child process (bench/lib/stream-clients.mjs); resolves once all are open. */
 async function openStreams(port) {
-  const child = fork(join(root, 'bench/lib/stream-clients.mjs'), [String(port), String(STREAM_CLIENTS), BENCH_ADMIN_TOKEN], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(join(root, 'bench/lib/stream-clients.mjs'), [String(port), String(STREAM_CLIENTS), BENCH_ADMIN_TOKEN, PROBE_EMAIL], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   await new Promise((resolve, reject) => {
     child.once('message', resolve);
     child.once('exit', (code) => reject(new Error(`stream clients exited with ${code}`)));
@@ -68,7 +73,7 @@ function probe(port) {
   const acks = [];
   let stopped = false;
   const once = () => new Promise((resolve) => {
-    const { body, headers } = signedBody();
+    const { body, headers } = signedBody(PROBE_EMAIL);
     const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/webhooks/checkout', headers: { ...headers, 'content-length': Buffer.byteLength(body) } }, (res) => {
       let text = '';
       res.setEncoding('utf8');

@@ -1,25 +1,42 @@
 // SSE clients of bench:stream, in a process of their own so that reading 50 streams does not slow the
 // load generator: opens `count` streams on GET /admin/api/events/stream, says "ready" once all are open,
-// and on "stop" sends back, per client, when each event id arrived (epoch ms, sub-millisecond).
+// and on "stop" sends back, per client, when each probe event arrived (epoch ms, sub-millisecond).
+// Every byte of every stream is read; only the probe's events (found by their marker, bytes only) are
+// parsed, so the clients cost little CPU beside the server they measure.
 import { get } from 'node:http';
 
-const [port, count, token] = [Number(process.argv[2]), Number(process.argv[3]), process.argv[4]];
+const [port, count, token, marker] = [Number(process.argv[2]), Number(process.argv[3]), process.argv[4], process.argv[5]];
+const markerBytes = Buffer.from(marker);
+const READY = Buffer.from('event: ready');
+/** Bytes of the previous chunk kept, so a message split between two chunks is still found whole. */
+const KEEP = 4096;
 const now = () => performance.timeOrigin + performance.now();
+
+/** The id of each message in `text` that holds the marker. */
+function markedIds(text) {
+  const ids = [];
+  for (let at = text.indexOf(marker); at !== -1; at = text.indexOf(marker, at + 1)) {
+    const start = text.lastIndexOf('\nid: ', at);
+    const match = start === -1 ? null : /^\nid: (\d+)\n/.exec(text.slice(start, start + 32));
+    if (match) ids.push(match[1]);
+  }
+  return ids;
+}
+
 const clients = Array.from({ length: count }, () => {
   const arrivals = {};
-  let tail = '';
+  let previous = Buffer.alloc(0);
   let res;
   const opened = new Promise((resolve, reject) => {
     const req = get({ host: '127.0.0.1', port, path: '/admin/api/events/stream', headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' } }, (response) => {
       res = response;
-      response.setEncoding('utf8');
       response.on('data', (chunk) => {
         const at = now();
-        const text = tail + chunk;
-        const cut = text.lastIndexOf('\n');
-        tail = text.slice(cut + 1);
-        for (const match of text.slice(0, cut).matchAll(/^id: (\d+)$/gm)) arrivals[match[1]] ??= at;
-        if (text.includes('event: ready')) resolve();
+        if (chunk.includes(READY)) resolve();
+        const joined = Buffer.concat([previous, chunk]);
+        previous = joined.subarray(Math.max(0, joined.length - KEEP));
+        if (!joined.includes(markerBytes)) return;
+        for (const id of markedIds('\n' + joined.toString('utf8'))) arrivals[id] ??= at;
       });
       response.on('error', () => {});
     });

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { EventSearch, NewEventReader, Store, StreamPosition } from '../../../store/store.js';
+import type { EventSearch, StreamPosition } from '../../../store/store.js';
 import { positionText } from '../../../operations/stream-position.js';
 import { BATCH, type SharedReads } from './shared-reads.js';
 
@@ -10,7 +10,6 @@ export interface StreamSettings {
 }
 
 export interface EventStreamOptions {
-  store: NewEventReader & Pick<Store, 'onEventsStored'>;
   /** Reads shared with the other open streams. */
   reads: SharedReads;
   /** The list filter. */
@@ -34,11 +33,11 @@ const HELD_BACK_FIRST_MS = 10;
 const HELD_BACK_MAX_MS = 1_000;
 
 /**
- * One open `GET /events/stream`. The store is the source of truth: a commit only wakes the stream, which
- * then reads the events committed after its position, in commit order (`Store.readNewEvents`: id order on
+ * One open `GET /events/stream`. The store is the source of truth: a commit only wakes the stream (through
+ * the hub), which then reads the events committed after its position, in commit order (`Store.readNewEvents`: id order on
  * SQLite, `(tx, id)` on PostgreSQL, where an event that committed late is never skipped).
  *
- * Memory stays bounded: at most `bufferBytes` (plus one message) wait in the socket's buffer; past that the
+ * Memory stays bounded: at most `bufferBytes` (plus one chunk of messages) wait in the socket's buffer; past that the
  * stream stops reading until the client drains it, and a client that does not within `stallTimeoutMs` is
  * cut off with a final `cutoff` message naming the last event id it was sent.
  */
@@ -54,7 +53,6 @@ export class EventStream {
   private readAgain = false;
   private ended = false;
   private readonly heartbeat: NodeJS.Timeout;
-  private readonly unsubscribe: () => void;
   /** The most bytes seen waiting in the response's buffers after a write. */
   peakBufferedBytes = 0;
 
@@ -73,7 +71,6 @@ export class EventStream {
     res.flushHeaders();
     // `ready` says where the stream starts (its SSE id too), so a client that reconnects before any event misses none.
     this.write(`retry: ${RECONNECT_MS}\n\nid: ${this.lastEventId}\nevent: ready\ndata: ${JSON.stringify({ lastEventId: this.lastEventId })}\n\n`);
-    this.unsubscribe = options.store.onEventsStored(() => this.wake());
     // Heartbeats keep proxies from closing an idle stream; re-reading then catches any wake that was missed.
     this.heartbeat = setInterval(() => {
       this.write(': heartbeat\n\n');
@@ -83,10 +80,7 @@ export class EventStream {
     this.wake();
   }
 
-  /**
-   * Reads and sends what has been stored since, on the next turn of the event loop: the events of one group
-   * commit wake the stream once, not once each.
-   */
+  /** Reads and sends what has been stored since, on the next turn of the event loop. */
   wake(): void {
     if (this.ended || this.wakeScheduled) return;
     this.wakeScheduled = true;
@@ -121,20 +115,20 @@ export class EventStream {
     do {
       this.readAgain = false;
       for (;;) {
-        const { messages, position, heldBack } = await reads.read(filter, this.position, includeBody);
-        for (const message of messages) {
+        const { chunks, count, position, heldBack } = await reads.read(filter, this.position, includeBody);
+        for (const chunk of chunks) {
           if (this.ended) return;
           if (this.res.writableLength >= settings.bufferBytes && !(await this.drained())) {
             if (!this.ended) this.finish('cut_off', { code: 'stream_overflow', message: `The client did not keep up (more than ${settings.bufferBytes} bytes waiting for ${settings.stallTimeoutMs} ms); reconnect with Last-Event-ID to resume.` });
             return;
           }
           if (this.ended) return;
-          this.write(message.text);
-          this.lastEventId = String(message.id);
+          this.write(chunk.text);
+          this.lastEventId = String(chunk.lastId);
         }
         if (this.ended) return;
         this.position = position;
-        if (messages.length < BATCH) {
+        if (count < BATCH) {
           this.readLaterIf(heldBack);
           break;
         }
@@ -197,7 +191,6 @@ export class EventStream {
     this.ended = true;
     clearInterval(this.heartbeat);
     if (this.heldBackTimer) clearTimeout(this.heldBackTimer);
-    this.unsubscribe();
     this.options.onEnd(this, reason);
   }
 }

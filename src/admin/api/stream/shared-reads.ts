@@ -1,14 +1,21 @@
-import type { EventSearch, NewEventReader, Store, StreamPosition } from '../../../store/store.js';
+import type { EventSearch, NewEventReader, StreamPosition } from '../../../store/store.js';
 import { streamedEventView } from '../../../operations/views.js';
 
 /** Events read from the store per query: bounds what one stream holds in memory besides its socket buffer. */
 export const BATCH = 50;
+/** Messages are joined into writes of about this size: one write per client per commit, not one per event. */
+const CHUNK_BYTES = 64 * 1024;
 /** How long a read is shared: long enough for every stream woken by one commit, short enough to stay fresh. */
 const SHARE_MS = 5;
 
 export interface StreamBatch {
-  /** Each event's id and its whole SSE message, ready to write. */
-  messages: { id: number; text: string }[];
+  /**
+   * The events' SSE messages, joined in order into chunks ready to write, each with the id of its last event.
+   * A chunk holds at most CHUNK_BYTES, or one message that is larger on its own.
+   */
+  chunks: { lastId: number; text: string }[];
+  /** How many events the read returned (a full read means more may follow at once). */
+  count: number;
   position: StreamPosition;
   heldBack: boolean;
 }
@@ -16,23 +23,21 @@ export interface StreamBatch {
 /**
  * One read and one serialisation for all the streams that ask the same thing at once. A commit wakes every
  * open stream; those following live stand at the same position with the same filter, so one query and one
- * JSON text per event serve them all (50 streams cost about what one does). A commit forgets every shared
- * read before the streams it wakes read again, so no stream is handed a read older than the last commit.
+ * JSON text per event serve them all (50 streams cost about what one does). The hub forgets every shared
+ * read before it wakes the streams after a commit, so no stream is handed a read older than that commit.
  */
 export class SharedReads {
   private readonly reads = new Map<string, Promise<StreamBatch>>();
-  private readonly unsubscribe: () => void;
 
-  constructor(private readonly store: NewEventReader & Pick<Store, 'onEventsStored'>) {
-    this.unsubscribe = store.onEventsStored(() => this.reads.clear());
-  }
+  constructor(private readonly store: NewEventReader) {}
 
   read(filter: EventSearch, after: StreamPosition, includeBody: boolean): Promise<StreamBatch> {
     const key = JSON.stringify([filter, after, includeBody]);
     let read = this.reads.get(key);
     if (!read) {
       read = this.store.readNewEvents(filter, after, BATCH).then(({ events, position, heldBack }) => ({
-        messages: events.map((event) => ({ id: event.id, text: `id: ${event.id}\nevent: event\ndata: ${JSON.stringify(streamedEventView(event, includeBody))}\n\n` })),
+        chunks: chunked(events.map((event) => ({ id: event.id, text: `id: ${event.id}\nevent: event\ndata: ${JSON.stringify(streamedEventView(event, includeBody))}\n\n` }))),
+        count: events.length,
         position,
         heldBack,
       }));
@@ -46,8 +51,28 @@ export class SharedReads {
     return read;
   }
 
-  close(): void {
-    this.unsubscribe();
+  /** Forgets every shared read: the next read of each stream goes to the store. */
+  forget(): void {
     this.reads.clear();
   }
+}
+
+function chunked(messages: { id: number; text: string }[]): StreamBatch['chunks'] {
+  const chunks: StreamBatch['chunks'] = [];
+  let parts: string[] = [];
+  let size = 0;
+  let lastId = 0;
+  const close = (): void => {
+    if (parts.length > 0) chunks.push({ lastId, text: parts.join('') });
+    parts = [];
+    size = 0;
+  };
+  for (const message of messages) {
+    if (size > 0 && size + message.text.length > CHUNK_BYTES) close();
+    parts.push(message.text);
+    size += message.text.length;
+    lastId = message.id;
+  }
+  close();
+  return chunks;
 }

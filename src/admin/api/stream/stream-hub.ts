@@ -2,6 +2,13 @@ import type { ServerResponse } from 'node:http';
 import { HookrelayError } from '../../../errors.js';
 import { EventStream, type EventStreamOptions, type StreamEndReason, type StreamSettings } from './event-stream.js';
 import { SharedReads } from './shared-reads.js';
+import type { NewEventReader, Store } from '../../../store/store.js';
+
+/**
+ * Commits wake the streams at most this often: under load that is one read and one write per client per
+ * gap instead of per group commit (thousands a second), for at most this much more delay to a message.
+ */
+const WAKE_GAP_MS = 10;
 
 export interface StreamHubSettings extends StreamSettings {
   /** Open streams at once. */
@@ -16,13 +23,19 @@ export interface StreamStats {
   peakBufferedBytes: number;
 }
 
-/** The open event streams: the cap on how many, the shutdown that ends them all, and their figures. */
+/**
+ * The open event streams: the cap on how many, the shutdown that ends them all, their figures, and the one
+ * subscription to the store's commits that wakes them all together (so they share each read).
+ */
 export class StreamHub {
   private readonly streams = new Set<EventStream>();
   private closing = false;
   private cutOff = 0;
   private peakBufferedBytes = 0;
   private reads: SharedReads | null = null;
+  private unsubscribe: (() => void) | null = null;
+  private wakeTimer: NodeJS.Timeout | null = null;
+  private lastWakeAt = -Infinity;
 
   constructor(readonly settings: StreamHubSettings) {}
 
@@ -34,13 +47,43 @@ export class StreamHub {
     }
   }
 
-  open(res: ServerResponse, options: Omit<EventStreamOptions, 'settings' | 'onEnd' | 'reads'>): EventStream {
+  open(res: ServerResponse, options: Omit<EventStreamOptions, 'settings' | 'onEnd' | 'reads'> & { store: NewEventReader & Pick<Store, 'onEventsStored'> }): EventStream {
     this.checkRoom();
-    // Created before the first stream subscribes, so a commit clears shared reads before it wakes any stream.
-    this.reads ??= new SharedReads(options.store);
-    const stream = new EventStream(res, { ...options, reads: this.reads, settings: this.settings, onEnd: (ended, reason) => this.forget(ended, reason) });
+    const { store, ...streamOptions } = options;
+    this.reads ??= new SharedReads(store);
+    // Listening only while a stream is open: on PostgreSQL without notifications, listening means polling.
+    this.unsubscribe ??= store.onEventsStored(() => this.committed());
+    const stream = new EventStream(res, { ...streamOptions, reads: this.reads, settings: this.settings, onEnd: (ended, reason) => this.forget(ended, reason) });
     this.streams.add(stream);
     return stream;
+  }
+
+  /** A commit stored events: wake every stream now, or when the gap since the last wake ends. */
+  private committed(): void {
+    if (this.wakeTimer) return;
+    const wait = this.lastWakeAt + WAKE_GAP_MS - performance.now();
+    if (wait <= 0) {
+      this.wakeAll();
+      return;
+    }
+    this.wakeTimer = setTimeout(() => {
+      this.wakeTimer = null;
+      this.wakeAll();
+    }, wait);
+  }
+
+  private wakeAll(): void {
+    this.lastWakeAt = performance.now();
+    // Forgotten first, so no stream is handed a read from before the commit that woke it.
+    this.reads?.forget();
+    for (const stream of this.streams) stream.wake();
+  }
+
+  private stopListening(): void {
+    this.unsubscribe?.();
+    this.unsubscribe = null;
+    if (this.wakeTimer) clearTimeout(this.wakeTimer);
+    this.wakeTimer = null;
   }
 
   stats(): StreamStats {
@@ -53,11 +96,13 @@ export class StreamHub {
   close(): void {
     this.closing = true;
     for (const stream of [...this.streams]) stream.shutDown();
-    this.reads?.close();
+    this.stopListening();
+    this.reads?.forget();
   }
 
   private forget(stream: EventStream, reason: StreamEndReason): void {
     if (!this.streams.delete(stream)) return;
+    if (this.streams.size === 0) this.stopListening();
     if (reason === 'cut_off') this.cutOff += 1;
     this.peakBufferedBytes = Math.max(this.peakBufferedBytes, stream.peakBufferedBytes);
   }
