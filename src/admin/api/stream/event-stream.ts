@@ -123,7 +123,7 @@ export class EventStream {
             return;
           }
           if (this.ended) return;
-          this.write(chunk.text);
+          this.write(chunk.bytes);
           this.lastEventId = String(chunk.lastId);
         }
         if (this.ended) return;
@@ -171,9 +171,9 @@ export class EventStream {
     });
   }
 
-  private write(text: string): void {
+  private write(data: string | Buffer): void {
     if (this.ended || this.res.writableEnded) return;
-    this.res.write(text);
+    this.res.write(data);
     this.peakBufferedBytes = Math.max(this.peakBufferedBytes, this.res.writableLength);
   }
 

@@ -11,9 +11,10 @@ const SHARE_MS = 5;
 export interface StreamBatch {
   /**
    * The events' SSE messages, joined in order into chunks ready to write, each with the id of its last event.
-   * A chunk holds at most CHUNK_BYTES, or one message that is larger on its own.
+   * A chunk holds at most CHUNK_BYTES, or one message that is larger on its own; it is encoded once here, not
+   * once per stream that writes it.
    */
-  chunks: { lastId: number; text: string }[];
+  chunks: { lastId: number; bytes: Buffer }[];
   /** How many events the read returned (a full read means more may follow at once). */
   count: number;
   position: StreamPosition;
@@ -63,7 +64,7 @@ function chunked(messages: { id: number; text: string }[]): StreamBatch['chunks'
   let size = 0;
   let lastId = 0;
   const close = (): void => {
-    if (parts.length > 0) chunks.push({ lastId, text: parts.join('') });
+    if (parts.length > 0) chunks.push({ lastId, bytes: Buffer.from(parts.join('')) });
     parts = [];
     size = 0;
   };
