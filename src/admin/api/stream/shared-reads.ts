@@ -4,7 +4,7 @@ import { streamedEventView } from '../../../operations/views.js';
 /** Events read from the store per query: bounds what one stream holds in memory besides its socket buffer. */
 export const BATCH = 50;
 /** Messages are joined into writes of about this size: one write per client per commit, not one per event. */
-const CHUNK_BYTES = 64 * 1024;
+export const CHUNK_BYTES = 64 * 1024;
 /** How long a read is shared: long enough for every stream woken by one commit, short enough to stay fresh. */
 const SHARE_MS = 5;
 
@@ -37,7 +37,7 @@ export class SharedReads {
     let read = this.reads.get(key);
     if (!read) {
       read = this.store.readNewEvents(filter, after, BATCH).then(({ events, position, heldBack }) => ({
-        chunks: chunked(events.map((event) => ({ id: event.id, text: `id: ${event.id}\nevent: event\ndata: ${JSON.stringify(streamedEventView(event, includeBody))}\n\n` }))),
+        chunks: chunkMessages(events.map((event) => ({ id: event.id, text: `id: ${event.id}\nevent: event\ndata: ${JSON.stringify(streamedEventView(event, includeBody))}\n\n` }))),
         count: events.length,
         position,
         heldBack,
@@ -58,7 +58,8 @@ export class SharedReads {
   }
 }
 
-function chunked(messages: { id: number; text: string }[]): StreamBatch['chunks'] {
+/** Joins SSE messages, in order, into chunks of at most CHUNK_BYTES (or one larger message alone). */
+export function chunkMessages(messages: { id: number; text: string }[]): StreamBatch['chunks'] {
   const chunks: StreamBatch['chunks'] = [];
   let parts: string[] = [];
   let size = 0;
