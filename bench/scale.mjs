@@ -29,7 +29,8 @@ const DURATION = Number(process.env.BENCH_DURATION ?? 8);
 const DELIVERIES = Number(process.env.BENCH_SCALE_DELIVERIES ?? 20_000);
 const CONNECTIONS = 50;
 const SECRET = 'bench-secret';
-const cli = dist('cli.js');
+// BENCH_CLI: another build's dist/cli.js, to compare two versions under the same harness.
+const cli = process.env.BENCH_CLI ?? dist('cli.js');
 
 const template = JSON.stringify(sampleTransferSucceeded({ paymentMethod: 'BUY_WITH_CARD' })).replace(/"id":"[^"]+"/, '"id":"00000000-0000-4000-8000-000000000000"');
 
@@ -216,10 +217,20 @@ const printDeliveryTable = () =>
     deliveryCases.map(([name], i) => ({ name, 'deliveries/s': Math.round(med(delivery[i], 'deliveriesPerSec')), range: range(delivery[i], 'deliveriesPerSec'), ...workColumns(delivery[i]) })),
     ['name', 'deliveries/s', 'range', 'nodeCpuUs', 'dbCpuUs', 'commits/unit', 'rows ins/unit', 'rows upd/unit', 'WAL B/unit'],
   );
-const only = process.env.BENCH_ONLY; // `delivery`: the drains alone
+const printIngestTable = () =>
+  printTable(
+    ingestCases.map(([name], i) => ({ name, 'events/s': Math.round(med(ingest[i], 'rps')), range: range(ingest[i], 'rps'), p99: med(ingest[i], 'p99'), failed: ingest[i].reduce((s, r) => s + r.failed, 0), ...workColumns(ingest[i]) })),
+    ['name', 'events/s', 'range', 'p99', 'failed', 'nodeCpuUs', 'dbCpuUs', 'commits/unit', 'rows ins/unit', 'rows upd/unit', 'WAL B/unit'],
+  );
+const only = process.env.BENCH_ONLY; // `delivery`: the drains alone; `ingest`: the maximum rates alone
 const ingest = only === 'delivery' ? [] : await inRounds(ingestCases.map(([name, options]) => () => logged(() => ingestCase(name, options))));
 const [sqlite, pg1, pg2] = ingest;
 
+if (only === 'ingest') {
+  printIngestTable();
+  console.log(`2 nodes / 1 node: ${formatRatio(medianRatio(pg2, pg1))}; PostgreSQL 1 node / SQLite: ${formatRatio(medianRatio(pg1, sqlite))}`);
+  process.exit(0);
+}
 const sink = await startServer(process.execPath, [join(root, 'bench/lib/counting-sink.mjs')], { readPort: (line) => line.startsWith('{') && JSON.parse(line).port });
 const deliveryCases = [
   ['PostgreSQL, 1 worker node', { workers: 1 }],
@@ -243,10 +254,7 @@ const halfCases = ingestCases.map(([name, options], i) => {
 const half = await inRounds(halfCases.map(([name, options]) => () => logged(() => ingestCase(name, options))));
 
 console.log('\nIngest, maximum rate (per unit = per event)');
-printTable(
-  ingestCases.map(([name], i) => ({ name, 'events/s': Math.round(med(ingest[i], 'rps')), range: range(ingest[i], 'rps'), p99: med(ingest[i], 'p99'), failed: ingest[i].reduce((s, r) => s + r.failed, 0), ...workColumns(ingest[i]) })),
-  ['name', 'events/s', 'range', 'p99', 'failed', 'nodeCpuUs', 'dbCpuUs', 'commits/unit', 'rows ins/unit', 'rows upd/unit', 'WAL B/unit'],
-);
+printIngestTable();
 console.log('\nDelivery, an outbox drained into a loopback sink (per unit = per delivery)');
 printDeliveryTable();
 console.log('\nIngest at half of each maximum, open loop (ms; with 2 nodes the higher of their p99s)');

@@ -93,31 +93,42 @@ export class NodeNotifications {
 }
 
 /**
- * Announces on one channel to the other nodes: one NOTIFY in flight at a time, and one more after it when
- * others were asked for meanwhile (a burst of commits costs two statements, not one each). Sent after the
- * commit, off the path of the acknowledgement; a failure only leaves the others to their poll.
+ * Announces on one channel to the other nodes, at most once per `minGapMs`: a NOTIFY is a transaction of its
+ * own (an XID, a commit record, a WAL flush, and PostgreSQL's lock that serialises notifying commits), so under
+ * load one per group commit would cost nearly as much as the commits themselves. The first announcement of a
+ * quiet spell goes at once; those asked for within the gap are folded into one sent when it ends. Sent after
+ * the commit, off the path of the acknowledgement; a failure only leaves the others to their poll.
  */
 export class Announcer {
-  private sending = false;
+  private busy = false;
   private again = false;
+  private lastSentAt = -Infinity;
 
   constructor(
     private readonly db: pg.Pool,
     private readonly channel: string,
     private readonly ownId: string,
+    private readonly minGapMs: number,
   ) {}
 
   announce(): void {
-    if (this.sending) {
+    if (this.busy) {
       this.again = true;
       return;
     }
-    this.sending = true;
+    this.busy = true;
+    const wait = this.lastSentAt + this.minGapMs - performance.now();
+    if (wait > 0) setTimeout(() => this.send(), wait).unref();
+    else this.send();
+  }
+
+  private send(): void {
+    this.lastSentAt = performance.now();
     this.db
       .query('SELECT pg_notify($1, $2)', [this.channel, this.ownId])
       .catch(() => {})
       .finally(() => {
-        this.sending = false;
+        this.busy = false;
         if (this.again) {
           this.again = false;
           this.announce();

@@ -28,6 +28,10 @@ import { asReadError, asStoreError, isRetryable, isStoreWideError } from './stor
 
 /** How often event streams re-read while no notification can reach this node (notifications off or lost). */
 export const STREAM_POLL_MS = 1_000;
+/** Other nodes' idle workers hear of new due deliveries at most this late (this node's own hear at once). */
+const DUE_ANNOUNCE_GAP_MS = 5;
+/** Other nodes' event streams hear of new events at most this late: a person is watching them. */
+const EVENTS_ANNOUNCE_GAP_MS = 25;
 
 const DATABASE_CLOCK_MS = 'SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now';
 
@@ -95,8 +99,8 @@ export class PostgresStore implements Store {
       if (settings.notifications) {
         const handlers = new Map([[DUE_CHANNEL, () => store.due.notify()], [EVENTS_CHANNEL, () => store.stored.notify()]]);
         store.notifications = new NodeNotifications(clientConfig(settings), store.nodeId, handlers);
-        store.dueAnnouncer = new Announcer(store.pool, DUE_CHANNEL, store.nodeId);
-        store.eventsAnnouncer = new Announcer(store.pool, EVENTS_CHANNEL, store.nodeId);
+        store.dueAnnouncer = new Announcer(store.pool, DUE_CHANNEL, store.nodeId, DUE_ANNOUNCE_GAP_MS);
+        store.eventsAnnouncer = new Announcer(store.pool, EVENTS_CHANNEL, store.nodeId, EVENTS_ANNOUNCE_GAP_MS);
         await store.notifications.start();
       }
     } catch (err) {
