@@ -118,6 +118,24 @@ describe('GET /admin/api/events/stream', () => {
     expect(event!.headers['x-service-signature']).toMatch(/^[0-9a-f]{64}$/);
   });
 
+  it('reads fewer events at a time for a stream with bodies, so what it holds while its client waits stays small', async () => {
+    const app = await start();
+    const limits: number[] = [];
+    const read = app.store.readNewEvents.bind(app.store);
+    app.store.readNewEvents = (filter, after, limit) => {
+      limits.push(limit);
+      return read(filter, after, limit);
+    };
+    await app.store.importEvents(Array.from({ length: 30 }, () => importedEvent()));
+    for (const query of ['?since=1h', '?since=1h&body=true']) {
+      limits.length = 0;
+      const stream = follow(app, query);
+      await waitFor(() => expect(stream.ids()).toHaveLength(30));
+      await stream.stop();
+      expect(Math.max(...limits)).toBe(query.includes('body') ? 8 : 50);
+    }
+  });
+
   it('starts from `since` (an event id or a duration) and refuses a bad one', async () => {
     const app = await start();
     const ids = [await ingest(app), await ingest(app), await ingest(app)];

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { EventSearch, StreamPosition } from '../../../store/store.js';
 import { positionText } from '../../../operations/stream-position.js';
-import { BATCH, type SharedReads } from './shared-reads.js';
+import type { SharedReads } from './shared-reads.js';
 
 export interface StreamSettings {
   heartbeatMs: number;
@@ -115,7 +115,7 @@ export class EventStream {
     do {
       this.readAgain = false;
       for (;;) {
-        const { chunks, count, position, heldBack } = await reads.read(filter, this.position, includeBody);
+        const { chunks, full, position, heldBack } = await reads.read(filter, this.position, includeBody);
         for (const chunk of chunks) {
           if (this.ended) return;
           if (this.res.writableLength >= settings.bufferBytes && !(await this.drained())) {
@@ -128,7 +128,7 @@ export class EventStream {
         }
         if (this.ended) return;
         this.position = position;
-        if (count < BATCH) {
+        if (!full) {
           this.readLaterIf(heldBack);
           break;
         }

@@ -2,7 +2,9 @@ import type { EventSearch, NewEventReader, StreamPosition } from '../../../store
 import { streamedEventView } from '../../../operations/views.js';
 
 /** Events read from the store per query: bounds what one stream holds in memory besides its socket buffer. */
-export const BATCH = 50;
+const BATCH = 50;
+/** The same with raw bodies (up to `maxBody` each, sent as base64): fewer, so a batch stays tens of MB at worst. */
+const BATCH_WITH_BODIES = 8;
 /** Messages are joined into writes of about this size: one write per client per commit, not one per event. */
 export const CHUNK_BYTES = 64 * 1024;
 /** How long a read is shared: long enough for every stream woken by one commit, short enough to stay fresh. */
@@ -15,8 +17,8 @@ export interface StreamBatch {
    * once per stream that writes it.
    */
   chunks: { lastId: number; bytes: Buffer }[];
-  /** How many events the read returned (a full read means more may follow at once). */
-  count: number;
+  /** The read returned as many events as it asked for: more may follow at once. */
+  full: boolean;
   position: StreamPosition;
   heldBack: boolean;
 }
@@ -36,9 +38,10 @@ export class SharedReads {
     const key = JSON.stringify([filter, after, includeBody]);
     let read = this.reads.get(key);
     if (!read) {
-      read = this.store.readNewEvents(filter, after, BATCH).then(({ events, position, heldBack }) => ({
+      const limit = includeBody ? BATCH_WITH_BODIES : BATCH;
+      read = this.store.readNewEvents(filter, after, limit).then(({ events, position, heldBack }) => ({
         chunks: chunkMessages(events.map((event) => ({ id: event.id, text: `id: ${event.id}\nevent: event\ndata: ${JSON.stringify(streamedEventView(event, includeBody))}\n\n` }))),
-        count: events.length,
+        full: events.length === limit,
         position,
         heldBack,
       }));
