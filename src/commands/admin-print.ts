@@ -11,10 +11,15 @@ function forwardingText({ state, pending, delivered, dead }: EventListItemView['
   return parts.length > 1 ? `${state} (${parts.join(', ')})` : state;
 }
 
+/** The event name; an edited copy says which event it was edited from, as the console's badge does. */
+function eventName(e: EventListItemView): string {
+  return e.edit ? `${e.event} (edited #${e.edit.editedFrom})` : e.event;
+}
+
 export function printEventTable(page: Paged<EventListItemView>): void {
   printLine(formatTable(
     ['ID', 'RECEIVED', 'SOURCE', 'EVENT', 'TRANSFER ID', 'EMAIL', 'VALIDATION', 'COUNT', 'BYTES', 'FORWARDED'],
-    page.items.map((e) => [e.id, shortTime(e.receivedAt), e.source, e.event, e.transferId, e.email, e.validation, e.receivedCount, e.bodyBytes, forwardingText(e.forwarding)]),
+    page.items.map((e) => [e.id, shortTime(e.receivedAt), e.source, eventName(e), e.transferId, e.email, e.validation, e.receivedCount, e.bodyBytes, forwardingText(e.forwarding)]),
   ));
   printPageFooter(page);
 }
@@ -47,6 +52,8 @@ export function printEventDetail({ event, deliveries }: EventWithDeliveries): vo
     ['checkout id', event.checkoutId], ['email', event.email], ['wallet', event.walletAddress], ['validation', event.validation],
     ['received', event.receivedAt], ['last received', event.lastReceivedAt], ['received count', event.receivedCount], ['body bytes', event.bodyBytes],
     ...(event.importedAt ? [['imported', event.importedAt] as [string, unknown]] : []),
+    ['rule set', event.ruleSetHash ?? 'unknown (stored before rule sets were kept)'],
+    ...(event.edit ? [['edited from', `event ${event.edit.editedFrom} (edit ${event.edit.number}, via ${event.edit.via}, ${event.edit.editedAt})`] as [string, unknown]] : []),
   ];
   for (const [name, value] of fields) printLine(`${name.padEnd(15)} ${value ?? '-'}`);
   printLine('\nheaders');

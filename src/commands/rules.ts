@@ -35,15 +35,23 @@ function findRule(ruleSet: RuleSet, id: string): CompiledRule {
   return rule;
 }
 
-/** The rule's explanation on a body from a file: every clause, and for a match what it would send (nothing is sent). */
+/**
+ * The rule's explanation on a body from a file: every clause, and for a match what it would send (nothing
+ * is sent), named with the rule set it was computed with.
+ */
 async function testWithFile(rule: CompiledRule, ruleSet: RuleSet, file: string, source: string, json: boolean): Promise<void> {
-  const [explanation] = (await explainBody({ ruleSet }, await readFile(file), source, { ruleId: rule.id })).rules;
-  const { matched, failing, notes, outgoing } = explanation!;
-  if (json) process.stdout.write(`${JSON.stringify(explanation)}\n`);
-  else if (!matched) process.stdout.write(`no match: ${[...failing, ...notes].join('; ')}\n\n${ruleExplanationLines(explanation!).join('\n')}\n`);
-  else if (outgoing?.renderError) process.stdout.write(`match, but the transform fails: ${outgoing.renderError}\n`);
-  else process.stdout.write(`match\n\n${ruleExplanationLines(explanation!).join('\n')}\n`);
-  if (!matched || outgoing?.renderError) process.exitCode = 1;
+  const { ruleSetHash, rules } = await explainBody({ ruleSet }, await readFile(file), source, { ruleId: rule.id });
+  const explanation = rules[0]!;
+  const { matched, failing, notes, outgoing } = explanation;
+  const transformFails = matched && outgoing?.renderError !== undefined;
+  if (json) {
+    process.stdout.write(`${JSON.stringify({ ...explanation, ruleSetHash })}\n`);
+  } else {
+    const verdict = !matched ? `no match: ${[...failing, ...notes].join('; ')}` : transformFails ? `match, but the transform fails: ${outgoing!.renderError}` : 'match';
+    const clauses = transformFails ? '' : `\n\n${ruleExplanationLines(explanation).join('\n')}`;
+    process.stdout.write(`${verdict}\nrule set ${ruleSetHash} (loaded now)${clauses}\n`);
+  }
+  if (!matched || transformFails) process.exitCode = 1;
 }
 
 async function testWithHistory(rule: CompiledRule, ruleSet: RuleSet, count: number, flags: { dataDir?: string; json: boolean }): Promise<void> {

@@ -3,6 +3,7 @@ import type { OperationsContext } from './context.js';
 import { HookrelayError } from '../errors.js';
 import { parseJsonBody } from '../ingest/parse-json.js';
 import { validateEvent, type SchemaIssue } from '../ingest/validate-event.js';
+import { mismatchReason } from '../rules/explain.js';
 import { compileKeptRuleSet } from '../rules/kept-rule-set.js';
 import { keptRuleOf } from '../rules/kept-rules.js';
 import { ruleSchema } from '../rules/schema.js';
@@ -109,7 +110,7 @@ export async function replayEdited(ctx: OperationsContext, eventId: number, requ
       const rule = routing.ruleSet.rules.find((r) => r.id === ruleId);
       if (!rule) throw new HookrelayError('not_found', `No rule "${ruleId}" in the current rule set.`, { ruleId });
       if (!rule.enabled) throw new HookrelayError('conflict', `Rule "${ruleId}" is disabled: its deliveries would be held. Enable it first.`, { ruleId });
-      if (!rule.matches(input)) appliedWithoutMatch = rule.explainMismatch(input) ?? 'does not match';
+      if (!rule.matches(input)) appliedWithoutMatch = mismatchReason(rule, input);
     }
   }
   const ruleId = request.target.kind === 'rule' ? request.target.ruleId : undefined;

@@ -1,4 +1,5 @@
 import { HookrelayError } from '../errors.js';
+import { mismatchReason } from '../rules/explain.js';
 import { planDeliveries } from '../rules/plan.js';
 import type { RuleEventInput, RuleSet } from '../rules/types.js';
 import type { NewDelivery } from '../store/store.js';
@@ -18,7 +19,7 @@ export async function planReplay(ruleSet: RuleSet, input: RuleEventInput, option
   const rule = ruleSet.rules.find((r) => r.id === options.ruleId);
   if (!rule) throw new HookrelayError('not_found', `No rule "${options.ruleId}" in the current rule set.`, { ruleId: options.ruleId });
   if (!rule.matches(input)) {
-    const reason = rule.explainMismatch(input) ?? 'does not match';
+    const reason = mismatchReason(rule, input);
     if (!options.force) throw new HookrelayError('rule_mismatch', `The event does not match rule "${rule.id}": ${reason}.`, { ruleId: rule.id, reason });
     return planDeliveries({ ...ruleSet, rules: [{ ...rule, matches: () => true }] }, input);
   }

@@ -67,7 +67,6 @@ export function compileRule(value: unknown, location: { file: string; line: numb
     ...(def.redrive !== undefined && { redrive: redriveChoice(def.redrive) }),
     hasTransform: transform.transform.hasTransform,
     matches: matcher.matcher.matches,
-    explainMismatch: matcher.matcher.explainMismatch,
     render: transform.transform.render,
     describe,
     kept: keptRuleOf(def, location),

@@ -1,6 +1,6 @@
-import { explainRule } from './explain.js';
+import { mismatchReason } from './explain.js';
 import { planDeliveries } from './plan.js';
-import type { CompiledRule, RuleEventInput, RuleSet } from './types.js';
+import type { RuleEventInput, RuleSet } from './types.js';
 
 /** What one rule would do with one event: for `rules test` and the console, nothing is sent. */
 export interface RuleDryRun {
@@ -19,25 +19,17 @@ export interface RuleDryRun {
 
 export async function dryRunRules(ruleSet: RuleSet, input: RuleEventInput): Promise<RuleDryRun[]> {
   const planned = new Map((await planDeliveries(ruleSet, input)).map((delivery) => [delivery.ruleId, delivery]));
-  return Promise.all(
-    ruleSet.rules.map(async (rule): Promise<RuleDryRun> => {
-      const outcome = { ruleId: rule.id, file: rule.file, line: rule.line };
-      const delivery = planned.get(rule.id);
-      if (!delivery) return { ...outcome, matched: false, reason: await mismatchReason(rule, input) };
-      return {
-        ...outcome,
-        matched: true,
-        reason: null,
-        body: delivery.body ?? input.raw,
-        contentType: delivery.contentType,
-        ...(delivery.deadReason !== undefined && { deadReason: delivery.deadReason }),
-      };
-    }),
-  );
-}
-
-/** The explanation's failing clauses, all of them, in one line. */
-async function mismatchReason(rule: CompiledRule, input: RuleEventInput): Promise<string> {
-  const explanation = await explainRule(rule, input);
-  return [...explanation.failing, ...explanation.notes].join('; ');
+  return ruleSet.rules.map((rule): RuleDryRun => {
+    const outcome = { ruleId: rule.id, file: rule.file, line: rule.line };
+    const delivery = planned.get(rule.id);
+    if (!delivery) return { ...outcome, matched: false, reason: mismatchReason(rule, input) };
+    return {
+      ...outcome,
+      matched: true,
+      reason: null,
+      body: delivery.body ?? input.raw,
+      contentType: delivery.contentType,
+      ...(delivery.deadReason !== undefined && { deadReason: delivery.deadReason }),
+    };
+  });
 }

@@ -171,6 +171,12 @@ async function previewOutgoing(rule: CompiledRule, input: RuleEventInput, now: D
   };
 }
 
+/** Why a rule does not take the event: every failing clause, then the notes (disabled), in one line. */
+export function mismatchReason(rule: CompiledRule, input: RuleEventInput): string {
+  const { failing, notes } = judgeRule(rule, input);
+  return [...failing, ...notes].join('; ');
+}
+
 /** `where result.quantity $gt 1: found 1`, in one line. */
 export function clauseSummary(clause: ClauseExplanation): string {
   return clause.path === 'event' || clause.path === 'source' ? clauseText(clause) : `where ${clauseText(clause)}`;

@@ -1,5 +1,4 @@
 import sift from 'sift';
-import { valuesAt } from './field-values.js';
 import { ALLOWED_OPERATORS, validateQuery, type QueryIssue } from './query-validation.js';
 import type { RuleEventInput } from './types.js';
 
@@ -14,8 +13,6 @@ export interface MatchCriteria {
 
 export interface RuleMatcher {
   matches(input: RuleEventInput): boolean;
-  /** Why the event does not match (disabled, event, source, or the first failing `where` key), or null. */
-  explainMismatch(input: RuleEventInput): string | null;
 }
 
 export type MatcherCompilation = { ok: true; matcher: RuleMatcher } | { ok: false; issues: QueryIssue[] };
@@ -35,11 +32,8 @@ export function compileMatcher(criteria: MatchCriteria): MatcherCompilation {
   const issues = validateQuery(criteria.where);
   if (issues.length > 0) return { ok: false, issues };
   let whole: Tester;
-  let perKey: [string, Tester][];
   try {
     whole = compileQuery(criteria.where);
-    // One tester per top-level key so a mismatch can name the clause that failed.
-    perKey = Object.entries(criteria.where).map(([key, condition]) => [key, compileQuery({ [key]: condition })]);
   } catch (err) {
     return { ok: false, issues: [{ path: [], message: (err as Error).message }] };
   }
@@ -50,24 +44,8 @@ export function compileMatcher(criteria: MatchCriteria): MatcherCompilation {
     ok: true,
     matcher: {
       matches: (input) => criteria.enabled && takesEvent(input.event) && takesSource(input.source) && whole(input.body),
-      explainMismatch(input) {
-        if (!criteria.enabled) return 'rule is disabled';
-        if (!takesEvent(input.event)) return `event "${input.event}" is not in on: [${criteria.on.join(', ')}]`;
-        if (!takesSource(input.source)) return `source "${input.source}" is not "${criteria.source}"`;
-        if (whole(input.body)) return null;
-        const failed = perKey.find(([, test]) => !test(input.body));
-        if (!failed) return 'where: the query does not match';
-        const [key] = failed;
-        return `where.${key}: ${preview(criteria.where[key])} does not match ${describeActual(input.body, key)}`;
-      },
     },
   };
-}
-
-function describeActual(body: unknown, key: string): string {
-  if (key.startsWith('$')) return 'the body';
-  const values = valuesAt(body, key.split('.'));
-  return values.length === 0 ? '(field is missing)' : `(value: ${preview(values.length === 1 ? values[0] : values)})`;
 }
 
 /** A value in one short line of JSON, for messages. */

@@ -52,7 +52,6 @@ export interface CompiledRule {
   order?: RuleOrder;
   hasTransform: boolean;
   matches(input: RuleEventInput): boolean;
-  explainMismatch(input: RuleEventInput): string | null;
   render(input: RuleEventInput): Promise<RenderedBody>;
   describe(): RuleDescription;
   /** The rule as kept with its rule set in the store (no resolved values, no literal secrets). */

@@ -66,7 +66,7 @@ describe('hookrelay rules', () => {
     const proc = runCli(['rules', 'test', 'big-card', '--file', eventFile, '--rules-dir', dir], { env: ENV });
     expect((await proc.exited).code).toBe(0);
     const out = proc.stdout();
-    expect(out).toMatch(/^match\n/);
+    expect(out).toMatch(/^match\nrule set [0-9a-f]{12} \(loaded now\)\n/);
     expect(out).toContain('POST https://hooks.example.com/fulfil');
     expect(out).toContain('Authorization: Bearer ${FULFIL_TOKEN}');
     expect(out).toMatch(/X-Service-Signature: [0-9a-f]{64}/);
@@ -96,7 +96,7 @@ describe('hookrelay rules', () => {
     expect(out).toContain('✗ where result.totalPriceUsd $gte 100: found 5.02');
     const json = runCli(['rules', 'test', 'big-card', '--file', eventFile, '--rules-dir', dir, '--json'], { env: ENV });
     await json.exited;
-    expect(JSON.parse(json.stdout())).toMatchObject({ ruleId: 'big-card', matched: false, failing: [expect.stringContaining('paymentMethod'), expect.stringContaining('totalPriceUsd')] });
+    expect(JSON.parse(json.stdout())).toMatchObject({ ruleId: 'big-card', ruleSetHash: expect.stringMatching(/^[0-9a-f]{12}$/), matched: false, failing: [expect.stringContaining('paymentMethod'), expect.stringContaining('totalPriceUsd')] });
   });
 
   it('test --history says which of the last N stored events match', async () => {

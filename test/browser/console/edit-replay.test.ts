@@ -78,9 +78,12 @@ describeWithBrowser('console: edit and replay with a diff, and replay by routing
       expect((await receiver.store.getEvent(id))!.body.equals(originalBytes)).toBe(true);
       expect((await receiver.store.listDeliveries({ eventId: id }, { limit: 10 })).items).toHaveLength(1);
 
-      // The copy's page links back to its original.
+      // The copy's page links back to its original, and the events list marks it as a copy.
       await page.locator('#edit-copy-link').click();
       await page.locator('#edited-from', { hasText: `#${id}` }).waitFor();
+      await page.goto(`${receiver.url}/console#/events`);
+      expect(await page.locator(`tr[data-event-id="${copyId}"] .badge.edited`).textContent()).toBe(`edited #${id}`);
+      expect(await page.locator(`tr[data-event-id="${id}"] .badge.edited`).count()).toBe(0);
 
       // Replay of the original by routing mode, as a dry run: where it would go, nothing sent.
       await page.goto(`${receiver.url}/console#/events/${id}`);
@@ -92,6 +95,28 @@ describeWithBrowser('console: edit and replay with a diff, and replay by routing
       await outcome.getByText(`fulfilment → POST ${sink.url}`).waitFor();
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(sink.received).toHaveLength(1);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('says that an event stored before rule sets were kept has no known original routing, and offers current', async () => {
+    const body = sampleTransferSucceeded();
+    const { id } = await receiver.store.saveEvent({
+      source: 'checkout', event: 'transfer:succeeded', transferId: body.result.id, checkoutId: null, email: null, walletAddress: null,
+      validation: 'valid', receivedAt: Date.now(), headers: {}, body: Buffer.from(JSON.stringify(body)),
+    });
+    const page = await browser.newPage();
+    try {
+      await logIn(page);
+      await page.goto(`${receiver.url}/console#/events/${id}`);
+      await page.getByText('unknown (stored before rule sets were kept)').waitFor();
+      await page.locator('#replay-route').selectOption('original');
+      await page.locator('#replay-all').click();
+      const outcome = page.locator('#replay-result');
+      await outcome.getByRole('alert').getByText(/rules that routed it are unknown/).waitFor();
+      expect(await outcome.locator('p.muted').textContent()).toBe('Choose route “current” to replay it through the rules as they are now.');
+      expect((await receiver.store.listDeliveries({ eventId: id }, { limit: 10 })).items).toEqual([]);
     } finally {
       await page.close();
     }

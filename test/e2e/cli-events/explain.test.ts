@@ -60,6 +60,7 @@ describe('hookrelay events explain', { timeout: 120_000 }, () => {
       expect(lines).toContain('destination allowed by the network guard (127.0.0.1)');
 
       const remoteJson = await hookrelay(['events', 'explain', String(id), ...remote, '--json'], { HOOKRELAY_ADMIN_TOKEN: ADMIN_TOKEN });
+      expect(lines[1]).toBe(`rule set ${remoteJson.json.ruleSetHash} (loaded now)`);
       const localJson = await hookrelay(['events', 'explain', String(id), ...local, '--json'], { HOOKRELAY_ALLOW_NETWORKS: server.env.HOOKRELAY_ALLOW_NETWORKS });
       expect(localJson.code, localJson.stderr).toBe(0);
       // The preview's X-Hookrelay-Timestamp is the second each explanation was made: the rest is alike.
@@ -73,6 +74,15 @@ describe('hookrelay events explain', { timeout: 120_000 }, () => {
       const unknown = await hookrelay(['events', 'explain', String(id), ...local, '--rule', 'nope']);
       expect(unknown.code).not.toBe(0);
       expect(unknown.stderr).toContain('No rule "nope"');
+
+      // Rules changed since the event arrived: the answer names today's rule set and says so.
+      writeFileSync(join(server.rulesDir, 'b.yaml'), EVERYTHING.replace('/all', '/all-new'));
+      const changed = await hookrelay(['events', 'explain', String(id), ...local]);
+      const changedLines = changed.stdout.split('\n');
+      const today = changedLines[1]!.match(/^rule set ([0-9a-f]+) \(loaded now\)$/)?.[1];
+      expect(today).toMatch(/^[0-9a-f]{12}$/);
+      expect(today).not.toBe(remoteJson.json.ruleSetHash);
+      expect(changedLines[2]).toBe(`note: The event's stored deliveries were planned under rule set ${remoteJson.json.ruleSetHash}, not the current ${today}: what was sent then may differ from this explanation.`);
     } finally {
       await server.stop();
     }

@@ -31,7 +31,7 @@ describe('events replay|resend and deliveries list|retry on a data dir, with the
 
       const refused = await hookrelay(['events', 'replay', String(id), '--rule', 'big', ...local]);
       expect(refused.code).toBe(1);
-      expect(refused.stderr).toContain('event "order:noted0" is not in on: [transfer:succeeded]');
+      expect(refused.stderr).toContain('event $in ["transfer:succeeded"]: found "order:noted0"; where result.quantity $gt 100: absent');
       const unknown = await hookrelay(['events', 'replay', String(id), '--rule', 'nope', ...local]);
       expect(unknown.stderr).toContain('No rule "nope"');
       const forced = await hookrelay(['events', 'replay', String(id), '--rule', 'big', '--force', ...local, '--json']);
@@ -65,13 +65,37 @@ describe('events replay|resend and deliveries list|retry on a data dir, with the
       const editedFile = join(makeTempDir(), 'edited.json');
       const editedBody = JSON.stringify({ ...sampleTransferSucceeded(), note: 'edited' });
       writeFileSync(editedFile, editedBody);
+      const originalBefore = (await hookrelay(['events', 'show', String(id), ...local, '--json'])).json;
       const edited = await hookrelay(['events', 'replay', String(id), '--body', editedFile, '--rule', 'big', ...local]);
       expect(edited.code, edited.stderr).toBe(0);
       expect(edited.stdout).toMatch(new RegExp(`^edited copy stored as event \\d+ \\(edit 1 of event ${id}, validation valid\\)$`, 'm'));
       expect(edited.stdout).toContain('+ note: "edited"');
-      expect(edited.stdout).toMatch(/filter does not match the edited body \(where\.result\.quantity: .*\): applied anyway/);
+      expect(edited.stdout).toMatch(/filter does not match the edited body \(where result\.quantity \$gt 100: found \d+\): applied anyway/);
       const [, , , , , , , , , , , , , last] = await sink.waitFor(14, 20_000);
       expect(last!.rawBody.toString()).toBe(editedBody);
+
+      // The original is as it was; the copy is listed and shown as an edited copy of it.
+      const originalAfter = (await hookrelay(['events', 'show', String(id), ...local, '--json'])).json;
+      expect(originalAfter.event).toEqual(originalBefore.event);
+      const deliveryIds = (shown: { deliveries: { id: number }[] }) => shown.deliveries.map((d) => d.id);
+      expect(deliveryIds(originalAfter)).toEqual(deliveryIds(originalBefore));
+      const copyId = Number(/^edited copy stored as event (\d+)/m.exec(edited.stdout)![1]);
+      const listed = await hookrelay(['events', 'list', ...local, '--limit', '1']);
+      expect(listed.stdout.split('\n')[1]).toMatch(new RegExp(`^${copyId}\\s.*\\stransfer:succeeded \\(edited #${id}\\)\\s`));
+      const shownCopy = await hookrelay(['events', 'show', String(copyId), ...local]);
+      expect(shownCopy.stdout).toMatch(new RegExp(`^edited from\\s+event ${id} \\(edit 1, via cli, \\S+\\)$`, 'm'));
+      expect(shownCopy.stdout).toMatch(/^rule set\s+[0-9a-f]{12}$/m);
+
+      // The rule changes: route original sends to the destination of that time, route current to today's.
+      writeFileSync(join(server.rulesDir, 'fwd.yaml'), `id: fwd\non: [order:noted0, transfer:succeeded]\nto:\n  url: ${sink.url}/new\n`);
+      const viaOriginal = await hookrelay(['events', 'replay', String(id), '--route', 'original', ...local]);
+      expect(viaOriginal.stdout).toContain(`rule fwd sends POST ${sink.url} (`);
+      await sink.waitFor(15, 20_000);
+      const viaCurrent = await hookrelay(['events', 'replay', String(id), '--route', 'current', ...local]);
+      expect(viaCurrent.stdout).toContain(`rule fwd sends POST ${sink.url}/new (`);
+      const received = await sink.waitFor(16, 20_000);
+      const path = new URL(sink.url).pathname;
+      expect([received[14]!.path, received[15]!.path]).toEqual([path, `${path}/new`]);
     } finally {
       await server.stop();
       await sink.close();

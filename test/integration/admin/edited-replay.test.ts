@@ -88,7 +88,7 @@ describeEachBackend('POST /admin/api/events/:id/edited-replay', (backend) => {
     const text = JSON.stringify(body);
 
     const forced = await fixture.api(`/events/${id}/edited-replay`, { method: 'POST', body: { body: text, ruleId: 'big' } });
-    expect(forced.json.appliedWithoutMatch).toMatch(/where\.result\.quantity/);
+    expect(forced.json.appliedWithoutMatch).toBe('where result.quantity $gt 100: found 1');
     expect(forced.json.deliveries).toEqual([expect.objectContaining({ ruleId: 'big' })]);
     await sink.waitFor(1);
 
@@ -105,5 +105,21 @@ describeEachBackend('POST /admin/api/events/:id/edited-replay', (backend) => {
     });
     expect(delivered.attemptLog).toHaveLength(1);
     expect((await fixture.app.store.getEvent(toUrl.json.event.id))?.edit?.number).toBe(2);
+  });
+
+  it('sends an edited copy to a URL through the network guard: a refused address is dead-lettered, not sent', async () => {
+    const fixture = await startAdminFixture({ rules: {} });
+    const body = fixture.transfer();
+    const id = await fixture.ingest(body);
+    // 127.0.0.2 is loopback outside the allowed 127.0.0.1/32: the guard refuses it before any connection.
+    const reply = await fixture.api(`/events/${id}/edited-replay`, { method: 'POST', body: { body: JSON.stringify(body), to: 'http://127.0.0.2:9/qa' } });
+    expect(reply.status, reply.text).toBe(201);
+    expect(reply.json.deliveries).toEqual([expect.objectContaining({ eventId: reply.json.event.id, origin: 'replay' })]);
+    const dead = await eventually(async () => {
+      const d = await fixture.app.store.getDelivery(reply.json.deliveries[0].id);
+      return d?.state === 'dead' ? d : null;
+    });
+    expect(dead.attemptLog).toEqual([expect.objectContaining({ errorCode: 'destination_refused', status: null })]);
+    expect(dead.deadReason).toMatch(/127\.0\.0\.2/);
   });
 });

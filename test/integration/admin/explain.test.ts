@@ -1,7 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, expect, it } from 'vitest';
 import { sampleTransferSucceeded } from '../../../src/samples/transfer-succeeded.js';
+import { describeEachBackend, type TestBackend } from '../../helpers/backends.js';
 import { postSigned, send } from '../../helpers/http.js';
 import { startTestReceiver, TEST_SECRET, type TestReceiver } from '../../helpers/receiver.js';
 import { rulesDirWith, TEST_DELIVERY } from '../../helpers/rules.js';
@@ -27,11 +28,11 @@ afterEach(async () => {
 });
 afterAll(() => removeTempDirs());
 
-async function start(rules: Record<string, string>): Promise<{ app: TestReceiver; rulesDir: string; api: (path: string) => ReturnType<typeof send> }> {
+async function start(backend: TestBackend, rules: Record<string, string>): Promise<{ app: TestReceiver; rulesDir: string; api: (path: string) => ReturnType<typeof send> }> {
   const rulesDir = rulesDirWith(rules);
   // The guard's DNS lookup is the test's: one name is internal, every other resolves to loopback.
   const lookup = async (name: string) => [{ address: name === 'crm.internal.test' ? '10.0.0.7' : '127.0.0.1' }];
-  const app = await startTestReceiver({ rulesDir, delivery: TEST_DELIVERY }, { env: ENV, lookup });
+  const app = await startTestReceiver({ rulesDir, delivery: TEST_DELIVERY, ...(await backend.storage()) }, { env: ENV, lookup });
   receiver = app;
   return { app, rulesDir, api: (path) => send(`${app.url}/admin/api${path}`, { headers: { authorization: `Bearer ${app.adminToken}` } }) };
 }
@@ -42,10 +43,10 @@ async function ingest(app: TestReceiver, body: unknown): Promise<number> {
   return reply.json.id as number;
 }
 
-describe('GET /admin/api/events/:id/explain', () => {
+describeEachBackend('GET /admin/api/events/:id/explain', (backend) => {
   it('explains every rule: all three failing clauses with the values found, a match with what it would send, a disabled rule, a refused destination', async () => {
     sink = await startWebhookSink();
-    const { app, api } = await start({
+    const { app, api } = await start(backend, {
       'a-fulfil.yaml': ruleYaml('fulfil', `${sink.url}/fulfil`, 'transform: \'{ "email": result.email }\'\n'),
       'b-crypto.yaml': ruleYaml('crypto-only', `${sink.url}/crypto`, THREE_FAILING),
       'c-off.yaml': ruleYaml('switched-off', `${sink.url}/off`, 'enabled: false\n'),
@@ -90,7 +91,7 @@ describe('GET /admin/api/events/:id/explain', () => {
   });
 
   it('explains one rule with ruleId; an unknown rule or event is a 404', async () => {
-    const { app, api } = await start({ 'a.yaml': ruleYaml('a', 'http://127.0.0.1:9/a'), 'b.yaml': ruleYaml('b', 'http://127.0.0.1:9/b', THREE_FAILING) });
+    const { app, api } = await start(backend, { 'a.yaml': ruleYaml('a', 'http://127.0.0.1:9/a'), 'b.yaml': ruleYaml('b', 'http://127.0.0.1:9/b', THREE_FAILING) });
     const id = await ingest(app, sampleTransferSucceeded());
     const one = await api(`/events/${id}/explain?ruleId=b`);
     expect(one.status).toBe(200);
@@ -102,7 +103,7 @@ describe('GET /admin/api/events/:id/explain', () => {
   });
 
   it('is in the OpenAPI document, the clause tree as a recursive schema', async () => {
-    const { api } = await start({});
+    const { api } = await start(backend, {});
     const doc = (await api('/openapi.json')).json;
     const operation = doc.paths['/events/{id}/explain'].get;
     expect(operation.parameters.map((p: { name: string }) => p.name)).toEqual(['id', 'ruleId']);
@@ -111,7 +112,7 @@ describe('GET /admin/api/events/:id/explain', () => {
   });
 
   it('names the rule set it used, and says when the stored deliveries were planned under another one', async () => {
-    const { app, rulesDir, api } = await start({ 'a.yaml': ruleYaml('a', 'http://127.0.0.1:9/a', 'retry:\n  schedule: [1h]\n') });
+    const { app, rulesDir, api } = await start(backend, { 'a.yaml': ruleYaml('a', 'http://127.0.0.1:9/a', 'retry:\n  schedule: [1h]\n') });
     const id = await ingest(app, sampleTransferSucceeded());
     const before = app.rules.current().hash;
     writeFileSync(join(rulesDir, 'a.yaml'), ruleYaml('a', 'http://127.0.0.1:9/a', `retry:\n  schedule: [1h]\n${THREE_FAILING}`));

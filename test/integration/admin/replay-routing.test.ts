@@ -69,6 +69,14 @@ describeEachBackend('replay routing modes', (backend) => {
     const reply = await fixture.api(`/events/${id}/replay`, { method: 'POST', body: { route: 'original' } });
     expect(sentTo(reply.json)).toEqual([`a ${sink.url}/a`]);
     expect(reply.json.withheld).toEqual([{ ruleId: 'b', reason: expect.stringMatching(/rule "b" is no longer in today's rules: not sent/) }]);
+
+    // In bulk, counted per rule beside what is sent.
+    const bulk = await fixture.api('/events/replay', { method: 'POST', body: { filter: {}, route: 'original', dryRun: true } });
+    const job = await eventually(async () => {
+      const polled = await fixture.api(`/jobs/${bulk.json.id}`);
+      return polled.json.state === 'done' ? polled.json : null;
+    });
+    expect(job.summary).toMatchObject({ perRule: { a: 1 }, withheld: { b: 1 } });
   });
 
   it('says plainly that the original routing of an event stored before rule sets were kept is unknown, and offers current', async () => {

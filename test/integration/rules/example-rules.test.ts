@@ -26,14 +26,14 @@ describe('the example rules shipped in rules/', () => {
     const localSink = result.ok ? result.ruleSet.rules.find((rule) => rule.id === 'local-sink') : undefined;
     expect(localSink?.destination.url).toBe('http://127.0.0.1:9999/hook');
     const input = purchaseInput();
-    expect(localSink?.explainMismatch(input)).toBe('rule is disabled');
+    expect([localSink?.enabled, localSink?.matches(input)]).toEqual([false, false]);
     expect((await localSink?.render(input))?.body).toBe(input.raw);
   });
 
   it('turn a big card purchase into a Slack message once SLACK_WEBHOOK_URL is set', async () => {
     const result = await loadRuleSet(examplesDir, { SLACK_WEBHOOK_URL: 'https://hooks.slack.com/services/T0/B0/x' });
     const slack = result.ok ? result.ruleSet.rules.find((rule) => rule.id === 'slack-card-purchases') : undefined;
-    expect(slack?.explainMismatch(purchaseInput())).toBe('rule is disabled');
+    expect([slack?.enabled, slack?.matches(purchaseInput())]).toEqual([false, false]);
     const rendered = await slack?.render(purchaseInput({ body: { ...purchase, result: { ...purchase.result, totalPriceUsd: 1234.5 } } }));
     expect(JSON.parse(rendered?.body.toString() ?? '')).toEqual({
       text: `Card purchase of $1,234.50 (2 token(s)) on checkout ${purchase.result.checkoutId}`,

@@ -3,7 +3,7 @@ import { destinationCheck } from '../../../src/delivery/destination-check.js';
 import { createSsrfGuard } from '../../../src/delivery/ssrf-guard.js';
 import { compileRule } from '../../../src/rules/compile-rule.js';
 import { maskUrlCredentials } from '../../../src/rules/describe-rule.js';
-import { explainRule, explainRules, PREVIEW_DELIVERY_ID, type ClauseExplanation } from '../../../src/rules/explain.js';
+import { explainRule, explainRules, mismatchReason, PREVIEW_DELIVERY_ID, type ClauseExplanation } from '../../../src/rules/explain.js';
 import type { CompiledRule, RuleSet } from '../../../src/rules/types.js';
 import { signHmacSha256Hex } from '../../../src/signing/hmac-sha256-hex.js';
 import { purchase, purchaseInput } from './rule-dir-fixture.js';
@@ -158,6 +158,17 @@ describe('explainRule', () => {
     const ruleSet: RuleSet = { rules: [rule({}), rule({ id: 'off', enabled: false })], hash: 'abc', loadedAt: new Date(), files: [] };
     expect((await explainRules(ruleSet, purchaseInput())).map((e) => [e.ruleId, e.matched])).toEqual([['r', true], ['off', false]]);
     expect((await explainRules(ruleSet, purchaseInput(), { ruleId: 'off' })).map((e) => e.ruleId)).toEqual(['off']);
+  });
+});
+
+describe('mismatchReason', () => {
+  it('names every failing clause in one line, and a disabled rule, for replay refusals and dry runs', () => {
+    const where = { 'result.paymentMethod': 'BUY_WITH_CRYPTO', 'result.couponCode': { $exists: true } };
+    expect(mismatchReason(rule({ on: ['transfer:failed'], source: 'staging', where }), purchaseInput())).toBe(
+      'event $in ["transfer:failed"]: found "transfer:succeeded"; source $eq "staging": found "checkout"; where result.paymentMethod $eq "BUY_WITH_CRYPTO": found "BUY_WITH_CARD"; where result.couponCode $exists true: absent',
+    );
+    expect(mismatchReason(rule({ enabled: false }), purchaseInput())).toBe('the rule is disabled; it would match if it were enabled');
+    expect(mismatchReason(rule({ enabled: false, where: { 'result.quantity': 7 } }), purchaseInput())).toBe('where result.quantity $eq 7: found 2; the rule is disabled');
   });
 });
 

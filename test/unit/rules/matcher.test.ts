@@ -91,30 +91,6 @@ describe('event, source and enabled', () => {
   });
 });
 
-describe('explainMismatch', () => {
-  it('returns null for a match', () => {
-    expect(matcher({ where: { 'result.quantity': 2 } }).explainMismatch(purchaseInput())).toBeNull();
-  });
-
-  it('names the reason: disabled, event, source', () => {
-    expect(matcher({ enabled: false }).explainMismatch(purchaseInput())).toBe('rule is disabled');
-    expect(matcher({}).explainMismatch(purchaseInput({ event: 'checkout:created' }))).toBe(
-      'event "checkout:created" is not in on: [transfer:succeeded]',
-    );
-    expect(matcher({ source: 'checkout' }).explainMismatch(purchaseInput({ source: 'staging' }))).toBe(
-      'source "staging" is not "checkout"',
-    );
-  });
-
-  it('names the first where clause that failed, with the value found', () => {
-    const rule = matcher({ where: { 'result.paymentMethod': 'BUY_WITH_CARD', 'result.totalPriceUsd': { $gte: 500 } } });
-    expect(rule.explainMismatch(purchaseInput())).toBe('where.result.totalPriceUsd: {"$gte":500} does not match (value: 150.5)');
-    expect(matcher({ where: { 'result.coupon': 'X' } }).explainMismatch(purchaseInput())).toBe(
-      'where.result.coupon: "X" does not match (field is missing)',
-    );
-  });
-});
-
 describe('compile-time checks', () => {
   const issues = (where: Record<string, unknown>) => {
     const compiled = compileMatcher({ on: ['*'], where, enabled: true });

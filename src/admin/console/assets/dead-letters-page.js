@@ -2,30 +2,10 @@
 import { api } from './api.js';
 import { neverSent } from './event-page.js';
 import { badge, dataTable, errorBox, errorText, every, flash, h, replace, tableRow, timeEl } from './dom.js';
+import { jobPanel } from './job-panel.js';
 
 const PAGE_SIZE = 50;
 const JOB_POLL_MS = 1000;
-
-function jobPanel(job, onCancel) {
-  const total = Math.max(job.total ?? 0, 0);
-  const processed = Math.min(job.processed ?? 0, total || Infinity);
-  const progress = h('progress', { id: 'job-progress', max: String(total || 1), value: String(total ? processed : job.state === 'running' ? 0 : 1) });
-  progress.setAttribute('aria-label', 'Bulk retry progress');
-  return h(
-    'section',
-    { class: 'card job', dataset: { jobId: job.id, state: job.state } },
-    h('div', { class: 'job-head' }, h('h2', { text: `Bulk retry #${job.id}` }), badge(job.state)),
-    progress,
-    h(
-      'p',
-      { class: 'job-counts' },
-      `${processed} of ${total} processed · ${job.created ?? 0} retried · ${job.failed ?? 0} failed`,
-      job.finishedAt ? h('span', { class: 'muted' }, ' · finished ', timeEl(job.finishedAt)) : null,
-    ),
-    job.error ? h('p', { class: 'error', text: job.error }) : null,
-    job.state === 'running' ? h('button', { type: 'button', class: 'danger small', id: 'job-cancel', text: 'Cancel', on: { click: (e) => onCancel(job, e.currentTarget) } }) : null,
-  );
-}
 
 /** What the destination last answered, or why there was no answer. */
 function lastStatusText(d) {
@@ -114,7 +94,7 @@ export function renderDeadLetters(view, query) {
   const showJob = (job, { started = false } = {}) => {
     const finished = job.state !== 'running' && (started || watchedJob?.state === 'running');
     watchedJob = job;
-    replace(jobBox, jobPanel(job, cancelJob));
+    replace(jobBox, jobPanel(job, { title: `Bulk retry #${job.id}`, label: 'Bulk retry progress', createdWord: 'retried', onCancel: cancelJob }));
     retryAll.disabled = job.state === 'running';
     if (finished) loadPage();
   };

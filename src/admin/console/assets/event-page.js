@@ -2,6 +2,7 @@
 import { api } from './api.js';
 import { editReplayCard } from './edit-replay-card.js';
 import { explainCard } from './explain-panel.js';
+import { routeSelect } from './replay-route.js';
 import { badge, card, dash, dataTable, definitionList, errorBox, errorText, every, flash, h, replace, showResultIn, timeEl } from './dom.js';
 
 const POLL_MS = 2000;
@@ -103,12 +104,7 @@ function replayCard(eventId, ruleIds, refresh) {
   const out = h('div', { class: 'result', id: 'replay-result' });
   const ruleSelect = h('select', { id: 'replay-rule', name: 'ruleId' }, ruleIds.map((id) => h('option', { value: id, text: id })));
   const force = h('input', { type: 'checkbox', id: 'replay-force', name: 'force' });
-  const route = h(
-    'select',
-    { id: 'replay-route', name: 'route' },
-    h('option', { value: 'current', text: 'current: the rules as they are now' }),
-    h('option', { value: 'original', text: 'original: the rules that routed it when it arrived' }),
-  );
+  const route = routeSelect('replay-route', 'it');
   const dryRun = h('input', { type: 'checkbox', id: 'replay-dry-run', name: 'dryRun' });
 
   const replay = async (button, request) => {

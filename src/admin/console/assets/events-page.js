@@ -1,6 +1,7 @@
 // Events: a filterable, keyset-paginated table that follows the event stream and prepends newer events
 // (polling instead where the stream cannot be used, e.g. behind a proxy that buffers it).
 import { api, queryString } from './api.js';
+import { bulkReplayCard } from './bulk-replay-card.js';
 import { badge, dataTable, errorBox, every, formatClock, h, replace, tableRow, timeEl } from './dom.js';
 
 const POLL_MS = 3000;
@@ -115,10 +116,12 @@ export function renderEvents(view, query) {
   const more = h('div', { class: 'more' });
   let newestId = 0;
   let tbody = null;
+  const bulkReplay = bulkReplayCard(filters);
 
   view.append(
     h('div', { class: 'page-head' }, h('h1', { text: 'Events' }), h('div', { class: 'live' }, h('label', { class: 'check' }, live, ' Live'), status)),
     h('details', { class: 'card filter-card', open: filtered || window.innerWidth >= 720 }, h('summary', { text: filtered ? 'Filters (active)' : 'Filters' }), filterForm(query)),
+    bulkReplay.section,
     h('section', { class: 'card flush', 'aria-label': 'Events' }, tableBox, more),
   );
 
@@ -182,7 +185,11 @@ export function renderEvents(view, query) {
   live.addEventListener('change', () => {
     status.textContent = live.checked ? 'live' : 'paused';
   });
-  return follow(filters, poll, status);
+  const stopFollowing = follow(filters, poll, status);
+  return () => {
+    stopFollowing();
+    bulkReplay.stop();
+  };
 }
 
 /**
