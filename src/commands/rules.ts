@@ -43,11 +43,11 @@ async function testWithFile(rule: CompiledRule, ruleSet: RuleSet, file: string, 
   const { ruleSetHash, rules } = await explainBody({ ruleSet }, await readFile(file), source, { ruleId: rule.id });
   const explanation = rules[0]!;
   const { matched, failing, notes, outgoing } = explanation;
-  const transformFails = matched && outgoing?.renderError !== undefined;
+  const transformFails = matched && outgoing?.deadReason !== undefined;
   if (json) {
     process.stdout.write(`${JSON.stringify({ ...explanation, ruleSetHash })}\n`);
   } else {
-    const verdict = !matched ? `no match: ${[...failing, ...notes].join('; ')}` : transformFails ? `match, but the transform fails: ${outgoing!.renderError}` : 'match';
+    const verdict = !matched ? `no match: ${[...failing, ...notes].join('; ')}` : transformFails ? `match, but the transform fails: ${outgoing!.deadReason}` : 'match';
     const clauses = transformFails ? '' : `\n\n${ruleExplanationLines(explanation).join('\n')}`;
     process.stdout.write(`${verdict}\nrule set ${ruleSetHash} (loaded now)${clauses}\n`);
   }
