@@ -190,7 +190,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     store,
     maxBody: config.maxBody,
     logger,
-    planDeliveries: async (input) => {
+    routeEvent: async (input) => {
       const ruleSet = rules.current();
       return { ruleSetHash: ruleSet.hash, deliveries: await planDeliveries(ruleSet, input) };
     },

@@ -24,10 +24,18 @@ export function printEventTable(page: Paged<EventListItemView>): void {
   printPageFooter(page);
 }
 
+/** `paused` for a pending delivery its disabled rule holds: its next attempt time is only when the worker looks again. */
+function stateText(d: Pick<DeliveryView, 'state' | 'pausedReason'>): string {
+  return d.pausedReason ? 'paused' : d.state;
+}
+
 export function printDeliveryTable(page: Paged<DeliveryView>): void {
   printLine(formatTable(
     ['ID', 'EVENT', 'RULE', 'STATE', 'ORIGIN', 'ATTEMPTS', 'LAST STATUS', 'NEXT ATTEMPT', 'LAST ERROR / DEAD REASON'],
-    page.items.map((d) => [d.id, d.eventId, d.ruleId, d.state, d.origin, d.attempts, d.lastStatus, shortTime(d.nextAttemptAt), d.deadReason ?? d.lastError]),
+    page.items.map((d) => [
+      d.id, d.eventId, d.ruleId, stateText(d), d.origin, d.attempts, d.lastStatus,
+      d.pausedReason ? null : shortTime(d.nextAttemptAt), d.deadReason ?? d.pausedReason ?? d.lastError,
+    ]),
     60,
   ));
   printPageFooter(page);
@@ -62,7 +70,8 @@ export function printEventDetail({ event, deliveries }: EventWithDeliveries): vo
   printLine(event.body);
   printLine(`\ndeliveries (${deliveries.length})`);
   for (const d of deliveries) {
-    printLine(`  ${d.id}  rule ${d.ruleId}  ${d.state}  ${d.origin}  attempts ${d.attempts}${d.deadReason ? `  dead: ${d.deadReason}` : ''}`);
+    const why = d.deadReason ? `  dead: ${d.deadReason}` : d.pausedReason ? `  paused: ${d.pausedReason}` : '';
+    printLine(`  ${d.id}  rule ${d.ruleId}  ${stateText(d)}  ${d.origin}  attempts ${d.attempts}${why}`);
     printAttempts(d);
   }
 }

@@ -4,7 +4,7 @@ import { loadConfig } from '../config.js';
 import { HookrelayError } from '../errors.js';
 import { loadRuleSet } from '../rules/loader.js';
 import { explainBody } from '../operations/explain-event.js';
-import { dryRunRules } from '../rules/dry-run.js';
+import { dryRunRule } from '../operations/rule-dry-run.js';
 import { ruleJsonSchemaText } from '../rules/json-schema.js';
 import { formatRuleFileError } from '../rules/rule-file-error.js';
 import type { CompiledRule, RuleSet } from '../rules/types.js';
@@ -43,34 +43,30 @@ async function testWithFile(rule: CompiledRule, ruleSet: RuleSet, file: string, 
   const { ruleSetHash, rules } = await explainBody({ ruleSet }, await readFile(file), source, { ruleId: rule.id });
   const explanation = rules[0]!;
   const { matched, failing, notes, outgoing } = explanation;
-  const transformFails = matched && outgoing?.renderError !== undefined;
+  const transformFails = matched && outgoing?.deadReason !== undefined;
   if (json) {
     process.stdout.write(`${JSON.stringify({ ...explanation, ruleSetHash })}\n`);
   } else {
-    const verdict = !matched ? `no match: ${[...failing, ...notes].join('; ')}` : transformFails ? `match, but the transform fails: ${outgoing!.renderError}` : 'match';
+    const verdict = !matched ? `no match: ${[...failing, ...notes].join('; ')}` : transformFails ? `match, but the transform fails: ${outgoing!.deadReason}` : 'match';
     const clauses = transformFails ? '' : `\n\n${ruleExplanationLines(explanation).join('\n')}`;
     process.stdout.write(`${verdict}\nrule set ${ruleSetHash} (loaded now)${clauses}\n`);
   }
   if (!matched || transformFails) process.exitCode = 1;
 }
 
-async function testWithHistory(rule: CompiledRule, ruleSet: RuleSet, count: number, flags: { dataDir?: string; json: boolean }): Promise<void> {
+async function testWithHistory(ruleId: string, ruleSet: RuleSet, count: number, flags: { dataDir?: string; json: boolean }): Promise<void> {
   const { dataDir } = loadConfig(process.env, flags.dataDir ? { dataDir: flags.dataDir } : {});
   if (!hasDatabase(dataDir)) throw new HookrelayError('not_found', `No hookrelay database in ${dataDir}, so there is no history to test against. Pass --data-dir <dir> (the one serve uses).`);
   const store = new SqliteStore({ dataDir, durability: 'normal' });
   try {
-    const { items } = await store.listEvents({}, { limit: count });
-    let matched = 0;
-    for (const summary of items) {
-      const stored = (await store.getEvent(summary.id))!;
-      const [run] = await dryRunRules({ ...ruleSet, rules: [rule] }, { source: stored.source, event: stored.event, body: JSON.parse(stored.body.toString('utf8')), raw: stored.body });
-      if (run!.matched) matched += 1;
+    const { results } = await dryRunRule(store, ruleSet, ruleId, { last: count });
+    for (const { eventId, event, matched, reason } of results) {
       const line = flags.json
-        ? JSON.stringify({ eventId: summary.id, event: summary.event, matched: run!.matched, reason: run!.reason })
-        : `${String(summary.id).padStart(8)}  ${summary.event.padEnd(24)}  ${run!.matched ? 'match' : `no match: ${run!.reason}`}`;
+        ? JSON.stringify({ eventId, event, matched, reason })
+        : `${String(eventId).padStart(8)}  ${event.padEnd(24)}  ${matched ? 'match' : `no match: ${reason}`}`;
       process.stdout.write(`${line}\n`);
     }
-    if (!flags.json) process.stdout.write(`${matched} of the last ${items.length} events match "${rule.id}"\n`);
+    if (!flags.json) process.stdout.write(`${results.filter((r) => r.matched).length} of the last ${results.length} events match "${ruleId}"\n`);
   } finally {
     await store.close();
   }
@@ -103,7 +99,7 @@ export function registerRulesCommand(program: Command): void {
       const ruleSet = await loadOrExit(flags.rulesDir);
       const rule = findRule(ruleSet, id);
       if (flags.file) await testWithFile(rule, ruleSet, flags.file, flags.source, Boolean(flags.json));
-      else await testWithHistory(rule, ruleSet, count, { ...(flags.dataDir !== undefined && { dataDir: flags.dataDir }), json: Boolean(flags.json) });
+      else await testWithHistory(rule.id, ruleSet, count, { ...(flags.dataDir !== undefined && { dataDir: flags.dataDir }), json: Boolean(flags.json) });
     });
   rules
     .command('schema')

@@ -28,8 +28,8 @@ export interface IngestDeps {
   maxBody: number;
   logger: Logger;
   now?: () => number;
-  /** `planDeliveries` (rules/plan.ts) under the current rule set: the outbox rows committed with the event, and the rule set that planned them. */
-  planDeliveries?: (input: RuleEventInput) => Promise<{ ruleSetHash: string; deliveries: NewDelivery[] }>;
+  /** Routes the event under the current rule set (`planDeliveries`, rules/plan.ts): the outbox rows committed with it, and the rule set that planned them. */
+  routeEvent?: (input: RuleEventInput) => Promise<{ ruleSetHash: string; deliveries: NewDelivery[] }>;
   /** Called after a new event with deliveries has committed (wakes the delivery worker). */
   onDeliveriesCreated?: () => void;
   /** Called once per request after the response is written (metrics). */
@@ -56,7 +56,7 @@ export function createIngestHandler(deps: IngestDeps): IngestHandler {
     verifySignature(source, req.headers, body, now());
     const parsed = parseJsonBody(body);
     const { envelope, validation } = validateEvent(parsed);
-    const routed = deps.planDeliveries ? await deps.planDeliveries({ source: source.name, event: envelope.event, body: parsed, raw: body }) : null;
+    const routed = deps.routeEvent ? await deps.routeEvent({ source: source.name, event: envelope.event, body: parsed, raw: body }) : null;
     const deliveries = routed?.deliveries ?? [];
     const event: NewEvent = {
       source: source.name,

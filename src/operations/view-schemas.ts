@@ -277,6 +277,7 @@ export const DryRunResultSchema = z.object({
   results: z.array(
     z.object({
       eventId: int,
+      event: z.string().meta({ description: 'the event name' }),
       matched: z.boolean(),
       reason: z.string().nullable().meta({ description: 'why it did not match; null when it matched' }),
       body: z.string().optional().meta({ description: 'what would be sent (UTF-8 text)' }),

@@ -31,6 +31,8 @@ export interface OutgoingPreview {
   /** The body as UTF-8 text: the transform's output, or the bytes received when the rule has none. */
   body: string;
   /** Set when the transform fails: the delivery would be stored dead-lettered with this reason. */
+  deadReason?: string;
+  /** Deprecated: the same as deadReason, kept for one release. */
   renderError?: string;
   /** Set when the body cannot be signed (standard-webhooks signs text: bytes that are not UTF-8). */
   signError?: string;
@@ -128,8 +130,8 @@ function judgeRule(rule: CompiledRule, input: RuleEventInput): RuleExplanation {
 /** What a rule whose clauses pass would send, and the network guard's word on where. */
 async function addPreview(explanation: RuleExplanation, rule: CompiledRule, input: RuleEventInput, options: ExplainOptions): Promise<void> {
   explanation.outgoing = await previewOutgoing(rule, input, options.now ?? new Date());
-  const { renderError, signError } = explanation.outgoing;
-  if (renderError !== undefined) explanation.notes.push(`the transform fails, so the delivery would be dead-lettered: ${renderError}`);
+  const { deadReason, signError } = explanation.outgoing;
+  if (deadReason !== undefined) explanation.notes.push(`the transform fails, so the delivery would be dead-lettered: ${deadReason}`);
   if (signError !== undefined) explanation.notes.push(`the body cannot be signed: ${signError}`);
   if (!options.checkDestination) return;
   explanation.destination = await options.checkDestination(rule.destination.url);
@@ -143,14 +145,14 @@ async function addPreview(explanation: RuleExplanation, rule: CompiledRule, inpu
 async function previewOutgoing(rule: CompiledRule, input: RuleEventInput, now: Date): Promise<OutgoingPreview> {
   const description = rule.describe();
   let body = input.raw;
-  let renderError: string | undefined;
+  let deadReason: string | undefined;
   let contentType = 'application/json';
   try {
     const rendered = await rule.render(input);
     body = rendered.body;
     contentType = rendered.contentType;
   } catch (err) {
-    renderError = (err as Error).message ?? String(err);
+    deadReason = (err as Error).message ?? String(err);
   }
   let signature: Record<string, string> = {};
   let signError: string | undefined;
@@ -165,7 +167,7 @@ async function previewOutgoing(rule: CompiledRule, input: RuleEventInput, now: D
     headers: { 'content-type': contentType, ...description.to.headers, ...signature },
     contentType,
     body: body.toString('utf8'),
-    ...(renderError !== undefined && { renderError }),
+    ...(deadReason !== undefined && { deadReason, renderError: deadReason }),
     ...(signError !== undefined && { signError }),
     signing: description.sign,
   };

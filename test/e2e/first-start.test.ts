@@ -1,20 +1,18 @@
-import { copyFileSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli, startServeProcess } from '../helpers/cli-process.js';
 import { send } from '../helpers/http.js';
+import { shippedExampleRulesDir } from '../helpers/rules.js';
 import { makeTempDir, removeTempDirs } from '../helpers/temp-dir.js';
 
 afterAll(() => removeTempDirs());
 
-const SHIPPED_EXAMPLES = ['local-sink.yaml', 'slack-card-purchases.yaml'];
 const ADMIN_TOKEN = 'first-start-admin-token-0123456789';
 
 describe('a fresh install', () => {
   it('starts with the shipped example rules, and its first test event becomes no dead letter', async () => {
-    const rulesDir = makeTempDir();
-    for (const name of SHIPPED_EXAMPLES) copyFileSync(fileURLToPath(new URL(`../../rules/${name}`, import.meta.url)), join(rulesDir, name));
+    const rulesDir = shippedExampleRulesDir();
     const dataDir = makeTempDir();
     // The settings of a first `npm start`: no allowed networks, a generated secret.
     const server = await startServeProcess({ HOOKRELAY_DATA_DIR: dataDir, HOOKRELAY_RULES_DIR: rulesDir, HOOKRELAY_ADMIN_TOKEN: ADMIN_TOKEN });

@@ -84,6 +84,18 @@ describe('hookrelay rules', () => {
     expect(proc.stdout()).toMatch(/^no match: .*totalPriceUsd/);
   });
 
+  it('test --file says when a matching rule\'s transform fails, with exit 1', async () => {
+    const dir = rulesDirWith({ 'big.yaml': BIG_CARD.replace('{ "email": result.email }', 'result.email + 1') });
+    const eventFile = join(makeTempDir(), 'event.json');
+    writeFileSync(eventFile, JSON.stringify(sampleTransferSucceeded({ unitPriceUsd: 80 })));
+    const proc = runCli(['rules', 'test', 'big-card', '--file', eventFile, '--rules-dir', dir], { env: ENV });
+    expect((await proc.exited).code).toBe(1);
+    expect(proc.stdout()).toMatch(/^match, but the transform fails: transform failed at position \d+: T2001 /);
+    const json = runCli(['rules', 'test', 'big-card', '--file', eventFile, '--rules-dir', dir, '--json'], { env: ENV });
+    expect((await json.exited).code).toBe(1);
+    expect(JSON.parse(json.stdout()).outgoing).toMatchObject({ deadReason: expect.stringMatching(/^transform failed/) });
+  });
+
   it('test --file lists every failing clause with the value found, not only the first', async () => {
     const dir = rulesDirWith({ 'big.yaml': BIG_CARD });
     const eventFile = join(makeTempDir(), 'event.json');

@@ -115,7 +115,7 @@ interface StoreCheck {
   storedTwice: string[];
   notByteExact: string[];
   undercounted: string[];
-  deliveries: { deliveryId: string; eventResultId: string; state: string }[];
+  deliveries: { deliveryId: string; eventTransferId: string; state: string }[];
 }
 
 /** Opens the data dir after the last stop, as an operator would, and compares it with what was acknowledged. */
@@ -139,7 +139,7 @@ async function checkStore(dataDir: string, events: SentEvent[]): Promise<StoreCh
     check.deliveries = store.db
       .prepare<[], { id: number; transfer_id: string; state: string }>('SELECT d.id, e.transfer_id, d.state FROM deliveries d JOIN events e ON e.id = d.event_id')
       .all()
-      .map((row) => ({ deliveryId: `dlv_${row.id}`, eventResultId: row.transfer_id, state: row.state }));
+      .map((row) => ({ deliveryId: `dlv_${row.id}`, eventTransferId: row.transfer_id, state: row.state }));
     return check;
   } finally {
     await store.close();
@@ -148,14 +148,14 @@ async function checkStore(dataDir: string, events: SentEvent[]): Promise<StoreCh
 
 /** Every acknowledged matching event has exactly one delivery, it reached the sink, and every copy the sink got is the event's exact bytes. */
 function checkDeliveries(events: SentEvent[], check: StoreCheck, sink: CountingSink): { missing: string[]; wrongBody: string[]; unexpectedRows: string[]; idMismatch: number } {
-  const byResult = new Map<string, StoreCheck['deliveries']>();
-  for (const delivery of check.deliveries) byResult.set(delivery.eventResultId, [...(byResult.get(delivery.eventResultId) ?? []), delivery]);
+  const byTransfer = new Map<string, StoreCheck['deliveries']>();
+  for (const delivery of check.deliveries) byTransfer.set(delivery.eventTransferId, [...(byTransfer.get(delivery.eventTransferId) ?? []), delivery]);
   const missing: string[] = [];
   const wrongBody: string[] = [];
   const unexpectedRows: string[] = [];
   const rawById = new Map<string, Buffer>();
   for (const event of events) {
-    const rows = byResult.get(event.transferId) ?? [];
+    const rows = byTransfer.get(event.transferId) ?? [];
     if (!event.matches) {
       if (rows.length > 0) unexpectedRows.push(event.transferId);
       continue;

@@ -36,7 +36,8 @@ const OutgoingPreviewSchema = z
     headers: z.record(z.string(), z.string()).meta({ description: 'content-type, the rule headers as written, delivery id and signature' }),
     contentType: z.string(),
     body: z.string().meta({ description: 'the body after the transform (UTF-8 text)' }),
-    renderError: z.string().optional(),
+    deadReason: z.string().optional().meta({ description: 'the transform fails: the delivery would be stored dead-lettered with this reason' }),
+    renderError: z.string().optional().meta({ description: 'deprecated: the same as deadReason', deprecated: true }),
     signError: z.string().optional(),
     signing: z.object({ scheme: z.string(), header: z.string().optional(), secret: z.string().optional().meta({ description: 'the ${ENV} reference, or [redacted]' }) }),
   })

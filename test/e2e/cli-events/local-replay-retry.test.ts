@@ -109,7 +109,7 @@ describe('events replay|resend and deliveries list|retry on a data dir, with the
       'dead.yaml': `id: dead\non: [order:noted0, order:noted1]\nto:\n  url: ${sink.url}\n`,
       'later.yaml': `id: later\non: [order:noted1]\nto:\n  url: ${sink.url}\nretry: { schedule: [1h] }\n`,
     });
-    const local = ['--data-dir', server.dataDir];
+    const local = ['--data-dir', server.dataDir, '--rules-dir', server.rulesDir];
     try {
       const ids = await postAll(server.webhook, awkwardBodies(4));
       await sink.waitFor(4, 20_000);
@@ -139,6 +139,16 @@ describe('events replay|resend and deliveries list|retry on a data dir, with the
       await until(async () => (await hookrelay(['deliveries', 'list', '--state', 'delivered', ...local, '--json'])).json.items.length === 4, 30_000, 'all delivered');
       const none = await hookrelay(['deliveries', 'list', '--state', 'dead', ...local]);
       expect(none.stdout).toContain('(none)');
+
+      // Disabled, the rule holds its pending deliveries: they show as paused and why, with no next attempt time.
+      writeFileSync(join(server.rulesDir, 'later.yaml'), `id: later\non: [order:noted1]\nto:\n  url: ${sink.url}\nretry: { schedule: [1h] }\nenabled: false\n`);
+      const held = await hookrelay(['deliveries', 'list', '--rule', 'later', ...local]);
+      const rows = held.stdout.split('\n').filter((line) => /\slater\s/.test(line));
+      expect(rows).toHaveLength(2);
+      for (const row of rows) expect(row).toMatch(/\slater\s+paused\s+ingest\s+0\s+-\s+-\s+rule "later" is disabled/);
+      const heldEvent = (await hookrelay(['deliveries', 'list', '--rule', 'later', ...local, '--json'])).json.items[0].eventId;
+      const shown = await hookrelay(['events', 'show', String(heldEvent), ...local]);
+      expect(shown.stdout).toMatch(/rule later {2}paused {2}ingest {2}attempts 0 {2}paused: rule "later" is disabled: its deliveries wait until it is enabled again/);
     } finally {
       await server.stop();
       await sink.close();

@@ -65,9 +65,9 @@ describe('POST /admin/api/rules/:id/dry-run', () => {
 
     const matched = await api('/rules/big/dry-run', { method: 'POST', body: { eventId: big } });
     expect(matched.status).toBe(200);
-    expect(matched.json.results).toEqual([{ eventId: big, matched: true, reason: null, body: JSON.stringify(bigBody), contentType: 'application/json' }]);
+    expect(matched.json.results).toEqual([{ eventId: big, event: 'transfer:succeeded', matched: true, reason: null, body: JSON.stringify(bigBody), contentType: 'application/json' }]);
     const mismatch = await api('/rules/big/dry-run', { method: 'POST', body: { eventId: small } });
-    expect(mismatch.json.results).toEqual([{ eventId: small, matched: false, reason: expect.stringContaining('totalPriceUsd') }]);
+    expect(mismatch.json.results).toEqual([{ eventId: small, event: 'transfer:succeeded', matched: false, reason: expect.stringContaining('totalPriceUsd') }]);
 
     const last = await api('/rules/card/dry-run', { method: 'POST', body: { last: 5 } });
     expect(last.json.results.map((r: { eventId: number; body: string }) => [r.eventId, JSON.parse(r.body)])).toEqual([

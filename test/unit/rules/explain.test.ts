@@ -115,6 +115,15 @@ describe('explainRule', () => {
     for (const secret of [...Object.values(env), 'hunter2']) expect(text).not.toContain(secret);
   });
 
+  it('for a matching rule whose transform fails, gives the dead reason (renderError: deprecated alias) and says so', async () => {
+    const explanation = await explainRule(rule({ transform: 'result.email + 1' }), purchaseInput());
+    expect(explanation.matched).toBe(true);
+    const { deadReason, renderError } = explanation.outgoing!;
+    expect(deadReason).toMatch(/^transform failed at position \d+: T2001 /);
+    expect(renderError).toBe(deadReason);
+    expect(explanation.notes).toEqual([`the transform fails, so the delivery would be dead-lettered: ${deadReason}`]);
+  });
+
   it('forwards the bytes received when the rule has no transform', async () => {
     const input = purchaseInput();
     const explanation = await explainRule(rule({}), input);

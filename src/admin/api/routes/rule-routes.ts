@@ -3,7 +3,7 @@ import { blockedKeys } from '../../../operations/blocked-keys.js';
 import { BlockedKeysQuerySchema, DryRunBodySchema, RuleIdParamsSchema } from '../request-schemas.js';
 import { BlockedKeysSchema, DryRunResultSchema, RulesSchema } from '../../../operations/view-schemas.js';
 import { defineRoute, type AdminRoute } from '../route-table.js';
-import { dryRunRule } from '../rule-dry-run.js';
+import { dryRunRule } from '../../../operations/rule-dry-run.js';
 import { rulesStatus } from '../rules-status.js';
 
 export function ruleRoutes(ctx: OperationsContext): AdminRoute[] {
@@ -41,7 +41,7 @@ export function ruleRoutes(ctx: OperationsContext): AdminRoute[] {
       success: { status: 200, description: 'one result per event', schema: DryRunResultSchema },
       errors: [{ status: 404, description: 'no such rule or event (`not_found`)' }],
       async handle({ params, body }) {
-        return { status: 200, body: await dryRunRule(ctx, params.id, body) };
+        return { status: 200, body: await dryRunRule(ctx.store, ctx.rules.current(), params.id, body) };
       },
     }),
   ];

@@ -62,7 +62,7 @@ function ruleBlock(rule) {
       refused ? h('span', { class: 'error', text: ' destination refused' }) : null,
       h('span', { class: 'muted', text: ` ${rule.file}:${rule.line}` }),
     ),
-    rule.notes.map((note) => h('p', { class: refused || rule.outgoing?.renderError ? 'error' : 'muted', text: note })),
+    rule.notes.map((note) => h('p', { class: refused || rule.outgoing?.deadReason ? 'error' : 'muted', text: note })),
     h('ul', { class: 'clauses' }, [rule.on, rule.source, ...rule.where].map(clauseItem)),
     rule.outgoing ? outgoingBlock(rule.outgoing) : null,
     destinationLine(rule.destination),
