@@ -35,7 +35,10 @@ describeWithPostgres('redrive with several nodes on one PostgreSQL database', ()
         receivedAt: Date.now(), headers: {}, body: Buffer.from('{}'), deliveries: [{ ruleId: 'fwd', ruleSetHash: 'h', body: null, contentType: 'application/json' }],
       });
     }
-    for (const claimed of await b.claimDueDeliveries({ now: Date.now(), limit: 100, leaseMs: 60_000 })) {
+    // A second ahead: each node reads due times through its own estimate of the database clock.
+    const due = await b.claimDueDeliveries({ now: Date.now() + 1_000, limit: 100, leaseMs: 60_000 });
+    expect(due).toHaveLength(20);
+    for (const claimed of due) {
       const attempt = { attempt: 1, startedAt: Date.now(), durationMs: 1, urlOrigin: DEST, status: 503, errorCode: null, errorMessage: null, responseExcerpt: null, outcome: 'dead' as const };
       await b.recordAttempt(claimed.id, claimed.leaseToken, attempt, { state: 'dead', reason: 'retries exhausted', retryable: true });
       ids.push(claimed.id);
