@@ -103,4 +103,17 @@ describeWithBrowser('console: bulk replay of the filtered events by routing mode
       await page.close();
     }
   });
+
+  it('shows a bulk replay that is already running when the page opens, and its start button waits for it', async () => {
+    const job = await receiver.store.createJob({ kind: 'replay', filter: { email: 'elsewhere@example.com' }, ruleId: null, total: 40, startedAt: Date.now(), nodeId: null });
+    const page = await browser.newPage();
+    try {
+      await openFilteredEvents(page, 'bulk@example.com');
+      await page.locator(`#bulk-job .job[data-state="running"][data-job-id="${job.id}"]`).waitFor();
+      expect(await page.locator('#bulk-replay').isDisabled()).toBe(true);
+    } finally {
+      await page.close();
+      await receiver.store.finishJob(job.id, 'cancelled', null, Date.now());
+    }
+  });
 }, { timeout: 90_000 });

@@ -83,5 +83,13 @@ export function bulkReplayCard(filters) {
   const stop = every(JOB_POLL_MS, async () => {
     if (watched?.job.state === 'running') show(await api(`/jobs/${watched.job.id}`), watched.dry);
   });
+  // A bulk replay already running (started in another tab, by the CLI or on another node) shows here.
+  api('/jobs')
+    .then((jobs) => {
+      const list = Array.isArray(jobs) ? jobs : (jobs?.items ?? []);
+      const running = list.find((job) => job.kind === 'replay' && job.state === 'running');
+      if (running && !watched) show(running, running.summary?.dryRun === true);
+    })
+    .catch(() => {}); // the card still works without it
   return { section, stop };
 }
