@@ -111,7 +111,9 @@ describe('GroupCommit', () => {
       expect(commits).toHaveLength(1); // 2 and 3 wait for the interval to end
       expect(await Promise.all(held)).toEqual([2, 3]);
       expect(commits.map((c) => c.items)).toEqual([[1], [2, 3]]);
-      expect(commits[1]!.at - commits[0]!.at).toBeGreaterThanOrEqual(59);
+      // Held for about the interval, not committed on the next turn. Node's timers count from the event
+      // loop's cached clock, which can lag performance.now() by a few ms, so a timer may fire that much early.
+      expect(commits[1]!.at - commits[0]!.at).toBeGreaterThanOrEqual(50);
       await sleep(80); // quiet for longer than the interval: the next item commits on the next turn
       const quietSubmit = performance.now();
       await group.submit(4);
