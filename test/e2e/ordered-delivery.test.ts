@@ -41,7 +41,9 @@ describe('ordered delivery per key, served by a process killed with SIGKILL half
     });
     const dataDir = makeTempDir();
     const configFile = join(makeTempDir(), 'hookrelay.yaml');
-    writeFileSync(configFile, 'delivery:\n  allowNetworks: [127.0.0.1/32]\n  leaseMs: 1500\n  pollIntervalMs: 50\n');
+    // The failing head's refusals must not open the sink's circuit: that would pause every key for the
+    // cool-down, which is the breaker's job, not what this test is about.
+    writeFileSync(configFile, 'delivery:\n  allowNetworks: [127.0.0.1/32]\n  leaseMs: 1500\n  pollIntervalMs: 50\n  failureThreshold: 1000\n');
     const rule = [
       'id: ordered', 'on: [transfer:succeeded]', `to:\n  url: ${sink.url}`, 'timeout: 2s', 'order:\n  key: result.checkoutId',
       "retry:\n  schedule: ['0s', '150ms', '150ms', '150ms', '150ms', '150ms', '150ms', '150ms', '150ms', '150ms']", '',
