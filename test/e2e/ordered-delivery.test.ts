@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sampleTransferSucceeded } from '../../src/samples/transfer-succeeded.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { startServeProcess } from '../helpers/cli-process.js';
+import { startServeProcess, type CliProcess } from '../helpers/cli-process.js';
 import { postSigned } from '../helpers/http.js';
 import { eventually, rulesDirWith } from '../helpers/rules.js';
 import { makeTempDir, removeTempDirs } from '../helpers/temp-dir.js';
@@ -53,14 +53,17 @@ describe('ordered delivery per key, served by a process killed with SIGKILL half
     const bodies = Array.from({ length: PER_KEY }, () => KEYS.map((checkoutId) => sampleTransferSucceeded({ checkoutId }))).flat();
     const postedOrder = new Map(KEYS.map((key) => [key, bodies.filter((b) => b.result.checkoutId === key).map((b) => b.result.id)]));
     const half = bodies.length / 2;
+    const servers: CliProcess[] = [];
     try {
       const first = await startServeProcess(env);
+      servers.push(first);
       for (const body of bodies.slice(0, half)) await postSigned(`${first.url}/webhooks/checkout`, body, 's');
       await sink.waitFor(half / 2, 10_000); // deliveries are under way
       first.child.kill('SIGKILL');
       await first.exited;
 
       const second = await startServeProcess(env);
+      servers.push(second);
       for (const body of bodies.slice(half)) await postSigned(`${second.url}/webhooks/checkout`, body, 's');
       const store = new SqliteStore({ dataDir, durability: 'normal' });
       try {
@@ -88,6 +91,7 @@ describe('ordered delivery per key, served by a process killed with SIGKILL half
       expect(answered.filter((a) => a.checkoutId !== FAILING_KEY && a.at > blockedFrom && a.at < blockedUntil).length).toBeGreaterThan(0);
       expect(answered.filter((a) => a.checkoutId === FAILING_KEY && a.at > blockedFrom && a.at < blockedUntil).every((a) => a.status === 503)).toBe(true);
     } finally {
+      for (const server of servers) if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL'); // a failed run leaves none behind
       await sink.close();
     }
   }, 90_000);
