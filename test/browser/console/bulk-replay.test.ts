@@ -105,7 +105,10 @@ describeWithBrowser('console: bulk replay of the filtered events by routing mode
   });
 
   it('shows a bulk replay that is already running when the page opens, and its start button waits for it', async () => {
-    const job = await receiver.store.createJob({ kind: 'replay', filter: { email: 'elsewhere@example.com' }, ruleId: null, total: 40, startedAt: Date.now(), nodeId: null });
+    // Recorded as this server's own job: a job of no live node would be failed at its next heartbeat.
+    const [node] = await receiver.store.listLiveNodes();
+    expect(node).toBeDefined();
+    const job = await receiver.store.createJob({ kind: 'replay', filter: { email: 'elsewhere@example.com' }, ruleId: null, total: 40, startedAt: Date.now(), nodeId: node!.id });
     const page = await browser.newPage();
     try {
       await openFilteredEvents(page, 'bulk@example.com');
