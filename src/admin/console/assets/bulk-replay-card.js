@@ -3,7 +3,7 @@
 // and sends nothing. The job's progress shows as it runs.
 import { api } from './api.js';
 import { errorText, every, flash, h, replace } from './dom.js';
-import { jobPanel } from './job-panel.js';
+import { cancelJob, jobPanel, runningJob } from './job-panel.js';
 import { routeSelect } from './replay-route.js';
 
 const JOB_POLL_MS = 1000;
@@ -42,15 +42,7 @@ export function bulkReplayCard(filters) {
   const show = (job, dry) => {
     watched = { job, dry };
     const title = `${dry ? 'Dry run of a bulk replay' : 'Bulk replay'} #${job.id}`;
-    const onCancel = async (running, button) => {
-      button.disabled = true;
-      try {
-        show(await api(`/jobs/${running.id}/cancel`, { method: 'POST' }), dry);
-      } catch (err) {
-        button.disabled = false;
-        flash(errorText(err), 'error');
-      }
-    };
+    const onCancel = (running, button) => cancelJob(running, button, (answer) => show(answer, dry));
     const summary = job.state !== 'running' && job.summary ? summaryView(job.summary) : null;
     replace(jobBox, jobPanel(job, { title, label: 'Bulk replay progress', createdWord: dry ? 'deliveries it would queue' : 'deliveries queued', onCancel }, summary));
     start.disabled = job.state === 'running';
@@ -84,10 +76,8 @@ export function bulkReplayCard(filters) {
     if (watched?.job.state === 'running') show(await api(`/jobs/${watched.job.id}`), watched.dry);
   });
   // A bulk replay already running (started in another tab, by the CLI or on another node) shows here.
-  api('/jobs')
-    .then((jobs) => {
-      const list = Array.isArray(jobs) ? jobs : (jobs?.items ?? []);
-      const running = list.find((job) => job.kind === 'replay' && job.state === 'running');
+  runningJob('replay')
+    .then((running) => {
       if (running && !watched) show(running, running.summary?.dryRun === true);
     })
     .catch(() => {}); // the card still works without it

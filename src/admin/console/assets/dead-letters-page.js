@@ -2,7 +2,7 @@
 import { api } from './api.js';
 import { neverSent } from './event-page.js';
 import { badge, dataTable, errorBox, errorText, every, flash, h, replace, tableRow, timeEl } from './dom.js';
-import { jobPanel } from './job-panel.js';
+import { cancelJob, jobPanel, runningJob } from './job-panel.js';
 
 const PAGE_SIZE = 50;
 const JOB_POLL_MS = 1000;
@@ -81,20 +81,10 @@ export function renderDeadLetters(view, query) {
     }
   };
 
-  const cancelJob = async (job, button) => {
-    button.disabled = true;
-    try {
-      showJob(await api(`/jobs/${job.id}/cancel`, { method: 'POST' }));
-    } catch (err) {
-      button.disabled = false;
-      flash(errorText(err), 'error');
-    }
-  };
-
   const showJob = (job, { started = false } = {}) => {
     const finished = job.state !== 'running' && (started || watchedJob?.state === 'running');
     watchedJob = job;
-    replace(jobBox, jobPanel(job, { title: `Bulk retry #${job.id}`, label: 'Bulk retry progress', createdWord: 'retried', onCancel: cancelJob }));
+    replace(jobBox, jobPanel(job, { title: `Bulk retry #${job.id}`, label: 'Bulk retry progress', createdWord: 'retried', onCancel: (job, button) => cancelJob(job, button, showJob) }));
     retryAll.disabled = job.state === 'running';
     if (finished) loadPage();
   };
@@ -154,10 +144,8 @@ export function renderDeadLetters(view, query) {
     })
     .catch(() => {});
   // A bulk retry started earlier (or in another tab) keeps showing its progress.
-  api('/jobs')
-    .then((jobs) => {
-      const list = Array.isArray(jobs) ? jobs : (jobs?.items ?? []);
-      const running = list.find((job) => job.kind === 'retry' && job.state === 'running');
+  runningJob('retry')
+    .then((running) => {
       if (running) showJob(running);
     })
     .catch(() => {});

@@ -1,5 +1,24 @@
 // A bulk job (replay or retry) as it runs: a progress bar, its counts, and Cancel while it runs.
-import { badge, h, timeEl } from './dom.js';
+import { api } from './api.js';
+import { badge, errorText, flash, h, timeEl } from './dom.js';
+
+/** The running job of this kind, if any: started earlier, in another tab, by the CLI or on another node. */
+export async function runningJob(kind) {
+  const jobs = await api('/jobs');
+  const list = Array.isArray(jobs) ? jobs : (jobs?.items ?? []);
+  return list.find((job) => job.kind === kind && job.state === 'running') ?? null;
+}
+
+/** Cancels the job from its panel's button and shows the answer; the button comes back if that fails. */
+export async function cancelJob(job, button, show) {
+  button.disabled = true;
+  try {
+    show(await api(`/jobs/${job.id}/cancel`, { method: 'POST' }));
+  } catch (err) {
+    button.disabled = false;
+    flash(errorText(err), 'error');
+  }
+}
 
 /**
  * `title` heads the panel (`Bulk retry #7`), `label` names the progress bar, `createdWord` says what the
