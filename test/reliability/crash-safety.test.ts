@@ -1,16 +1,16 @@
 import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Agent, request } from 'undici';
+import { Agent } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sampleTransferSucceeded } from '../../src/samples/transfer-succeeded.js';
-import { signHmacSha256Hex } from '../../src/signing/hmac-sha256-hex.js';
 import Database from '../../src/sqlite-driver.js';
 import { DATABASE_FILE, SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { startServeProcess, type CliProcess } from '../helpers/cli-process.js';
 import { eventually, rulesDirWith } from '../helpers/rules.js';
 import { makeTempDir, removeTempDirs } from '../helpers/temp-dir.js';
 import { startCountingSink, type CountingSink } from './support/counting-sink.js';
+import { postWebhook } from './support/post-webhook.js';
 import { report, runSeed, scale, seededRandom, sleep, timeLimit } from './support/soak.js';
 
 // Everything here runs on 127.0.0.1: the receiver is a `hookrelay serve` child process bound to loopback,
@@ -61,20 +61,12 @@ function serveEnv(sinkUrl: string, extraConfig = ''): Record<string, string> {
 /** Posts one event; true when it was acknowledged (200). Any other answer than 200 or a dropped connection fails the run. */
 async function post(url: string, event: SentEvent, agent: Agent, unexpected: string[]): Promise<boolean> {
   try {
-    const response = await request(`${url}/webhooks/checkout`, {
-      method: 'POST',
-      dispatcher: agent,
-      headers: { 'content-type': 'application/json', 'x-service-signature': signHmacSha256Hex(SECRET, event.raw) },
-      body: event.raw,
-      headersTimeout: 10_000,
-      bodyTimeout: 10_000,
-    });
-    const text = await response.body.text();
-    if (response.statusCode === 200) {
+    const { status, text } = await postWebhook(url, event.raw, SECRET, agent);
+    if (status === 200) {
       event.acks += 1;
       return true;
     }
-    unexpected.push(`HTTP ${response.statusCode}: ${text}`);
+    unexpected.push(`HTTP ${status}: ${text}`);
     return false;
   } catch {
     return false; // the process was killed under this request: not acknowledged

@@ -1,10 +1,10 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
-import { signHmacSha256Hex } from '../../../src/signing/hmac-sha256-hex.js';
 import { startServeProcess, type CliProcess } from '../../helpers/cli-process.js';
 import { rulesDirWith } from '../../helpers/rules.js';
 import { makeTempDir } from '../../helpers/temp-dir.js';
+import { postWebhook } from './post-webhook.js';
 import { sleep } from './soak.js';
 
 /** A start loads the whole CLI and opens the pool: seconds, many of them while the other nodes are busy. */
@@ -90,22 +90,14 @@ export class Cluster {
         continue;
       }
       try {
-        const response = await request(`${node.url}/webhooks/checkout`, {
-          method: 'POST',
-          dispatcher: this.agent,
-          headers: { 'content-type': 'application/json', 'x-service-signature': signHmacSha256Hex(this.secret, event.raw) },
-          body: event.raw,
-          headersTimeout: 10_000,
-          bodyTimeout: 10_000,
-        });
-        const text = await response.body.text();
-        if (response.statusCode === 200) {
+        const { status, text } = await postWebhook(node.url, event.raw, this.secret, this.agent);
+        if (status === 200) {
           event.acks += 1;
           event.ids.add((JSON.parse(text) as { id: number }).id);
           return true;
         }
-        if (response.statusCode !== 503) {
-          unexpected.push(`HTTP ${response.statusCode}: ${text}`);
+        if (status !== 503) {
+          unexpected.push(`HTTP ${status}: ${text}`);
           return false;
         }
       } catch {
