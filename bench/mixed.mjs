@@ -8,7 +8,10 @@
 //    request until every delivery arrived), peak RSS. Medians over the rounds; ratios to no rules.
 // 3) The highest rate (1 rule, BENCH_MIXED_SEARCH_SECONDS runs) whose backlog at the end stays under one
 //    second of traffic, by bisection between 25 % and 100 % of the maximum.
-// BENCH_QUICK=1 shortens everything (a smoke run, about 2 minutes).
+// Each case starts with a warm-up of WARM_UP_SECONDS at its own rate, delivered and then forgotten by the sink:
+// the figures are the steady state, not the first seconds of a cold process (compiling, the limit adapting).
+// BENCH_QUICK=1 shortens everything (a smoke run, about 2 minutes). BENCH_MIXED_DELIVERY: more YAML lines
+// under `delivery:` of every case (e.g. "  thread: false"), to compare settings in alternating runs.
 import { request } from 'undici';
 import { fixedRateLoad } from './lib/fixed-rate.mjs';
 import { percentile, rawRequests, startDelaySink, startForwarding } from './lib/fixed-rate-delivery.mjs';
@@ -24,17 +27,21 @@ const CONNECTIONS = 50;
 const DRAIN_TIMEOUT_MS = 60_000;
 const RULE_COUNTS = [0, 1, 10];
 const SHARES = [0.25, 0.5];
+const WARM_UP_SECONDS = 2;
+/** Warm-up events carry indices from here on, apart from the measured ones. */
+const WARM_UP_FIRST_INDEX = 2 ** 32;
+const DELIVERY = process.env.BENCH_MIXED_DELIVERY ? `${process.env.BENCH_MIXED_DELIVERY}\n` : '';
 
 const getJson = async (url) => (await request(url)).body.json();
 
 /** The rate the server answers at when asked for far more than it can take (no rules), after a warm-up. */
 async function maxRate() {
   const sink = await startDelaySink(0);
-  const { server, dataDir } = await startForwarding({ rules: 0, sinkPort: sink.port });
+  const { server, dataDir } = await startForwarding({ rules: 0, sinkPort: sink.port, delivery: DELIVERY });
   try {
     const ask = 30_000;
     const seconds = QUICK ? 2 : 4;
-    await fixedRateLoad({ port: server.port, rate: 2000, seconds: 1, connections: CONNECTIONS, requests: rawRequests(2000) });
+    await fixedRateLoad({ port: server.port, rate: 2000, seconds: 1, connections: CONNECTIONS, requests: rawRequests(2000, WARM_UP_FIRST_INDEX) });
     const run = await fixedRateLoad({ port: server.port, rate: ask, seconds, connections: CONNECTIONS, requests: rawRequests(ask * seconds) });
     return Math.round(run.ok / run.seconds);
   } finally {
@@ -47,9 +54,15 @@ async function maxRate() {
 /** One case: `rules` rules forwarding to a fresh sink, open-loop ingest at `rate` for `seconds`. */
 async function mixedCase({ rules, rate, seconds }) {
   const sink = await startDelaySink(0);
-  const { server, dataDir } = await startForwarding({ rules, sinkPort: sink.port });
+  const { server, dataDir } = await startForwarding({ rules, sinkPort: sink.port, delivery: DELIVERY });
   const pid = server.child.pid;
   try {
+    const warmUp = await fixedRateLoad({ port: server.port, rate, seconds: WARM_UP_SECONDS, connections: CONNECTIONS, requests: rawRequests(Math.round(rate * WARM_UP_SECONDS), WARM_UP_FIRST_INDEX) });
+    const warmStart = Date.now();
+    while ((await getJson(`http://127.0.0.1:${sink.port}/count`)).count < warmUp.ok * rules && Date.now() - warmStart < DRAIN_TIMEOUT_MS) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await request(`http://127.0.0.1:${sink.port}/arrivals`, { method: 'DELETE' });
     const requests = rawRequests(Math.round(rate * seconds));
     const cpuBefore = cpuMs(pid);
     const load = await fixedRateLoad({ port: server.port, rate, seconds, connections: CONNECTIONS, requests });

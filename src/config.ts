@@ -122,11 +122,16 @@ export const ConfigSchema = z
         coolDownMs: z.coerce.number().int().positive().default(30_000),
         /** Send the retryable dead letters of an outage again when the destination recovers, for rules without a `redrive:` of their own. */
         redrive: RedriveConfigSchema,
+        /**
+         * Run the delivery worker in a thread of its own, with its own database connection, so that sending
+         * never delays acknowledging webhooks; false runs it on the receiver's event loop.
+         */
+        thread: z.boolean().default(true),
         /** Deprecated: `false` means `role: receiver` (a warning says so at start). */
         enabled: z.boolean().optional(),
       })
       .strict()
-      .default({ allowNetworks: [], concurrency: 256, adaptive: true, maxInFlight: 512, batchSize: 32, leaseMs: 600_000, pollIntervalMs: 1_000, failureThreshold: 5, coolDownMs: 30_000, redrive: REDRIVE_DEFAULTS }),
+      .default({ allowNetworks: [], concurrency: 256, adaptive: true, maxInFlight: 512, batchSize: 32, leaseMs: 600_000, pollIntervalMs: 1_000, failureThreshold: 5, coolDownMs: 30_000, thread: true, redrive: REDRIVE_DEFAULTS }),
     cluster: z
       .object({
         /** How often a node records its heartbeat in the node registry; it counts as gone after 3 missed ones. */

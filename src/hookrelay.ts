@@ -3,21 +3,18 @@ import { startAdminApi } from './admin/api/start-admin-api.js';
 import type { JobRunner } from './operations/jobs/job-runner.js';
 import type { StreamHub } from './admin/api/stream/stream-hub.js';
 import type { DestinationsView } from './operations/view-schemas.js';
-import { destinationsView } from './operations/views.js';
 import { ConsoleSessions } from './admin/console/console-sessions.js';
 import { nodeRoleOf, type Config, type SourceConfig } from './config.js';
 import { NodeHeartbeat } from './cluster/node-heartbeat.js';
 import { notAReceiverHandler } from './ingest/not-a-receiver.js';
 import { createAlertSender } from './alerts/alert-sender.js';
 import { Alerts } from './alerts/alerts.js';
-import { createCircuitBreaker } from './delivery/circuit-breaker.js';
-import { OutageTracker } from './delivery/outage-tracker.js';
-import { createDestinationLimiter } from './delivery/destination-limiter.js';
+import type { OutageTracker } from './delivery/outage-tracker.js';
+import { createDeliverySide } from './delivery/delivery-side.js';
 import { createGuardedDispatcher } from './delivery/guarded-dispatcher.js';
 import { createSsrfGuard, type LookupFunction } from './delivery/ssrf-guard.js';
 import { refusedDestinationWarnings } from './delivery/destination-warnings.js';
-import { RuleVersions } from './delivery/rule-versions.js';
-import { DeliveryWorker } from './delivery/worker.js';
+import { DeliveryThread } from './delivery/thread/delivery-thread.js';
 import { KNOWN_EVENT_SCHEMAS } from './ingest/event-schemas.js';
 import { createIngestHandler } from './ingest/ingest-handler.js';
 import { lazyHandler } from './http/lazy-handler.js';
@@ -31,13 +28,25 @@ import { isLoopbackHost, startServer, type ReadinessReport, type RunningServer }
 import { ensureAdminToken, type AdminToken } from './admin-token.js';
 import { ensureSourceSecrets, type GeneratedSecret } from './source-secrets.js';
 import { openStore } from './store/open-store.js';
-import type { Store } from './store/store.js';
+import type { Outage, Store } from './store/store.js';
+import type { DeliverySide } from './delivery/delivery-side.js';
 
 export interface StartOptions {
   /** Values for `${NAME}` references in rule files (the process environment, read once by the CLI). */
   env?: Record<string, string | undefined>;
-  /** DNS seam for the SSRF guard (tests resolve names without leaving the machine). */
+  /** DNS seam for the SSRF guard (tests resolve names without leaving the machine); needs `delivery.thread: false`. */
   lookup?: LookupFunction;
+}
+
+/** The delivery side as the receiver sees it, on its own event loop or in the delivery thread. */
+export interface DeliveryRunner {
+  /** New deliveries are due: look now instead of at the next poll. */
+  wake(): void;
+  /** Attempts in flight. */
+  readonly activeAttempts: number;
+  destinations(): DestinationsView | Promise<DestinationsView>;
+  /** Stops claiming, lets attempts finish for up to `graceMs`, then aborts the rest (they stay due). */
+  stop(graceMs: number): Promise<void>;
 }
 
 export interface RunningHookrelay {
@@ -48,12 +57,13 @@ export interface RunningHookrelay {
   adminUrl: string;
   store: Store;
   rules: RuleSetWatcher;
-  worker: DeliveryWorker | null;
+  /** Null on a node that does not deliver (role receiver). */
+  worker: DeliveryRunner | null;
   /** Null when `metrics.enabled` is false. */
   metrics: HookrelayMetrics | null;
   /** Null when `retention.enabled` is false. */
   retention: RetentionWorker | null;
-  /** Outages and their redrive; null on a node that does not deliver (role receiver). */
+  /** Outages and their redrive; null on a node that does not deliver (role receiver) and with the delivery thread (it runs there). */
   outages: OutageTracker | null;
   /** Null without `alerts.url`. */
   alerts: Alerts | null;
@@ -81,6 +91,8 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
   const role = nodeRoleOf(config);
   if (config.delivery.enabled === false) logger.warn('delivery.enabled is deprecated: set role: receiver (HOOKRELAY_ROLE=receiver, --role receiver) instead; this node runs role receiver');
   const delivers = role !== 'receiver';
+  const inThread = delivers && config.delivery.thread;
+  if (inThread && options.lookup) throw new Error('options.lookup applies to the delivery worker on the event loop: set delivery.thread to false');
   const store = await openStore(config, logger);
   let sources: SourceConfig[];
   let generated: GeneratedSecret[];
@@ -109,9 +121,9 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
   };
   warnAboutDestinations();
   rules.on('reload', warnAboutDestinations);
-  const limiter = createDestinationLimiter({ adaptive: config.delivery.adaptive });
-  const breaker = createCircuitBreaker({ failureThreshold: config.delivery.failureThreshold, coolDownMs: config.delivery.coolDownMs });
-  const destinations = (): DestinationsView => destinationsView(config.delivery.adaptive, limiter.destinations(), (destination) => breaker.reopensAt(destination, Date.now()));
+  // Set once the server listens; the closures below read it then.
+  let delivery: DeliveryRunner | null = null;
+  const destinations = (): DestinationsView | Promise<DestinationsView> => delivery?.destinations() ?? { adaptive: config.delivery.adaptive, destinations: [] };
   const alerts = config.alerts.url
     ? new Alerts({
         send: createAlertSender({ url: config.alerts.url, secret: config.alerts.secret, dispatcher, logger }),
@@ -122,25 +134,13 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
         checkIntervalMs: config.alerts.checkIntervalMs,
       })
     : null;
-  const outages = delivers
-    ? new OutageTracker({
-        store,
-        rules: () => rules.current(),
-        breaker,
-        settings: config.delivery.redrive,
-        probeIntervalMs: config.delivery.coolDownMs,
-        logger,
-        onOpened: alerts ? (outage) => alerts.outageOpened(outage) : undefined,
-        onClosed: alerts ? (outage) => alerts.outageClosed(outage) : undefined,
-      })
-    : null;
   const metrics = config.metrics.enabled
     ? new HookrelayMetrics({
         sources: sources.map((s) => s.name),
         knownEvents: Object.keys(KNOWN_EVENT_SCHEMAS),
         maxEventLabels: config.metrics.maxEventLabels,
         outboxStats: (now) => store.outboxStats(now),
-        destinations: delivers ? () => limiter.destinations() : undefined,
+        destinations: delivers ? async () => (await destinations()).destinations : undefined,
         deadLettersByRule: async () => {
           const counts = await store.deliveryCountsByRule(rules.current().rules.map((rule) => rule.id));
           return new Map([...counts].map(([rule, c]) => [rule, c.dead]));
@@ -154,24 +154,14 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     rules.on('reload', () => metrics.recordRulesReload());
     rules.on('error', () => metrics.recordRulesReloadError());
   }
-  const worker = delivers
-    ? new DeliveryWorker({
-        store,
-        rules: () => rules.current(),
-        ruleVersions: new RuleVersions(store, env),
-        dispatcher,
-        limiter,
-        breaker,
-        logger,
-        defaultConcurrency: config.delivery.concurrency,
-        maxInFlight: config.delivery.maxInFlight,
-        batchSize: config.delivery.batchSize,
-        leaseMs: config.delivery.leaseMs,
-        pollIntervalMs: config.delivery.pollIntervalMs,
-        outages: outages ?? undefined,
-        onAttempt: metrics ? (attempt) => metrics.recordAttempt(attempt) : undefined,
-      })
-    : null;
+  const deliveryHooks = {
+    onAttempt: metrics ? (attempt: { ruleId: string; outcome: 'pending' | 'delivered' | 'dead'; durationMs: number }) => metrics.recordAttempt(attempt) : undefined,
+    onOutageOpened: alerts ? (outage: Outage) => alerts.outageOpened(outage) : undefined,
+    onOutageClosed: alerts ? (outage: Outage) => alerts.outageClosed(outage) : undefined,
+  };
+  // On the event loop: built now, started once the server listens.
+  const side = delivers && !inThread ? createDeliverySide({ config, store, rules: () => rules.current(), env, logger, lookup: options.lookup, ...deliveryHooks }) : null;
+  const outages = side?.outages ?? null;
   let node: NodeHeartbeat;
   try {
     node = await NodeHeartbeat.register({ store, role, heartbeatMs: config.cluster.heartbeatMs, ruleSetHash: () => rules.current().hash, logger });
@@ -194,7 +184,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
       const ruleSet = rules.current();
       return { ruleSetHash: ruleSet.hash, deliveries: await planDeliveries(ruleSet, input) };
     },
-    onDeliveriesCreated: () => worker?.wake(),
+    onDeliveriesCreated: () => delivery?.wake(),
     onOutcome: metrics ? (outcome) => metrics.recordIngest(outcome) : undefined,
   });
 
@@ -216,7 +206,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     token: adminToken,
     store,
     rules,
-    worker,
+    worker: delivers ? { wake: () => delivery?.wake() } : null,
     dispatcher,
     guard,
     sources,
@@ -233,7 +223,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
   rules.on('reload', () => void node.beat());
 
 
-  let server: RunningServer;
+  let server: RunningServer | undefined;
   try {
     server = await startServer({
       config,
@@ -254,7 +244,9 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
         );
       },
     });
+    delivery = side ? inProcessRunner(side) : inThread ? await DeliveryThread.start({ config, env, logger, ...deliveryHooks }) : null;
   } catch (err) {
+    await server?.close();
     await admin.jobs.stop();
     await node.stop();
     rules.close();
@@ -263,8 +255,9 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     throw err;
   }
   node.start();
-  await outages?.start();
-  worker?.start();
+  // Commits of this process that make deliveries due (replays, retries, imports) wake the thread too.
+  if (inThread) store.onDeliveriesDue(() => delivery?.wake());
+  await side?.start();
   retention?.start();
   alerts?.start();
   if (config.admin.port === undefined && !isLoopbackHost(config.host)) {
@@ -281,7 +274,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     adminUrl: server.adminUrl,
     store,
     rules,
-    worker,
+    worker: delivery,
     metrics,
     retention,
     outages,
@@ -299,8 +292,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
         // Streams never finish on their own: end them first, so the server's close does not wait for them.
         admin.streams.close();
         await server.close();
-        await worker?.stop(config.server.shutdownGraceMs);
-        await outages?.stop();
+        await delivery?.stop(config.server.shutdownGraceMs);
         alerts?.stop();
         await retention?.stop();
         await admin.jobs.stop();
@@ -310,5 +302,16 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
         await dispatcher.close();
         await store.close();
       })()),
+  };
+}
+
+function inProcessRunner(side: DeliverySide): DeliveryRunner {
+  return {
+    wake: () => side.worker.wake(),
+    get activeAttempts() {
+      return side.worker.activeAttempts;
+    },
+    destinations: () => side.destinations(),
+    stop: (graceMs) => side.stop(graceMs),
   };
 }

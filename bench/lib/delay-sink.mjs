@@ -1,6 +1,7 @@
 // A loopback sink for the fixed-rate delivery case, run as a child process: answers 200 to every POST after
 // `delayMs` (argv[2]) and notes when each event arrived (epoch ms, sub-millisecond), keyed by the number
-// transfer id `fa57fa57-0000-4000-8000-<n in hex>`. GET /arrivals returns them as [n, ms] pairs; GET /count the number so far.
+// transfer id `fa57fa57-0000-4000-8000-<n in hex>`. GET /arrivals returns them as [n, ms] pairs; GET /count the number so far;
+// DELETE /arrivals forgets them.
 // Prints {"port": N} once listening.
 import { createServer } from 'node:http';
 
@@ -10,6 +11,11 @@ let arrivals = [];
 const now = () => performance.timeOrigin + performance.now();
 
 const server = createServer((req, res) => {
+  if (req.method === 'DELETE') {
+    arrivals = []; // a warm-up's arrivals are not measured
+    res.writeHead(204).end();
+    return;
+  }
   if (req.method === 'GET') {
     const body = req.url === '/arrivals' ? JSON.stringify(arrivals) : JSON.stringify({ count: arrivals.length });
     res.writeHead(200, { 'content-type': 'application/json' }).end(body);

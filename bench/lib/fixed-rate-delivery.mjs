@@ -38,12 +38,12 @@ function watchLimit(port) {
 /** A transfer id (a UUID) that carries the event's index, for the sink to report; see delay-sink.mjs. */
 export const indexedId = (i) => `fa57fa57-0000-4000-8000-${i.toString(16).padStart(12, '0')}`;
 
-/** Signed keep-alive POSTs whose transfer ids carry their index, built before the clock starts. */
-export function rawRequests(count) {
+/** Signed keep-alive POSTs whose transfer ids carry their index (from `firstIndex`), built before the clock starts. */
+export function rawRequests(count, firstIndex = 0) {
   const template = JSON.stringify(sampleTransferSucceeded());
   const id = JSON.parse(template).result.id;
   return Array.from({ length: count }, (_, i) => {
-    const body = template.replace(id, indexedId(i));
+    const body = template.replace(id, indexedId(firstIndex + i));
     const signature = createHmac('sha256', SECRET).update(body).digest('hex');
     return rawPost('/webhooks/checkout', { 'content-type': 'application/json', 'x-service-signature': signature }, body);
   });

@@ -18,7 +18,7 @@ export interface MetricsOptions {
   /** Ids of today's ordered rules: each gets a series, 0 when none of its keys is blocked. */
   orderedRules?: () => string[];
   /** Read on every scrape for the per-destination gauges (the delivery worker's limiter). */
-  destinations?: () => DestinationView[];
+  destinations?: () => Promise<readonly Pick<DestinationView, 'destination' | 'limit' | 'inFlight'>[]>;
   /** Read on every scrape: dead letters of each current rule. */
   deadLettersByRule?: () => Promise<Map<string, number>>;
   /** Read on every scrape: destinations with an open outage (any node's circuit opened, none has seen a success since). */
@@ -182,7 +182,7 @@ export class HookrelayMetrics {
       // Store unavailable (closing, locked): serve the other metrics; readiness reports the store itself.
     }
     await this.readBlockedKeys();
-    this.readDestinations();
+    await this.readDestinations();
     await this.readDeadLettersAndOutages();
     return this.registry.metrics();
   }
@@ -214,11 +214,17 @@ export class HookrelayMetrics {
   }
 
   /** Set afresh on each scrape, so a forgotten destination's series disappears. */
-  private readDestinations(): void {
+  private async readDestinations(): Promise<void> {
     if (!this.options.destinations) return;
+    let views: Awaited<ReturnType<NonNullable<MetricsOptions['destinations']>>>;
+    try {
+      views = await this.options.destinations();
+    } catch {
+      return; // the delivery thread is restarting: no destination series on this scrape
+    }
     this.destinationLimit.reset();
     this.destinationInFlight.reset();
-    for (const view of this.options.destinations().slice(0, MAX_DESTINATION_LABELS)) {
+    for (const view of views.slice(0, MAX_DESTINATION_LABELS)) {
       this.destinationLimit.set({ destination: view.destination }, view.limit);
       this.destinationInFlight.set({ destination: view.destination }, view.inFlight);
     }

@@ -29,5 +29,5 @@ export interface OperationsContext {
   /** This node's readiness and its checks (the server); absent in the CLI's local mode. */
   readiness?: () => Promise<ReadinessReport>;
   /** The delivery worker's view of its destinations; absent when delivery is off. */
-  destinations?: () => DestinationsView;
+  destinations?: () => DestinationsView | Promise<DestinationsView>;
 }

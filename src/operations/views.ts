@@ -2,8 +2,7 @@ import { lastAttemptSent, type DeliveryPauses } from '../delivery/delivery-pause
 import type { Delivery, DeliveryCounts, DeliveryDetail, EventSummary, Job, Outage, StoredEvent } from '../store/store.js';
 import type { EditedReplayAnswer } from './edited-replay.js';
 import type { RoutedReplayAnswer } from './routed-replay.js';
-import type { DestinationView } from '../delivery/destination-limiter.js';
-import type { DeliveryDetailView, DeliveryView, DestinationsView, EditedReplayResultView, EventDetailView, EventSummaryView, ForwardingView, JobView, OutageView, ReplayResultView, StreamedEventView } from './view-schemas.js';
+import type { DeliveryDetailView, DeliveryView, EditedReplayResultView, EventDetailView, EventSummaryView, ForwardingView, JobView, OutageView, ReplayResultView, StreamedEventView } from './view-schemas.js';
 
 /** Store records → admin API answers: unix ms become ISO 8601. */
 
@@ -127,11 +126,6 @@ export function replayResultView(answer: RoutedReplayAnswer, pauses: DeliveryPau
 export function editedReplayView(answer: EditedReplayAnswer, pauses: DeliveryPauses): EditedReplayResultView {
   const { copy, created, ...rest } = answer;
   return { ...rest, event: copy && eventDetailView(copy), deliveries: created.map((d) => deliveryView(d, pauses)) };
-}
-
-/** The limiter's destinations with their circuit state. */
-export function destinationsView(adaptive: boolean, destinations: readonly DestinationView[], reopensAt: (destination: string) => number | null): DestinationsView {
-  return { adaptive, destinations: destinations.map((view) => ({ ...view, pausedUntil: isoOrNull(reopensAt(view.destination)) })) };
 }
 
 /** One message of an event stream (and one line of `hookrelay listen`); `includeBody` adds headers and exact bytes. */

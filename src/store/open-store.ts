@@ -3,13 +3,16 @@ import type { Config } from '../config.js';
 import { SqliteStore } from './sqlite/sqlite-store.js';
 import type { Store } from './store.js';
 
-/** PostgreSQL when `database.url` is set (several nodes share it), the embedded SQLite file in dataDir otherwise. */
-export async function openStore(config: Readonly<Config>, logger: Logger): Promise<Store> {
+/**
+ * PostgreSQL when `database.url` is set (several nodes share it), the embedded SQLite file in dataDir otherwise.
+ * `attached`: a second store of this process on the same database (the delivery thread's), see SqliteStore.
+ */
+export async function openStore(config: Readonly<Config>, logger: Logger, options: { attached?: boolean } = {}): Promise<Store> {
   const { url, password, ...settings } = config.database;
-  if (url === undefined) return new SqliteStore({ dataDir: config.dataDir, durability: config.durability, commitIntervalMs: config.commitIntervalMs });
+  if (url === undefined) return new SqliteStore({ dataDir: config.dataDir, durability: config.durability, commitIntervalMs: config.commitIntervalMs, attached: options.attached });
   // Loaded only here: a SQLite receiver never pays for the PostgreSQL client.
   const [{ PostgresStore }, { redactUrl }] = await Promise.all([import('./postgres/postgres-store.js'), import('./postgres/connection.js')]);
   const store = await PostgresStore.open({ url, ...(password !== undefined && { password }), ...settings });
-  logger.info({ database: redactUrl(url), poolSize: settings.poolSize, notifications: settings.notifications }, 'store: PostgreSQL');
+  if (!options.attached) logger.info({ database: redactUrl(url), poolSize: settings.poolSize, notifications: settings.notifications }, 'store: PostgreSQL');
   return store;
 }

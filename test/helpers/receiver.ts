@@ -15,12 +15,16 @@ export interface TestReceiver extends RunningHookrelay {
   logText: () => string;
 }
 
-/** Starts a real receiver on an ephemeral loopback port with a fresh data dir and captured logs. */
+/**
+ * Starts a real receiver on an ephemeral loopback port with a fresh data dir and captured logs. Its delivery
+ * worker runs on the event loop (`delivery.thread: false`), where a test can inject DNS answers and reach the
+ * outage tracker, unless `delivery.thread` is set; `hookrelay serve` processes run it in its thread.
+ */
 export async function startTestReceiver(overrides: Partial<Record<keyof Config, unknown>> = {}, options: StartOptions = {}): Promise<TestReceiver> {
   const dataDir = (overrides.dataDir as string | undefined) ?? makeTempDir();
   const config = loadConfig(
     { HOOKRELAY_SECRET: TEST_SECRET },
-    { port: 0, host: '127.0.0.1', dataDir, rulesDir: makeTempDir(), logLevel: 'info', ...overrides },
+    { port: 0, host: '127.0.0.1', dataDir, rulesDir: makeTempDir(), logLevel: 'info', ...overrides, delivery: { thread: false, ...(overrides.delivery as object | undefined) } },
   );
   const lines: string[] = [];
   const sink = new Writable({

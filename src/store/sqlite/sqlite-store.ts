@@ -68,6 +68,11 @@ export interface SqliteStoreOptions {
   commitIntervalMs?: number;
   /** Test seam: when to pace ingest commits (default: while the event loop is busy, see EventLoopLoad). */
   paceCommitsWhen?: () => boolean;
+  /**
+   * A second connection to a database another store of this process opened (the delivery thread's): no
+   * migrations, no checkpoint thread, no WAL fsync of its own; the first store does those for both.
+   */
+  attached?: boolean;
 }
 
 /** SQLITE_BUSY and its extended codes: another connection holds the lock; nothing was written. */
@@ -114,7 +119,7 @@ export class SqliteStore implements Store {
   private readonly claimBatch: BetterSqlite3.Transaction<(records: AttemptToRecord[], now: number, limit: number, leaseMs: number) => { results: boolean[]; value: ClaimedDelivery[] }>;
   private readonly statements;
   private readonly walFsync: WalFsync | null;
-  private readonly checkpointer: BackgroundCheckpointer;
+  private readonly checkpointer: BackgroundCheckpointer | null;
   private readonly loopLoad: EventLoopLoad | null;
   private closed = false;
   private readonly due = new CommitListeners();
@@ -122,14 +127,15 @@ export class SqliteStore implements Store {
 
   constructor(options: SqliteStoreOptions) {
     this.db = openDatabase(options);
-    migrate(this.db);
-    this.walFsync = options.durability === 'full' ? new WalFsync(join(options.dataDir, `${DATABASE_FILE}-wal`), options.fsync) : null;
+    const attached = options.attached === true;
+    if (!attached) migrate(this.db);
+    this.walFsync = options.durability === 'full' && !attached ? new WalFsync(join(options.dataDir, `${DATABASE_FILE}-wal`), options.fsync) : null;
     // Checkpoints move to their own thread; should it die, SQLite's automatic checkpoints take over again.
     this.db.pragma('wal_autocheckpoint = 0');
     const walRestartBytes = options.walRestartBytes ?? 16 * 1024 * 1024;
     // When the WAL starts over, SQLite truncates a file that grew past this back down to it.
     this.db.pragma(`journal_size_limit = ${4 * walRestartBytes}`);
-    this.checkpointer = startBackgroundCheckpointer({
+    this.checkpointer = attached ? null : startBackgroundCheckpointer({
       path: join(options.dataDir, DATABASE_FILE),
       intervalMs: options.checkpointIntervalMs ?? DEFAULT_CHECKPOINT_INTERVAL_MS,
       restartBytes: walRestartBytes,
@@ -364,7 +370,7 @@ export class SqliteStore implements Store {
     if (this.walFsync) await this.walFsync.sync();
     this.walFsync?.close();
     this.loopLoad?.stop();
-    await this.checkpointer.stop();
+    await this.checkpointer?.stop();
     this.db.close();
   }
 

@@ -14,7 +14,7 @@ export function destinationRoutes(ctx: OperationsContext): AdminRoute[] {
       description: 'Limits adapt per node, in memory: each node of a cluster answers for its own attempts. Empty when delivery is off.',
       success: { status: 200, description: 'destinations attempted recently, first seen first', schema: DestinationsSchema },
       async handle() {
-        return { status: 200, body: ctx.destinations?.() ?? { adaptive: true, destinations: [] } };
+        return { status: 200, body: (await ctx.destinations?.()) ?? { adaptive: true, destinations: [] } };
       },
     }),
     defineRoute({

@@ -1,0 +1,98 @@
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import type { Env } from '../rules/env-references.js';
+import type { RuleSet } from '../rules/types.js';
+import type { Outage, Store } from '../store/store.js';
+import { createCircuitBreaker } from './circuit-breaker.js';
+import { createDestinationLimiter, type DestinationView } from './destination-limiter.js';
+import { createGuardedDispatcher } from './guarded-dispatcher.js';
+import { OutageTracker } from './outage-tracker.js';
+import { RuleVersions } from './rule-versions.js';
+import { createSsrfGuard, type LookupFunction } from './ssrf-guard.js';
+import { DeliveryWorker, type DeliveryWorkerOptions } from './worker.js';
+
+/** The limiter's destinations with their circuit state (the admin API's answer). */
+export interface DestinationsReport {
+  adaptive: boolean;
+  destinations: (DestinationView & { pausedUntil: string | null })[];
+}
+
+export interface DeliverySideOptions {
+  config: Readonly<Config>;
+  store: Store;
+  rules: () => RuleSet;
+  env: Env;
+  logger: Logger;
+  /** DNS seam for the SSRF guard. */
+  lookup?: LookupFunction;
+  onAttempt?: DeliveryWorkerOptions['onAttempt'];
+  onOutageOpened?: (outage: Outage) => void;
+  onOutageClosed?: (outage: Outage) => void;
+}
+
+/**
+ * What a node that delivers runs besides receiving: the worker with its destinations' limits and circuits,
+ * and the outage tracker that redrives after an outage. The same parts on the receiver's event loop or in
+ * the delivery thread.
+ */
+export interface DeliverySide {
+  worker: DeliveryWorker;
+  outages: OutageTracker;
+  destinations(): DestinationsReport;
+  start(): Promise<void>;
+  /** Stops claiming, lets attempts finish for up to `graceMs`, then closes its connections (not the store). */
+  stop(graceMs: number): Promise<void>;
+}
+
+export function createDeliverySide(options: DeliverySideOptions): DeliverySide {
+  const { config, store, rules, logger } = options;
+  const dispatcher = createGuardedDispatcher({ guard: createSsrfGuard({ allowNetworks: config.delivery.allowNetworks, lookup: options.lookup }) });
+  const limiter = createDestinationLimiter({ adaptive: config.delivery.adaptive });
+  const breaker = createCircuitBreaker({ failureThreshold: config.delivery.failureThreshold, coolDownMs: config.delivery.coolDownMs });
+  const outages = new OutageTracker({
+    store,
+    rules,
+    breaker,
+    settings: config.delivery.redrive,
+    probeIntervalMs: config.delivery.coolDownMs,
+    logger,
+    onOpened: options.onOutageOpened,
+    onClosed: options.onOutageClosed,
+  });
+  const worker = new DeliveryWorker({
+    store,
+    rules,
+    ruleVersions: new RuleVersions(store, options.env),
+    dispatcher,
+    limiter,
+    breaker,
+    logger,
+    defaultConcurrency: config.delivery.concurrency,
+    maxInFlight: config.delivery.maxInFlight,
+    batchSize: config.delivery.batchSize,
+    leaseMs: config.delivery.leaseMs,
+    pollIntervalMs: config.delivery.pollIntervalMs,
+    outages,
+    onAttempt: options.onAttempt,
+  });
+  return {
+    worker,
+    outages,
+    destinations: () => ({
+      adaptive: config.delivery.adaptive,
+      destinations: limiter.destinations().map((view) => {
+        const reopensAt = breaker.reopensAt(view.destination, Date.now());
+        return { ...view, pausedUntil: reopensAt === null ? null : new Date(reopensAt).toISOString() };
+      }),
+    }),
+    async start() {
+      await outages.start();
+      worker.start();
+    },
+    async stop(graceMs) {
+      await worker.stop(graceMs);
+      await outages.stop();
+      await dispatcher.close();
+    },
+  };
+}

@@ -1,0 +1,185 @@
+import { Worker } from 'node:worker_threads';
+import type { Logger } from 'pino';
+import type { Config } from '../../config.js';
+import type { DestinationsReport } from '../delivery-side.js';
+import type { Outage } from '../../store/store.js';
+import type { AttemptNote, DeliveryThreadData, FromDeliveryThread, ToDeliveryThread } from './messages.js';
+
+export interface DeliveryThreadOptions {
+  config: Readonly<Config>;
+  env: Record<string, string | undefined>;
+  logger: Logger;
+  onAttempt?: (attempt: AttemptNote) => void;
+  onOutageOpened?: (outage: Outage) => void;
+  onOutageClosed?: (outage: Outage) => void;
+  /** Test seam: the thread's code (default delivery-thread-entry.js). */
+  entry?: URL;
+}
+
+/** After the thread dies (a bug, out of memory), it is started again after this long, doubling up to the maximum. */
+const RESTART_MS = 1_000;
+const RESTART_MAX_MS = 30_000;
+
+/**
+ * The thread's code: this module's compiled sibling. Run from the TypeScript sources (the test runner),
+ * the thread runs the build, which `npm test` makes first.
+ */
+function entryUrl(): URL {
+  const fromSources = import.meta.url.endsWith('.ts');
+  return new URL(fromSources ? '../../../dist/delivery/thread/delivery-thread-entry.js' : './delivery-thread-entry.js', import.meta.url);
+}
+
+/**
+ * The receiver's handle on the delivery thread (delivery-thread-entry.ts): wakes it when deliveries are due,
+ * asks it for its destinations, writes its log lines to the receiver's log, and restarts it should it die.
+ * Nothing is lost when it dies: its claimed deliveries fall due again when their leases end.
+ */
+export class DeliveryThread {
+  private thread: Worker | null = null;
+  private wakePending = false;
+  private active = 0;
+  private stopping = false;
+  private restartMs = RESTART_MS;
+  private restartTimer: NodeJS.Timeout | null = null;
+  private nextRequest = 1;
+  private readonly requests = new Map<number, { resolve: (view: DestinationsReport) => void; reject: (err: Error) => void }>();
+  private stopped: (() => void) | null = null;
+
+  private constructor(private readonly options: DeliveryThreadOptions) {}
+
+  /** Starts the thread; rejects when it could not open the store or load the rules. */
+  static async start(options: DeliveryThreadOptions): Promise<DeliveryThread> {
+    const handle = new DeliveryThread(options);
+    await handle.spawn();
+    return handle;
+  }
+
+  /** Attempts in flight in the thread, as of its last report. */
+  get activeAttempts(): number {
+    return this.active;
+  }
+
+  /** New deliveries are due: one message per turn of the event loop, however many commits asked. */
+  wake(): void {
+    if (this.wakePending) return;
+    this.wakePending = true;
+    setImmediate(() => {
+      this.wakePending = false;
+      this.post({ type: 'wake' });
+    });
+  }
+
+  destinations(): Promise<DestinationsReport> {
+    const thread = this.thread;
+    if (!thread) return Promise.resolve({ adaptive: this.options.config.delivery.adaptive, destinations: [] });
+    const id = this.nextRequest++;
+    return new Promise((resolve, reject) => {
+      this.requests.set(id, { resolve, reject });
+      this.post({ type: 'destinations', id });
+    });
+  }
+
+  /** Stops claiming, lets attempts finish for up to `graceMs`, then aborts the rest; resolves once the thread has closed its connection. */
+  async stop(graceMs: number): Promise<void> {
+    this.stopping = true;
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    const thread = this.thread;
+    if (!thread) return;
+    const exited = new Promise<void>((resolve) => thread.once('exit', () => resolve()));
+    const stopped = new Promise<void>((resolve) => (this.stopped = resolve));
+    this.post({ type: 'stop', graceMs });
+    await Promise.race([stopped, exited]);
+    await thread.terminate();
+  }
+
+  private post(message: ToDeliveryThread): void {
+    this.thread?.postMessage(message);
+  }
+
+  private spawn(): Promise<void> {
+    const { config, env, logger } = this.options;
+    const data: DeliveryThreadData = { config, env, logLevel: logger.level };
+    const thread = new Worker(this.options.entry ?? entryUrl(), { workerData: data, name: 'hookrelay-delivery' });
+    this.thread = thread;
+    return new Promise<void>((resolve, reject) => {
+      let ready = false;
+      thread.on('message', (message: FromDeliveryThread) => {
+        if (message.type === 'ready') {
+          ready = true;
+          this.restartMs = RESTART_MS;
+          resolve();
+        } else if (message.type === 'failed') {
+          if (!ready) reject(new Error(`the delivery thread could not start: ${message.message}`));
+        } else this.receive(message);
+      });
+      thread.on('error', (err) => {
+        logger.error({ err }, 'the delivery thread failed');
+        if (!ready) reject(err);
+      });
+      thread.on('exit', () => {
+        if (this.thread === thread) this.thread = null;
+        this.active = 0;
+        for (const request of this.requests.values()) request.reject(new Error('the delivery thread stopped'));
+        this.requests.clear();
+        if (!ready) reject(new Error('the delivery thread stopped before it started'));
+        else if (!this.stopping) this.scheduleRestart();
+      });
+    });
+  }
+
+  private scheduleRestart(): void {
+    const delay = this.restartMs;
+    this.restartMs = Math.min(RESTART_MAX_MS, this.restartMs * 2);
+    this.options.logger.error({ restartInMs: delay }, 'the delivery thread stopped unexpectedly; starting it again (its claimed deliveries fall due when their leases end)');
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = null;
+      if (this.stopping) return;
+      this.spawn().catch((err: unknown) => {
+        this.options.logger.error({ err }, 'the delivery thread could not start again');
+      });
+    }, delay);
+    this.restartTimer.unref();
+  }
+
+  private receive(message: Exclude<FromDeliveryThread, { type: 'ready' | 'failed' }>): void {
+    switch (message.type) {
+      case 'log':
+        relayLogLine(this.options.logger, message.line);
+        break;
+      case 'attempts':
+        this.active = message.active;
+        for (const attempt of message.attempts) this.options.onAttempt?.(attempt);
+        break;
+      case 'destinations': {
+        const request = this.requests.get(message.id);
+        this.requests.delete(message.id);
+        request?.resolve(message.view);
+        break;
+      }
+      case 'outage':
+        if (message.change === 'opened') this.options.onOutageOpened?.(message.outage);
+        else this.options.onOutageClosed?.(message.outage);
+        break;
+      case 'stopped':
+        this.stopped?.();
+        break;
+    }
+  }
+}
+
+/** Fields pino adds to every line: the receiver's logger adds its own. */
+const LINE_FIELDS = new Set(['level', 'time', 'pid', 'hostname', 'service', 'msg']);
+
+/** Writes a line of the thread's log through the receiver's logger, at its level. */
+function relayLogLine(logger: Logger, line: string): void {
+  let parsed: Record<string, unknown>;
+  try {
+    parsed = JSON.parse(line) as Record<string, unknown>;
+  } catch {
+    return;
+  }
+  const level = logger.levels.labels[Number(parsed.level)] as 'info' | undefined;
+  if (level === undefined || typeof logger[level] !== 'function') return;
+  const details = Object.fromEntries(Object.entries(parsed).filter(([key]) => !LINE_FIELDS.has(key)));
+  logger[level]({ thread: 'delivery', ...details }, typeof parsed.msg === 'string' ? parsed.msg : '');
+}

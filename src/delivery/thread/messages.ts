@@ -1,0 +1,36 @@
+import type { Config } from '../../config.js';
+import type { DestinationsReport } from '../delivery-side.js';
+import type { Outage } from '../../store/store.js';
+import type { DeliveryState } from '../../store/store.js';
+
+/** What the receiver gives the delivery thread when it starts it (structured-cloned). */
+export interface DeliveryThreadData {
+  config: Config;
+  /** Values for `${NAME}` references in rule files. */
+  env: Record<string, string | undefined>;
+  logLevel: string;
+}
+
+export interface AttemptNote {
+  ruleId: string;
+  outcome: DeliveryState;
+  durationMs: number;
+}
+
+/** Receiver → delivery thread. */
+export type ToDeliveryThread =
+  | { type: 'wake' }
+  | { type: 'destinations'; id: number }
+  | { type: 'stop'; graceMs: number };
+
+/** Delivery thread → receiver. */
+export type FromDeliveryThread =
+  | { type: 'ready' }
+  | { type: 'failed'; message: string }
+  /** One log line, as the thread's logger wrote it (JSON). */
+  | { type: 'log'; line: string }
+  /** Attempts recorded since the last message (metrics), and how many are in flight now. */
+  | { type: 'attempts'; attempts: AttemptNote[]; active: number }
+  | { type: 'destinations'; id: number; view: DestinationsReport }
+  | { type: 'outage'; change: 'opened' | 'closed'; outage: Outage }
+  | { type: 'stopped' };
