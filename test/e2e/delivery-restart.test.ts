@@ -4,12 +4,14 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { sampleTransferSucceeded } from '../../src/samples/transfer-succeeded.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { startServeProcess } from '../helpers/cli-process.js';
-import { postSigned } from '../helpers/http.js';
+import { postSigned, send } from '../helpers/http.js';
 import { eventually, rulesDirWith } from '../helpers/rules.js';
 import { makeTempDir, removeTempDirs } from '../helpers/temp-dir.js';
 import { startWebhookSink } from '../helpers/webhook-sink.js';
 
 afterAll(() => removeTempDirs());
+
+const ADMIN_TOKEN = 'delivery-restart-admin-token';
 
 describe('delivery worker killed mid-attempt', () => {
   it('re-delivers exactly the leased row after the lease, with the same delivery id, and nothing already delivered', async () => {
@@ -23,6 +25,7 @@ describe('delivery worker killed mid-attempt', () => {
       HOOKRELAY_DATA_DIR: dataDir,
       HOOKRELAY_RULES_DIR: rulesDirWith({ 'sink.yaml': `id: sink\non: [transfer:succeeded]\nto:\n  url: ${sink.url}\ntimeout: 1s\n` }),
       HOOKRELAY_SECRET: 's',
+      HOOKRELAY_ADMIN_TOKEN: ADMIN_TOKEN,
     };
     const bodies = [sampleTransferSucceeded(), sampleTransferSucceeded(), sampleTransferSucceeded()];
     const ids = bodies.map((b) => b.result.id);
@@ -30,6 +33,11 @@ describe('delivery worker killed mid-attempt', () => {
       const first = await startServeProcess(env);
       for (const body of bodies.slice(0, 2)) await postSigned(`${first.url}/webhooks/checkout`, body, 's');
       await sink.waitFor(2);
+      // Delivered and recorded: an answer not yet recorded when the process dies is sent again (at least once).
+      await eventually(async () => {
+        const page = await send(`${first.url}/admin/api/deliveries?state=delivered`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+        return (page.json.items as unknown[]).length === 2;
+      }, 10_000, 'both deliveries recorded');
       hangOn = ids[2]!;
       await postSigned(`${first.url}/webhooks/checkout`, bodies[2]!, 's');
       await sink.waitFor(3); // the third attempt is now hanging inside the worker
