@@ -15,6 +15,7 @@ import { createGuardedDispatcher } from './delivery/guarded-dispatcher.js';
 import { createSsrfGuard, type LookupFunction } from './delivery/ssrf-guard.js';
 import { refusedDestinationWarnings } from './delivery/destination-warnings.js';
 import { DeliveryThread } from './delivery/thread/delivery-thread.js';
+import type { AttemptNote } from './delivery/thread/messages.js';
 import { KNOWN_EVENT_SCHEMAS } from './ingest/event-schemas.js';
 import { createIngestHandler } from './ingest/ingest-handler.js';
 import { lazyHandler } from './http/lazy-handler.js';
@@ -155,7 +156,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     rules.on('error', () => metrics.recordRulesReloadError());
   }
   const deliveryHooks = {
-    onAttempt: metrics ? (attempt: { ruleId: string; outcome: 'pending' | 'delivered' | 'dead'; durationMs: number }) => metrics.recordAttempt(attempt) : undefined,
+    onAttempt: metrics ? (attempt: AttemptNote) => metrics.recordAttempt(attempt) : undefined,
     onOutageOpened: alerts ? (outage: Outage) => alerts.outageOpened(outage) : undefined,
     onOutageClosed: alerts ? (outage: Outage) => alerts.outageClosed(outage) : undefined,
   };
