@@ -45,6 +45,8 @@ export interface DeliveryRunner {
   wake(): void;
   /** Attempts in flight. */
   readonly activeAttempts: number;
+  /** Where the worker runs, for the readiness report: `thread`, `event loop`, or `restarting` while the thread is started again. */
+  readonly state: 'thread' | 'event loop' | 'restarting';
   destinations(): DestinationsView | Promise<DestinationsView>;
   /** Stops claiming, lets attempts finish for up to `graceMs`, then aborts the rest (they stay due). */
   stop(graceMs: number): Promise<void>;
@@ -195,11 +197,13 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     const rulesCheck = { hash: status.hash, ruleCount: status.ruleCount, loadedAt: status.loadedAt.toISOString(), lastError: status.lastError };
     // A worker is healthy (/healthz) but not ready for webhooks: load balancers that check /readyz skip it.
     const roleCheck = role === 'worker' ? 'worker: receives no webhooks' : role;
+    // Reported, never a reason to refuse webhooks: the node stores them while the delivery thread restarts.
+    const deliveryCheck = delivery ? { delivery: delivery.state } : {};
     try {
       await store.checkWritable();
-      return { ready: role !== 'worker', checks: { store: 'ok', rules: rulesCheck, role: roleCheck } };
+      return { ready: role !== 'worker', checks: { store: 'ok', rules: rulesCheck, role: roleCheck, ...deliveryCheck } };
     } catch (err) {
-      return { ready: false, checks: { store: (err as Error).message, rules: rulesCheck, role: roleCheck } };
+      return { ready: false, checks: { store: (err as Error).message, rules: rulesCheck, role: roleCheck, ...deliveryCheck } };
     }
   };
 
@@ -245,7 +249,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
         );
       },
     });
-    delivery = side ? inProcessRunner(side) : inThread ? await DeliveryThread.start({ config, env, logger, ...deliveryHooks }) : null;
+    delivery = side ? inProcessRunner(side) : inThread ? threadRunner(await DeliveryThread.start({ config, env, logger, ...deliveryHooks, onRestart: () => metrics?.recordDeliveryThreadRestart() })) : null;
   } catch (err) {
     await server?.close();
     await admin.jobs.stop();
@@ -312,7 +316,22 @@ function inProcessRunner(side: DeliverySide): DeliveryRunner {
     get activeAttempts() {
       return side.worker.activeAttempts;
     },
+    state: 'event loop',
     destinations: () => side.destinations(),
     stop: (graceMs) => side.stop(graceMs),
+  };
+}
+
+function threadRunner(thread: DeliveryThread): DeliveryRunner {
+  return {
+    wake: () => thread.wake(),
+    get activeAttempts() {
+      return thread.activeAttempts;
+    },
+    get state() {
+      return thread.running ? 'thread' : 'restarting';
+    },
+    destinations: () => thread.destinations(),
+    stop: (graceMs) => thread.stop(graceMs),
   };
 }

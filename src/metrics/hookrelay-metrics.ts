@@ -60,6 +60,7 @@ export class HookrelayMetrics {
   private readonly deadLetters;
   private readonly rulesReloads;
   private readonly rulesReloadErrors;
+  private readonly deliveryThreadRestarts;
   private readonly retentionPruned;
   private readonly retentionLastRun;
   private readonly blockedKeys;
@@ -107,6 +108,7 @@ export class HookrelayMetrics {
     this.deadLetters = new Gauge({ name: 'hookrelay_dead_letters', help: 'Dead-lettered deliveries currently stored.', registers });
     this.rulesReloads = new Counter({ name: 'hookrelay_rules_reloads_total', help: 'Rule-set reloads that replaced the rules in use.', registers });
     this.rulesReloadErrors = new Counter({ name: 'hookrelay_rules_reload_errors_total', help: 'Rule-file changes rejected (the last good rules stayed in use).', registers });
+    this.deliveryThreadRestarts = new Counter({ name: 'hookrelay_delivery_thread_restarts_total', help: 'Times the delivery thread died and was started again.', registers });
     this.retentionPruned = new Counter({
       name: 'hookrelay_retention_pruned_events_total',
       help: 'Events deleted by retention (with their deliveries and attempts), by reason (age, count).',
@@ -157,6 +159,10 @@ export class HookrelayMetrics {
 
   recordRulesReload(): void {
     this.rulesReloads.inc();
+  }
+
+  recordDeliveryThreadRestart(): void {
+    this.deliveryThreadRestarts.inc();
   }
 
   recordRulesReloadError(): void {

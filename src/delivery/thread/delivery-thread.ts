@@ -12,6 +12,8 @@ export interface DeliveryThreadOptions {
   onAttempt?: (attempt: AttemptNote) => void;
   onOutageOpened?: (outage: Outage) => void;
   onOutageClosed?: (outage: Outage) => void;
+  /** The thread died and is to be started again (metrics). */
+  onRestart?: () => void;
   /** Test seam: the thread's code (default delivery-thread-entry.js). */
   entry?: URL;
 }
@@ -52,6 +54,11 @@ export class DeliveryThread {
     const handle = new DeliveryThread(options);
     await handle.spawn();
     return handle;
+  }
+
+  /** Whether the thread runs now; false while it is being started again after dying. */
+  get running(): boolean {
+    return this.thread !== null;
   }
 
   /** Attempts in flight in the thread, as of its last report. */
@@ -130,6 +137,7 @@ export class DeliveryThread {
   private scheduleRestart(): void {
     const delay = this.restartMs;
     this.restartMs = Math.min(RESTART_MAX_MS, this.restartMs * 2);
+    this.options.onRestart?.();
     this.options.logger.error({ restartInMs: delay }, 'the delivery thread stopped unexpectedly; starting it again (its claimed deliveries fall due when their leases end)');
     this.restartTimer = setTimeout(() => {
       this.restartTimer = null;

@@ -102,7 +102,7 @@ describeEachBackend('the cluster view and node roles', (backend) => {
     const ready = await send(`${app.url}/readyz`);
     expect(ready.status).toBe(503);
     expect(ready.json).toEqual({ status: 'not_ready' });
-    expect((await api(app, '/readiness')).json).toMatchObject({ status: 'not_ready', checks: { store: 'ok', role: 'worker: receives no webhooks' } });
+    expect((await api(app, '/readiness')).json).toMatchObject({ status: 'not_ready', checks: { store: 'ok', role: 'worker: receives no webhooks', delivery: 'event loop' } });
     expect((await send(`${app.url}/healthz`)).status).toBe(200);
     expect((await api(app, '/cluster')).json.nodes[0]).toMatchObject({ role: 'worker', self: true });
   });
@@ -114,6 +114,7 @@ describeEachBackend('the cluster view and node roles', (backend) => {
     expect(reply.status).toBe(200);
     expect((await send(`${app.url}/readyz`)).json).toEqual({ status: 'ready' });
     expect((await api(app, '/readiness')).json).toMatchObject({ status: 'ready', checks: { role: 'receiver' } });
+    expect((await api(app, '/readiness')).json.checks).not.toHaveProperty('delivery');
   });
 
   it('delivery.enabled: false still works, as role receiver, with a deprecation warning', async () => {

@@ -57,11 +57,14 @@ describeEachBackend('the delivery worker in its own thread', (backend) => {
       return sampleValue(scraped, 'hookrelay_delivery_attempts_total', { rule: 'fwd', outcome: 'dead' }) === 1 ? scraped : null;
     }, 10_000, 'the metric');
     expect(sampleValue(samples, 'hookrelay_delivery_attempts_total', { rule: 'fwd', outcome: 'delivered' })).toBe(1);
+    expect(sampleValue(samples, 'hookrelay_delivery_thread_restarts_total')).toBe(0);
     const origin = new URL(sink.url).origin;
     expect(sampleValue(samples, 'hookrelay_destination_in_flight', { destination: origin })).toBe(0);
     const view = await destinations(app);
     expect(view.json).toMatchObject({ adaptive: true, destinations: [{ destination: origin, inFlight: 0, pausedUntil: null }] });
     expect(app.worker!.activeAttempts).toBe(0);
+    const readiness = await send(`${app.adminUrl}/admin/api/readiness`, { headers: { authorization: `Bearer ${app.adminToken}` } });
+    expect(readiness.json).toMatchObject({ status: 'ready', checks: { delivery: 'thread' } });
   });
 
   it("tells the receiver when a destination's circuit opens, which sends the alert", async () => {
@@ -119,9 +122,13 @@ describe('the delivery thread', () => {
     const lines: string[] = [];
     const logger = createLogger('info', new Writable({ write(chunk, _enc, done) { lines.push(String(chunk)); done(); } }));
     const config = loadConfig({}, { dataDir: makeTempDir() });
-    const thread = await DeliveryThread.start({ config, env: {}, logger, entry: new URL('../../fixtures/dying-delivery-thread.mjs', import.meta.url) });
+    let restarts = 0;
+    const thread = await DeliveryThread.start({ config, env: {}, logger, onRestart: () => (restarts += 1), entry: new URL('../../fixtures/dying-delivery-thread.mjs', import.meta.url) });
     running.push({ close: () => thread.stop(0) });
+    expect(thread.running).toBe(true);
+    await eventually(() => !thread.running, 5_000, 'the thread dead');
     await eventually(() => lines.filter((line) => line.includes('the delivery thread stopped unexpectedly')).length >= 2, 10_000, 'two restarts');
+    expect(restarts).toBeGreaterThanOrEqual(2);
     expect(lines.some((line) => line.includes('the delivery thread died on purpose'))).toBe(true);
   });
 });
