@@ -32,20 +32,7 @@ async function serve(flags: ServeFlags): Promise<void> {
   const config = loadConfig(process.env, flagOverrides(flags));
   const logger = createLogger(config.logLevel, await createLogDestination(chooseLogFormat(config.logFormat, process.stdout.isTTY === true)));
   const app = await startHookrelay(config, logger, { env: process.env });
-  const base = config.publicUrl ?? app.url;
-  // publicUrl names the webhook listener; it is the console's address too only when they share it.
-  const adminBase = config.admin.port === undefined ? base : app.adminUrl;
-
-  for (const generated of app.generatedSecrets) {
-    // Shown once, on stderr so it stays out of the JSON log stream; kept in the store for later starts and other nodes.
-    process.stderr.write(
-      `\nhookrelay generated a signing secret for source "${generated.source}" (${keptWhere(generated.file, `secrets show ${generated.source}`)}):\n\n    ${generated.secret}\n\n` +
-        `Give it to the sender and point its webhook URL at ${base}/webhooks/${generated.source}\n\n`,
-    );
-  }
-  if (app.generatedAdminToken) process.stderr.write(`\nhookrelay generated an admin token (${keptWhere(app.generatedAdminToken.file, 'secrets show --admin-token')}):\n\n    ${app.generatedAdminToken.token}\n\nUse it as "Authorization: Bearer <token>" on ${adminBase}/admin/api and to log in to ${adminBase}/console\n\n`);
-  logger.info({ url: app.url, adminUrl: app.adminUrl, webhooks: app.sources.map((s) => `${base}/webhooks/${s.name}`), dataDir: config.dataDir, durability: config.durability, role: app.node.node.role, nodeId: app.node.id }, 'hookrelay listening');
-
+  // Before anything is printed: whoever waits for the listening line may signal at once.
   let signals = 0;
   const stop = (signal: NodeJS.Signals): void => {
     signals += 1;
@@ -69,6 +56,20 @@ async function serve(flags: ServeFlags): Promise<void> {
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
+
+  const base = config.publicUrl ?? app.url;
+  // publicUrl names the webhook listener; it is the console's address too only when they share it.
+  const adminBase = config.admin.port === undefined ? base : app.adminUrl;
+
+  for (const generated of app.generatedSecrets) {
+    // Shown once, on stderr so it stays out of the JSON log stream; kept in the store for later starts and other nodes.
+    process.stderr.write(
+      `\nhookrelay generated a signing secret for source "${generated.source}" (${keptWhere(generated.file, `secrets show ${generated.source}`)}):\n\n    ${generated.secret}\n\n` +
+        `Give it to the sender and point its webhook URL at ${base}/webhooks/${generated.source}\n\n`,
+    );
+  }
+  if (app.generatedAdminToken) process.stderr.write(`\nhookrelay generated an admin token (${keptWhere(app.generatedAdminToken.file, 'secrets show --admin-token')}):\n\n    ${app.generatedAdminToken.token}\n\nUse it as "Authorization: Bearer <token>" on ${adminBase}/admin/api and to log in to ${adminBase}/console\n\n`);
+  logger.info({ url: app.url, adminUrl: app.adminUrl, webhooks: app.sources.map((s) => `${base}/webhooks/${s.name}`), dataDir: config.dataDir, durability: config.durability, role: app.node.node.role, nodeId: app.node.id }, 'hookrelay listening');
 }
 
 export function registerServeCommand(program: Command): void {
