@@ -1,7 +1,7 @@
 // The delivery thread: the worker, its destinations' limits and circuits and the outage tracker, on a
 // connection of their own, so that claims, sends and attempt records never hold up the receiver's event loop.
 import { parentPort, workerData } from 'node:worker_threads';
-import pino from 'pino';
+import type { Level } from 'pino';
 import { createLogger } from '../../log.js';
 import { RuleSetWatcher } from '../../rules/watcher.js';
 import { openStore } from '../../store/open-store.js';
@@ -13,7 +13,7 @@ const port = parentPort!;
 const data = workerData as DeliveryThreadData;
 const send = (message: FromDeliveryThread): void => port.postMessage(message);
 // Lines go to the receiver, which writes them to its own log (its format, its destination).
-const logger = createLogger(data.logLevel as pino.Level, { write: (line: string) => send({ type: 'log', line }) });
+const logger = createLogger(data.logLevel as Level, { write: (line: string) => send({ type: 'log', line }) });
 
 let store: Store | null = null;
 let rules: RuleSetWatcher | null = null;
