@@ -14,7 +14,7 @@
 // under `delivery:` of every case (e.g. "  thread: false"), to compare settings in alternating runs.
 import { request } from 'undici';
 import { fixedRateLoad } from './lib/fixed-rate.mjs';
-import { percentile, rawRequests, startDelaySink, startForwarding } from './lib/fixed-rate-delivery.mjs';
+import { awaitSinkCount, percentile, rawRequests, sinkCount, startDelaySink, startForwarding } from './lib/fixed-rate-delivery.mjs';
 import { cpuMs, cpuUsPer, formatRatio, median, peakRssMb, printTable, stopServer } from './lib/run.mjs';
 import { rmSync } from 'node:fs';
 
@@ -58,20 +58,14 @@ async function mixedCase({ rules, rate, seconds }) {
   const pid = server.child.pid;
   try {
     const warmUp = await fixedRateLoad({ port: server.port, rate, seconds: WARM_UP_SECONDS, connections: CONNECTIONS, requests: rawRequests(Math.round(rate * WARM_UP_SECONDS), WARM_UP_FIRST_INDEX) });
-    const warmStart = Date.now();
-    while ((await getJson(`http://127.0.0.1:${sink.port}/count`)).count < warmUp.ok * rules && Date.now() - warmStart < DRAIN_TIMEOUT_MS) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await awaitSinkCount(sink.port, warmUp.ok * rules, { timeoutMs: DRAIN_TIMEOUT_MS, pollMs: 50 });
     await request(`http://127.0.0.1:${sink.port}/arrivals`, { method: 'DELETE' });
     const requests = rawRequests(Math.round(rate * seconds));
     const cpuBefore = cpuMs(pid);
     const load = await fixedRateLoad({ port: server.port, rate, seconds, connections: CONNECTIONS, requests });
     const expected = load.ok * rules;
-    const backlog = expected - (await getJson(`http://127.0.0.1:${sink.port}/count`)).count;
-    const drainStart = Date.now();
-    while (rules > 0 && (await getJson(`http://127.0.0.1:${sink.port}/count`)).count < expected && Date.now() - drainStart < DRAIN_TIMEOUT_MS) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    const backlog = expected - (await sinkCount(sink.port));
+    if (rules > 0) await awaitSinkCount(sink.port, expected, { timeoutMs: DRAIN_TIMEOUT_MS, pollMs: 50 });
     const cpuUs = cpuUsPer(pid, cpuBefore, load.ok);
     const rssMb = peakRssMb(pid);
     let deliveredP50 = null;

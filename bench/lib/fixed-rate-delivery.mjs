@@ -51,6 +51,15 @@ export function rawRequests(count, firstIndex = 0) {
 
 export const percentile = (sorted, q) => Math.round(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] * 10) / 10;
 
+/** How many deliveries the delay sink on `port` has received. */
+export const sinkCount = async (port) => (await getJson(`http://127.0.0.1:${port}/count`)).count;
+
+/** Polls the delay sink every `pollMs` until it has received `expected` deliveries or `timeoutMs` passed. */
+export async function awaitSinkCount(port, expected, { timeoutMs, pollMs }) {
+  const start = Date.now();
+  while ((await sinkCount(port)) < expected && Date.now() - start < timeoutMs) await new Promise((resolve) => setTimeout(resolve, pollMs));
+}
+
 /** The delay sink (delay-sink.mjs) as a child process. */
 export const startDelaySink = (delayMs) => startServer(process.execPath, [join(root, 'bench/lib/delay-sink.mjs'), String(delayMs)], { readPort: (l) => l.startsWith('{') && JSON.parse(l).port });
 
@@ -88,11 +97,8 @@ export async function fixedRateDelivery({ rate, seconds, sinkDelayMs, pinnedConc
   try {
     const stopWatching = watchLimit(server.port);
     const load = await fixedRateLoad({ port: server.port, rate, seconds, connections: CONNECTIONS, requests: rawRequests(total) });
-    const backlog = load.ok - (await getJson(`http://127.0.0.1:${sink.port}/count`)).count;
-    const drainStart = Date.now();
-    while ((await getJson(`http://127.0.0.1:${sink.port}/count`)).count < load.ok && Date.now() - drainStart < DRAIN_TIMEOUT_MS) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    const backlog = load.ok - (await sinkCount(sink.port));
+    await awaitSinkCount(sink.port, load.ok, { timeoutMs: DRAIN_TIMEOUT_MS, pollMs: 100 });
     const limitRange = stopWatching();
     const arrivals = await getJson(`http://127.0.0.1:${sink.port}/arrivals`);
     const firstArrival = new Map();
