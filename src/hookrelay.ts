@@ -10,7 +10,7 @@ import { notAReceiverHandler } from './ingest/not-a-receiver.js';
 import { createAlertSender } from './alerts/alert-sender.js';
 import { Alerts } from './alerts/alerts.js';
 import type { OutageTracker } from './delivery/outage-tracker.js';
-import { createDeliverySide } from './delivery/delivery-side.js';
+import { createDeliverySide, type DeliveryRunner } from './delivery/delivery-side.js';
 import { createGuardedDispatcher } from './delivery/guarded-dispatcher.js';
 import { createSsrfGuard, type LookupFunction } from './delivery/ssrf-guard.js';
 import { refusedDestinationWarnings } from './delivery/destination-warnings.js';
@@ -30,26 +30,12 @@ import { ensureAdminToken, type AdminToken } from './admin-token.js';
 import { ensureSourceSecrets, type GeneratedSecret } from './source-secrets.js';
 import { openStore } from './store/open-store.js';
 import type { Outage, Store } from './store/store.js';
-import type { DeliverySide } from './delivery/delivery-side.js';
 
 export interface StartOptions {
   /** Values for `${NAME}` references in rule files (the process environment, read once by the CLI). */
   env?: Record<string, string | undefined>;
   /** DNS seam for the SSRF guard (tests resolve names without leaving the machine); needs `delivery.thread: false`. */
   lookup?: LookupFunction;
-}
-
-/** The delivery side as the receiver sees it, on its own event loop or in the delivery thread. */
-export interface DeliveryRunner {
-  /** New deliveries are due: look now instead of at the next poll. */
-  wake(): void;
-  /** Attempts in flight. */
-  readonly activeAttempts: number;
-  /** Where the worker runs, for the readiness report: `thread`, `event loop`, or `restarting` while the thread is started again. */
-  readonly state: 'thread' | 'event loop' | 'restarting';
-  destinations(): DestinationsView | Promise<DestinationsView>;
-  /** Stops claiming, lets attempts finish for up to `graceMs`, then aborts the rest (they stay due). */
-  stop(graceMs: number): Promise<void>;
 }
 
 export interface RunningHookrelay {
@@ -249,7 +235,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
         );
       },
     });
-    delivery = side ? inProcessRunner(side) : inThread ? threadRunner(await DeliveryThread.start({ config, env, logger, ...deliveryHooks, onRestart: () => metrics?.recordDeliveryThreadRestart() })) : null;
+    delivery = side ?? (inThread ? await DeliveryThread.start({ config, env, logger, ...deliveryHooks, onRestart: () => metrics?.recordDeliveryThreadRestart() }) : null);
   } catch (err) {
     await server?.close();
     await admin.jobs.stop();
@@ -307,31 +293,5 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
         await dispatcher.close();
         await store.close();
       })()),
-  };
-}
-
-function inProcessRunner(side: DeliverySide): DeliveryRunner {
-  return {
-    wake: () => side.worker.wake(),
-    get activeAttempts() {
-      return side.worker.activeAttempts;
-    },
-    state: 'event loop',
-    destinations: () => side.destinations(),
-    stop: (graceMs) => side.stop(graceMs),
-  };
-}
-
-function threadRunner(thread: DeliveryThread): DeliveryRunner {
-  return {
-    wake: () => thread.wake(),
-    get activeAttempts() {
-      return thread.activeAttempts;
-    },
-    get state() {
-      return thread.running ? 'thread' : 'restarting';
-    },
-    destinations: () => thread.destinations(),
-    stop: (graceMs) => thread.stop(graceMs),
   };
 }

@@ -30,18 +30,28 @@ export interface DeliverySideOptions {
   onOutageClosed?: (outage: Outage) => void;
 }
 
+/** The delivery side as the receiver sees it: on its own event loop (DeliverySide) or in the delivery thread (DeliveryThread). */
+export interface DeliveryRunner {
+  /** New deliveries are due: look now instead of at the next poll. */
+  wake(): void;
+  /** Attempts in flight. */
+  readonly activeAttempts: number;
+  /** Where the worker runs, for the readiness report: `thread`, `event loop`, or `restarting` while the thread is started again. */
+  readonly state: 'thread' | 'event loop' | 'restarting';
+  destinations(): DestinationsReport | Promise<DestinationsReport>;
+  /** Stops claiming, lets attempts finish for up to `graceMs`, then aborts the rest (they stay due) and closes its connections (not the store). */
+  stop(graceMs: number): Promise<void>;
+}
+
 /**
  * What a node that delivers runs besides receiving: the worker with its destinations' limits and circuits,
  * and the outage tracker that redrives after an outage. The same parts on the receiver's event loop or in
  * the delivery thread.
  */
-export interface DeliverySide {
-  worker: DeliveryWorker;
+export interface DeliverySide extends DeliveryRunner {
   outages: OutageTracker;
   destinations(): DestinationsReport;
   start(): Promise<void>;
-  /** Stops claiming, lets attempts finish for up to `graceMs`, then closes its connections (not the store). */
-  stop(graceMs: number): Promise<void>;
 }
 
 export function createDeliverySide(options: DeliverySideOptions): DeliverySide {
@@ -76,7 +86,11 @@ export function createDeliverySide(options: DeliverySideOptions): DeliverySide {
     onAttempt: options.onAttempt,
   });
   return {
-    worker,
+    wake: () => worker.wake(),
+    get activeAttempts() {
+      return worker.activeAttempts;
+    },
+    state: 'event loop',
     outages,
     destinations: () => ({
       adaptive: config.delivery.adaptive,

@@ -38,7 +38,7 @@ async function start(): Promise<void> {
     onAttempt: (attempt) => {
       if (attempts.push(attempt) > 1) return;
       setImmediate(() => {
-        send({ type: 'attempts', attempts, active: side!.worker.activeAttempts });
+        send({ type: 'attempts', attempts, active: side!.activeAttempts });
         attempts = [];
       });
     },
@@ -57,7 +57,7 @@ async function stop(graceMs: number): Promise<void> {
 }
 
 port.on('message', (message: ToDeliveryThread) => {
-  if (message.type === 'wake') side?.worker.wake();
+  if (message.type === 'wake') side?.wake();
   else if (message.type === 'destinations') send({ type: 'destinations', id: message.id, view: side!.destinations() });
   else if (message.type === 'stop') void stop(message.graceMs);
 });

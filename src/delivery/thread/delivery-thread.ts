@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
-import type { DestinationsReport } from '../delivery-side.js';
+import type { DeliveryRunner, DestinationsReport } from '../delivery-side.js';
 import type { Outage } from '../../store/store.js';
 import type { AttemptNote, DeliveryThreadData, FromDeliveryThread, ToDeliveryThread } from './messages.js';
 
@@ -36,7 +36,7 @@ function entryUrl(): URL {
  * asks it for its destinations, writes its log lines to the receiver's log, and restarts it should it die.
  * Nothing is lost when it dies: its claimed deliveries fall due again when their leases end.
  */
-export class DeliveryThread {
+export class DeliveryThread implements DeliveryRunner {
   private thread: Worker | null = null;
   private wakePending = false;
   private active = 0;
@@ -56,9 +56,9 @@ export class DeliveryThread {
     return handle;
   }
 
-  /** Whether the thread runs now; false while it is being started again after dying. */
-  get running(): boolean {
-    return this.thread !== null;
+  /** `restarting` while the thread is being started again after dying. */
+  get state(): 'thread' | 'restarting' {
+    return this.thread === null ? 'restarting' : 'thread';
   }
 
   /** Attempts in flight in the thread, as of its last report. */

@@ -125,8 +125,8 @@ describe('the delivery thread', () => {
     let restarts = 0;
     const thread = await DeliveryThread.start({ config, env: {}, logger, onRestart: () => (restarts += 1), entry: new URL('../../fixtures/dying-delivery-thread.mjs', import.meta.url) });
     running.push({ close: () => thread.stop(0) });
-    expect(thread.running).toBe(true);
-    await eventually(() => !thread.running, 5_000, 'the thread dead');
+    expect(thread.state).toBe('thread');
+    await eventually(() => thread.state === 'restarting', 5_000, 'the thread dead');
     await eventually(() => lines.filter((line) => line.includes('the delivery thread stopped unexpectedly')).length >= 2, 10_000, 'two restarts');
     expect(restarts).toBeGreaterThanOrEqual(2);
     expect(lines.some((line) => line.includes('the delivery thread died on purpose'))).toBe(true);
