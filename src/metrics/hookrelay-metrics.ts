@@ -222,12 +222,9 @@ export class HookrelayMetrics {
   /** Set afresh on each scrape, so a forgotten destination's series disappears. */
   private async readDestinations(): Promise<void> {
     if (!this.options.destinations) return;
-    let views: Awaited<ReturnType<NonNullable<MetricsOptions['destinations']>>>;
-    try {
-      views = await this.options.destinations();
-    } catch {
-      return; // the delivery thread is restarting: no destination series on this scrape
-    }
+    // Null while the delivery thread is restarting: no destination series on this scrape.
+    const views = await this.options.destinations().catch(() => null);
+    if (!views) return;
     this.destinationLimit.reset();
     this.destinationInFlight.reset();
     for (const view of views.slice(0, MAX_DESTINATION_LABELS)) {
