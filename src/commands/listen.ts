@@ -167,10 +167,10 @@ export async function runLocalListen(reader: NewEventReader, options: ListenOutp
   const handle = eventHandler(options, signal, print, note);
   let position = await streamStart(reader, undefined, options.since, Date.now());
   while (!signal.aborted) {
-    const { events, position: next } = await reader.readNewEvents(options.filter, position, LOCAL_BATCH);
+    const { events, position: next } = await reader.readNewEvents(options.filter, position, LOCAL_BATCH, true);
     for (const event of events) {
       if (signal.aborted) return;
-      await handle(streamedEventView(event, true) as StreamedEvent);
+      await handle(streamedEventView(event) as StreamedEvent);
     }
     position = next;
     if (events.length < LOCAL_BATCH) await sleep(LOCAL_POLL_MS, signal);

@@ -1,5 +1,5 @@
 import { lastAttemptSent, type DeliveryPauses } from '../delivery/delivery-pauses.js';
-import type { Delivery, DeliveryCounts, DeliveryDetail, EventSummary, Job, Outage, StoredEvent } from '../store/store.js';
+import type { Delivery, DeliveryCounts, DeliveryDetail, EventSummary, Job, NewEventSummary, NewEventWithBody, Outage, StoredEvent } from '../store/store.js';
 import type { EditedReplayAnswer } from './edited-replay.js';
 import type { RoutedReplayAnswer } from './routed-replay.js';
 import type { DeliveryDetailView, DeliveryView, EditedReplayResultView, EventDetailView, EventSummaryView, ForwardingView, JobView, OutageView, ReplayResultView, StreamedEventView } from './view-schemas.js';
@@ -128,13 +128,12 @@ export function editedReplayView(answer: EditedReplayAnswer, pauses: DeliveryPau
   return { ...rest, event: copy && eventDetailView(copy), deliveries: created.map((d) => deliveryView(d, pauses)) };
 }
 
-/** One message of an event stream (and one line of `hookrelay listen`); `includeBody` adds headers and exact bytes. */
-export function streamedEventView(event: StoredEvent, includeBody: boolean): StreamedEventView {
-  const { body, headers, importedAt, ...summary } = event;
+/** One message of an event stream (and one line of `hookrelay listen`): with headers and exact bytes when they were read. */
+export function streamedEventView(event: NewEventSummary | NewEventWithBody): StreamedEventView {
   return {
-    ...eventSummaryView({ ...summary, bodyBytes: body.length }),
-    imported: importedAt !== null,
-    importedAt: importedAt === null ? null : new Date(importedAt).toISOString(),
-    ...(includeBody && { headers, bodyBase64: body.toString('base64') }),
+    ...eventSummaryView(event),
+    imported: event.importedAt !== null,
+    importedAt: isoOrNull(event.importedAt),
+    ...('body' in event && { headers: event.headers, bodyBase64: event.body.toString('base64') }),
   };
 }

@@ -273,9 +273,20 @@ export interface StreamPosition {
 /** Where a reader starts: after the events committed so far, after one event, or with those received since a time. */
 export type StreamStart = { now: true } | { afterEventId: number } | { receivedFrom: number };
 
-export interface NewEvents {
+/** A newly stored event as a stream sends it: its summary and when it was imported. */
+export interface NewEventSummary extends EventSummary {
+  importedAt: number | null;
+}
+
+/** The same with the headers and exact bytes, read only when asked for (they are most of a row). */
+export interface NewEventWithBody extends NewEventSummary {
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+export interface NewEvents<E extends NewEventSummary = NewEventSummary> {
   /** In commit order, each after `after`; at most `limit`. */
-  events: StoredEvent[];
+  events: E[];
   /** Where the next read starts: past these events and past every committed event the filter left out. */
   position: StreamPosition;
   /**
@@ -292,8 +303,11 @@ export interface NewEventReader {
    * Up to `limit` events matching `filter` committed after `after`, in commit order; never one twice across
    * reads that pass each answer's `position` to the next, never one skipped, even one that committed late.
    */
-  readNewEvents(filter: EventSearch, after: StreamPosition, limit: number): Promise<NewEvents>;
+  readNewEvents<B extends boolean>(filter: EventSearch, after: StreamPosition, limit: number, withBodies: B): Promise<NewEvents<NewEventRead<B>>>;
 }
+
+/** What `readNewEvents` returns per event: with headers and body only when read `withBodies`. */
+export type NewEventRead<B extends boolean> = B extends true ? NewEventWithBody : NewEventSummary;
 
 export interface Store extends NewEventReader {
   /** Stores the event once; resolves only after the transaction holding it has committed. */

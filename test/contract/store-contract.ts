@@ -507,7 +507,7 @@ export function storeContract(factory: StoreFactory): void {
       let position = from;
       const deadline = Date.now() + 20_000;
       for (;;) {
-        const read = await store.readNewEvents(filter, position, limit);
+        const read = await store.readNewEvents(filter, position, limit, false);
         ids.push(...read.events.map((e) => e.id));
         position = read.position;
         if (read.events.length < limit && (!read.heldBack || Date.now() > deadline)) return { ids, position };
@@ -532,7 +532,7 @@ export function storeContract(factory: StoreFactory): void {
       expect(first.ids).toEqual([a.id, b.id, imported.id, copy]);
       expect((await readAll(store, now)).ids.filter((id) => id !== before.id)).toEqual(first.ids);
       // Nothing twice: the position after a read is past everything read.
-      expect((await store.readNewEvents({}, first.position, 10)).events).toEqual([]);
+      expect((await store.readNewEvents({}, first.position, 10, false)).events).toEqual([]);
       const c = await store.saveEvent(event('c'));
       expect((await readAll(store, first.position)).ids).toEqual([c.id]);
       // A filter passes over what it leaves out, and the next read starts past it.
@@ -540,6 +540,22 @@ export function storeContract(factory: StoreFactory): void {
       expect(filtered.ids).toEqual([b.id]);
       const d = await store.saveEvent(event('d', { event: 'order:archived', validation: 'unrecognised' }));
       expect((await readAll(store, filtered.position, { event: 'order:archived' })).ids).toEqual([d.id]);
+    });
+
+    it('reads headers and exact bytes only when asked for, the same summary either way', async () => {
+      const store = await open();
+      const body = Buffer.from('{"event":"transfer:succeeded","result":{"id":"bytes"}}  \n');
+      const saved = await store.saveEvent(event('bytes', { body, headers: { 'x-service-signature': 'abc' } }));
+      await store.importEvents([{ ...event('imported-later'), lastReceivedAt: 1, receivedCount: 1 }], { importedAt: 9_000 });
+      const start = await store.streamPosition({ afterEventId: saved.id - 1 });
+      const bare = (await store.readNewEvents({}, start, 10, false)).events;
+      const whole = (await store.readNewEvents({}, start, 10, true)).events;
+      expect(bare.map((e) => Object.keys(e).filter((k) => k === 'body' || k === 'headers'))).toEqual([[], []]);
+      expect(bare[0]).toMatchObject({ id: saved.id, transferId: 'bytes', bodyBytes: body.length, importedAt: null });
+      expect(bare[1]).toMatchObject({ transferId: 'imported-later', importedAt: 9_000 });
+      expect(whole[0]!.body.equals(body)).toBe(true);
+      expect(whole[0]!.headers).toEqual({ 'x-service-signature': 'abc' });
+      expect(whole.map(({ body: _b, headers: _h, ...summary }) => summary)).toEqual(bare);
     });
 
     it('starts after an event, or with the events received since a time', async () => {

@@ -1,6 +1,6 @@
 import type pg from 'pg';
-import type { EventSearch, NewEvents, StreamPosition, StreamStart } from '../store.js';
-import { toStoredEvent, type EventRow } from '../sqlite/event-rows.js';
+import type { EventSearch, NewEventRead, NewEvents, StreamPosition, StreamStart } from '../store.js';
+import { newEventColumns, toNewEvent, type EventRow } from '../sqlite/event-rows.js';
 import { eventSelectionSql } from './event-filter-sql.js';
 import { SqlParams } from './sql-params.js';
 
@@ -46,22 +46,24 @@ export class NewEventQueries {
     return { tx: rows[0]!.tx, id: 0 };
   }
 
-  async read(filter: EventSearch, after: StreamPosition, limit: number): Promise<NewEvents> {
+  async read<B extends boolean>(filter: EventSearch, after: StreamPosition, limit: number, withBodies: B): Promise<NewEvents<NewEventRead<B>>> {
     const from = after.tx === null ? await this.streamPosition({ afterEventId: after.id }) : after;
     const params = new SqlParams();
     const where = eventSelectionSql(filter, params);
     const cursor = `(e.tx, e.id) > (${params.add(from.tx)}::xid8, ${params.add(from.id)})`;
+    // `e.*` holds tx already; the outer query orders by it.
+    const columns = withBodies ? newEventColumns(true) : `${newEventColumns(false)}, e.tx`;
     // One statement, so the rows, the horizon and whether later commits wait behind it share one snapshot.
     const { rows } = await this.db.query<NewEventRow>(
       `WITH h AS (SELECT ${HORIZON} AS horizon),
-       r AS (SELECT e.*, e.tx::text AS tx_text FROM events e, h WHERE ${cursor} AND e.tx < h.horizon AND ${where} ORDER BY e.tx, e.id LIMIT ${params.add(limit)})
+       r AS (SELECT ${columns}, e.tx::text AS tx_text FROM events e, h WHERE ${cursor} AND e.tx < h.horizon AND ${where} ORDER BY e.tx, e.id LIMIT ${params.add(limit)})
        SELECT h.horizon::text AS horizon, EXISTS (SELECT 1 FROM events x WHERE x.tx >= h.horizon) AS held_back, r.*
        FROM h LEFT JOIN r ON true ORDER BY r.tx, r.id`,
       params.values,
     );
     const first = rows[0]!;
     const found = rows.filter((row) => row.tx_text !== null);
-    const events = found.map(toStoredEvent);
+    const events = found.map((row) => toNewEvent(row, withBodies));
     let position: StreamPosition;
     if (found.length === limit) position = { tx: found.at(-1)!.tx_text, id: found.at(-1)!.id };
     else position = compareTx(first.horizon, from.tx!) > 0 ? { tx: first.horizon, id: 0 } : from;

@@ -6,7 +6,7 @@ import type {
   AttemptRecord, AttemptResolution, BlockedKey, BulkDeliveryFilter, ClusterNode, ConsoleSession, NewNode, ClaimedDelivery, Delivery, DeliveryDetail, DeliveryFilter, DeliveryOrigin, EventBody,
   EventPosition, EventSearch, EventPage, EventSelection, ImportedEvent, ImportOptions, ImportResult, Job,
   JobProgress, JobState, KeptRuleSet, NewDelivery, NewEditedCopy, NewEvent, NewJob, OutboxStats, Page, DeliveryCounts, SaveEventResult, Store,
-  StoredEvent, CopyExtent, CopyKey, CopyRows, CopyTable, NewEvents, StreamPosition, StreamStart,
+  StoredEvent, CopyExtent, CopyKey, CopyRows, CopyTable, NewEventRead, NewEvents, StreamPosition, StreamStart,
 } from '../store.js';
 import { AdminQueries } from './admin-queries.js';
 import { BatchCommit } from './batch-commit.js';
@@ -188,8 +188,8 @@ export class PostgresStore implements Store {
     return this.read(() => this.newEvents.streamPosition(start));
   }
 
-  readNewEvents(filter: EventSearch, after: StreamPosition, limit: number): Promise<NewEvents> {
-    return this.read(() => this.newEvents.read(filter, after, limit));
+  readNewEvents<B extends boolean>(filter: EventSearch, after: StreamPosition, limit: number, withBodies: B): Promise<NewEvents<NewEventRead<B>>> {
+    return this.read(() => this.newEvents.read(filter, after, limit, withBodies));
   }
 
   async saveEvent(event: NewEvent): Promise<SaveEventResult> {

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import Database, { type BetterSqlite3 } from '../../sqlite-driver.js';
 import { HookrelayError } from '../../errors.js';
-import type { EventSearch, NewEventReader, NewEvents, StreamPosition, StreamStart } from '../store.js';
+import type { EventSearch, NewEventRead, NewEventReader, NewEvents, StreamPosition, StreamStart } from '../store.js';
 import { listMigrations } from './migrate.js';
 import { NewEventQueries } from './new-events.js';
 import { DATABASE_FILE } from './sqlite-store.js';
@@ -44,8 +44,8 @@ export class SqliteEventReader implements NewEventReader {
     return this.queries.streamPosition(start);
   }
 
-  async readNewEvents(filter: EventSearch, after: StreamPosition, limit: number): Promise<NewEvents> {
-    return this.queries.read(filter, after, limit);
+  async readNewEvents<B extends boolean>(filter: EventSearch, after: StreamPosition, limit: number, withBodies: B): Promise<NewEvents<NewEventRead<B>>> {
+    return this.queries.read(filter, after, limit, withBodies);
   }
 
   close(): void {

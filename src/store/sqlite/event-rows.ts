@@ -1,4 +1,4 @@
-import type { EditVia, EventEdit, EventSummary, StoredEvent, Validation } from '../store.js';
+import type { EditVia, EventEdit, EventSummary, NewEventRead, StoredEvent, Validation } from '../store.js';
 
 /** An `events` row as SQLite returns it; `headers`/`body` only when selected, `body_bytes` when computed. */
 export interface EventRow {
@@ -28,6 +28,17 @@ export interface EventRow {
 export const SUMMARY_COLUMNS = `e.id, e.source, e.event, e.transfer_id, e.checkout_id, e.email, e.wallet_address, e.validation,
   e.received_at, e.last_received_at, e.received_count, e.edit_number, e.edited_from, e.edited_at, e.edited_via,
   length(e.body) AS body_bytes`;
+
+/** What a new-events read selects: the summary with the import time, plus headers and body only `withBodies`. */
+export function newEventColumns(withBodies: boolean): string {
+  return withBodies ? 'e.*' : `${SUMMARY_COLUMNS}, e.imported_at`;
+}
+
+/** A row selected with `newEventColumns(withBodies)` as the store hands it to event streams. */
+export function toNewEvent<B extends boolean>(row: EventRow, withBodies: B): NewEventRead<B> {
+  const summary = { ...toEventSummary(row), importedAt: row.imported_at ?? null };
+  return (withBodies ? { ...summary, headers: JSON.parse(row.headers!) as Record<string, string>, body: row.body! } : summary) as NewEventRead<B>;
+}
 
 function editOf(row: EventRow): EventEdit | null {
   if (row.edited_at === null || row.edited_at === undefined) return null;

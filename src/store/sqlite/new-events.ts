@@ -1,7 +1,7 @@
 import type { BetterSqlite3 } from '../../sqlite-driver.js';
-import type { EventSearch, NewEvents, StreamPosition, StreamStart } from '../store.js';
+import type { EventSearch, NewEventRead, NewEvents, StreamPosition, StreamStart } from '../store.js';
 import { eventSelectionSql } from './event-filter-sql.js';
-import { toStoredEvent, type EventRow } from './event-rows.js';
+import { newEventColumns, toNewEvent, type EventRow } from './event-rows.js';
 
 /**
  * Newly stored events in commit order, which on SQLite is id order: one writer at a time hands out ids
@@ -32,19 +32,19 @@ export class NewEventQueries {
     return { tx: null, id: this.newest() };
   }
 
-  read(filter: EventSearch, after: StreamPosition, limit: number): NewEvents {
+  read<B extends boolean>(filter: EventSearch, after: StreamPosition, limit: number, withBodies: B): NewEvents<NewEventRead<B>> {
     // The newest id first: a commit made after it (by another process) is read next time, not half now.
     const newest = this.newest();
     if (newest <= after.id) return { events: [], position: { tx: null, id: after.id }, heldBack: false };
     const where = eventSelectionSql({ ...filter, afterId: after.id, throughId: newest }, 'e');
-    const sql = `SELECT e.* FROM events e WHERE ${where.sql} ORDER BY e.id LIMIT ?`;
+    const sql = `SELECT ${newEventColumns(withBodies)} FROM events e WHERE ${where.sql} ORDER BY e.id LIMIT ?`;
     let statement = this.reads.get(sql);
     if (!statement) {
       statement = this.db.prepare<unknown[], EventRow>(sql);
       // Filters are few in practice; a client cycling through many only costs a prepare each.
       if (this.reads.size < 64) this.reads.set(sql, statement);
     }
-    const events = statement.all(...where.params, limit).map(toStoredEvent);
+    const events = statement.all(...where.params, limit).map((row) => toNewEvent(row, withBodies));
     const id = events.length === limit ? events.at(-1)!.id : newest;
     return { events, position: { tx: null, id }, heldBack: false };
   }

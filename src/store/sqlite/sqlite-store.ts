@@ -33,7 +33,7 @@ import { OutageQueries } from './outage-queries.js';
 import { SharedQueries } from './shared-queries.js';
 import type { ConsoleSession } from '../store.js';
 import { NewEventQueries } from './new-events.js';
-import type { NewEvents, StreamPosition, StreamStart } from '../store.js';
+import type { NewEventRead, NewEvents, StreamPosition, StreamStart } from '../store.js';
 
 export interface SqliteStoreOptions {
   dataDir: string;
@@ -254,8 +254,8 @@ export class SqliteStore implements Store {
     return this.newEvents.streamPosition(start);
   }
 
-  async readNewEvents(filter: EventSearch, after: StreamPosition, limit: number): Promise<NewEvents> {
-    return this.newEvents.read(filter, after, limit);
+  async readNewEvents<B extends boolean>(filter: EventSearch, after: StreamPosition, limit: number, withBodies: B): Promise<NewEvents<NewEventRead<B>>> {
+    return this.newEvents.read(filter, after, limit, withBodies);
   }
 
   async getEvent(id: number): Promise<StoredEvent | null> {

@@ -118,21 +118,25 @@ describe('GET /admin/api/events/stream', () => {
     expect(event!.headers['x-service-signature']).toMatch(/^[0-9a-f]{64}$/);
   });
 
-  it('reads fewer events at a time for a stream with bodies, so what it holds while its client waits stays small', async () => {
+  it('reads bodies only for a stream that sends them, fewer at a time, so what it holds while its client waits stays small', async () => {
     const app = await start();
     const limits: number[] = [];
+    const bodies = new Set<boolean>();
     const read = app.store.readNewEvents.bind(app.store);
-    app.store.readNewEvents = (filter, after, limit) => {
+    app.store.readNewEvents = ((filter, after, limit, withBodies) => {
       limits.push(limit);
-      return read(filter, after, limit);
-    };
+      bodies.add(withBodies);
+      return read(filter, after, limit, withBodies);
+    }) as typeof read;
     await app.store.importEvents(Array.from({ length: 30 }, () => importedEvent()));
     for (const query of ['?since=1h', '?since=1h&body=true']) {
       limits.length = 0;
+      bodies.clear();
       const stream = follow(app, query);
       await waitFor(() => expect(stream.ids()).toHaveLength(30));
       await stream.stop();
       expect(Math.max(...limits)).toBe(query.includes('body') ? 8 : 50);
+      expect([...bodies]).toEqual([query.includes('body')]);
     }
   });
 

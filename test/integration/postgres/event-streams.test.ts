@@ -36,7 +36,7 @@ async function readAll(store: PostgresStore, from: StreamPosition): Promise<{ id
   let position = from;
   const deadline = Date.now() + 20_000;
   for (;;) {
-    const read = await store.readNewEvents({}, position, 100);
+    const read = await store.readNewEvents({}, position, 100, false);
     ids.push(...read.events.map((e) => e.id));
     position = read.position;
     if (read.events.length < 100 && (!read.heldBack || Date.now() > deadline)) return { ids, position };
@@ -67,14 +67,14 @@ describeWithPostgres('event streams on PostgreSQL', () => {
     expect(early.id).toBeGreaterThan(Number(lateId));
 
     // The committed event waits behind the open transaction: reading it now would move past the lower id.
-    const whileOpen = await store.readNewEvents({}, start, 10);
+    const whileOpen = await store.readNewEvents({}, start, 10, false);
     expect(whileOpen.events).toEqual([]);
     expect(whileOpen.heldBack).toBe(true);
 
     await late.query('COMMIT');
     const after = await readAll(store, whileOpen.position);
     expect(after.ids).toEqual([Number(lateId), early.id]);
-    const again = await store.readNewEvents({}, after.position, 10);
+    const again = await store.readNewEvents({}, after.position, 10, false);
     expect(again.events).toEqual([]);
     // A client that resumes after the late event (its Last-Event-ID) gets the rest, once.
     expect((await readAll(store, await store.streamPosition({ afterEventId: Number(lateId) }))).ids).toEqual([early.id]);

@@ -39,8 +39,8 @@ export class SharedReads {
     let read = this.reads.get(key);
     if (!read) {
       const limit = includeBody ? BATCH_WITH_BODIES : BATCH;
-      read = this.store.readNewEvents(filter, after, limit).then(({ events, position, heldBack }) => ({
-        chunks: chunkMessages(events.map((event) => ({ id: event.id, text: `id: ${event.id}\nevent: event\ndata: ${JSON.stringify(streamedEventView(event, includeBody))}\n\n` }))),
+      read = this.store.readNewEvents(filter, after, limit, includeBody).then(({ events, position, heldBack }) => ({
+        chunks: chunkMessages(events.map((event) => ({ id: event.id, text: `id: ${event.id}\nevent: event\ndata: ${JSON.stringify(streamedEventView(event))}\n\n` }))),
         full: events.length === limit,
         position,
         heldBack,
