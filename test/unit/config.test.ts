@@ -22,7 +22,8 @@ describe('loadConfig', () => {
     const config = loadConfig({});
     expect(config.admin).toEqual({ host: '127.0.0.1', streams: { max: 100, heartbeatMs: 15_000, bufferBytes: 1024 * 1024, stallTimeoutMs: 30_000 } });
     expect(config.logFormat).toBeUndefined();
-    expect(config).toMatchObject({ port: 8080, host: '127.0.0.1', durability: 'full', commitIntervalMs: 0, maxBody: 1024 * 1024, logLevel: 'info' });
+    expect(config).toMatchObject({ port: 8080, host: '127.0.0.1', durability: 'full', maxBody: 1024 * 1024, logLevel: 'info' });
+    expect(config.commitIntervalMs).toBeUndefined(); // each store's own default
     expect(config.dataDir).toBe(join(process.cwd(), 'data'));
     expect(config.rulesDir).toBe(join(process.cwd(), 'rules'));
     expect(config.sources).toEqual([expect.objectContaining({ name: 'checkout', scheme: 'hmac-sha256-hex', secrets: [], signatureHeader: 'x-service-signature' })]);

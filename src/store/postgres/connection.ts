@@ -18,6 +18,8 @@ export interface PostgresSettings {
   connectTimeoutMs: number;
   /** LISTEN/NOTIFY wakes idle workers; off behind a pooler in transaction mode (polling carries the load). */
   notifications: boolean;
+  /** Under steady load, how long an ingest batch gathers events from its first one before it commits (0: off). */
+  commitIntervalMs?: number;
 }
 
 // bigint columns are unix ms and ids: both far below 2^53, read as numbers rather than strings.
