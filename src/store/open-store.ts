@@ -3,13 +3,13 @@ import type { Config } from '../config.js';
 import { SqliteStore } from './sqlite/sqlite-store.js';
 import type { Store } from './store.js';
 
+/** The default `commitIntervalMs` on PostgreSQL; SQLite's is 0. */
+export const POSTGRES_COMMIT_INTERVAL_MS = 2;
+
 /**
  * PostgreSQL when `database.url` is set (several nodes share it), the embedded SQLite file in dataDir otherwise.
  * `attached`: a second store of this process on the same database (the delivery thread's), see SqliteStore.
  */
-/** The default `commitIntervalMs` on PostgreSQL; SQLite's is 0. */
-export const POSTGRES_COMMIT_INTERVAL_MS = 2;
-
 export async function openStore(config: Readonly<Config>, logger: Logger, options: { attached?: boolean } = {}): Promise<Store> {
   const { url, password, ...settings } = config.database;
   if (url === undefined) return new SqliteStore({ dataDir: config.dataDir, durability: config.durability, commitIntervalMs: config.commitIntervalMs ?? 0, attached: options.attached });

@@ -18,11 +18,12 @@ export interface BatchCommitOptions {
   isRetryable?: (err: unknown) => boolean;
   retries?: number;
   /**
-   * While `paceWhen()` says so, how long a batch gathers items from the first one before it commits: fewer,
-   * larger commits cost the database less per item (default 0: off).
+   * After a batch of at least `gatherAfter` items (default 4: arrivals are steady and concurrent), how long
+   * the next batch gathers items from its first one before it commits: fewer, larger commits cost the
+   * database less per item, and a lone submitter that waits for each answer is never held (default 0: off).
    */
   gatherMs?: number;
-  paceWhen?: () => boolean;
+  gatherAfter?: number;
 }
 
 /**
@@ -41,7 +42,8 @@ export class BatchCommit<Item, Result> {
   private readonly isRetryable: (err: unknown) => boolean;
   private readonly retries: number;
   private readonly gatherMs: number;
-  private readonly paceWhen: () => boolean;
+  private readonly gatherAfter: number;
+  private lastBatchSize = 0;
 
   /** @param commitBatch runs ONE transaction over all items and returns their results in order. */
   constructor(private readonly commitBatch: (items: Item[]) => Promise<Result[]>, options: BatchCommitOptions = {}) {
@@ -51,7 +53,7 @@ export class BatchCommit<Item, Result> {
     this.isRetryable = options.isRetryable ?? (() => false);
     this.retries = options.retries ?? 3;
     this.gatherMs = options.gatherMs ?? 0;
-    this.paceWhen = options.paceWhen ?? (() => false);
+    this.gatherAfter = options.gatherAfter ?? 4;
   }
 
   submit(item: Item): Promise<Result> {
@@ -80,13 +82,14 @@ export class BatchCommit<Item, Result> {
       this.flush();
     };
     // At least one turn of the event loop: everything submitted in it shares the transaction.
-    if (this.gatherMs > 0 && this.paceWhen()) setTimeout(go, this.gatherMs);
+    if (this.gatherMs > 0 && this.lastBatchSize >= this.gatherAfter) setTimeout(go, this.gatherMs);
     else setImmediate(go);
   }
 
   private flush(): void {
     const batch = this.queue.splice(0, this.maxBatch);
     if (batch.length === 0) return;
+    this.lastBatchSize = batch.length;
     this.inFlight += 1;
     this.run(batch).finally(() => {
       this.inFlight -= 1;

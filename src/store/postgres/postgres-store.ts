@@ -36,12 +36,6 @@ const EVENTS_ANNOUNCE_GAP_MS = 25;
 const DATABASE_CLOCK_MS = 'SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now';
 
 /**
- * Ingest batches gather for `commitIntervalMs` only after a batch of at least this many events: arrivals are
- * steady and concurrent then, while a lone sender that waits for each answer is never held.
- */
-const GATHER_FROM_BATCH = 4;
-
-/**
  * The Store on PostgreSQL, shared by any number of nodes. Every guarantee of the SQLite store holds: an
  * event is acknowledged only after the COMMIT that holds it (synchronous_commit on), stored once per
  * (source, event, transfer id) whichever node receives which copy, with its raw bytes; lists page by keyset;
@@ -89,14 +83,9 @@ export class PostgresStore implements Store {
     const groupOptions = { failsEveryItem: isStoreWideError, isRetryable };
     // Every commit costs the shared database a WAL flush: with several nodes each taking part of the load,
     // gathering keeps their batches about as large as one node's would be (see docs/scaling.md).
-    let lastBatch = 0;
-    this.saveGroup = new BatchCommit((batch) => {
-      lastBatch = batch.length;
-      return saveEvents(this.pool, batch, (receivedAt, delayMs) => this.clock.toDatabase(receivedAt) + delayMs);
-    }, {
+    this.saveGroup = new BatchCommit((batch) => saveEvents(this.pool, batch, (receivedAt, delayMs) => this.clock.toDatabase(receivedAt) + delayMs), {
       ...groupOptions,
       gatherMs: settings.commitIntervalMs ?? 0,
-      paceWhen: () => lastBatch >= GATHER_FROM_BATCH,
     });
     this.attemptGroup = new BatchCommit((records) => this.outbox.recordAttempts(records, Date.now()), groupOptions);
   }

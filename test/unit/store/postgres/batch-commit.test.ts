@@ -61,7 +61,7 @@ describe('BatchCommit: group commit on an asynchronous database', () => {
 
   describe('gathering (gatherMs)', () => {
     /** Commits at once and records when each batch started and what it held. */
-    function recorded(options: { gatherMs: number; paceWhen: () => boolean }) {
+    function recorded(options: { gatherMs: number; gatherAfter: number }) {
       const batches: { at: number; items: number[] }[] = [];
       const group = new BatchCommit<number, number>(async (items) => {
         batches.push({ at: performance.now(), items });
@@ -70,8 +70,8 @@ describe('BatchCommit: group commit on an asynchronous database', () => {
       return { group, batches };
     }
 
-    it('holds a batch for gatherMs from its first item while pacing is on, so later items share it', async () => {
-      const { group, batches } = recorded({ gatherMs: 60, paceWhen: () => true });
+    it('holds a batch for gatherMs from its first item after a batch of gatherAfter items, so later items share it', async () => {
+      const { group, batches } = recorded({ gatherMs: 60, gatherAfter: 0 });
       const started = performance.now();
       const first = group.submit(1);
       await new Promise((resolve) => setTimeout(resolve, 25));
@@ -82,8 +82,8 @@ describe('BatchCommit: group commit on an asynchronous database', () => {
       expect(batches[0]!.at - started).toBeGreaterThanOrEqual(50);
     });
 
-    it('commits on the next turn while pacing is off', async () => {
-      const { group, batches } = recorded({ gatherMs: 60, paceWhen: () => false });
+    it('commits on the next turn after smaller batches', async () => {
+      const { group, batches } = recorded({ gatherMs: 60, gatherAfter: 2 });
       const started = performance.now();
       await group.submit(1);
       await group.submit(2);
