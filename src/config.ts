@@ -129,11 +129,16 @@ export const ConfigSchema = z
          * never delays acknowledging webhooks; false runs it on the receiver's event loop.
          */
         thread: z.boolean().default(true),
+        /**
+         * The delivery thread's nice value (Linux): when the cores are busy, acknowledging webhooks (which the
+         * checkout service never retries) goes before forwarding (which waits durably in the outbox).
+         */
+        threadNice: z.coerce.number().int().min(0).max(19).default(10),
         /** Deprecated: `false` means `role: receiver` (a warning says so at start). */
         enabled: z.boolean().optional(),
       })
       .strict()
-      .default({ allowNetworks: [], concurrency: 256, adaptive: true, maxInFlight: 512, batchSize: 32, leaseMs: 600_000, pollIntervalMs: 1_000, failureThreshold: 5, coolDownMs: 30_000, thread: true, redrive: REDRIVE_DEFAULTS }),
+      .default({ allowNetworks: [], concurrency: 256, adaptive: true, maxInFlight: 512, batchSize: 32, leaseMs: 600_000, pollIntervalMs: 1_000, failureThreshold: 5, coolDownMs: 30_000, thread: true, threadNice: 10, redrive: REDRIVE_DEFAULTS }),
     cluster: z
       .object({
         /** How often a node records its heartbeat in the node registry; it counts as gone after 3 missed ones. */

@@ -54,6 +54,15 @@ describe('loadConfig', () => {
     expect(config.delivery).toMatchObject({ concurrency: 32, allowNetworks: ['127.0.0.1/32'] });
   });
 
+  it('gives the delivery thread nice 10 unless told otherwise, and refuses a value Linux has no nice for', () => {
+    expect(loadConfig({}).delivery.threadNice).toBe(10);
+    const file = join(makeTempDir(), 'hookrelay.yaml');
+    writeFileSync(file, 'delivery:\n  threadNice: 0\n');
+    expect(loadConfig({ HOOKRELAY_CONFIG: file }).delivery.threadNice).toBe(0);
+    writeFileSync(file, 'delivery:\n  threadNice: 20\n');
+    expect(configError(() => loadConfig({ HOOKRELAY_CONFIG: file })).message).toContain('delivery.threadNice');
+  });
+
   it('takes only real booleans for switches: a quoted "false" is refused, never read as true', () => {
     const file = join(makeTempDir(), 'hookrelay.yaml');
     writeFileSync(file, 'delivery:\n  enabled: "false"\n');

@@ -7,6 +7,7 @@ import { RuleSetWatcher } from '../../rules/watcher.js';
 import { openStore } from '../../store/open-store.js';
 import type { Store } from '../../store/store.js';
 import { createDeliverySide, type DeliverySide } from '../delivery-side.js';
+import { setThreadNice } from './thread-priority.js';
 import type { AttemptNote, DeliveryThreadData, FromDeliveryThread, ToDeliveryThread } from './messages.js';
 
 const port = parentPort!;
@@ -20,6 +21,7 @@ let rules: RuleSetWatcher | null = null;
 let side: DeliverySide | null = null;
 
 async function start(): Promise<void> {
+  setThreadNice(data.config.delivery.threadNice, logger);
   // On PostgreSQL a pool of its own, half the receiver's: claims and attempt records are batched, so a few
   // connections carry them.
   const database = { ...data.config.database, poolSize: Math.max(2, Math.ceil(data.config.database.poolSize / 2)) };

@@ -1,0 +1,18 @@
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
+import type { Logger } from 'pino';
+
+/**
+ * Gives the calling thread a nice value of its own. Linux schedules threads one by one and `setpriority` takes a
+ * thread id there; /proc/thread-self names the calling thread's id. Elsewhere the thread keeps the process's
+ * priority, which is only slower under load, so that is logged and not an error.
+ */
+export function setThreadNice(nice: number, logger: Logger): void {
+  if (nice === 0) return;
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    setPriority(tid, nice);
+  } catch (err) {
+    logger.info({ err: (err as Error).message }, 'the delivery thread keeps the process priority (delivery.threadNice needs Linux)');
+  }
+}
