@@ -8,14 +8,14 @@
 //    request until every delivery arrived), peak RSS. Medians over the rounds; ratios to no rules.
 // 3) The highest rate (1 rule, BENCH_MIXED_SEARCH_SECONDS runs) whose backlog at the end stays under one
 //    second of traffic, by bisection between 25 % and 100 % of the maximum.
-// Each case starts with a warm-up of WARM_UP_SECONDS at its own rate, delivered and then forgotten by the sink:
+// Each case (lib/forwarding-case.mjs) starts with a warm-up at its own rate, delivered and then forgotten by the sink:
 // the figures are the steady state, not the first seconds of a cold process (compiling, the limit adapting).
 // BENCH_QUICK=1 shortens everything (a smoke run, about 2 minutes). BENCH_MIXED_DELIVERY: more YAML lines
 // under `delivery:` of every case (e.g. "  thread: false"), to compare settings in alternating runs.
-import { request } from 'undici';
 import { fixedRateLoad } from './lib/fixed-rate.mjs';
-import { awaitSinkCount, percentile, rawRequests, sinkCount, startDelaySink, startForwarding } from './lib/fixed-rate-delivery.mjs';
-import { cpuMs, cpuUsPer, formatRatio, median, peakRssMb, printTable, stopServer } from './lib/run.mjs';
+import { rawRequests, startDelaySink, startForwarding } from './lib/fixed-rate-delivery.mjs';
+import { CONNECTIONS, forwardingCase, WARM_UP_FIRST_INDEX } from './lib/forwarding-case.mjs';
+import { formatRatio, median, printTable, stopServer } from './lib/run.mjs';
 import { rmSync } from 'node:fs';
 
 const QUICK = process.env.BENCH_QUICK === '1';
@@ -23,16 +23,9 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const SECONDS = Number(process.env.BENCH_DURATION ?? (QUICK ? 5 : 20));
 const SEARCH_SECONDS = Number(process.env.BENCH_MIXED_SEARCH_SECONDS ?? (QUICK ? 10 : 30));
 const SEARCH_STEPS = QUICK ? 1 : 3;
-const CONNECTIONS = 50;
-const DRAIN_TIMEOUT_MS = 60_000;
 const RULE_COUNTS = [0, 1, 10];
 const SHARES = [0.25, 0.5];
-const WARM_UP_SECONDS = 2;
-/** Warm-up events carry indices from here on, apart from the measured ones. */
-const WARM_UP_FIRST_INDEX = 2 ** 32;
 const DELIVERY = process.env.BENCH_MIXED_DELIVERY ? `${process.env.BENCH_MIXED_DELIVERY}\n` : '';
-
-const getJson = async (url) => (await request(url)).body.json();
 
 /** The rate the server answers at when asked for far more than it can take (no rules), after a warm-up. */
 async function maxRate() {
@@ -51,41 +44,6 @@ async function maxRate() {
   }
 }
 
-/** One case: `rules` rules forwarding to a fresh sink, open-loop ingest at `rate` for `seconds`. */
-async function mixedCase({ rules, rate, seconds }) {
-  const sink = await startDelaySink(0);
-  const { server, dataDir } = await startForwarding({ rules, sinkPort: sink.port, delivery: DELIVERY });
-  const pid = server.child.pid;
-  try {
-    const warmUp = await fixedRateLoad({ port: server.port, rate, seconds: WARM_UP_SECONDS, connections: CONNECTIONS, requests: rawRequests(Math.round(rate * WARM_UP_SECONDS), WARM_UP_FIRST_INDEX) });
-    await awaitSinkCount(sink.port, warmUp.ok * rules, { timeoutMs: DRAIN_TIMEOUT_MS, pollMs: 50 });
-    await request(`http://127.0.0.1:${sink.port}/arrivals`, { method: 'DELETE' });
-    const requests = rawRequests(Math.round(rate * seconds));
-    const cpuBefore = cpuMs(pid);
-    const load = await fixedRateLoad({ port: server.port, rate, seconds, connections: CONNECTIONS, requests });
-    const expected = load.ok * rules;
-    const backlog = expected - (await sinkCount(sink.port));
-    if (rules > 0) await awaitSinkCount(sink.port, expected, { timeoutMs: DRAIN_TIMEOUT_MS, pollMs: 50 });
-    const cpuUs = cpuUsPer(pid, cpuBefore, load.ok);
-    const rssMb = peakRssMb(pid);
-    let deliveredP50 = null;
-    let deliveredP99 = null;
-    if (rules > 0) {
-      // An event is delivered when the last of its rules' deliveries arrived.
-      const lastArrival = new Map();
-      for (const [index, at] of await getJson(`http://127.0.0.1:${sink.port}/arrivals`)) lastArrival.set(index, Math.max(lastArrival.get(index) ?? 0, at));
-      const latencies = [...lastArrival].map(([index, at]) => at - (load.startedAt + (index * 1000) / rate)).sort((a, b) => a - b);
-      deliveredP50 = percentile(latencies, 0.5);
-      deliveredP99 = percentile(latencies, 0.99);
-    }
-    return { ackP50: load.p50, ackP99: load.p99, deliveredP50, deliveredP99, backlogS: rules > 0 ? backlog / rules / rate : 0, cpuUs, rssMb, failed: load.failed };
-  } finally {
-    await stopServer(server.child);
-    await stopServer(sink.child);
-    rmSync(dataDir, { recursive: true, force: true });
-  }
-}
-
 const max = await maxRate();
 console.log(`maximum rate with no rules (open-loop client, ${CONNECTIONS} connections): ${max} events/s\n`);
 
@@ -93,7 +51,7 @@ console.log(`maximum rate with no rules (open-loop client, ${CONNECTIONS} connec
 const cases = SHARES.flatMap((share) => RULE_COUNTS.map((rules) => ({ share, rules, rate: Math.round(max * share) })));
 const results = cases.map(() => []);
 for (let round = 0; round < ROUNDS; round++) {
-  for (const [i, c] of cases.entries()) results[i].push(await mixedCase({ rules: c.rules, rate: c.rate, seconds: SECONDS }));
+  for (const [i, c] of cases.entries()) results[i].push(await forwardingCase({ rules: c.rules, rate: c.rate, seconds: SECONDS, delivery: DELIVERY }));
 }
 
 const med = (rounds, key) => (rounds[0][key] === null ? '–' : Math.round(median(rounds.map((r) => r[key])) * 10) / 10);
@@ -127,7 +85,7 @@ let high = max;
 let rate = Math.round(max * 0.25);
 const tried = [];
 for (let step = 0; step < SEARCH_STEPS; step++) {
-  const result = await mixedCase({ rules: 1, rate, seconds: SEARCH_SECONDS });
+  const result = await forwardingCase({ rules: 1, rate, seconds: SEARCH_SECONDS, delivery: DELIVERY });
   const keeps = result.backlogS < 1;
   tried.push({ rate, 'backlog s': Math.round(result.backlogS * 100) / 100, 'ack p99': result.ackP99, 'delivered p99': result.deliveredP99, keeps: keeps ? 'yes' : 'no' });
   if (keeps) low = rate;

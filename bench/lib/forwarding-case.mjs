@@ -1,0 +1,52 @@
+// One ingest-while-forwarding case (bench:mixed, bench:mixed-ab): a fresh `hookrelay serve` with `rules` rules
+// forwarding every event to a fresh local sink, a warm-up at the case's own rate (delivered, then forgotten by
+// the sink: the figures are the steady state, not a cold process's first seconds), then open-loop ingest.
+import { rmSync } from 'node:fs';
+import { request } from 'undici';
+import { fixedRateLoad } from './fixed-rate.mjs';
+import { awaitSinkCount, percentile, rawRequests, sinkCount, startDelaySink, startForwarding } from './fixed-rate-delivery.mjs';
+import { cpuMs, cpuUsPer, peakRssMb, stopServer } from './run.mjs';
+
+export const CONNECTIONS = 50;
+const DRAIN_TIMEOUT_MS = 60_000;
+const WARM_UP_SECONDS = 2;
+/** Warm-up events carry indices from here on, apart from the measured ones. */
+export const WARM_UP_FIRST_INDEX = 2 ** 32;
+
+/**
+ * Ack p50/p99, ingest→delivered p50/p99 (due time of the request to the arrival of the event's last delivery),
+ * the backlog when the load ends (seconds of traffic), CPU per event (the server, from the first request until
+ * every delivery arrived) and peak RSS. `delivery`: YAML lines under `delivery:`.
+ */
+export async function forwardingCase({ rules, rate, seconds, delivery = '' }) {
+  const sink = await startDelaySink(0);
+  const { server, dataDir } = await startForwarding({ rules, sinkPort: sink.port, delivery });
+  const pid = server.child.pid;
+  try {
+    const warmUp = await fixedRateLoad({ port: server.port, rate, seconds: WARM_UP_SECONDS, connections: CONNECTIONS, requests: rawRequests(Math.round(rate * WARM_UP_SECONDS), WARM_UP_FIRST_INDEX) });
+    await awaitSinkCount(sink.port, warmUp.ok * rules, { timeoutMs: DRAIN_TIMEOUT_MS, pollMs: 50 });
+    await request(`http://127.0.0.1:${sink.port}/arrivals`, { method: 'DELETE' });
+    const cpuBefore = cpuMs(pid);
+    const load = await fixedRateLoad({ port: server.port, rate, seconds, connections: CONNECTIONS, requests: rawRequests(Math.round(rate * seconds)) });
+    const expected = load.ok * rules;
+    const backlog = expected - (await sinkCount(sink.port));
+    if (rules > 0) await awaitSinkCount(sink.port, expected, { timeoutMs: DRAIN_TIMEOUT_MS, pollMs: 50 });
+    const cpuUs = cpuUsPer(pid, cpuBefore, load.ok);
+    const rssMb = peakRssMb(pid);
+    let deliveredP50 = null;
+    let deliveredP99 = null;
+    if (rules > 0) {
+      // An event is delivered when the last of its rules' deliveries arrived.
+      const lastArrival = new Map();
+      for (const [index, at] of await (await request(`http://127.0.0.1:${sink.port}/arrivals`)).body.json()) lastArrival.set(index, Math.max(lastArrival.get(index) ?? 0, at));
+      const latencies = [...lastArrival].map(([index, at]) => at - (load.startedAt + (index * 1000) / rate)).sort((a, b) => a - b);
+      deliveredP50 = percentile(latencies, 0.5);
+      deliveredP99 = percentile(latencies, 0.99);
+    }
+    return { ackP50: load.p50, ackP99: load.p99, deliveredP50, deliveredP99, backlogS: rules > 0 ? backlog / rules / rate : 0, cpuUs, rssMb, failed: load.failed };
+  } finally {
+    await stopServer(server.child);
+    await stopServer(sink.child);
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
