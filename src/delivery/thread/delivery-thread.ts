@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
 import type { DeliveryRunner, DestinationsReport } from '../delivery-side.js';
 import type { Outage } from '../../store/store.js';
+import { startThreadPool } from './thread-priority.js';
 import type { AttemptNote, DeliveryThreadData, FromDeliveryThread, ToDeliveryThread } from './messages.js';
 
 export interface DeliveryThreadOptions {
@@ -51,6 +52,7 @@ export class DeliveryThread implements DeliveryRunner {
 
   /** Starts the thread; rejects when it could not open the store or load the rules. */
   static async start(options: DeliveryThreadOptions): Promise<DeliveryThread> {
+    await startThreadPool();
     const handle = new DeliveryThread(options);
     await handle.spawn();
     return handle;

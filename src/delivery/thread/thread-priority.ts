@@ -1,4 +1,5 @@
 import { readlinkSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { setPriority } from 'node:os';
 import type { Logger } from 'pino';
 
@@ -15,4 +16,13 @@ export function setThreadNice(nice: number, logger: Logger): void {
   } catch (err) {
     logger.info({ err: (err as Error).message }, 'the delivery thread keeps the process priority (delivery.threadNice needs Linux)');
   }
+}
+
+/**
+ * libuv starts its thread pool on first use, and a new thread inherits the nice value of the thread that
+ * creates it. The receiver calls this before it starts the delivery thread, so that the pool (which syncs the
+ * receiver's WAL before each acknowledgement) is never started by a thread that lowered its priority.
+ */
+export async function startThreadPool(): Promise<void> {
+  await stat('.');
 }
