@@ -1,20 +1,20 @@
 import { readlinkSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { setPriority } from 'node:os';
+import { getPriority, setPriority } from 'node:os';
 import type { Logger } from 'pino';
 
 /**
  * Gives the calling thread a nice value of its own. Linux schedules threads one by one and `setpriority` takes a
- * thread id there; /proc/thread-self names the calling thread's id. Elsewhere the thread keeps the process's
- * priority, which is only slower under load, so that is logged and not an error.
+ * thread id there; /proc/thread-self names the calling thread's id. A process started at a higher nice value
+ * already yields more, and only a privileged one may lower it: the thread then keeps the process's. Elsewhere
+ * the thread keeps the process's priority too, which is only slower under load, so that is logged, not an error.
  */
 export function setThreadNice(nice: number, logger: Logger): void {
-  if (nice === 0) return;
   try {
     const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
-    setPriority(tid, nice);
+    if (getPriority(tid) < nice) setPriority(tid, nice);
   } catch (err) {
-    logger.info({ err: (err as Error).message }, 'the delivery thread keeps the process priority (delivery.threadNice needs Linux)');
+    logger.info({ err: (err as Error).message }, 'the delivery thread keeps the priority of the process (delivery.threadNice needs Linux)');
   }
 }
 
