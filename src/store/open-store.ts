@@ -4,7 +4,7 @@ import { SqliteStore } from './sqlite/sqlite-store.js';
 import type { Store } from './store.js';
 
 /** The default `commitIntervalMs` on PostgreSQL; SQLite's is 0. */
-export const POSTGRES_COMMIT_INTERVAL_MS = 2;
+const POSTGRES_COMMIT_INTERVAL_MS = 2;
 
 /**
  * PostgreSQL when `database.url` is set (several nodes share it), the embedded SQLite file in dataDir otherwise.

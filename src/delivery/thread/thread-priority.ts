@@ -10,12 +10,18 @@ import type { Logger } from 'pino';
  * the thread keeps the process's priority too, which is only slower under load, so that is logged, not an error.
  */
 export function setThreadNice(nice: number, logger: Logger): void {
+  if (nice === 0) return; // asked for nothing: no need for Linux, nothing to log elsewhere
   try {
-    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    const tid = currentThreadId();
     if (getPriority(tid) < nice) setPriority(tid, nice);
   } catch (err) {
     logger.info({ err: (err as Error).message }, 'the delivery thread keeps the priority of the process (delivery.threadNice needs Linux)');
   }
+}
+
+/** The kernel's id of the calling thread (Linux), which `setpriority` and `getpriority` take. */
+export function currentThreadId(): number {
+  return Number(readlinkSync('/proc/thread-self').split('/').pop());
 }
 
 /**

@@ -9,11 +9,10 @@ const MODULE = new URL('../../../dist/delivery/thread/thread-priority.js', impor
 function inThread(nice: number, startAt?: number): Promise<{ nice: number; logged: string[] }> {
   const source = `
     const { parentPort } = require('node:worker_threads');
-    const { readlinkSync } = require('node:fs');
     const { getPriority, setPriority } = require('node:os');
-    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
-    ${startAt === undefined ? '' : `setPriority(tid, ${startAt});`}
-    import(${JSON.stringify(MODULE)}).then(({ setThreadNice }) => {
+    import(${JSON.stringify(MODULE)}).then(({ currentThreadId, setThreadNice }) => {
+      const tid = currentThreadId();
+      ${startAt === undefined ? '' : `setPriority(tid, ${startAt});`}
       const logged = [];
       setThreadNice(${nice}, { info: (_fields, message) => logged.push(message) });
       parentPort.postMessage({ nice: getPriority(tid), logged });
