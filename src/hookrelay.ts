@@ -235,7 +235,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
         );
       },
     });
-    delivery = side ?? (inThread ? await DeliveryThread.start({ config, env, logger, ...deliveryHooks, onRestart: () => metrics?.recordDeliveryThreadRestart() }) : null);
+    delivery = side ?? (inThread ? await DeliveryThread.start({ config, env, rules, logger, ...deliveryHooks, onRestart: () => metrics?.recordDeliveryThreadRestart() }) : null);
   } catch (err) {
     await server?.close();
     await admin.jobs.stop();

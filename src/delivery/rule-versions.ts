@@ -1,4 +1,4 @@
-import { compileKeptRule } from '../rules/kept-rule-set.js';
+import type { KeptRuleCompilation } from '../rules/kept-rule-set.js';
 import { asKeptRules } from '../rules/kept-rules.js';
 import type { KeptRule } from '../rules/types.js';
 import { pauseReason } from './delivery-pauses.js';
@@ -25,6 +25,13 @@ interface KeptSetEntry {
   rules: Map<string, KeptRule>;
 }
 
+/**
+ * A kept version is validated against the rule schema again (it may be older than this node's schema);
+ * the schema's code loads on the first older version, not in every delivery thread.
+ */
+const keptRuleCompiler = () => import('../rules/kept-rule-set.js');
+type KeptRuleCompiler = Awaited<ReturnType<typeof keptRuleCompiler>>['compileKeptRule'];
+
 /** Kept sets and compiled versions held in memory: deliveries of a few older sets are usually all that is pending. */
 const MAX_CACHED = 32;
 
@@ -44,13 +51,13 @@ export class RuleVersions {
   }
 
   private async olderVersion(delivery: { ruleId: string; ruleSetHash: string }, today: RuleSet, todaysRule: CompiledRule | undefined): Promise<RuleVersionLookup> {
-    const kept = await this.keptSet(delivery.ruleSetHash);
-    if (kept?.kind === 'one-off') return this.version(delivery, kept, today, undefined);
+    const [kept, { compileKeptRule }] = await Promise.all([this.keptSet(delivery.ruleSetHash), keptRuleCompiler()]);
+    if (kept?.kind === 'one-off') return this.version(delivery, kept, today, undefined, compileKeptRule);
     if (!kept?.rules.has(delivery.ruleId)) return decide(todaysRule, delivery.ruleId, () => ({ action: 'send', rule: todaysRule! }));
-    return decide(todaysRule, delivery.ruleId, () => this.version(delivery, kept, today, todaysRule));
+    return decide(todaysRule, delivery.ruleId, () => this.version(delivery, kept, today, todaysRule, compileKeptRule));
   }
 
-  private version(delivery: { ruleId: string; ruleSetHash: string }, kept: KeptSetEntry, today: RuleSet, todaysRule: CompiledRule | undefined): RuleVersionLookup {
+  private version(delivery: { ruleId: string; ruleSetHash: string }, kept: KeptSetEntry, today: RuleSet, todaysRule: CompiledRule | undefined, compileKeptRule: KeptRuleCompiler): RuleVersionLookup {
     // Today's hash is part of the key: literal secrets come from today's rule.
     const key = `${delivery.ruleSetHash}\0${delivery.ruleId}\0${today.hash}`;
     const cached = this.compiled.get(key);
@@ -78,7 +85,7 @@ function decide(todaysRule: CompiledRule | undefined, ruleId: string, send: () =
   return send();
 }
 
-function toLookup(compiled: ReturnType<typeof compileKeptRule>): RuleVersionLookup {
+function toLookup(compiled: KeptRuleCompilation): RuleVersionLookup {
   return compiled.ok ? { action: 'send', rule: compiled.rule } : { action: 'dead', code: 'rule_version_unavailable', reason: compiled.message };
 }
 

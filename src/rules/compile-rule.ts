@@ -1,31 +1,9 @@
-import { inspect } from 'node:util';
 import type { z } from 'zod';
-import { parseDuration } from '../duration.js';
-import { describeRule, redriveChoice } from './describe-rule.js';
+import { buildRule, compileParts, type RuleCompilation, type RuleIssue, type RuleParts } from './build-rule.js';
+import { didYouMean, type PathSegment } from './did-you-mean.js';
 import type { Env } from './env-references.js';
-import { keptRuleOf } from './kept-rules.js';
-import { compileMatcher, type MatchCriteria } from './matcher.js';
-import { allowedKeysAt, didYouMean } from './near-key.js';
-import type { PathSegment } from './query-validation.js';
-import { resolveRuleReferences, type ReferencedParts } from './resolve-secrets.js';
-import { ruleSchema, type RuleDefinition } from './schema.js';
-import { compileTransform } from './transform.js';
-import type { CompiledRule, RuleOrder } from './types.js';
-
-/** A problem in one rule, located by path (and optionally a key, or an offset inside a string value). */
-export interface RuleIssue {
-  path: PathSegment[];
-  key?: PathSegment;
-  /** Character offset inside the string at `path` (JSONata positions). */
-  offset?: number;
-  message: string;
-}
-
-export interface RuleCompilation {
-  rule?: CompiledRule;
-  errors: RuleIssue[];
-  warnings: RuleIssue[];
-}
+import { allowedKeysAt } from './near-key.js';
+import { ruleSchema } from './schema.js';
 
 /**
  * Validates one rule's plain value, compiles its filter and transform, and resolves its references.
@@ -39,66 +17,7 @@ export function compileRule(value: unknown, location: { file: string; line: numb
     const parts = compileParts(wellFormedParts(value), env);
     return { errors: [...shapeErrors, ...parts.errors], warnings: parts.warnings };
   }
-  const def = parsed.data;
-
-  const { matcher, transform, resolved, errors, warnings } = compileParts({ match: def, transform: def.transform, references: def }, env);
-  if (!matcher?.ok || !transform?.ok || !resolved || errors.length > 0) return { errors, warnings };
-
-  const durations = {
-    timeoutMs: parseDuration(def.timeout),
-    retryScheduleMs: def.retry.schedule.map((delay) => parseDuration(delay)),
-    ...(def.order !== undefined && { order: ruleOrderOf(def.order) }),
-  };
-  const describe = () => describeRule(def, location, durations);
-  const rule: CompiledRule = {
-    id: def.id,
-    ...(def.description !== undefined && { description: def.description }),
-    file: location.file,
-    line: location.line,
-    on: def.on,
-    ...(def.source !== undefined && { source: def.source }),
-    enabled: def.enabled,
-    destination: { url: resolved.url, method: def.to.method, headers: resolved.headers, forwardHeaders: def.to.forwardHeaders },
-    signing: resolved.signing,
-    ...durations,
-    retryOn: def.retry.retryOn,
-    ...(def.concurrency !== undefined && { concurrency: def.concurrency }),
-    ...(def.rateLimit !== undefined && { rateLimitPerSecond: def.rateLimit.perSecond }),
-    ...(def.redrive !== undefined && { redrive: redriveChoice(def.redrive) }),
-    hasTransform: transform.transform.hasTransform,
-    matches: matcher.matcher.matches,
-    render: transform.transform.render,
-    describe,
-    kept: keptRuleOf(def, location),
-  };
-  hideSecretsFromSerialisers(rule, describe);
-  return { rule: freezeRule(rule), errors: [], warnings };
-}
-
-function ruleOrderOf(order: NonNullable<RuleDefinition['order']>): RuleOrder {
-  return {
-    key: order.key,
-    ...(order.maxBlockedFor !== undefined && { maxBlockedForMs: parseDuration(order.maxBlockedFor) }),
-    onBlockedTimeout: order.onBlockedTimeout,
-  };
-}
-
-interface RuleParts {
-  match?: MatchCriteria;
-  transform?: string | undefined;
-  references?: ReferencedParts;
-}
-
-/** The checks that need a compiler or the environment, on each part given. */
-function compileParts(parts: RuleParts, env: Env) {
-  const errors: RuleIssue[] = [];
-  const matcher = parts.match && compileMatcher(parts.match);
-  if (matcher && !matcher.ok) errors.push(...matcher.issues.map((issue) => ({ ...issue, path: ['where', ...issue.path] })));
-  const transform = 'transform' in parts ? compileTransform(parts.transform) : undefined;
-  if (transform && !transform.ok) errors.push({ path: ['transform'], offset: transform.position, message: transform.message });
-  const resolved = parts.references && resolveRuleReferences(parts.references, env);
-  errors.push(...(resolved?.errors ?? []));
-  return { matcher, transform, resolved, errors, warnings: resolved?.warnings ?? [] };
+  return buildRule(parsed.data, location, env);
 }
 
 /** The parts of an invalid rule whose own shape holds (the matcher sees `where` alone: only its issues count). */
@@ -117,28 +36,6 @@ function wellFormedParts(value: unknown): RuleParts {
     ...(transform.success && { transform: transform.data }),
     ...(to.success && { references: { to: to.data, sign: sign.data ?? { scheme: 'none' }, enabled } }),
   };
-}
-
-/**
- * The rule object carries resolved secrets for the delivery worker. JSON.stringify (pino included) and
- * console.log/util.inspect show the safe description instead, so logging a rule cannot leak them.
- */
-function hideSecretsFromSerialisers(rule: CompiledRule, describe: () => object): void {
-  Object.defineProperty(rule, 'toJSON', { value: describe, enumerable: false });
-  Object.defineProperty(rule, inspect.custom, { value: () => describe(), enumerable: false });
-}
-
-function freezeRule(rule: CompiledRule): CompiledRule {
-  Object.freeze(rule.destination.headers);
-  Object.freeze(rule.destination.forwardHeaders);
-  Object.freeze(rule.destination);
-  Object.freeze(rule.signing);
-  Object.freeze(rule.on);
-  Object.freeze(rule.retryScheduleMs);
-  Object.freeze(rule.retryOn);
-  Object.freeze(rule.kept);
-  if (rule.order) Object.freeze(rule.order);
-  return Object.freeze(rule);
 }
 
 function fromZodIssue(issue: z.core.$ZodIssue, value: unknown): RuleIssue[] {

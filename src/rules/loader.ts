@@ -1,5 +1,6 @@
 import type { Env } from './env-references.js';
-import { compileRule, type RuleIssue } from './compile-rule.js';
+import type { RuleIssue } from './build-rule.js';
+import { compileRule } from './compile-rule.js';
 import { formatPath, formatRuleFileError } from './rule-file-error.js';
 import { readRuleFiles, type RuleFilesSnapshot } from './rule-files.js';
 import type { CompiledRule, LoadResult, RuleFileError } from './types.js';

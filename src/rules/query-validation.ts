@@ -1,4 +1,4 @@
-import { didYouMean, type PathSegment } from './near-key.js';
+import { didYouMean, type PathSegment } from './did-you-mean.js';
 
 /**
  * Checks a `where` query before sift compiles it, so a typo such as `$gtee` is a load error that names

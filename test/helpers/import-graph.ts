@@ -80,3 +80,25 @@ export function findCycles(graph: ImportGraph): string[][] {
   for (const node of graph.keys()) if (!index.has(node)) visit(node);
   return cycles;
 }
+
+const STATIC_IMPORT = /^\s*(?:import|export)\s[^;]*?\sfrom\s*['"]([^'"]+)['"]|^\s*import\s*['"]([^'"]+)['"]/gm;
+
+/**
+ * The packages a compiled module loads when it is imported: its static imports and theirs, followed
+ * through relative paths (`import()` expressions, loaded only when they run, are not followed).
+ */
+export function packagesLoadedBy(compiledFile: string): Set<string> {
+  const packages = new Set<string>();
+  const seen = new Set<string>();
+  const visit = (file: string): void => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    for (const match of readFileSync(file, 'utf8').matchAll(STATIC_IMPORT)) {
+      const specifier = (match[1] ?? match[2])!;
+      if (specifier.startsWith('.')) visit(resolve(dirname(file), specifier));
+      else if (!specifier.startsWith('node:')) packages.add(specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/'));
+    }
+  };
+  visit(resolve(compiledFile));
+  return packages;
+}

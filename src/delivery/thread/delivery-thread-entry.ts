@@ -3,7 +3,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Level } from 'pino';
 import { createLogger } from '../../log.js';
-import { RuleSetWatcher } from '../../rules/watcher.js';
+import { ruleSetFromMessage } from '../../rules/rule-set-message.js';
+import type { RuleSet } from '../../rules/types.js';
 import { openStore } from '../../store/open-store.js';
 import type { Store } from '../../store/store.js';
 import { createDeliverySide, type DeliverySide } from '../delivery-side.js';
@@ -17,7 +18,7 @@ const send = (message: FromDeliveryThread): void => port.postMessage(message);
 const logger = createLogger(data.logLevel as Level, { write: (line: string) => send({ type: 'log', line }) });
 
 let store: Store | null = null;
-let rules: RuleSetWatcher | null = null;
+let ruleSet: RuleSet | null = null;
 let side: DeliverySide | null = null;
 
 async function start(): Promise<void> {
@@ -25,15 +26,14 @@ async function start(): Promise<void> {
   // On PostgreSQL a pool of its own, half the receiver's: claims and attempt records are batched, so a few
   // connections carry them.
   const database = { ...data.config.database, poolSize: Math.max(2, Math.ceil(data.config.database.poolSize / 2)) };
+  // The receiver reads, validates, keeps and reports the rule files; the thread builds the rules it is given.
+  ruleSet = ruleSetFromMessage(data.rules, data.env);
   store = await openStore({ ...data.config, database }, logger, { attached: true });
-  // The receiver loads, keeps and reports the same files; this copy only tells the worker today's rules.
-  rules = await RuleSetWatcher.start({ dir: data.config.rulesDir, env: data.env, logger: createLogger('silent') });
-  const current = rules;
   let attempts: AttemptNote[] = [];
   side = createDeliverySide({
     config: data.config,
     store,
-    rules: () => current.current(),
+    rules: () => ruleSet!,
     env: data.env,
     logger,
     // Gathered over one turn of the loop: one message for a burst of attempts, not one each.
@@ -52,14 +52,23 @@ async function start(): Promise<void> {
 
 async function stop(graceMs: number): Promise<void> {
   await side?.stop(graceMs);
-  rules?.close();
   await store?.close();
   send({ type: 'stopped' });
   port.close();
 }
 
+/** A set that does not build here (it built in the receiver with the same environment) leaves the last one in use. */
+function useRules(message: Extract<ToDeliveryThread, { type: 'rules' }>): void {
+  try {
+    ruleSet = ruleSetFromMessage(message.rules, data.env);
+  } catch (err) {
+    logger.error({ err, hash: message.rules.hash, keptHash: ruleSet?.hash }, 'the delivery thread could not build the reloaded rules; keeping the last ones');
+  }
+}
+
 port.on('message', (message: ToDeliveryThread) => {
   if (message.type === 'wake') side?.wake();
+  else if (message.type === 'rules') useRules(message);
   else if (message.type === 'destinations') send({ type: 'destinations', id: message.id, view: side!.destinations() });
   else if (message.type === 'stop') void stop(message.graceMs);
 });
@@ -67,7 +76,6 @@ port.on('message', (message: ToDeliveryThread) => {
 start().then(
   () => send({ type: 'ready' }),
   async (err: unknown) => {
-    rules?.close();
     await store?.close().catch(() => undefined);
     send({ type: 'failed', message: (err as Error).message });
     port.close();

@@ -3,12 +3,17 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
 import type { DeliveryRunner, DestinationsReport } from '../delivery-side.js';
 import type { Outage } from '../../store/store.js';
+import { ruleSetMessageOf } from '../../rules/rule-set-message.js';
+import type { RuleSet } from '../../rules/types.js';
+import type { RuleSetWatcher } from '../../rules/watcher.js';
 import { startThreadPool } from './thread-priority.js';
 import type { AttemptNote, DeliveryThreadData, FromDeliveryThread, ToDeliveryThread } from './messages.js';
 
 export interface DeliveryThreadOptions {
   config: Readonly<Config>;
   env: Record<string, string | undefined>;
+  /** The receiver's rules: the thread gets today's set when it starts and every reload after. */
+  rules: Pick<RuleSetWatcher, 'current' | 'on' | 'off'>;
   logger: Logger;
   onAttempt?: (attempt: AttemptNote) => void;
   onOutageOpened?: (outage: Outage) => void;
@@ -47,14 +52,22 @@ export class DeliveryThread implements DeliveryRunner {
   private nextRequest = 1;
   private readonly requests = new Map<number, { resolve: (view: DestinationsReport) => void; reject: (err: Error) => void }>();
   private stopped: (() => void) | null = null;
+  private readonly onReload = (ruleSet: RuleSet): void => this.post({ type: 'rules', rules: ruleSetMessageOf(ruleSet) });
 
-  private constructor(private readonly options: DeliveryThreadOptions) {}
+  private constructor(private readonly options: DeliveryThreadOptions) {
+    options.rules.on('reload', this.onReload);
+  }
 
   /** Starts the thread; rejects when it could not open the store or load the rules. */
   static async start(options: DeliveryThreadOptions): Promise<DeliveryThread> {
     await startThreadPool();
     const handle = new DeliveryThread(options);
-    await handle.spawn();
+    try {
+      await handle.spawn();
+    } catch (err) {
+      options.rules.off('reload', handle.onReload);
+      throw err;
+    }
     return handle;
   }
 
@@ -91,6 +104,7 @@ export class DeliveryThread implements DeliveryRunner {
   /** Stops claiming, lets attempts finish for up to `graceMs`, then aborts the rest; resolves once the thread has closed its connection. */
   async stop(graceMs: number): Promise<void> {
     this.stopping = true;
+    this.options.rules.off('reload', this.onReload);
     if (this.restartTimer) clearTimeout(this.restartTimer);
     const thread = this.thread;
     if (!thread) return;
@@ -107,7 +121,8 @@ export class DeliveryThread implements DeliveryRunner {
 
   private spawn(): Promise<void> {
     const { config, env, logger } = this.options;
-    const data: DeliveryThreadData = { config, env, logLevel: logger.level };
+    // A restarted thread starts with today's rules; reloads while it was down were posted to no one.
+    const data: DeliveryThreadData = { config, env, logLevel: logger.level, rules: ruleSetMessageOf(this.options.rules.current()) };
     const thread = new Worker(this.options.entry ?? entryUrl(), { workerData: data, name: 'hookrelay-delivery' });
     this.thread = thread;
     return new Promise<void>((resolve, reject) => {

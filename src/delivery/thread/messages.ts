@@ -1,5 +1,6 @@
 import type { Config } from '../../config.js';
 import type { DestinationsReport } from '../delivery-side.js';
+import type { RuleSetMessage } from '../../rules/rule-set-message.js';
 import type { Outage } from '../../store/store.js';
 import type { DeliveryState } from '../../store/store.js';
 
@@ -9,6 +10,8 @@ export interface DeliveryThreadData {
   /** Values for `${NAME}` references in rule files. */
   env: Record<string, string | undefined>;
   logLevel: string;
+  /** The receiver's rules as it starts the thread; each reload follows as a `rules` message. */
+  rules: RuleSetMessage;
 }
 
 export interface AttemptNote {
@@ -20,6 +23,8 @@ export interface AttemptNote {
 /** Receiver → delivery thread. */
 export type ToDeliveryThread =
   | { type: 'wake' }
+  /** The receiver reloaded its rules: posted before any wake for deliveries planned with them. */
+  | { type: 'rules'; rules: RuleSetMessage }
   | { type: 'destinations'; id: number }
   | { type: 'stop'; graceMs: number };
 

@@ -2,6 +2,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config.js';
 import { DeliveryThread } from '../../../src/delivery/thread/delivery-thread.js';
 import { createLogger } from '../../../src/log.js';
+import { RuleSetWatcher } from '../../../src/rules/watcher.js';
 import { openStore } from '../../../src/store/open-store.js';
 import { sampleTransferSucceeded } from '../../../src/samples/transfer-succeeded.js';
 import { describeEachBackend } from '../../helpers/backends.js';
@@ -107,6 +108,13 @@ describeEachBackend('the delivery worker in its own thread', (backend) => {
   });
 });
 
+/** The receiver's side of the rules, on an empty rule directory. */
+async function noRules(): Promise<RuleSetWatcher> {
+  const watcher = await RuleSetWatcher.start({ dir: makeTempDir(), env: {}, logger: createLogger('silent') });
+  running.push({ close: async () => watcher.close() });
+  return watcher;
+}
+
 describe('the delivery thread', () => {
   it('refuses an injected DNS lookup, which only the worker on the event loop can use', async () => {
     await expect(startTestReceiver({ delivery: { thread: true } }, { lookup: async () => [{ address: '127.0.0.1', family: 4 }] })).rejects.toThrow(/delivery\.thread to false/);
@@ -115,7 +123,7 @@ describe('the delivery thread', () => {
   it('fails to start with the reason the thread gave', async () => {
     const config = loadConfig({}, { dataDir: makeTempDir() });
     const entry = new URL('../../fixtures/failing-delivery-thread.mjs', import.meta.url);
-    await expect(DeliveryThread.start({ config, env: {}, logger: createLogger('silent'), entry })).rejects.toThrow('the delivery thread could not start: the store could not be opened');
+    await expect(DeliveryThread.start({ config, env: {}, rules: await noRules(), logger: createLogger('silent'), entry })).rejects.toThrow('the delivery thread could not start: the store could not be opened');
   });
 
   it('is started again when it dies, and says so in the log', async () => {
@@ -123,7 +131,7 @@ describe('the delivery thread', () => {
     const logger = createLogger('info', new Writable({ write(chunk, _enc, done) { lines.push(String(chunk)); done(); } }));
     const config = loadConfig({}, { dataDir: makeTempDir() });
     let restarts = 0;
-    const thread = await DeliveryThread.start({ config, env: {}, logger, onRestart: () => (restarts += 1), entry: new URL('../../fixtures/dying-delivery-thread.mjs', import.meta.url) });
+    const thread = await DeliveryThread.start({ config, env: {}, rules: await noRules(), logger, onRestart: () => (restarts += 1), entry: new URL('../../fixtures/dying-delivery-thread.mjs', import.meta.url) });
     running.push({ close: () => thread.stop(0) });
     expect(thread.state).toBe('thread');
     await eventually(() => thread.state === 'restarting', 5_000, 'the thread dead');

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { allowedKeysAt, didYouMean, nearest } from '../../../src/rules/near-key.js';
+import { didYouMean, nearest } from '../../../src/rules/did-you-mean.js';
+import { allowedKeysAt } from '../../../src/rules/near-key.js';
 import { ruleSchema } from '../../../src/rules/schema.js';
 
 describe('nearest', () => {
