@@ -69,11 +69,11 @@ printTable(rows, Object.keys(rows.at(-1)));
 
 // What each module adds, in the order serve loads them (a module's cost excludes what earlier ones loaded).
 const SERVE_PATH = [
-  'config.js', 'log.js', 'store/sqlite/sqlite-store.js', 'rules/watcher.js', 'delivery/worker.js', 'delivery/guarded-dispatcher.js',
+  'config.js', 'log.js', 'store/sqlite/sqlite-store.js', 'rules/watcher.js',
   'ingest/ingest-handler.js', 'metrics/hookrelay-metrics.js', 'retention/retention-worker.js', 'operations/jobs/job-runner.js', 'server.js',
   'hookrelay.js', 'serve-program.js',
-  // Loaded on first use only:
-  'admin/api/admin-api.js', 'admin/console/console-router.js', 'store/postgres/postgres-store.js', 'cli-program.js',
+  // Loaded on first use only (the delivery side in the receiver: with `delivery.thread: false`, or for an alert or a resend):
+  'delivery/delivery-side.js', 'admin/api/admin-api.js', 'admin/console/console-router.js', 'store/postgres/postgres-store.js', 'cli-program.js',
 ];
 const script = `
 const mb = () => { globalThis.gc(); const m = process.memoryUsage(); return [m.rss / 1048576, m.heapUsed / 1048576]; };
@@ -88,5 +88,5 @@ for (const file of process.argv.slice(1)) {
 }
 console.log(JSON.stringify(rows));`;
 const costs = JSON.parse(execFileSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', script, ...SERVE_PATH.map((f) => join(root, 'dist', f))], { encoding: 'utf8' }));
-console.log('\nwhat each module adds (this checkout; from admin-api.js on, loaded only on first use):');
+console.log('\nwhat each module adds (this checkout; from delivery-side.js on, loaded only on first use):');
 printTable(costs, ['module', 'rssMb', 'heapMb']);

@@ -10,8 +10,8 @@ import { notAReceiverHandler } from './ingest/not-a-receiver.js';
 import { createAlertSender } from './alerts/alert-sender.js';
 import { Alerts } from './alerts/alerts.js';
 import type { OutageTracker } from './delivery/outage-tracker.js';
-import { createDeliverySide, type DeliveryRunner } from './delivery/delivery-side.js';
-import { createGuardedDispatcher } from './delivery/guarded-dispatcher.js';
+import type { DeliveryRunner } from './delivery/delivery-side.js';
+import { lazyGuardedDispatcher } from './delivery/lazy-dispatcher.js';
 import { createSsrfGuard, type LookupFunction } from './delivery/ssrf-guard.js';
 import { refusedDestinationWarnings } from './delivery/destination-warnings.js';
 import { DeliveryThread } from './delivery/thread/delivery-thread.js';
@@ -104,7 +104,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     throw err;
   }
   const guard = createSsrfGuard({ allowNetworks: config.delivery.allowNetworks, lookup: options.lookup });
-  const dispatcher = createGuardedDispatcher({ guard });
+  const dispatcher = lazyGuardedDispatcher(guard);
   const warnAboutDestinations = (): void => {
     for (const warning of refusedDestinationWarnings(rules.current(), guard)) logger.warn(warning);
   };
@@ -115,7 +115,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
   const destinations = (): DestinationsView | Promise<DestinationsView> => delivery?.destinations() ?? { adaptive: config.delivery.adaptive, destinations: [] };
   const alerts = config.alerts.url
     ? new Alerts({
-        send: createAlertSender({ url: config.alerts.url, secret: config.alerts.secret, dispatcher, logger }),
+        send: createAlertSender({ url: config.alerts.url, secret: config.alerts.secret, dispatcher: dispatcher.get, logger }),
         store,
         logger,
         dampingMs: config.alerts.dampingMs,
@@ -148,8 +148,8 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     onOutageOpened: alerts ? (outage: Outage) => alerts.outageOpened(outage) : undefined,
     onOutageClosed: alerts ? (outage: Outage) => alerts.outageClosed(outage) : undefined,
   };
-  // On the event loop: built now, started once the server listens.
-  const side = delivers && !inThread ? createDeliverySide({ config, store, rules: () => rules.current(), env, logger, lookup: options.lookup, ...deliveryHooks }) : null;
+  // On the event loop: built now, started once the server listens. Its modules (undici among them) load only then.
+  const side = delivers && !inThread ? (await import('./delivery/delivery-side.js')).createDeliverySide({ config, store, rules: () => rules.current(), env, logger, lookup: options.lookup, ...deliveryHooks }) : null;
   const outages = side?.outages ?? null;
   let node: NodeHeartbeat;
   try {
@@ -198,7 +198,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     store,
     rules,
     worker: delivers ? { wake: () => delivery?.wake() } : null,
-    dispatcher,
+    dispatcher: dispatcher.get,
     guard,
     sources,
     logger,

@@ -7,8 +7,8 @@ export interface AlertSenderOptions {
   url: string;
   /** Signs each message with hmac-sha256-hex over its body (X-Service-Signature); unsigned without it. */
   secret?: string;
-  /** The guarded dispatcher: alerts pass the same network guard as deliveries. */
-  dispatcher: Dispatcher;
+  /** The guarded dispatcher (made on first use): alerts pass the same network guard as deliveries. */
+  dispatcher: () => Promise<Dispatcher>;
   logger: Logger;
   timeoutMs?: number;
 }
@@ -19,7 +19,7 @@ export function createAlertSender(options: AlertSenderOptions): (text: string) =
     const body = JSON.stringify({ text });
     const signing = options.secret ? { scheme: 'hmac-sha256-hex' as const, secret: options.secret } : { scheme: 'none' as const };
     const headers = { 'content-type': 'application/json', ...signatureHeaders(signing, { id: newMessageId(), timestamp: new Date(), body }) };
-    const result = await sendAttempt({ url: options.url, headers, body, timeoutMs: options.timeoutMs ?? 10_000, dispatcher: options.dispatcher });
+    const result = await sendAttempt({ url: options.url, headers, body, timeoutMs: options.timeoutMs ?? 10_000, dispatcher: await options.dispatcher() });
     const sent = result.status !== undefined && result.status >= 200 && result.status <= 299;
     if (!sent) options.logger.warn({ status: result.status ?? null, error: result.error?.code ?? null }, 'alert webhook did not accept an alert');
     return sent;

@@ -170,7 +170,7 @@ export class LocalBackend implements AdminBackend {
   async resendEvent(id: number, url: string, signing: ResendSigning): Promise<ResendResult> {
     const dispatcher = createGuardedDispatcher({ guard: createSsrfGuard({ allowNetworks: this.config.delivery.allowNetworks }) });
     try {
-      return await resendEvent(this.context(null, dispatcher), id, { url, signing });
+      return await resendEvent(this.context(null, () => Promise.resolve(dispatcher)), id, { url, signing });
     } finally {
       await dispatcher.close();
     }

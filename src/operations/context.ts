@@ -15,8 +15,8 @@ export interface OperationsContext {
   rules: { current(): RuleSet; status(): RuleSetStatus };
   /** Tells the delivery worker new deliveries are due (a no-op when delivery is disabled). */
   wakeWorker: () => void;
-  /** The SSRF-guarded dispatcher: resends reach only addresses the guard allows. */
-  dispatcher: Dispatcher;
+  /** The SSRF-guarded dispatcher (made on first use): resends reach only addresses the guard allows. */
+  dispatcher: () => Promise<Dispatcher>;
   /** The same SSRF guard: explain asks it about destinations without connecting. */
   guard: SsrfGuard;
   sources: ReadonlyMap<string, SourceConfig>;

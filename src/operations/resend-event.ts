@@ -57,7 +57,7 @@ export async function resendEvent(ctx: OperationsContext, eventId: number, reque
   const event = await ctx.store.getEvent(eventId);
   if (!event) throw new HookrelayError('not_found', `No event ${eventId}.`);
   const headers = { 'content-type': event.headers['content-type'] ?? 'application/json', ...resendHeaders(event, request.signing, ctx) };
-  const result = await sendAttempt({ url: request.url, headers, body: event.body, timeoutMs: RESEND_TIMEOUT_MS, dispatcher: ctx.dispatcher });
+  const result = await sendAttempt({ url: request.url, headers, body: event.body, timeoutMs: RESEND_TIMEOUT_MS, dispatcher: await ctx.dispatcher() });
   // The origin only: full URLs (Slack, Zapier hooks) are secrets.
   ctx.logger.info({ eventId, destination: new URL(request.url).origin, mode: request.signing.mode, status: result.status ?? null, error: result.error?.code ?? null }, 'event resent');
   if (result.error?.code === 'destination_refused') {

@@ -2,12 +2,14 @@
 import { appendFileSync } from 'node:fs';
 
 let file;
+let thread;
 
 export function initialize(data) {
   file = data.file;
+  thread = data.thread;
 }
 
 export async function load(url, context, nextLoad) {
-  appendFileSync(file, `${url}\n`);
+  appendFileSync(file, `${thread} ${url}\n`);
   return nextLoad(url, context);
 }

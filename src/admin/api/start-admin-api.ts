@@ -18,7 +18,7 @@ export interface AdminApiParts {
   store: Store;
   rules: RuleSetWatcher;
   worker: { wake(): void } | null;
-  dispatcher: Dispatcher;
+  dispatcher: () => Promise<Dispatcher>;
   guard: SsrfGuard;
   sources: readonly SourceConfig[];
   logger: Logger;

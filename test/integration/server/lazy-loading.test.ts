@@ -6,6 +6,7 @@ import { sampleTransferSucceeded } from '../../../src/samples/transfer-succeeded
 import { START_NODE_OPTIONS, runCli } from '../../helpers/cli-process.js';
 import { postSigned, send } from '../../helpers/http.js';
 import { makeTempDir, removeTempDirs } from '../../helpers/temp-dir.js';
+import { startWebhookSink } from '../../helpers/webhook-sink.js';
 
 afterAll(() => removeTempDirs());
 
@@ -13,9 +14,17 @@ const RECORDER = fileURLToPath(new URL('../../helpers/record-loads.mjs', import.
 const SECRET = 'lazy-loading-secret';
 const ADMIN_TOKEN = 'admin-token-0123456789abcdef';
 
-/** The dist files (relative, e.g. `admin/api/admin-api.js`) and packages loaded so far. */
-function loaded(file: string): { files: Set<string>; packages: Set<string> } {
-  const urls = readFileSync(file, 'utf8').split('\n').filter(Boolean);
+/**
+ * The dist files (relative, e.g. `admin/api/admin-api.js`) and packages loaded so far by the main thread
+ * (the receiver), or with `threads: 'workers'` by the other threads (the delivery thread).
+ */
+function loaded(file: string, threads: 'main' | 'workers' = 'main'): { files: Set<string>; packages: Set<string> } {
+  const urls = readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => line.split(' ') as [string, string])
+    .filter(([thread]) => (thread === '0') === (threads === 'main'))
+    .map(([, url]) => url);
   const files = new Set(urls.map((url) => /\/dist\/(.+)$/.exec(url)?.[1]).filter((f): f is string => f !== undefined));
   const packages = new Set(urls.map((url) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url)?.[1]).filter((p): p is string => p !== undefined));
   return { files, packages };
@@ -28,7 +37,7 @@ describe('hookrelay serve loads what a request needs on first use', () => {
     writeFileSync(record, '');
     const proc = runCli(['serve'], {
       nodeOptions: [...START_NODE_OPTIONS, '--import', RECORDER],
-      env: { HOOKRELAY_HOST: '127.0.0.1', HOOKRELAY_PORT: '0', HOOKRELAY_DATA_DIR: dir, HOOKRELAY_RULES_DIR: join(dir, 'rules'), HOOKRELAY_SECRET: SECRET, HOOKRELAY_ADMIN_TOKEN: ADMIN_TOKEN, RECORD_LOADS_FILE: record },
+      env: { HOOKRELAY_HOST: '127.0.0.1', HOOKRELAY_PORT: '0', HOOKRELAY_DATA_DIR: dir, HOOKRELAY_RULES_DIR: join(dir, 'rules'), HOOKRELAY_SECRET: SECRET, HOOKRELAY_ADMIN_TOKEN: ADMIN_TOKEN, HOOKRELAY_ALLOW_NETWORKS: '127.0.0.1/32', RECORD_LOADS_FILE: record },
     });
     try {
       // The recorder's loader thread slows the start down: a generous wait on a busy machine.
@@ -39,6 +48,9 @@ describe('hookrelay serve loads what a request needs on first use', () => {
         expect([file, atStart.files.has(file)]).toEqual([file, false]);
       }
       expect(atStart.packages.has('pg')).toBe(false);
+      // Undici: the delivery thread sends, the receiver only on its first alert or resend.
+      expect(atStart.packages.has('undici')).toBe(false);
+      expect(loaded(record, 'workers').packages.has('undici')).toBe(true);
 
       // Ingest and health checks need none of it.
       expect((await postSigned(`${url}/webhooks/checkout`, sampleTransferSucceeded(), SECRET)).status).toBe(200);
@@ -58,6 +70,20 @@ describe('hookrelay serve loads what a request needs on first use', () => {
       expect((await send(`${url}/console/login`)).status).toBe(200);
       expect(loaded(record).files.has('admin/console/console-router.js')).toBe(true);
       expect((await send(`${url}/console-not-here`)).status).toBe(404);
+
+      const sink = await startWebhookSink();
+      try {
+        const resent = await send(`${url}/admin/api/events/${events.json.items[0].id}/resend`, {
+          method: 'POST',
+          headers: { ...bearer, 'content-type': 'application/json' },
+          body: JSON.stringify({ url: sink.url, signing: { mode: 'original' } }),
+        });
+        expect(resent.json).toMatchObject({ status: 200 });
+        expect(sink.received).toHaveLength(1);
+        expect(loaded(record).packages.has('undici')).toBe(true);
+      } finally {
+        await sink.close();
+      }
     } finally {
       proc.child.kill('SIGTERM');
       await proc.exited;
@@ -70,7 +96,7 @@ describe('hookrelay serve loads what a request needs on first use', () => {
     writeFileSync(record, '');
     const proc = runCli(['serve'], {
       nodeOptions: [...START_NODE_OPTIONS, '--import', RECORDER],
-      env: { HOOKRELAY_HOST: '127.0.0.1', HOOKRELAY_PORT: '0', HOOKRELAY_DATA_DIR: dir, HOOKRELAY_RULES_DIR: join(dir, 'rules'), HOOKRELAY_SECRET: SECRET, HOOKRELAY_ADMIN_TOKEN: ADMIN_TOKEN, RECORD_LOADS_FILE: record },
+      env: { HOOKRELAY_HOST: '127.0.0.1', HOOKRELAY_PORT: '0', HOOKRELAY_DATA_DIR: dir, HOOKRELAY_RULES_DIR: join(dir, 'rules'), HOOKRELAY_SECRET: SECRET, HOOKRELAY_ADMIN_TOKEN: ADMIN_TOKEN, HOOKRELAY_ALLOW_NETWORKS: '127.0.0.1/32', RECORD_LOADS_FILE: record },
     });
     try {
       const url = (await proc.waitForLog((line) => line.msg === 'hookrelay listening', 60_000)).url as string;
