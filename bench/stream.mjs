@@ -59,6 +59,7 @@ async function openStreams(port) {
     child.once('exit', (code) => reject(new Error(`stream clients exited with ${code}`)));
   });
   return {
+    pid: child.pid,
     /** Stops the clients; resolves with, per client, event id → arrival (epoch ms). */
     stop: () => new Promise((resolve) => {
       child.removeAllListeners('exit');
@@ -103,12 +104,19 @@ function probe(port) {
 }
 
 /** Open loop at `rate`; `cpuUs`: the server's CPU per request (all its threads), steadier than latency when neighbours take the cores. */
-async function ingestAtHalf(port, rate, pid) {
+async function ingestAtHalf(port, rate, pid, clientsPid) {
   await fixedRateLoad({ port, rate, seconds: 1, connections: CONNECTIONS, requests: rawRequests(rate) }); // warm-up at the same rate
   const before = cpuMs(pid);
+  const clientsBefore = clientsPid === undefined ? 0 : cpuMs(clientsPid);
   const result = await fixedRateLoad({ port, rate, seconds: DURATION, connections: CONNECTIONS, requests: rawRequests(rate * DURATION) });
-  return { p50: result.p50, p99: result.p99, failed: result.failed, rps: Math.round(result.ok / result.seconds), cpuUs: cpuUsPer(pid, before, result.sent) };
+  return {
+    p50: result.p50, p99: result.p99, failed: result.failed, rps: Math.round(result.ok / result.seconds), cpuUs: cpuUsPer(pid, before, result.sent),
+    // The clients' process shares the cores with the server here; elsewhere it would not.
+    clientsCpuUs: clientsPid === undefined ? 0 : cpuUsPer(clientsPid, clientsBefore, result.sent),
+  };
 }
+
+const round1 = (value) => Math.round(value * 10) / 10;
 
 const percentile = (values, q) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -141,7 +149,7 @@ try {
       }
       const streams = await openStreams(port);
       const probes = probe(port);
-      withClients.push(await ingestAtHalf(port, half, server.child.pid));
+      withClients.push(await ingestAtHalf(port, half, server.child.pid, streams.pid));
       const acks = await probes.stop();
       await new Promise((resolve) => setTimeout(resolve, 1_000)); // the last probes reach the streams
       const clients = await streams.stop();
@@ -152,11 +160,12 @@ try {
     }
   }
   const row = (name, results) => ({
-    name, rps: Math.round(median(results.map((r) => r.rps))), p50: median(results.map((r) => r.p50)), p99: median(results.map((r) => r.p99)),
+    name, rps: Math.round(median(results.map((r) => r.rps))), p50: round1(median(results.map((r) => r.p50))), p99: round1(median(results.map((r) => r.p99))),
     'p99 range': `${Math.min(...results.map((r) => r.p99))}–${Math.max(...results.map((r) => r.p99))}`, cpuUs: median(results.map((r) => r.cpuUs)),
+    'clients cpuUs': median(results.map((r) => r.clientsCpuUs)),
     failed: results.reduce((s, r) => s + r.failed, 0),
   });
-  printTable([row('ingest, no stream open', without), row(`ingest, ${STREAM_CLIENTS} streams open`, withClients)], ['name', 'rps', 'p50', 'p99', 'p99 range', 'cpuUs', 'failed']);
+  printTable([row('ingest, no stream open', without), row(`ingest, ${STREAM_CLIENTS} streams open`, withClients)], ['name', 'rps', 'p50', 'p99', 'p99 range', 'cpuUs', 'clients cpuUs', 'failed']);
   const ratio = median(withClients.map((w, i) => w.p99 / without[i].p99));
   console.log(`\nack p99 with ${STREAM_CLIENTS} streams / without (median of per-round ratios): ${formatRatio(ratio)}`);
   console.log(`server CPU per request with ${STREAM_CLIENTS} streams / without: ${formatRatio(median(withClients.map((w, i) => w.cpuUs / without[i].cpuUs)))}`);

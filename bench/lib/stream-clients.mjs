@@ -33,10 +33,12 @@ const clients = Array.from({ length: count }, () => {
       response.on('data', (chunk) => {
         const at = now();
         if (chunk.includes(READY)) resolve();
-        const joined = Buffer.concat([previous, chunk]);
-        previous = joined.subarray(Math.max(0, joined.length - KEEP));
-        if (!joined.includes(markerBytes)) return;
-        for (const id of markedIds('\n' + joined.toString('utf8'))) arrivals[id] ??= at;
+        // The chunk alone, and the seam with the previous one's end: no copy of every chunk.
+        const seam = Buffer.concat([previous.subarray(previous.length - markerBytes.length), chunk.subarray(0, markerBytes.length)]);
+        if (chunk.includes(markerBytes) || seam.includes(markerBytes)) {
+          for (const id of markedIds('\n' + Buffer.concat([previous, chunk]).toString('utf8'))) arrivals[id] ??= at;
+        }
+        previous = Buffer.from(chunk.subarray(Math.max(0, chunk.length - KEEP)));
       });
       response.on('error', () => {});
     });
