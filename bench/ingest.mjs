@@ -15,7 +15,8 @@ const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = 50;
 const SECRET = 'bench-secret';
 const root = fileURLToPath(new URL('..', import.meta.url));
-const cli = join(root, 'dist/cli.js');
+// BENCH_CLI: another build's dist/cli.js, to compare two versions under the same harness.
+const cli = process.env.BENCH_CLI ?? join(root, 'dist/cli.js');
 const baseline = join(root, 'bench/lib/baseline-server.mjs');
 
 // A realistic body (spec shape); only result.id changes per request.

@@ -12,7 +12,7 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { fork } from 'node:child_process';
 import { request } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fixedRateLoad, rawPost } from './lib/fixed-rate.mjs';
@@ -22,6 +22,7 @@ const SECRET = 'bench-secret';
 const CONNECTIONS = 50;
 const STREAM_CLIENTS = Number(process.env.BENCH_STREAM_CLIENTS ?? 50);
 const DURATION = Number(process.env.BENCH_DURATION ?? 6);
+const CLIENTS_NICE = Number(process.env.BENCH_STREAM_CLIENTS_NICE ?? 0);
 const PROBE_MS = 50;
 const root = fileURLToPath(new URL('..', import.meta.url));
 // BENCH_CLI: another build's dist/cli.js, to compare two versions under the same harness.
@@ -54,6 +55,8 @@ const rawRequests = (count) => Array.from({ length: count }, () => {
 /** STREAM_CLIENTS SSE clients in a child process (bench/lib/stream-clients.mjs); resolves once all are open. */
 async function openStreams(port) {
   const child = fork(join(root, 'bench/lib/stream-clients.mjs'), [String(port), String(STREAM_CLIENTS), BENCH_ADMIN_TOKEN, PROBE_EMAIL], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  // Real clients run on other machines; a nice value makes this one take only the CPU the server leaves.
+  if (CLIENTS_NICE !== 0) setPriority(child.pid, CLIENTS_NICE);
   await new Promise((resolve, reject) => {
     child.once('message', resolve);
     child.once('exit', (code) => reject(new Error(`stream clients exited with ${code}`)));
@@ -134,7 +137,7 @@ try {
   const max = await load({ url: `http://127.0.0.1:${port}`, connections: CONNECTIONS, duration: DURATION, requests: [signedRequest] });
   const maxRps = Math.round(max['2xx'] / max.duration);
   const half = Math.max(50, Math.round(maxRps / 2));
-  console.log(`bench:stream — max ingest ${maxRps} rps (50 connections, closed loop); cases at ${half} rps open loop, ${DURATION}s each, ${ROUNDS} rounds, ${STREAM_CLIENTS} stream clients, node ${process.version}\n`);
+  console.log(`bench:stream — max ingest ${maxRps} rps (50 connections, closed loop); cases at ${half} rps open loop, ${DURATION}s each, ${ROUNDS} rounds, ${STREAM_CLIENTS} stream clients (nice ${CLIENTS_NICE}), node ${process.version}\n`);
 
   const without = [];
   const withClients = [];
