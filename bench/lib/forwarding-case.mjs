@@ -16,11 +16,11 @@ export const WARM_UP_FIRST_INDEX = 2 ** 32;
 /**
  * Ack p50/p99, ingest→delivered p50/p99 (due time of the request to the arrival of the event's last delivery),
  * the backlog when the load ends (seconds of traffic), CPU per event (the server, from the first request until
- * every delivery arrived) and peak RSS. `delivery`: YAML lines under `delivery:`.
+ * every delivery arrived) and peak RSS. `delivery`: YAML lines under `delivery:`; `cli`: another build's dist/cli.js.
  */
-export async function forwardingCase({ rules, rate, seconds, delivery = '' }) {
+export async function forwardingCase({ rules, rate, seconds, delivery = '', cli }) {
   const sink = await startDelaySink(0);
-  const { server, dataDir } = await startForwarding({ rules, sinkPort: sink.port, delivery });
+  const { server, dataDir } = await startForwarding({ rules, sinkPort: sink.port, delivery, ...(cli && { cli }) });
   const pid = server.child.pid;
   try {
     const warmUp = await fixedRateLoad({ port: server.port, rate, seconds: WARM_UP_SECONDS, connections: CONNECTIONS, requests: rawRequests(Math.round(rate * WARM_UP_SECONDS), WARM_UP_FIRST_INDEX) });
