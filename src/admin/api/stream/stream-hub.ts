@@ -9,6 +9,18 @@ import type { NewEventReader, Store } from '../../../store/store.js';
  * gap instead of per group commit (thousands a second), for at most this much more delay to a message.
  */
 const WAKE_GAP_MS = 10;
+/**
+ * …and, with many streams open, at most once every this many ms per open stream (50 streams: every 50 ms).
+ * Each wake costs every stream a socket write, about as much CPU as acknowledging a webhook, on the event
+ * loop that acknowledges them: this keeps the writes that commits cause near 1,000 a second in all, however
+ * many streams are open, so watching never takes much from receiving.
+ */
+const WAKE_GAP_PER_STREAM_MS = 1;
+
+/** The shortest time between two wakes of `open` streams. */
+export function wakeGapMs(open: number): number {
+  return Math.max(WAKE_GAP_MS, open * WAKE_GAP_PER_STREAM_MS);
+}
 
 export interface StreamHubSettings extends StreamSettings {
   /** Open streams at once. */
@@ -61,7 +73,7 @@ export class StreamHub {
   /** A commit stored events: wake every stream now, or when the gap since the last wake ends. */
   private committed(): void {
     if (this.wakeTimer) return;
-    const wait = this.lastWakeAt + WAKE_GAP_MS - performance.now();
+    const wait = this.lastWakeAt + wakeGapMs(this.streams.size) - performance.now();
     if (wait <= 0) {
       this.wakeAll();
       return;
