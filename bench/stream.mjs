@@ -9,29 +9,23 @@
 // (both on the machine's clock). The clients run in a process of their own, apart from the load generator.
 // All traffic goes to 127.0.0.1; every case is bounded in count and time.
 import { createHmac, randomUUID } from 'node:crypto';
-import { execFileSync, fork } from 'node:child_process';
+import { fork } from 'node:child_process';
 import { request } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { availableParallelism, setPriority, tmpdir } from 'node:os';
+import { setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fixedRateLoad, rawPost } from './lib/fixed-rate.mjs';
-import { BENCH_ADMIN_TOKEN, ROUNDS, cpuMs, cpuUsPer, formatRatio, load, median, printTable, serveCommand, startServer, stopServer } from './lib/run.mjs';
+import { BENCH_ADMIN_TOKEN, cpuMs, cpuUsPer, formatRatio, load, median, printTable, serveCommand, startServer, stopServer } from './lib/run.mjs';
 
 const SECRET = 'bench-secret';
 const CONNECTIONS = 50;
 const STREAM_CLIENTS = Number(process.env.BENCH_STREAM_CLIENTS ?? 50);
-const DURATION = Number(process.env.BENCH_DURATION ?? 6);
+const DURATION = Number(process.env.BENCH_DURATION ?? 4);
+// Many short rounds: a neighbour's burst spoils a round or two, and the median of the per-round ratios leaves them out.
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
 const CLIENTS_NICE = Number(process.env.BENCH_STREAM_CLIENTS_NICE ?? 0);
 const PROBE_MS = 50;
-// Real stream clients and senders run on other machines. BENCH_STREAM_PIN=1 gives the server core 0 alone and
-// puts this process (load generator, probe) and the clients' process on core 1, so that what the ratio
-// measures is the server's own cost of its streams, not the clients taking the server's core.
-const PIN = process.env.BENCH_STREAM_PIN === '1';
-if (PIN) {
-  if (availableParallelism() < 2) throw new Error('BENCH_STREAM_PIN needs 2 cores');
-  execFileSync('taskset', ['-a', '-p', '-c', '1', String(process.pid)], { stdio: 'ignore' });
-}
 const root = fileURLToPath(new URL('..', import.meta.url));
 // BENCH_CLI: another build's dist/cli.js, to compare two versions under the same harness.
 const cli = process.env.BENCH_CLI ?? join(root, 'dist/cli.js');
@@ -137,8 +131,7 @@ const percentile = (values, q) => {
 const dataDir = mkdtempSync(join(tmpdir(), 'hookrelay-bench-stream-'));
 const env = { HOOKRELAY_PORT: '0', HOOKRELAY_HOST: '127.0.0.1', HOOKRELAY_DATA_DIR: dataDir, HOOKRELAY_RULES_DIR: join(dataDir, 'rules'), HOOKRELAY_SECRET: SECRET, HOOKRELAY_DURABILITY: 'full', HOOKRELAY_LOG_LEVEL: 'warn' };
 const readPort = (line) => line.includes('"hookrelay listening"') && Number(new URL(JSON.parse(line).url).port);
-const [command, ...args] = [...(PIN ? ['taskset', '-c', '0'] : []), process.execPath, ...serveCommand(cli)];
-const server = await startServer(command, args, { env: { ...env, HOOKRELAY_LOG_LEVEL: 'info' }, readPort });
+const server = await startServer(process.execPath, serveCommand(cli), { env: { ...env, HOOKRELAY_LOG_LEVEL: 'info' }, readPort });
 try {
   const { port } = server;
   const signedRequest = { method: 'POST', path: '/webhooks/checkout', setupRequest(req) { const { body, headers } = signedBody(); req.body = body; req.headers = headers; return req; } };
@@ -146,7 +139,7 @@ try {
   const max = await load({ url: `http://127.0.0.1:${port}`, connections: CONNECTIONS, duration: DURATION, requests: [signedRequest] });
   const maxRps = Math.round(max['2xx'] / max.duration);
   const half = Math.max(50, Math.round(maxRps / 2));
-  console.log(`bench:stream — max ingest ${maxRps} rps (50 connections, closed loop); cases at ${half} rps open loop, ${DURATION}s each, ${ROUNDS} rounds, ${STREAM_CLIENTS} stream clients (nice ${CLIENTS_NICE}${PIN ? '; server pinned to core 0, load and clients to core 1' : ''}), node ${process.version}\n`);
+  console.log(`bench:stream — max ingest ${maxRps} rps (50 connections, closed loop); cases at ${half} rps open loop, ${DURATION}s each, ${ROUNDS} rounds, ${STREAM_CLIENTS} stream clients (nice ${CLIENTS_NICE}), node ${process.version}\n`);
 
   const without = [];
   const withClients = [];
