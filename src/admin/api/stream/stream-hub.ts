@@ -11,9 +11,9 @@ import type { NewEventReader, Store } from '../../../store/store.js';
 const WAKE_GAP_MS = 10;
 /**
  * …and, with many streams open, at most once every this many ms per open stream (50 streams: every 50 ms).
- * Each wake costs every stream a socket write, about as much CPU as acknowledging a webhook, on the event
- * loop that acknowledges them: this keeps the writes that commits cause near 1,000 a second in all, however
- * many streams are open, so watching never takes much from receiving.
+ * Each wake costs every stream a socket write on the event loop that acknowledges webhooks: this keeps the
+ * writes that commits cause near 1,000 a second in all, however many streams are open, so that watching
+ * takes little from receiving.
  */
 const WAKE_GAP_PER_STREAM_MS = 1;
 
