@@ -25,6 +25,8 @@ const DURATION = Number(process.env.BENCH_DURATION ?? 4);
 // Many short rounds: a neighbour's burst spoils a round or two, and the median of the per-round ratios leaves them out.
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
 const CLIENTS_NICE = Number(process.env.BENCH_STREAM_CLIENTS_NICE ?? 0);
+// A query for the clients' streams, e.g. `source=nobody`: streams that read on every wake but are sent nothing.
+const STREAM_QUERY = process.env.BENCH_STREAM_QUERY ?? '';
 const PROBE_MS = 50;
 const root = fileURLToPath(new URL('..', import.meta.url));
 // BENCH_CLI: another build's dist/cli.js, to compare two versions under the same harness.
@@ -56,7 +58,7 @@ const rawRequests = (count) => Array.from({ length: count }, () => {
 
 /** STREAM_CLIENTS SSE clients in a child process (bench/lib/stream-clients.mjs); resolves once all are open. */
 async function openStreams(port) {
-  const child = fork(join(root, 'bench/lib/stream-clients.mjs'), [String(port), String(STREAM_CLIENTS), BENCH_ADMIN_TOKEN, PROBE_EMAIL], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(join(root, 'bench/lib/stream-clients.mjs'), [String(port), String(STREAM_CLIENTS), BENCH_ADMIN_TOKEN, PROBE_EMAIL, STREAM_QUERY], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   // Real clients run on other machines; a nice value makes this one take only the CPU the server leaves.
   if (CLIENTS_NICE !== 0) setPriority(child.pid, CLIENTS_NICE);
   await new Promise((resolve, reject) => {

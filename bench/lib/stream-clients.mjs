@@ -5,7 +5,7 @@
 // parsed, so the clients cost little CPU beside the server they measure.
 import { connect } from 'node:net';
 
-const [port, count, token, marker] = [Number(process.argv[2]), Number(process.argv[3]), process.argv[4], process.argv[5]];
+const [port, count, token, marker, query = ''] = [Number(process.argv[2]), Number(process.argv[3]), process.argv[4], process.argv[5], process.argv[6]];
 const markerBytes = Buffer.from(marker);
 const READY = Buffer.from('event: ready');
 const OK = Buffer.from('HTTP/1.1 200');
@@ -32,7 +32,7 @@ const clients = Array.from({ length: count }, () => {
     // A plain socket, no HTTP parser: the stream's chunk framing only ever falls between whole messages
     // (the server writes whole messages), so the bytes are searched as they come.
     socket = connect(port, '127.0.0.1', () => {
-      socket.write(`GET /admin/api/events/stream HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\nauthorization: Bearer ${token}\r\naccept: text/event-stream\r\n\r\n`);
+      socket.write(`GET /admin/api/events/stream${query ? `?${query}` : ''} HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\nauthorization: Bearer ${token}\r\naccept: text/event-stream\r\n\r\n`);
     });
     let answered = false;
     socket.on('data', (chunk) => {
