@@ -1,5 +1,6 @@
 import { createServer, get, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { StreamHub, wakeGapMs } from '../../../src/admin/api/stream/stream-hub.js';
 import { SqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
@@ -78,15 +79,15 @@ describe('StreamHub wakes', () => {
     store = counting.store;
     const { readsAt, storeOne, stored } = counting;
     await openStreams(hub, count);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await sleep(50);
     readsAt.length = 0;
     const windowMs = 400;
     const startedAt = performance.now();
     const storing = setInterval(storeOne, 1);
-    await new Promise((resolve) => setTimeout(resolve, windowMs));
+    await sleep(windowMs);
     clearInterval(storing);
     const stoppedAt = performance.now();
-    await new Promise((resolve) => setTimeout(resolve, wakeGapMs(count) + 20));
+    await sleep(wakeGapMs(count) + 20);
     hub.close();
     await Promise.all(ended);
     // Every stream stood at the same position, so each wake is one read, shared by all of them. Timers count
