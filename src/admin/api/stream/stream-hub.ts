@@ -6,7 +6,7 @@ import type { NewEventReader, Store } from '../../../store/store.js';
 
 /**
  * Commits wake the streams at most this often: under load that is one read and one write per client per
- * gap instead of per group commit (thousands a second), for at most this much more delay to a message.
+ * gap instead of per group commit (thousands a second), for at most a gap more delay to a message.
  */
 const WAKE_GAP_MS = 10;
 /**
