@@ -2,7 +2,8 @@
 // 1) A local counting sink (node:http, 200). Baseline: a plain undici loop posting the same number of
 //    bodies at the same concurrency. hookrelay: an outbox pre-filled with DELIVERIES rows (10 rules with
 //    mixed filters, one transform) drained by `hookrelay serve`; deliveries/s from start to last arrival.
-// 2) Ingest rps with 1, 100 and 1,000 rules loaded (autocannon, 50 connections), ratio to 1 rule.
+// 2) Ingest rps with 1, 100 and 1,000 rules loaded (one in ten with a `$regex`; autocannon, 50
+//    connections), ratio to 1 rule.
 // 3) Fixed rate: ingest at BENCH_DELIVERY_RATE events/s (open loop) with one rule forwarding to a sink that
 //    answers after 0 and 100 ms; ingest→arrival p50/p99 and the backlog when the load ends, with the
 //    default (adaptive) limit and with the old fixed limit of 10.
@@ -23,14 +24,19 @@ const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 50_000);
 const CONCURRENCY = 64;
 const INGEST_DURATION = Number(process.env.BENCH_DURATION ?? 8);
 const SECRET = 'bench-secret';
-const cli = dist('cli.js');
+// BENCH_CLI: another build's dist/cli.js, to compare two versions under the same harness.
+const cli = process.env.BENCH_CLI ?? dist('cli.js');
 const readJsonPort = (line) => line.startsWith('{') && JSON.parse(line).port;
 
 /** N rules: one matches every event (forwarding nowhere, the worker is off), the rest filter on checkout ids that never occur. */
 function ingestRules(count) {
   const rules = ['id: all\non: [transfer:succeeded]\nto:\n  url: http://127.0.0.1:9/none\n'];
   for (let i = 1; i < count; i++) {
-    rules.push(`id: r${i}\non: [transfer:succeeded]\nwhere:\n  result.checkoutId: "${randomUUID()}"\n  result.totalPriceUsd: { $gte: ${i % 50} }\nto:\n  url: http://127.0.0.1:9/r${i}\n`);
+    // Every tenth rule filters with a regular expression, as rule authors do for e-mail domains.
+    const where = i % 10 === 0
+      ? `  result.email: { $regex: "@shop-${i}\\\\.example$", $options: i }\n`
+      : `  result.checkoutId: "${randomUUID()}"\n  result.totalPriceUsd: { $gte: ${i % 50} }\n`;
+    rules.push(`id: r${i}\non: [transfer:succeeded]\nwhere:\n${where}to:\n  url: http://127.0.0.1:9/r${i}\n`);
   }
   return rules;
 }
