@@ -7,13 +7,12 @@
 // 2) Per module: a fresh node process imports the serve path's modules one after another, in the order
 //    `hookrelay serve` needs them, and prints what each adds to RSS and to the V8 heap (after a full GC).
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { readServePort } from './lib/drain.mjs';
-import { BENCH_ADMIN_TOKEN, formatRatio, median, printTable, serveCommand, startServer, stopServer } from './lib/run.mjs';
+import { BENCH_ADMIN_TOKEN, formatRatio, median, printTable, startFreshServe } from './lib/run.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -26,13 +25,7 @@ const status = (pid) => {
 };
 
 async function idle(checkout) {
-  const dataDir = mkdtempSync(join(tmpdir(), 'hookrelay-bench-'));
-  const rulesDir = join(dataDir, 'rules');
-  mkdirSync(rulesDir);
-  const server = await startServer(process.execPath, serveCommand(join(checkout, 'dist/cli.js')), {
-    env: { HOOKRELAY_PORT: '0', HOOKRELAY_HOST: '127.0.0.1', HOOKRELAY_DATA_DIR: dataDir, HOOKRELAY_RULES_DIR: rulesDir, HOOKRELAY_SECRET: 'bench-secret' },
-    readPort: readServePort,
-  });
+  const server = await startFreshServe(checkout, readServePort);
   try {
     await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
     const atStart = status(server.child.pid);
@@ -43,8 +36,7 @@ async function idle(checkout) {
     const afterAdmin = status(server.child.pid);
     return { rss: atStart.rss, anon: atStart.anon, adminRss: afterAdmin.rss, adminAnon: afterAdmin.anon };
   } finally {
-    await stopServer(server.child);
-    rmSync(dataDir, { recursive: true, force: true });
+    await server.stop();
   }
 }
 

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import bytes from 'bytes';
+import ipaddr from 'ipaddr.js';
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import { HookrelayError } from './errors.js';
@@ -24,9 +25,33 @@ const byteSize = z.union([z.number(), z.string()]).transform((value, ctx) => {
   return parsed;
 });
 
+function isCidrOrAddress(entry: string): boolean {
+  if (ipaddr.isValid(entry)) return true;
+  try {
+    ipaddr.parseCIDR(entry);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 const secretList = z
   .union([z.string(), z.array(z.string())])
   .transform((value) => (Array.isArray(value) ? value : value.split(',')).map((s) => s.trim()).filter((s) => s.length > 0));
+
+const DEFAULT_MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
+const DEFAULT_MAX_CONNECTIONS = 1024;
+const AUTH_FAILURE_DEFAULTS = { max: 10, windowMs: 60_000 };
+
+/** Addresses or CIDRs, as a list or a comma-separated string; a bare address is one host. */
+const cidrList = z
+  .union([z.string(), z.array(z.string())])
+  .transform((v) => (Array.isArray(v) ? v : v.split(',')).map((s) => s.trim()).filter((s) => s.length > 0))
+  .superRefine((entries, ctx) => {
+    entries.forEach((entry, i) => {
+      if (!isCidrOrAddress(entry)) ctx.addIssue({ code: 'custom', path: [i], message: `expected an IP address or CIDR such as 10.0.0.0/8, got ${JSON.stringify(entry)}` });
+    });
+  });
 
 export const SourceConfigSchema = z
   .object({
@@ -167,9 +192,26 @@ export const ConfigSchema = z
         requestTimeoutMs: z.coerce.number().int().positive().default(30_000),
         keepAliveTimeoutMs: z.coerce.number().int().positive().default(5_000),
         shutdownGraceMs: z.coerce.number().int().positive().default(10_000),
+        /** Bytes of webhook bodies held at once over every request in flight; beyond it, 503 `server_busy`. */
+        maxBufferedBytes: byteSize.default(DEFAULT_MAX_BUFFERED_BYTES),
+        /** Open connections per listener; Node closes a connection beyond it as soon as it is accepted. */
+        maxConnections: z.coerce.number().int().positive().default(DEFAULT_MAX_CONNECTIONS),
+        /**
+         * Addresses or CIDRs of the proxies in front (load balancers): a request from one of them is counted,
+         * for the failed-authentication limit, under the address it names in X-Forwarded-For.
+         */
+        trustProxy: cidrList.default([]),
       })
       .strict()
-      .default({ headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, shutdownGraceMs: 10_000 }),
+      .default({
+        headersTimeoutMs: 10_000,
+        requestTimeoutMs: 30_000,
+        keepAliveTimeoutMs: 5_000,
+        shutdownGraceMs: 10_000,
+        maxBufferedBytes: DEFAULT_MAX_BUFFERED_BYTES,
+        maxConnections: DEFAULT_MAX_CONNECTIONS,
+        trustProxy: [],
+      }),
     metrics: z
       .object({
         /** Serve Prometheus metrics at GET /metrics. */
@@ -243,9 +285,21 @@ export const ConfigSchema = z
           })
           .strict()
           .default({ max: 100, heartbeatMs: 15_000, bufferBytes: 1024 * 1024, stallTimeoutMs: 30_000 }),
+        /**
+         * Failed authentications (a wrong admin token as bearer or at the console log-in, a wrong metrics
+         * token) per client address in a sliding window; beyond it, 429 `too_many_attempts` until the window
+         * has room. Counted per node.
+         */
+        authFailures: z
+          .object({
+            max: z.coerce.number().int().positive().default(AUTH_FAILURE_DEFAULTS.max),
+            windowMs: z.coerce.number().int().positive().default(AUTH_FAILURE_DEFAULTS.windowMs),
+          })
+          .strict()
+          .default(AUTH_FAILURE_DEFAULTS),
       })
       .strict()
-      .default({ host: '127.0.0.1', streams: { max: 100, heartbeatMs: 15_000, bufferBytes: 1024 * 1024, stallTimeoutMs: 30_000 } }),
+      .default({ host: '127.0.0.1', streams: { max: 100, heartbeatMs: 15_000, bufferBytes: 1024 * 1024, stallTimeoutMs: 30_000 }, authFailures: AUTH_FAILURE_DEFAULTS }),
   })
   .strict();
 
@@ -300,6 +354,11 @@ function readEnvLayer(env: Env): RawLayer {
   if (allow !== undefined && allow !== '') {
     values.delivery = { allowNetworks: allow };
     origins.set('delivery', 'HOOKRELAY_ALLOW_NETWORKS');
+  }
+  const trustProxy = env.HOOKRELAY_TRUST_PROXY;
+  if (trustProxy !== undefined && trustProxy !== '') {
+    values.server = { trustProxy };
+    origins.set('server', 'HOOKRELAY_TRUST_PROXY');
   }
   const metricsToken = env.HOOKRELAY_METRICS_TOKEN;
   if (metricsToken !== undefined && metricsToken !== '') {
@@ -404,6 +463,9 @@ export function loadConfig(env: Env, overrides: Partial<Record<keyof Config, unk
   const config = parsed.data;
   if (config.delivery.enabled === false && config.role === 'worker') {
     throw new HookrelayError('invalid_config', 'Invalid configuration:\n  delivery.enabled: false contradicts role: worker (a worker delivers); drop delivery.enabled, it is replaced by role', ['delivery.enabled']);
+  }
+  if (config.server.maxBufferedBytes < config.maxBody) {
+    throw new HookrelayError('invalid_config', `Invalid configuration:\n  server.maxBufferedBytes (${config.server.maxBufferedBytes}) is smaller than maxBody (${config.maxBody}): no body of the largest allowed size could ever be read`, ['server.maxBufferedBytes']);
   }
   config.dataDir = resolve(config.dataDir);
   config.rulesDir = resolve(config.rulesDir);

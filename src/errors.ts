@@ -24,6 +24,8 @@ export const ERROR_CODES = {
   store_copy_conflict: { status: 409, summary: 'store copy: the target holds different data under an id or transfer of the source (another instance, or another source); nothing of the batch was written.' },
   store_unavailable: { status: 503, summary: 'The event store could not commit (read-only, disk full, locked); nothing was stored, retry later.' },
   too_many_streams: { status: 503, summary: 'As many event streams are open as the server allows (admin.streams.max); retry later.' },
+  server_busy: { status: 503, summary: 'The receiver holds as many request bodies as server.maxBufferedBytes allows; nothing was read or stored, retry after Retry-After seconds.' },
+  too_many_attempts: { status: 429, summary: 'Too many failed authentications from this client address (admin.authFailures); retry after Retry-After seconds.' },
   shutting_down: { status: 503, summary: 'The server is shutting down and takes no new work.' },
   not_a_receiver: { status: 503, summary: 'This node runs role worker and receives no webhooks; send them to a node with role all or receiver.' },
   request_timeout: { status: 408, summary: 'The client did not send the whole request in time.' },

@@ -16,6 +16,7 @@ import { createSsrfGuard, type LookupFunction } from './delivery/ssrf-guard.js';
 import { refusedDestinationWarnings } from './delivery/destination-warnings.js';
 import { DeliveryThread } from './delivery/thread/delivery-thread.js';
 import type { AttemptNote } from './delivery/thread/messages.js';
+import { BodyBudget } from './ingest/body-budget.js';
 import { KNOWN_EVENT_SCHEMAS } from './ingest/event-schemas.js';
 import { createIngestHandler } from './ingest/ingest-handler.js';
 import { lazyHandler } from './http/lazy-handler.js';
@@ -50,6 +51,8 @@ export interface RunningHookrelay {
   worker: DeliveryRunner | null;
   /** Null when `metrics.enabled` is false. */
   metrics: HookrelayMetrics | null;
+  /** Bytes of webhook bodies held now, over every request (`server.maxBufferedBytes`). */
+  bodyBudget: BodyBudget;
   /** Null when `retention.enabled` is false. */
   retention: RetentionWorker | null;
   /** Outages and their redrive; null on a node that does not deliver (role receiver) and with the delivery thread (it runs there). */
@@ -123,6 +126,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
         checkIntervalMs: config.alerts.checkIntervalMs,
       })
     : null;
+  const bodyBudget = new BodyBudget(config.server.maxBufferedBytes);
   const metrics = config.metrics.enabled
     ? new HookrelayMetrics({
         sources: sources.map((s) => s.name),
@@ -137,6 +141,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
         failingDestinations: async () => (await store.listOutages({ open: true, limit: 1000 })).map((outage) => outage.destination),
         blockedKeyCounts: () => store.blockedKeyCounts(),
         orderedRules: () => rules.current().rules.filter((rule) => rule.order).map((rule) => rule.id),
+        bufferedBytes: () => bodyBudget.bufferedBytes,
       })
     : null;
   if (metrics) {
@@ -168,6 +173,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     sources: new Map(sources.map((s) => [s.name, s])),
     store,
     maxBody: config.maxBody,
+    budget: bodyBudget,
     logger,
     routeEvent: async (input) => {
       const ruleSet = rules.current();
@@ -267,6 +273,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     rules,
     worker: delivery,
     metrics,
+    bodyBudget,
     retention,
     outages,
     alerts,

@@ -137,6 +137,8 @@ async function listen(handler: RequestListener, config: Readonly<Config>, port: 
   server.headersTimeout = config.server.headersTimeoutMs;
   server.requestTimeout = config.server.requestTimeoutMs;
   server.keepAliveTimeout = config.server.keepAliveTimeoutMs;
+  // Beyond it Node closes each new connection as soon as it is accepted: the client sees a reset.
+  server.maxConnections = config.server.maxConnections;
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

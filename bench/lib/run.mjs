@@ -1,6 +1,6 @@
 // Shared benchmark plumbing: start a server child process, read its peak RSS, run autocannon, print rows.
 import { spawn } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -55,6 +55,25 @@ export function startServer(command, args, { env = {}, readPort }) {
       reject(new Error(`${args.join(' ')} exited with ${code} before listening`));
     });
   });
+}
+
+/**
+ * `hookrelay serve` of a built checkout on a loopback ephemeral port, with a fresh data dir and no rules;
+ * `stop()` ends it and removes the data dir.
+ */
+export async function startFreshServe(checkout, readPort) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'hookrelay-bench-'));
+  const rulesDir = join(dataDir, 'rules');
+  mkdirSync(rulesDir);
+  const server = await startServer(process.execPath, serveCommand(join(checkout, 'dist/cli.js')), {
+    env: { HOOKRELAY_PORT: '0', HOOKRELAY_HOST: '127.0.0.1', HOOKRELAY_DATA_DIR: dataDir, HOOKRELAY_RULES_DIR: rulesDir, HOOKRELAY_SECRET: 'bench-secret' },
+    readPort,
+  });
+  const stop = async () => {
+    await stopServer(server.child);
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  return { ...server, stop };
 }
 
 export async function stopServer(child) {

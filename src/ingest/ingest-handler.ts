@@ -9,7 +9,8 @@ import type { NewDelivery, NewEvent, SaveEventResult, Store } from '../store/sto
 import { isIdentityEncoding, isJsonContentType } from './content-type.js';
 import { eventColumns } from './event-columns.js';
 import { parseJsonBody } from './parse-json.js';
-import { readRawBody } from './read-body.js';
+import type { BodyBudget } from './body-budget.js';
+import { BUSY_RETRY_AFTER_S, readRawBody } from './read-body.js';
 import { headersToStore } from './stored-headers.js';
 import { validateEvent } from './validate-event.js';
 import { verifySignature } from '../signing/verify-signature.js';
@@ -26,6 +27,8 @@ export interface IngestDeps {
   sources: ReadonlyMap<string, SourceConfig>;
   store: Store;
   maxBody: number;
+  /** Bytes of bodies held at once over every request (`server.maxBufferedBytes`). */
+  budget: BodyBudget;
   logger: Logger;
   now?: () => number;
   /** Routes the event under the current rule set (`planDeliveries`, rules/plan.ts): the outbox rows committed with it, and the rule set that planned them. */
@@ -52,7 +55,16 @@ export function createIngestHandler(deps: IngestDeps): IngestHandler {
     if (!isIdentityEncoding(req.headers['content-encoding'])) {
       throw new HookrelayError('unsupported_media_type', 'Content-Encoding is not supported: the signature covers the bytes as sent.', { contentEncoding: req.headers['content-encoding'] });
     }
-    const body = await readRawBody(req, deps.maxBody);
+    const body = await readRawBody(req, deps.maxBody, deps.budget);
+    // The body counts against the budget until its answer is decided: it is held through the commit.
+    try {
+      return await acceptBody(req, source, body);
+    } finally {
+      deps.budget.release(body.length);
+    }
+  }
+
+  async function acceptBody(req: IncomingMessage, source: SourceConfig, body: Buffer): Promise<{ saved: SaveEventResult; event: string }> {
     verifySignature(source, req.headers, body, now());
     const parsed = parseJsonBody(body);
     const { envelope, validation } = validateEvent(parsed);
@@ -93,6 +105,7 @@ export function createIngestHandler(deps: IngestDeps): IngestHandler {
         headers.connection = 'close';
         lingerOnClose(req.socket);
       }
+      if (error.code === 'server_busy') headers['retry-after'] = String(BUSY_RETRY_AFTER_S);
       if (!res.headersSent) sendError(res, error, headers);
       finish(error.status, error.code);
     };

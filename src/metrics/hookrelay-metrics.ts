@@ -23,6 +23,8 @@ export interface MetricsOptions {
   deadLettersByRule?: () => Promise<Map<string, number>>;
   /** Read on every scrape: destinations with an open outage (any node's circuit opened, none has seen a success since). */
   failingDestinations?: () => Promise<string[]>;
+  /** Read on every scrape: bytes of webhook bodies held now (the ingest buffer budget). */
+  bufferedBytes?: () => number;
   now?: () => number;
 }
 
@@ -135,6 +137,17 @@ export class HookrelayMetrics {
       registers,
     });
     this.ruleDeadLetters = new Gauge({ name: 'hookrelay_rule_dead_letters', help: 'Dead-lettered deliveries currently stored, by rule (the rules in use).', labelNames: ['rule'] as const, registers });
+    const bufferedBytes = options.bufferedBytes;
+    if (bufferedBytes) {
+      new Gauge({
+        name: 'hookrelay_ingest_buffered_bytes',
+        help: 'Bytes of webhook bodies held now over every request in flight (reserved by Content-Length before reading); capped by server.maxBufferedBytes.',
+        registers,
+        collect() {
+          this.set(bufferedBytes());
+        },
+      });
+    }
     this.destinationFailing = new Gauge({
       name: 'hookrelay_destination_failing',
       help: 'Destination origins with an open outage (1): a circuit opened and no success has been seen since, on any node.',

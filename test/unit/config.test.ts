@@ -20,7 +20,8 @@ function configError(fn: () => unknown): HookrelayError {
 describe('loadConfig', () => {
   it('has working defaults: loopback port 8080, ./data, ./rules, full durability, 1 MiB, one checkout source', () => {
     const config = loadConfig({});
-    expect(config.admin).toEqual({ host: '127.0.0.1', streams: { max: 100, heartbeatMs: 15_000, bufferBytes: 1024 * 1024, stallTimeoutMs: 30_000 } });
+    expect(config.admin).toEqual({ host: '127.0.0.1', streams: { max: 100, heartbeatMs: 15_000, bufferBytes: 1024 * 1024, stallTimeoutMs: 30_000 }, authFailures: { max: 10, windowMs: 60_000 } });
+    expect(config.server).toMatchObject({ maxBufferedBytes: 64 * 1024 * 1024, maxConnections: 1024, trustProxy: [] });
     expect(config.logFormat).toBeUndefined();
     expect(config).toMatchObject({ port: 8080, host: '127.0.0.1', durability: 'full', maxBody: 1024 * 1024, logLevel: 'info' });
     expect(config.commitIntervalMs).toBeUndefined(); // each store's own default
@@ -138,5 +139,12 @@ describe('loadConfig', () => {
     const file = join(dir, 'broken.yaml');
     writeFileSync(file, 'port: [1,\n');
     expect(configError(() => loadConfig({ HOOKRELAY_CONFIG: file })).message).toContain(file);
+  });
+
+  it('takes the trusted proxies as addresses or CIDRs, and refuses a buffer budget smaller than one body', () => {
+    expect(loadConfig({ HOOKRELAY_TRUST_PROXY: '10.0.0.0/8, 192.168.1.7,::1' }).server.trustProxy).toEqual(['10.0.0.0/8', '192.168.1.7', '::1']);
+    expect(configError(() => loadConfig({ HOOKRELAY_TRUST_PROXY: '10.0.0.0/8,lb.internal' })).message).toMatch(/HOOKRELAY_TRUST_PROXY.*lb\.internal/);
+    expect(loadConfig({}, { server: { maxBufferedBytes: '8mb' } }).server.maxBufferedBytes).toBe(8 * 1024 * 1024);
+    expect(configError(() => loadConfig({ HOOKRELAY_MAX_BODY: '2mb' }, { server: { maxBufferedBytes: '1mb' } })).message).toContain('server.maxBufferedBytes');
   });
 });
