@@ -4,6 +4,7 @@ import type { JobRunner } from './operations/jobs/job-runner.js';
 import type { StreamHub } from './admin/api/stream/stream-hub.js';
 import type { DestinationsView } from './operations/view-schemas.js';
 import { ConsoleSessions } from './admin/console/console-sessions.js';
+import { FailedAuthLimiter } from './admin/failed-auth-limiter.js';
 import { nodeRoleOf, type Config, type SourceConfig } from './config.js';
 import { NodeHeartbeat } from './cluster/node-heartbeat.js';
 import { notAReceiverHandler } from './ingest/not-a-receiver.js';
@@ -184,6 +185,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
   });
 
   const consoleSessions = new ConsoleSessions({ store, publicUrl: config.publicUrl });
+  const authLimiter = new FailedAuthLimiter(config.admin.authFailures);
   const readiness = async (): Promise<ReadinessReport> => {
     const status = rules.status();
     const rulesCheck = { hash: status.hash, ruleCount: status.ruleCount, loadedAt: status.loadedAt.toISOString(), lastError: status.lastError };
@@ -209,6 +211,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     sources,
     logger,
     sessions: consoleSessions,
+    limiter: authLimiter,
     streams: config.admin.streams,
     env,
     node: node.node,
@@ -228,7 +231,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
       ingest,
       readiness,
       mountAdmin: (app) => {
-        if (metrics) mountMetricsRoute(app, { metrics, token: config.metrics.token });
+        if (metrics) mountMetricsRoute(app, { metrics, token: config.metrics.token, limiter: authLimiter });
         // Built on their first request: a receiver that only takes webhooks never loads them.
         app.use('/admin/api', lazyHandler(async () => (await admin.api()).router));
         app.use(
@@ -236,7 +239,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
           lazyHandler(async () => {
             // The console's next requests go to the admin API: build it while the log-in page is read.
             admin.api().catch(() => undefined);
-            return (await import('./admin/console/console-router.js')).createConsoleRouter({ sessions: consoleSessions, adminToken: admin.token.token });
+            return (await import('./admin/console/console-router.js')).createConsoleRouter({ sessions: consoleSessions, adminToken: admin.token.token, limiter: authLimiter });
           }),
         );
       },

@@ -62,9 +62,12 @@ export function isLoopbackHost(host: string): boolean {
 const WEBHOOK_INDEX = { service: 'hookrelay', webhooks: 'POST /webhooks/:source', health: '/healthz', ready: '/readyz' } as const;
 
 function buildExpressApp(parts: ServerParts, surface: { webhooks: boolean; admin: boolean }): Express {
+  const { config } = parts;
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', false);
+  // req.ip is the connection's address unless it is a listed proxy: then the client that proxy names in
+  // X-Forwarded-For (the failed-authentication limit counts per req.ip).
+  app.set('trust proxy', config.server.trustProxy.length > 0 ? [...config.server.trustProxy] : false);
   app.use((req, res, next) => {
     const started = performance.now();
     const reqId = requestIdOf(req);

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { VERSION } from '../../version.js';
 import { buildOpenApiDocument, type OpenApiDocument } from '../openapi.js';
 import { requireAdmin, type SessionVerifier } from './auth.js';
+import type { FailedAuthLimiter } from '../failed-auth-limiter.js';
 import type { OperationsContext } from '../../operations/context.js';
 import type { JobRunner } from '../../operations/jobs/job-runner.js';
 import { defineRoute, registerRoutes, type AdminRoute } from './route-table.js';
@@ -25,6 +26,8 @@ export interface AdminApiOptions {
   token: string;
   /** Console log-ins; without it only bearer tokens are accepted. */
   sessions?: SessionVerifier;
+  /** Counts wrong bearer tokens per client address. */
+  limiter?: FailedAuthLimiter;
 }
 
 export interface AdminApi {
@@ -55,7 +58,7 @@ export function createAdminApi(options: AdminApiOptions): AdminApi {
   document = buildOpenApiDocument(routes, VERSION);
 
   const router = Router();
-  router.use(requireAdmin(options.token, options.sessions));
+  router.use(requireAdmin(options.token, options.sessions, options.limiter));
   router.use((_req, res, next) => {
     res.set('Cache-Control', 'no-store'); // answers carry buyers' data
     next();

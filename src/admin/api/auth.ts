@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { RequestHandler } from 'express';
 import { HookrelayError } from '../../errors.js';
 import { adminTokenMatches } from '../../admin-token.js';
+import type { FailedAuthLimiter } from '../failed-auth-limiter.js';
 
 /**
  * The web console's log-ins, as the admin API sees them. The console implements it; without one only
@@ -19,14 +20,17 @@ const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
 
 /**
  * `Authorization: Bearer <admin token>`, compared in constant time; or a console session, whose
- * mutations must also pass the CSRF check. A request that sends a bearer token is judged by it alone.
+ * mutations must also pass the CSRF check. A request that sends a bearer token is judged by it alone;
+ * a wrong one counts against the client's failed-authentication limit.
  */
-export function requireAdmin(token: string, sessions?: SessionVerifier): RequestHandler {
+export function requireAdmin(token: string, sessions?: SessionVerifier, limiter?: FailedAuthLimiter): RequestHandler {
   return async (req, res, next) => {
     const authorization = req.headers.authorization;
     if (authorization !== undefined) {
+      limiter?.refuseIfLimited(req, res);
       const match = BEARER.exec(authorization);
       if (match && adminTokenMatches(match[1]!, token)) return next();
+      limiter?.recordFailed(req);
       res.set('WWW-Authenticate', 'Bearer');
       throw new HookrelayError('unauthorized', 'The bearer token is not the admin token.');
     }

@@ -8,6 +8,7 @@ import type { NewNode, Store } from '../../store/store.js';
 import type { AdminToken } from '../../admin-token.js';
 import type { AdminApi } from './admin-api.js';
 import type { SessionVerifier } from './auth.js';
+import type { FailedAuthLimiter } from '../failed-auth-limiter.js';
 import { JobRunner } from '../../operations/jobs/job-runner.js';
 import { StreamHub, type StreamHubSettings } from './stream/stream-hub.js';
 import type { OperationsContext } from '../../operations/context.js';
@@ -23,6 +24,8 @@ export interface AdminApiParts {
   sources: readonly SourceConfig[];
   logger: Logger;
   sessions?: SessionVerifier;
+  /** Counts wrong bearer tokens per client address. */
+  limiter?: FailedAuthLimiter;
   /** `admin.streams` of the config. */
   streams: StreamHubSettings;
   env: Env;
@@ -67,6 +70,7 @@ export async function startAdminApi(parts: AdminApiParts): Promise<StartedAdminA
     streams,
     token: token.token,
     ...(parts.sessions && { sessions: parts.sessions }),
+    ...(parts.limiter && { limiter: parts.limiter }),
   });
   let api: Promise<AdminApi> | undefined;
   return { api: () => (api ??= build()), jobs, streams, token };

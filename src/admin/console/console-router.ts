@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import express, { Router, type Request, type RequestHandler } from 'express';
 import { HookrelayError } from '../../errors.js';
 import { adminTokenMatches } from '../../admin-token.js';
+import type { FailedAuthLimiter } from '../failed-auth-limiter.js';
 import type { ConsoleSessions } from './console-sessions.js';
 import { loginPage } from './login-page.js';
 
@@ -25,6 +26,8 @@ export interface ConsoleOptions {
   sessions: ConsoleSessions;
   /** The admin token; the log-in form takes it, the browser never keeps it. */
   adminToken: string;
+  /** Counts wrong tokens at the log-in per client address. */
+  limiter: FailedAuthLimiter;
 }
 
 const securityHeaders: RequestHandler = (_req, res, next) => {
@@ -53,7 +56,7 @@ function tokenOf(body: unknown): string {
  * The web console under /console: the log-in form, log-out, the single-page app shell and its static
  * assets. The app itself talks only to the admin API (/admin/api), with the session cookie.
  */
-export function createConsoleRouter({ sessions, adminToken }: ConsoleOptions): Router {
+export function createConsoleRouter({ sessions, adminToken, limiter }: ConsoleOptions): Router {
   const router = Router();
   router.use(securityHeaders);
   router.use('/assets', express.static(ASSETS_DIR, { index: false, redirect: false, dotfiles: 'ignore' }));
@@ -72,7 +75,17 @@ export function createConsoleRouter({ sessions, adminToken }: ConsoleOptions): R
       throw new HookrelayError('forbidden', 'Log-in requests must come from the console page itself.');
     }
     const token = tokenOf(req.body);
+    if (token !== '') {
+      try {
+        limiter.refuseIfLimited(req, res);
+      } catch (err) {
+        if (json) throw err;
+        res.status(429).type('html').send(loginPage('Too many wrong tokens from this address: wait a minute, then try again.'));
+        return;
+      }
+    }
     if (token === '' || !adminTokenMatches(token, adminToken)) {
+      if (token !== '') limiter.recordFailed(req);
       if (json) throw new HookrelayError('unauthorized', 'That is not the admin token.');
       res.status(401).type('html').send(loginPage('That is not the admin token.'));
       return;
