@@ -266,6 +266,13 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
       `the admin API, console and metrics share the webhook listener on ${config.host}: anyone who can reach it can try the admin token; set HOOKRELAY_ADMIN_PORT to serve them on a loopback listener of their own`,
     );
   }
+  const metricsHost = config.admin.port === undefined ? config.host : config.admin.host;
+  if (metrics && config.metrics.token === undefined && !isLoopbackHost(metricsHost)) {
+    logger.warn(
+      { host: metricsHost },
+      `/metrics answers without a token on ${metricsHost}: anyone who can reach it reads the sources, event names and rule ids it reports; set HOOKRELAY_METRICS_TOKEN (metrics.token), or serve the admin surface on loopback with HOOKRELAY_ADMIN_PORT`,
+    );
+  }
 
   let closing: Promise<void> | undefined;
   return {

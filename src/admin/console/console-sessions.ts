@@ -42,6 +42,13 @@ function headerText(req: IncomingMessage, name: string): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
+/** `http` or `https` as the request arrived: express's `req.protocol` honours `server.trustProxy`. */
+function requestScheme(req: IncomingMessage): string {
+  const protocol = (req as IncomingMessage & { protocol?: unknown }).protocol;
+  if (typeof protocol === 'string') return protocol;
+  return (req.socket as { encrypted?: boolean } | undefined)?.encrypted ? 'https' : 'http';
+}
+
 /** The session id as stored: its sha256, so the database never holds a cookie value a browser could present. */
 function idHashOf(id: string): string {
   return createHash('sha256').update(id).digest('hex');
@@ -60,6 +67,7 @@ export class ConsoleSessions implements SessionVerifier {
   private readonly ttlMs: number;
   private readonly now: () => number;
   private readonly publicHost: string | undefined;
+  private readonly publicOrigin: string | undefined;
   private readonly publicIsHttps: boolean;
 
   constructor(options: ConsoleSessionOptions) {
@@ -67,6 +75,7 @@ export class ConsoleSessions implements SessionVerifier {
     this.ttlMs = options.ttlMs ?? DEFAULT_TTL_MS;
     this.now = options.now ?? Date.now;
     this.publicHost = options.publicUrl ? new URL(options.publicUrl).host : undefined;
+    this.publicOrigin = options.publicUrl ? new URL(options.publicUrl).origin : undefined;
     this.publicIsHttps = options.publicUrl?.startsWith('https:') ?? false;
   }
 
@@ -110,8 +119,9 @@ export class ConsoleSessions implements SessionVerifier {
 
   /**
    * Same-origin check from the headers browsers add. `Sec-Fetch-Site`, when sent, must be `same-origin`;
-   * `Origin`, when sent, must name this host, except that `null` (what browsers send under
-   * `Referrer-Policy: no-referrer`) is accepted only together with `Sec-Fetch-Site: same-origin`.
+   * `Origin`, when sent, must name this origin, scheme included (see `isThisOrigin`), except that `null`
+   * (what browsers send under `Referrer-Policy: no-referrer`) is accepted only together with
+   * `Sec-Fetch-Site: same-origin`.
    * With `required`, one of the two must vouch for the request; without it, only contrary evidence refuses.
    */
   isSameOrigin(req: IncomingMessage, { required }: { required: boolean }): boolean {
@@ -120,17 +130,28 @@ export class ConsoleSessions implements SessionVerifier {
     if (site !== undefined && site !== 'same-origin') return false;
     let originMatches = false;
     if (origin !== undefined && origin !== 'null') {
-      let host: string;
+      let parsed: URL;
       try {
-        host = new URL(origin).host;
+        parsed = new URL(origin);
       } catch {
         return false;
       }
-      if (host !== headerText(req, 'host') && host !== this.publicHost) return false;
+      if (!this.isThisOrigin(parsed, req)) return false;
       originMatches = true;
     }
     if (origin === 'null' && site !== 'same-origin') return false;
     return !required || originMatches || site === 'same-origin';
+  }
+
+  /**
+   * The public URL's origin exactly: behind a TLS proxy the browser says https although this server is
+   * reached over http, so the scheme comes from `publicUrl`, and `http://` with the public host is
+   * refused. Any other host must be the request's own Host, with the scheme the request came in by
+   * (https only when a trusted proxy says so).
+   */
+  private isThisOrigin(origin: URL, req: IncomingMessage): boolean {
+    if (origin.host === this.publicHost) return origin.origin === this.publicOrigin;
+    return origin.host === headerText(req, 'host') && origin.protocol === `${requestScheme(req)}:`;
   }
 
   private async sessionOf(req: IncomingMessage): Promise<ConsoleSession | null> {

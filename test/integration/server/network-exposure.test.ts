@@ -72,6 +72,31 @@ describe('network exposure', () => {
     }
   });
 
+  it('warns at start when /metrics answers beyond loopback without a token, and only then', async () => {
+    const metricsWarning = (app: { logLines: () => Record<string, unknown>[] }) =>
+      app.logLines().find((line) => line.level === 40 && String(line.msg).includes('/metrics answers without a token'));
+    const cases: [string, Record<string, unknown>, boolean][] = [
+      ['shared listener on 0.0.0.0, no token', { host: '0.0.0.0' }, true],
+      ['shared listener on 0.0.0.0 with a token', { host: '0.0.0.0', metrics: { token: 'metrics-token-0123456789' } }, false],
+      ['webhooks on 0.0.0.0, admin listener on loopback', { host: '0.0.0.0', admin: { token: ADMIN_TOKEN, port: 0 } }, false],
+      ['loopback', {}, false],
+      ['metrics off', { host: '0.0.0.0', metrics: { enabled: false } }, false],
+    ];
+    for (const [what, overrides, warns] of cases) {
+      const app = await startTestReceiver({ admin: { token: ADMIN_TOKEN }, ...overrides });
+      try {
+        const warning = metricsWarning(app);
+        expect(Boolean(warning), what).toBe(warns);
+        if (warns) {
+          expect(warning).toMatchObject({ host: '0.0.0.0' });
+          expect(String(warning?.msg)).toContain('HOOKRELAY_METRICS_TOKEN');
+        }
+      } finally {
+        await app.close();
+      }
+    }
+  });
+
   it.each([
     ['127.0.0.1', true],
     ['127.3.2.1', true],
