@@ -2,7 +2,8 @@
 // N connections (BENCH_ABUSE_CONNECTIONS, default 500) each declare a 1 MiB body, send all of it but the
 // last byte, and hold the connection open; then they all go. Printed: the server's RSS (and its anonymous
 // part) before, while they hold, and 5 s after they went; its peak RSS; the buffered-bytes gauge while
-// they hold and after; and how the clients were answered. Loopback only, bounded in time (each phase
+// they hold and after; V8's heap and external memory (from /metrics, no GC forced); and how the clients
+// were answered. Loopback only, bounded in time (each phase
 // waits at most 20 s). With BENCH_BASE set to another built checkout, it runs there too, for a before/after.
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
@@ -22,10 +23,15 @@ const memoryOf = (pid) => {
   return { rss: Math.round(kb('VmRSS') / 1024), anon: Math.round(kb('RssAnon') / 1024) };
 };
 
-async function bufferedGauge(port) {
+/** From /metrics, in MiB: the buffered-bytes gauge, and the V8 heap used and external memory (no GC forced). */
+async function gauges(port) {
   const response = await fetch(`http://127.0.0.1:${port}/metrics`, { headers: { authorization: `Bearer ${BENCH_ADMIN_TOKEN}` } });
-  const line = (await response.text()).split('\n').find((l) => l.startsWith('hookrelay_ingest_buffered_bytes '));
-  return line ? Math.round(Number(line.split(' ')[1]) / 1048576) : 'n/a';
+  const text = await response.text();
+  const mib = (name) => {
+    const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+    return line ? Math.round(Number(line.split(' ')[1]) / 1048576) : 'n/a';
+  };
+  return { buffered: mib('hookrelay_ingest_buffered_bytes'), heap: mib('nodejs_heap_size_used_bytes'), external: mib('nodejs_external_memory_bytes') };
 }
 
 /** One client: head and all but the last byte of a 1 MiB body, then it holds. */
@@ -53,6 +59,7 @@ async function attack(checkout) {
   try {
     await sleep(2000);
     const before = memoryOf(pid);
+    const gaugesBefore = await gauges(server.port);
     const body = Buffer.alloc(DECLARED - 1, 0x20);
     const tally = {};
     const clients = [];
@@ -63,18 +70,19 @@ async function attack(checkout) {
     await Promise.race([Promise.all(clients.map((c) => c.sent)), sleep(PHASE_MS)]);
     await sleep(1000);
     const holding = memoryOf(pid);
-    const gaugeHolding = await bufferedGauge(server.port);
+    const gaugesHolding = await gauges(server.port);
     for (const { socket } of clients) socket.destroy();
     await sleep(5000);
     const after = memoryOf(pid);
-    const gaugeAfter = await bufferedGauge(server.port);
+    const gaugesAfter = await gauges(server.port);
     return {
       'RSS before MB': before.rss,
       'RSS holding MB': holding.rss,
       'RSS peak MB': Math.round(peakRssMb(pid)),
       'RSS 5 s after MB': after.rss,
       'RssAnon holding / after MB': `${holding.anon} / ${after.anon}`,
-      'buffered MiB holding / after': `${gaugeHolding} / ${gaugeAfter}`,
+      'buffered MiB holding / after': `${gaugesHolding.buffered} / ${gaugesAfter.buffered}`,
+      'heap + external MiB before / holding / after': [gaugesBefore, gaugesHolding, gaugesAfter].map((g) => `${g.heap}+${g.external}`).join(' / '),
       answers: Object.entries(tally).map(([k, v]) => `${k}: ${v}`).join(', ') || 'none yet',
     };
   } finally {

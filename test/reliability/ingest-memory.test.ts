@@ -1,4 +1,6 @@
 import net from 'node:net';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import type { BodyBudget } from '../../src/ingest/body-budget.js';
 import { sampleTransferSucceeded } from '../../src/samples/transfer-succeeded.js';
@@ -8,6 +10,7 @@ import { startTestReceiver, TEST_SECRET, type TestReceiver } from '../helpers/re
 import { eventually } from '../helpers/rules.js';
 import { loopbackSuite } from './support/loopback-suite.js';
 import { chunked, rawRequest, requestHead } from './support/raw-http.js';
+import { report } from './support/soak.js';
 
 // All traffic is loopback: the receiver runs in this process on 127.0.0.1.
 const { running } = loopbackSuite();
@@ -111,6 +114,30 @@ describe('abuse: what unauthenticated clients may make the receiver hold is boun
     for (const h of holders) h.socket.destroy();
     await eventually(() => app.bodyBudget.bufferedBytes === 0, 10_000, 'the budget to empty');
     expect(peak()).toBeLessThanOrEqual(BUDGET);
+  });
+
+  it('1 MiB uploads held on 64 connections: the budget bounds what is held, and after they go a GC returns it (figures reported)', async () => {
+    const MiB = 1024 * 1024;
+    const budget = 8 * MiB;
+    const app = await startTestReceiver({ maxBody: MiB, delivery: { enabled: false }, retention: { enabled: false }, server: { maxBufferedBytes: budget } });
+    running.push(app);
+    const peak = watchPeak(app.bodyBudget);
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const mib = (): number => {
+      gc();
+      const { heapUsed, external } = process.memoryUsage();
+      return Math.round(((heapUsed + external) / 1048576) * 10) / 10;
+    };
+    const before = mib();
+    const holders = Array.from({ length: 64 }, () => holder(app.port, MiB));
+    await eventually(() => holders.filter((h) => h.answer().includes('\r\n\r\n')).length === 56 && app.bodyBudget.bufferedBytes === budget, 20_000, 'eight uploads held, the rest refused');
+    const holding = mib();
+    for (const h of holders) h.socket.destroy();
+    await eventually(() => app.bodyBudget.bufferedBytes === 0, 10_000, 'the budget to empty');
+    const after = mib();
+    expect(peak()).toBeLessThanOrEqual(budget);
+    report('abuse/ingest-memory', { connections: 64, budgetMiB: 8, peakBufferedMiB: peak() / 1048576, heapPlusExternalMiB: `${before}/${holding}/${after} (before/holding/after GC)` });
   });
 
   it('caps open connections per listener: one more is closed unanswered, and accepted again once one goes', async () => {
