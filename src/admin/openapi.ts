@@ -68,6 +68,7 @@ function errorResponses(route: AdminRoute): Map<number, string[]> {
     errors.set(status, [...(errors.get(status) ?? []), description]);
   };
   add(401, 'no or wrong admin token (`unauthorized`)');
+  add(429, 'too many wrong tokens from this client address (`too_many_attempts`, with `Retry-After`)');
   if (route.method !== 'get') add(403, 'console session without a valid CSRF token (`forbidden`)');
   if (route.params || route.query) add(400, 'invalid path or query parameter (`bad_request`, `details.issues`)');
   if (route.body) add(422, 'invalid body (`validation_failed`, `details.issues`)');
