@@ -61,7 +61,7 @@ describe('GET /admin/api/openapi.json', () => {
     expect(doc.paths['/events/{id}/resend'].post.requestBody.content['application/json'].schema.properties.signing).toEqual({ $ref: '#/components/schemas/ResendSigning' });
     expect(doc.paths['/events/stream'].get.responses['200'].content['text/event-stream'].schema).toEqual({ $ref: '#/components/schemas/StreamedEvent' });
     expect(doc.paths['/events/{id}/replay'].post.parameters).toEqual([expect.objectContaining({ name: 'id', in: 'path', required: true })]);
-    expect(Object.keys(doc.paths['/deliveries/{id}/retry'].post.responses).sort()).toEqual(['200', '400', '401', '403', '404', '409']);
+    expect(Object.keys(doc.paths['/deliveries/{id}/retry'].post.responses).sort()).toEqual(['200', '400', '401', '403', '404', '409', '429']);
     expect(doc.components.schemas.Job.properties.state.enum).toEqual(['running', 'done', 'cancelled', 'failed']);
   });
 
