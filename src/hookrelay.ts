@@ -230,6 +230,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
       logger,
       ingest,
       readiness,
+      ...(metrics && { onConnectionDropped: () => metrics.recordConnectionDropped() }),
       mountAdmin: (app) => {
         if (metrics) mountMetricsRoute(app, { metrics, token: config.metrics.token, limiter: authLimiter });
         // Built on their first request: a receiver that only takes webhooks never loads them.

@@ -26,6 +26,8 @@ export interface ServerParts {
    * when `admin.port` is set, on the webhook listener otherwise.
    */
   mountAdmin?: (app: Express) => void;
+  /** Called for each connection closed unanswered because `server.maxConnections` were open (metrics). */
+  onConnectionDropped?: () => void;
 }
 
 export interface RunningServer {
@@ -109,7 +111,8 @@ interface Listener {
   close(): Promise<void>;
 }
 
-async function listen(handler: RequestListener, config: Readonly<Config>, port: number, host: string): Promise<Listener> {
+async function listen(handler: RequestListener, parts: ServerParts, port: number, host: string): Promise<Listener> {
+  const { config } = parts;
   let shuttingDown = false;
   const inFlight = new InFlightSet<ServerResponse>();
   const onRequest: RequestListener = (req, res) => {
@@ -142,6 +145,7 @@ async function listen(handler: RequestListener, config: Readonly<Config>, port: 
   server.keepAliveTimeout = config.server.keepAliveTimeoutMs;
   // Beyond it Node closes each new connection as soon as it is accepted: the client sees a reset.
   server.maxConnections = config.server.maxConnections;
+  if (parts.onConnectionDropped) server.on('drop', parts.onConnectionDropped);
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -203,7 +207,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
       }
       app(req, res);
     },
-    config,
+    parts,
     config.port,
     config.host,
   );
@@ -211,7 +215,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
   if (separateAdmin) {
     const adminApp = buildExpressApp(parts, { webhooks: false, admin: true });
     try {
-      admin = await listen(adminApp, config, config.admin.port!, config.admin.host);
+      admin = await listen(adminApp, parts, config.admin.port!, config.admin.host);
     } catch (err) {
       await webhooks.close();
       throw err;

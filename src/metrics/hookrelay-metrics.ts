@@ -70,6 +70,7 @@ export class HookrelayMetrics {
   private readonly destinationInFlight;
   private readonly ruleDeadLetters;
   private readonly destinationFailing;
+  private readonly connectionsDropped;
 
   constructor(private readonly options: MetricsOptions) {
     this.now = options.now ?? Date.now;
@@ -148,6 +149,11 @@ export class HookrelayMetrics {
         },
       });
     }
+    this.connectionsDropped = new Counter({
+      name: 'hookrelay_connections_dropped_total',
+      help: 'Connections closed unanswered as soon as accepted, because server.maxConnections were open on their listener.',
+      registers,
+    });
     this.destinationFailing = new Gauge({
       name: 'hookrelay_destination_failing',
       help: 'Destination origins with an open outage (1): a circuit opened and no success has been seen since, on any node.',
@@ -168,6 +174,11 @@ export class HookrelayMetrics {
   recordAttempt(attempt: AttemptObservation): void {
     this.attempts.inc({ rule: attempt.ruleId, outcome: attempt.outcome });
     this.attemptDuration.observe({ rule: attempt.ruleId }, attempt.durationMs / 1000);
+  }
+
+  /** The server's `onConnectionDropped` hook. */
+  recordConnectionDropped(): void {
+    this.connectionsDropped.inc();
   }
 
   recordRulesReload(): void {

@@ -149,6 +149,7 @@ describe('abuse: what unauthenticated clients may make the receiver hold is boun
     expect(beyond.closed).toBe(true);
     for (const socket of opened) socket.destroy();
     await eventually(async () => (await rawRequest(app.port, requestHead('GET', '/healthz', [['Host', 'x'], ['Connection', 'close']]), { timeoutMs: 5_000 })).status === 200, 10_000, 'a connection accepted again');
+    expect(metricValue((await send(`${app.adminUrl}/metrics`)).text, 'hookrelay_connections_dropped_total')).toBeGreaterThanOrEqual(1);
   });
 });
 
