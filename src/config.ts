@@ -98,6 +98,8 @@ export const ConfigSchema = z
     publicUrl: z.url().optional(),
     dataDir: z.string().min(1).default('./data'),
     rulesDir: z.string().min(1).default('./rules'),
+    /** Largest rule file read; a larger one is reported as an error and not read. */
+    rulesMaxFileBytes: byteSize.default(1024 * 1024),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     /** `pretty`: readable lines; `json`: one JSON object a line. Unset: pretty on a terminal, JSON otherwise. */
     logFormat: z.enum(['json', 'pretty']).optional(),
@@ -317,6 +319,7 @@ export const ENV_SETTINGS = {
   HOOKRELAY_PUBLIC_URL: 'publicUrl',
   HOOKRELAY_DATA_DIR: 'dataDir',
   HOOKRELAY_RULES_DIR: 'rulesDir',
+  HOOKRELAY_RULES_MAX_FILE_BYTES: 'rulesMaxFileBytes',
   HOOKRELAY_LOG_LEVEL: 'logLevel',
   HOOKRELAY_LOG_FORMAT: 'logFormat',
   HOOKRELAY_DURABILITY: 'durability',

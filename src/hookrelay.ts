@@ -26,6 +26,7 @@ import { mountMetricsRoute } from './metrics/metrics-route.js';
 import { RetentionWorker } from './retention/retention-worker.js';
 import { keptRuleSetOf } from './rules/kept-rules.js';
 import { planDeliveries } from './rules/plan.js';
+import { RULE_FILE_LIMITS } from './rules/rule-files.js';
 import { RuleSetWatcher } from './rules/watcher.js';
 import { isLoopbackHost, startServer, type ReadinessReport, type RunningServer } from './server.js';
 import { ensureAdminToken, type AdminToken } from './admin-token.js';
@@ -102,7 +103,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
       }
     }
     // A rule set is used only once kept: any node can then send a delivery with the version it was planned with.
-    rules = await RuleSetWatcher.start({ dir: config.rulesDir, env, logger, keep: (ruleSet) => store.saveRuleSet(keptRuleSetOf(ruleSet)) });
+    rules = await RuleSetWatcher.start({ dir: config.rulesDir, limits: { ...RULE_FILE_LIMITS, maxFileBytes: config.rulesMaxFileBytes }, env, logger, keep: (ruleSet) => store.saveRuleSet(keptRuleSetOf(ruleSet)) });
   } catch (err) {
     await store.close();
     throw err;

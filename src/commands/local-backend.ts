@@ -44,7 +44,7 @@ function bulkResult({ progress, stopped, lastId }: BatchLoopResult): BulkResult 
 
 /** The rules in the rules dir, as `serve` would load them; invalid ones are an error listing every problem. */
 export async function loadCurrentRules(config: Readonly<Config>, env: Record<string, string | undefined>): Promise<RuleSet> {
-  const result = await loadRuleSet(config.rulesDir, env);
+  const result = await loadRuleSet(config.rulesDir, env, config.rulesMaxFileBytes);
   if (!result.ok) throw new HookrelayError('invalid_rules', `The rules in ${config.rulesDir} are invalid:\n  ${result.errors.map(formatRuleFileError).join('\n  ')}`);
   return result.ruleSet;
 }

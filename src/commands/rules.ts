@@ -19,7 +19,7 @@ interface DirFlags {
 /** The rule set as `serve` would load it (same env for ${ENV} references); exits 1 listing every error. */
 async function loadOrExit(rulesDir: string | undefined): Promise<RuleSet> {
   const config = loadConfig(process.env, rulesDir ? { rulesDir } : {});
-  const result = await loadRuleSet(config.rulesDir, process.env);
+  const result = await loadRuleSet(config.rulesDir, process.env, config.rulesMaxFileBytes);
   for (const warning of result.warnings) process.stderr.write(`warning: ${warning}\n`);
   if (!result.ok) {
     for (const error of result.errors) process.stderr.write(`${formatRuleFileError(error)}\n`);

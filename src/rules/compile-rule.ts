@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { buildRule, compileParts, type RuleCompilation, type RuleIssue, type RuleParts } from './build-rule.js';
-import { didYouMean, type PathSegment } from './did-you-mean.js';
+import { didYouMean, nearest, type PathSegment } from './did-you-mean.js';
 import type { Env } from './env-references.js';
 import { allowedKeysAt } from './near-key.js';
 import { ruleSchema } from './schema.js';
@@ -18,6 +18,13 @@ export function compileRule(value: unknown, location: { file: string; line: numb
     return { errors: [...shapeErrors, ...parts.errors], warnings: parts.warnings };
   }
   return buildRule(parsed.data, location, env);
+}
+
+const RULE_KEYS = Object.keys(ruleSchema.shape);
+
+/** A top-level key of a rule, or one near enough to be a misspelling of one. */
+export function isRuleKey(key: string): boolean {
+  return RULE_KEYS.includes(key) || nearest(key, RULE_KEYS) !== undefined;
 }
 
 /** The parts of an invalid rule whose own shape holds (the matcher sees `where` alone: only its issues count). */

@@ -1,8 +1,8 @@
 import type { Env } from './env-references.js';
 import type { RuleIssue } from './build-rule.js';
-import { compileRule } from './compile-rule.js';
+import { compileRule, isRuleKey } from './compile-rule.js';
 import { formatPath, formatRuleFileError } from './rule-file-error.js';
-import { readRuleFiles, type RuleFilesSnapshot } from './rule-files.js';
+import { readRuleFiles, RULE_FILE_LIMITS, type RuleFilesSnapshot } from './rule-files.js';
 import type { CompiledRule, LoadResult, RuleFileError } from './types.js';
 import { parseRuleFile, type RuleSource } from './yaml-source.js';
 
@@ -11,8 +11,8 @@ import { parseRuleFile, type RuleSource } from './yaml-source.js';
  * as `file:line path: message`. A missing or empty directory is a valid, empty rule set; only a
  * directory that exists but cannot be listed throws.
  */
-export async function loadRuleSet(dir: string, env: Env): Promise<LoadResult> {
-  return compileRuleFiles(await readRuleFiles(dir), env);
+export async function loadRuleSet(dir: string, env: Env, maxFileBytes = RULE_FILE_LIMITS.maxFileBytes): Promise<LoadResult> {
+  return compileRuleFiles(await readRuleFiles(dir, { ...RULE_FILE_LIMITS, maxFileBytes }), env);
 }
 
 export function compileRuleFiles(snapshot: RuleFilesSnapshot, env: Env, loadedAt = new Date()): LoadResult {
@@ -25,9 +25,9 @@ export function compileRuleFiles(snapshot: RuleFilesSnapshot, env: Env, loadedAt
   for (const file of snapshot.files) {
     const fileErrors: RuleFileError[] = [];
     if (file.readError !== undefined) {
-      fileErrors.push({ file: file.path, line: 1, path: '', message: `cannot read the file: ${file.readError}` });
+      fileErrors.push({ file: file.path, line: 1, path: '', message: file.readError });
     }
-    const parsed = parseRuleFile(file.text);
+    const parsed = parseRuleFile(file.text, isRuleKey);
     fileErrors.push(...parsed.problems.map((problem) => ({ file: file.path, line: problem.line, path: '', message: problem.message })));
 
     for (const source of parsed.rules) {

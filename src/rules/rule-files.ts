@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { readRegularFile, type RegularFileRead } from './regular-file.js';
 
 /** The rule files of a directory as read at one moment; the unit that is hashed, compiled and swapped. */
 export interface RuleFilesSnapshot {
@@ -17,19 +18,37 @@ export interface RuleFile {
   /** `dir` joined with `name`: how the file is named in messages. */
   path: string;
   text: string;
-  /** Set when the file is listed but cannot be read. */
+  /** Set when the file is listed but not read (not a regular file, too large, unreadable); says why. */
   readError?: string;
 }
+
+export interface RuleFileLimits {
+  /** Largest rule file read; a larger one is reported and not read. */
+  maxFileBytes: number;
+  /** How long listing the directory or reading one file may take before it is reported as not answering. */
+  readTimeoutMs: number;
+}
+
+export const RULE_FILE_LIMITS: RuleFileLimits = { maxFileBytes: 1024 * 1024, readTimeoutMs: 10_000 };
 
 /** `*.yaml` and `*.yml`; dot files are skipped because editors keep their swap and backup files there. */
 export function isRuleFileName(name: string): boolean {
   return /\.ya?ml$/i.test(name) && !name.startsWith('.');
 }
 
-export async function readRuleFiles(dir: string): Promise<RuleFilesSnapshot> {
+/**
+ * Reads of a path still waiting on the file system after their deadline. A later check joins the waiting
+ * read instead of starting another, so a file system that stops answering holds one thread-pool thread
+ * per file, not one per poll.
+ */
+const waitingReads = new Map<string, Promise<RegularFileRead>>();
+
+export async function readRuleFiles(dir: string, limits: RuleFileLimits = RULE_FILE_LIMITS): Promise<RuleFilesSnapshot> {
   let names: string[];
   try {
-    names = (await readdir(dir)).filter(isRuleFileName).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    const listed = await withinDeadline(readdir(dir), limits.readTimeoutMs);
+    if (listed === undefined) throw new Error(`the directory was not listed within ${limits.readTimeoutMs} ms`);
+    names = listed.filter(isRuleFileName).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { dir, exists: false, files: [], hash: hashFiles([]) };
     throw err;
@@ -37,14 +56,34 @@ export async function readRuleFiles(dir: string): Promise<RuleFilesSnapshot> {
   const files = await Promise.all(
     names.map(async (name): Promise<RuleFile> => {
       const path = join(dir, name);
-      try {
-        return { name, path, text: await readFile(path, 'utf8') };
-      } catch (err) {
-        return { name, path, text: '', readError: (err as Error).message };
-      }
+      const read = await withinDeadline(readOnce(path, limits.maxFileBytes), limits.readTimeoutMs);
+      if (read === undefined) return { name, path, text: '', readError: `not read: the file system did not answer within ${limits.readTimeoutMs} ms` };
+      return 'text' in read ? { name, path, text: read.text } : { name, path, text: '', readError: read.error };
     }),
   );
   return { dir, exists: true, files, hash: hashFiles(files) };
+}
+
+function readOnce(path: string, maxBytes: number): Promise<RegularFileRead> {
+  const waiting = waitingReads.get(path);
+  if (waiting) return waiting;
+  const read = readRegularFile(path, maxBytes);
+  waitingReads.set(path, read);
+  void read.finally(() => waitingReads.delete(path));
+  return read;
+}
+
+/** The value of `promise`, or undefined when it has not settled within `ms` (it goes on waiting). */
+async function withinDeadline<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<undefined>((resolve) => {
+    timer = setTimeout(resolve, ms, undefined);
+  });
+  try {
+    return await Promise.race([promise, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function hashFiles(files: readonly RuleFile[]): string {

@@ -2,7 +2,7 @@ import { watch, type FSWatcher } from 'node:fs';
 import type { Env } from './env-references.js';
 import { compileRuleFiles } from './loader.js';
 import { formatRuleFileError, invalidRulesError } from './rule-file-error.js';
-import { readRuleFiles } from './rule-files.js';
+import { readRuleFiles, type RuleFileLimits } from './rule-files.js';
 import type { RuleSet } from './types.js';
 
 export interface RuleLogger {
@@ -13,6 +13,8 @@ export interface RuleLogger {
 
 export interface RuleSetWatcherOptions {
   dir: string;
+  /** Size and time bounds of reading the files (defaults: RULE_FILE_LIMITS). */
+  limits?: RuleFileLimits;
   env: Env;
   logger: RuleLogger;
   /** Quiet time after a change event before reloading; editors write a file in several steps. */
@@ -67,7 +69,7 @@ export class RuleSetWatcher {
 
   /** Loads the rules once; an invalid first load throws an `invalid_rules` error listing every problem. */
   static async start(options: RuleSetWatcherOptions): Promise<RuleSetWatcher> {
-    const snapshot = await readRuleFiles(options.dir);
+    const snapshot = await readRuleFiles(options.dir, options.limits);
     const result = compileRuleFiles(snapshot, options.env);
     if (!result.ok) throw invalidRulesError(result.errors);
     await options.keep?.(result.ruleSet);
@@ -138,7 +140,7 @@ export class RuleSetWatcher {
   private async checkOnce(): Promise<void> {
     let snapshot;
     try {
-      snapshot = await readRuleFiles(this.options.dir);
+      snapshot = await readRuleFiles(this.options.dir, this.options.limits);
     } catch (err) {
       const message = `${this.options.dir}: cannot read the rules directory: ${(err as Error).message}`;
       if (this.lastError?.errors[0] !== message) this.fail([message]); // once, not on every poll

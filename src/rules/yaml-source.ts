@@ -24,20 +24,35 @@ export interface ParsedRuleFile {
   problems: { line: number; message: string }[];
 }
 
-export function parseRuleFile(text: string): ParsedRuleFile {
+/**
+ * `isRuleKey` tells a rule's top-level keys (misspelt ones included) from anything else. A document with
+ * none of them is reported as not a rule without quoting it: a symlink or a mistake can put any file in
+ * the rules directory (a secrets file, a key), and its content must not reach logs or the admin API.
+ */
+export function parseRuleFile(text: string, isRuleKey: (key: string) => boolean): ParsedRuleFile {
   const lineCounter = new LineCounter();
   const lineAt = (offset: number) => Math.max(1, lineCounter.linePos(offset).line);
   const parsed: ParsedRuleFile = { rules: [], problems: [] };
+  const looksLikeRules = (node: Node | null) => (isSeq(node) ? node.items.some((item) => hasRuleKey(item, isRuleKey)) : hasRuleKey(node, isRuleKey));
 
   for (const doc of parseAllDocuments(text, { lineCounter })) {
+    const contents = doc.contents as Node | null;
     if (doc.errors.length > 0) {
+      if (!looksLikeRules(contents)) {
+        const [first] = doc.errors;
+        parsed.problems.push({ line: first?.linePos?.[0].line ?? 1, message: `${NOT_A_RULE}: not valid YAML (${first?.code ?? 'syntax error'}) and no rule key found` });
+        continue;
+      }
       for (const error of doc.errors) {
         parsed.problems.push({ line: error.linePos?.[0].line ?? 1, message: firstLine(error.message) });
       }
       continue;
     }
-    const contents = doc.contents as Node | null;
     if (contents === null || (isScalar(contents) && contents.value === null)) continue; // empty or comments only
+    if (!looksLikeRules(contents)) {
+      parsed.problems.push({ line: lineAt(contents.range?.[0] ?? 0), message: `${NOT_A_RULE}: ${notARuleBecause(contents)}` });
+      continue;
+    }
     const value = toPlainValue(doc);
     if (!value.ok) {
       parsed.problems.push({ line: lineAt(contents.range?.[0] ?? 0), message: value.message });
@@ -45,13 +60,28 @@ export function parseRuleFile(text: string): ParsedRuleFile {
     }
     if (isSeq(contents)) {
       contents.items.forEach((item, index) => {
-        parsed.rules.push(ruleSource((value.value as unknown[])[index], item as Node, [index], lineAt));
+        if (hasRuleKey(item, isRuleKey)) parsed.rules.push(ruleSource((value.value as unknown[])[index], item as Node, [index], lineAt));
+        else parsed.problems.push({ line: lineAt((item as Node | null)?.range?.[0] ?? 0), message: `list item [${index}] is not a rule (its content is not shown): ${notARuleBecause(item as Node | null)}` });
       });
     } else {
       parsed.rules.push(ruleSource(value.value, contents, [], lineAt));
     }
   }
   return parsed;
+}
+
+const NOT_A_RULE = 'not a rule file (its content is not shown)';
+
+function hasRuleKey(node: unknown, isRuleKey: (key: string) => boolean): boolean {
+  return isMap(node) && node.items.some((pair) => isScalar(pair.key) && isRuleKey(String(pair.key.value)));
+}
+
+/** What the node is, in words that quote none of it. */
+function notARuleBecause(node: Node | null): string {
+  if (isMap(node)) return 'none of its keys is a rule key (id, on, where, to, ...)';
+  if (isSeq(node)) return 'it is a list with no rule in it';
+  const kind = isScalar(node) ? `a ${node.value === null ? 'null' : typeof node.value}` : 'not a mapping';
+  return `it is ${kind}, not a mapping of rule keys (id, on, where, to, ...)`;
 }
 
 function ruleSource(value: unknown, root: Node, prefix: PathSegment[], lineAt: (offset: number) => number): RuleSource {
@@ -71,7 +101,9 @@ function ruleSource(value: unknown, root: Node, prefix: PathSegment[], lineAt: (
         return lineOfNode(found.keyNode ?? node);
       }
       // A literal block's text starts on the line after its `|` indicator and keeps its line breaks.
-      const breaksBefore = node.value.slice(0, offset).split('\n').length - 1;
+      // JSONata positions point just past the failing token, which for "unexpected end" is past the
+      // final line break: the line is the one of the last character before the position.
+      const breaksBefore = node.value.slice(0, offset).trimEnd().split('\n').length - 1;
       return lineOfNode(node) + 1 + breaksBefore;
     },
   };

@@ -1,10 +1,11 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HookrelayError } from '../../../src/errors.js';
 import { RuleSetWatcher, type RuleSetError, type RuleSetWatcherOptions } from '../../../src/rules/watcher.js';
 import type { RuleSet } from '../../../src/rules/types.js';
-import { removeTempDirs } from '../../helpers/temp-dir.js';
+import { makeTempDir, removeTempDirs } from '../../helpers/temp-dir.js';
 import { makeRuleDir, ruleYaml, type RuleDir } from '../../unit/rules/rule-dir-fixture.js';
 
 let ruleDir: RuleDir;
@@ -106,6 +107,26 @@ describe('RuleSetWatcher', () => {
     const fixed = await reloaded;
     expect(watcher.current()).toBe(fixed);
     expect(watcher.status().lastError).toBeNull();
+  });
+
+  it('reports a FIFO and a symlinked secrets file appearing in the directory, by name and never by content', async () => {
+    ruleDir = await makeRuleDir({ 'a.yaml': ruleYaml('a') });
+    const { watcher, lines } = await startWatcher({ watch: false });
+    const good = watcher.current();
+    execFileSync('mkfifo', [ruleDir.file('x.yaml')]);
+    const secrets = join(makeTempDir(), 'secrets.env');
+    await writeFile(secrets, 'DB_PASSWORD: hunter2-0f9e8d\nAPI_KEY: sk_live_51Habcdef\n');
+    await symlink(secrets, ruleDir.file('secrets.yaml'));
+
+    await watcher.check();
+    const expected = [
+      `${ruleDir.file('secrets.yaml')}:1: not a rule file (its content is not shown): none of its keys is a rule key (id, on, where, to, ...)`,
+      `${ruleDir.file('x.yaml')}:1: skipped: it is a FIFO (named pipe), not a regular file (only regular files, or symlinks to them, are read as rules)`,
+    ];
+    expect(watcher.status().lastError?.errors).toEqual(expected);
+    expect(watcher.current()).toBe(good);
+    const logged = JSON.stringify(lines);
+    for (const secret of ['hunter2', 'sk_live', 'DB_PASSWORD', 'API_KEY']) expect(logged).not.toContain(secret);
   });
 
   it('starts on a missing directory with a warning and loads it once it appears', async () => {
