@@ -12,12 +12,42 @@ import { ruleSchema } from './schema.js';
  */
 export function compileRule(value: unknown, location: { file: string; line: number }, env: Env): RuleCompilation {
   const parsed = ruleSchema.safeParse(value);
-  if (!parsed.success) {
-    const shapeErrors = parsed.error.issues.flatMap((issue) => fromZodIssue(issue, value));
-    const parts = compileParts(wellFormedParts(value), env);
-    return { errors: [...shapeErrors, ...parts.errors], warnings: parts.warnings };
+  if (parsed.success) return buildRule(parsed.data, location, env);
+
+  // A misspelt top-level key (`wehre`) is checked as the key it is near (`where`), so the mistakes inside
+  // it show in this run too; its problems keep the path as written.
+  const misspelt = misspeltTopLevelKeys(value);
+  if (misspelt.size === 0) return invalidRule(parsed.error.issues, value, env);
+  const corrected = Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([key, field]) => [misspelt.get(key) ?? key, field]));
+  const asWritten = new Map([...misspelt].map(([written, meant]) => [meant, written]));
+  const { errors, warnings } = invalidRule(ruleSchema.safeParse(corrected).error?.issues ?? [], corrected, env);
+  const unknown = [...misspelt].map(([written, meant]): RuleIssue => ({ path: [], key: written, message: `unknown key "${written}" (did you mean "${meant}"?)` }));
+  const rename = (issue: RuleIssue): RuleIssue => {
+    const [head, ...rest] = issue.path;
+    const written = head === undefined ? undefined : asWritten.get(String(head));
+    return written === undefined ? issue : { ...issue, path: [written, ...rest] };
+  };
+  return { errors: [...unknown, ...errors.map(rename)], warnings: warnings.map(rename) };
+}
+
+/** Every problem of a rule that does not match the schema: its shape, and the parts whose own shape holds. */
+function invalidRule(issues: readonly z.core.$ZodIssue[], value: unknown, env: Env): RuleCompilation {
+  const shapeErrors = issues.flatMap((issue) => fromZodIssue(issue, value));
+  const parts = compileParts(wellFormedParts(value), env);
+  return { errors: [...shapeErrors, ...parts.errors], warnings: parts.warnings };
+}
+
+/** Unknown top-level keys near a rule key the rule does not have: written name → rule key. */
+function misspeltTopLevelKeys(value: unknown): Map<string, string> {
+  const misspelt = new Map<string, string>();
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return misspelt;
+  const present = new Set(Object.keys(value));
+  for (const key of present) {
+    if (RULE_KEYS.includes(key)) continue;
+    const meant = nearest(key, RULE_KEYS);
+    if (meant !== undefined && !present.has(meant) && ![...misspelt.values()].includes(meant)) misspelt.set(key, meant);
   }
-  return buildRule(parsed.data, location, env);
+  return misspelt;
 }
 
 const RULE_KEYS = Object.keys(ruleSchema.shape);

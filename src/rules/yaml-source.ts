@@ -97,9 +97,9 @@ function ruleSource(value: unknown, root: Node, prefix: PathSegment[], lineAt: (
     lineWithin: (path, offset) => {
       const found = locate(root, path);
       const { node } = found;
-      if (!found.complete || !isScalar(node) || node.type !== 'BLOCK_LITERAL' || typeof node.value !== 'string') {
-        return lineOfNode(found.keyNode ?? node);
-      }
+      if (!found.complete || !isScalar(node) || typeof node.value !== 'string') return lineOfNode(found.keyNode ?? node);
+      // A one-line value is on its own line, also when written below its key.
+      if (node.type !== 'BLOCK_LITERAL') return lineOfNode(node.value.includes('\n') ? (found.keyNode ?? node) : node);
       // A literal block's text starts on the line after its `|` indicator and keeps its line breaks.
       // JSONata positions point just past the failing token, which for "unexpected end" is past the
       // final line break: the line is the one of the last character before the position.

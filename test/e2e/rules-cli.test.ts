@@ -59,6 +59,27 @@ describe('hookrelay rules', () => {
     ]);
   });
 
+  it('check reports the mistakes under a misspelt key and a JSONata error at its exact line, in one run', async () => {
+    const dir = rulesDirWith({
+      'a.yaml': 'id: a\non: [transfer:succeeded]\nwehre:\n  result.totalPriceUsd: { $gtee: 100 }\ntransform: |\n  { "id": result.id\nto:\n  url: https://x.example/\n',
+    });
+    const proc = runCli(['rules', 'check', '--rules-dir', dir]);
+    expect((await proc.exited).code).toBe(1);
+    expect(proc.stderr().trim().split('\n').map((line) => line.replace(`${dir}/`, ''))).toEqual([
+      'a.yaml:3: unknown key "wehre" (did you mean "where"?)',
+      'a.yaml:4 wehre.result.totalPriceUsd: unknown operator $gtee (did you mean "$gte"?)',
+      'a.yaml:6 transform: JSONata syntax error: Expected "}" before end of expression',
+      `3 error(s) in ${dir}`,
+    ]);
+  });
+
+  it('check refuses a rule file over HOOKRELAY_RULES_MAX_FILE_BYTES without reading it', async () => {
+    const dir = rulesDirWith({ 'a.yaml': `id: a\non: [transfer:succeeded]\nto:\n  url: https://x.example/\ndescription: "${'x'.repeat(600)}"\n` });
+    const proc = runCli(['rules', 'check', '--rules-dir', dir], { env: { HOOKRELAY_RULES_MAX_FILE_BYTES: '512' } });
+    expect((await proc.exited).code).toBe(1);
+    expect(proc.stderr()).toMatch(/a\.yaml:1: skipped: its \d+ bytes are over the 512-byte limit for a rule file \(HOOKRELAY_RULES_MAX_FILE_BYTES\)/);
+  });
+
   it('test --file shows the match, the transformed body and the headers without sending or printing secrets', async () => {
     const dir = rulesDirWith({ 'big.yaml': BIG_CARD });
     const eventFile = join(makeTempDir(), 'event.json');

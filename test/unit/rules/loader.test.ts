@@ -193,6 +193,38 @@ describe('load errors: file:line path: message', () => {
     expect(error).toMatch(/^rules\/t\.yaml:9 transform: JSONata syntax error: /);
   });
 
+  it('puts a JSONata error at the end of a transform on its last line, not the line after', async () => {
+    const unclosed = `${ruleYaml('t')}transform: |\n  {\n    "email": result.email\nenabled: true\n`;
+    const dangling = `${ruleYaml('u')}transform: |\n  result.id +\n\n`;
+    const below = `${ruleYaml('v')}transform:\n  '{ "a": ) }'\n`;
+    expect(await loadErrors({ 't.yaml': unclosed, 'u.yaml': dangling, 'v.yaml': below })).toEqual([
+      'rules/t.yaml:7 transform: JSONata syntax error: Expected "}" before end of expression',
+      'rules/u.yaml:6 transform: JSONata syntax error: Unexpected end of expression',
+      'rules/v.yaml:6 transform: JSONata syntax error: The symbol ")" cannot be used as a unary operator',
+    ]);
+  });
+
+  it('checks what is under a misspelt top-level key as the key it is near, in the same run', async () => {
+    const text = [
+      'id: a',
+      'on: [transfer:succeeded]',
+      'wehre:',
+      '  result.totalPriceUsd: { $gtee: 100 }',
+      'too:',
+      '  url: hooks.example.com/in',
+      'transfrom: "result.id +"',
+      '',
+    ].join('\n');
+    expect(await loadErrors({ 'a.yaml': text })).toEqual([
+      'rules/a.yaml:3: unknown key "wehre" (did you mean "where"?)',
+      'rules/a.yaml:4 wehre.result.totalPriceUsd: unknown operator $gtee (did you mean "$gte"?)',
+      'rules/a.yaml:5: unknown key "too" (did you mean "to"?)',
+      'rules/a.yaml:6 too.url: "hooks.example.com/in" is not an http or https URL',
+      'rules/a.yaml:7: unknown key "transfrom" (did you mean "transform"?)',
+      'rules/a.yaml:7 transfrom: JSONata syntax error: Unexpected end of expression',
+    ]);
+  });
+
   it('reports an unset environment variable by name, never by value', async () => {
     const errors = await loadErrors({ 'fulfil.yaml': FULFIL }, { FULFIL_SIGNING_SECRET: FULFIL_ENV.FULFIL_SIGNING_SECRET });
     expect(errors).toEqual(['rules/fulfil.yaml:14 to.headers.Authorization: environment variable FULFIL_TOKEN is not set']);
