@@ -1,6 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { loadConfig } from '../config.js';
+import { refusedDestinationWarnings } from '../delivery/destination-warnings.js';
+import { createSsrfGuard } from '../delivery/ssrf-guard.js';
 import { HookrelayError } from '../errors.js';
 import { loadRuleSet } from '../rules/loader.js';
 import { explainBody } from '../operations/explain-event.js';
@@ -26,6 +28,9 @@ async function loadOrExit(rulesDir: string | undefined): Promise<RuleSet> {
     process.stderr.write(`${result.errors.length} error(s) in ${config.rulesDir}\n`);
     process.exit(1);
   }
+  // What serve warns about at start: destinations its network guard will refuse, and how to allow them.
+  const guard = createSsrfGuard({ allowNetworks: config.delivery.allowNetworks });
+  for (const warning of refusedDestinationWarnings(result.ruleSet, guard)) process.stderr.write(`warning: ${warning}\n`);
   return result.ruleSet;
 }
 

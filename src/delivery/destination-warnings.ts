@@ -21,7 +21,8 @@ export function refusedDestinationWarnings(ruleSet: RuleSet, guard: SsrfGuard): 
     if (host?.kind !== 'ip') continue;
     const decision = guard.checkAddress(host.address);
     if (!decision.allowed) {
-      warnings.push(`rule "${rule.id}" (${rule.file}:${rule.line}) sends to ${host.address}, which is refused (${decision.reason}); allow it with delivery.allowNetworks / HOOKRELAY_ALLOW_NETWORKS, e.g. ${host.address.includes(':') ? `${host.address}/128` : `${host.address}/32`}`);
+      // The guard's reason names the setting and the entry that would allow the address.
+      warnings.push(`rule "${rule.id}" (${rule.file}:${rule.line}) sends to ${host.address}, which is refused: ${decision.reason}`);
     }
   }
   return warnings;

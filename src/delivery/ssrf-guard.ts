@@ -51,6 +51,14 @@ function parseAllowNetwork(cidr: string): Network {
   return network;
 }
 
+/** Where a refusal tells the operator to allow an address. */
+const ALLOW_SETTING = 'HOOKRELAY_ALLOW_NETWORKS (delivery.allowNetworks)';
+
+/** The allowlist entry for exactly this address. */
+function hostCidr(address: IpAddress): string {
+  return `${address.toString()}/${address.kind() === 'ipv4' ? 32 : 128}`;
+}
+
 function parseIp(ip: string): IpAddress | null {
   const host = normaliseHost(ip);
   if (host?.kind !== 'ip') return null;
@@ -78,7 +86,7 @@ export function createSsrfGuard(options: SsrfGuardOptions): SsrfGuard {
     if (isMetadataAddress(address)) {
       return isAllowlisted(address, true)
         ? { allowed: true }
-        : { allowed: false, reason: `${shown} is a cloud metadata endpoint (allow it only by listing ${shown} itself in delivery.allowNetworks)` };
+        : { allowed: false, reason: `${shown} is a cloud metadata endpoint; to allow it, list ${hostCidr(address)} itself in ${ALLOW_SETTING}: a network containing it does not allow it` };
     }
     if (isAllowlisted(address, false)) return { allowed: true };
 
@@ -93,7 +101,7 @@ export function createSsrfGuard(options: SsrfGuardOptions): SsrfGuard {
     }
 
     const category = nonPublicCategory(address);
-    if (category) return { allowed: false, reason: `${shown} is ${category} (not in delivery.allowNetworks)` };
+    if (category) return { allowed: false, reason: `${shown} is ${category}; to allow it, add ${hostCidr(address)} (or its network) to ${ALLOW_SETTING}` };
     return { allowed: true };
   }
 

@@ -73,6 +73,19 @@ describe('hookrelay rules', () => {
     ]);
   });
 
+  it('check warns of a destination the network guard refuses, saying which setting and entry allow it', async () => {
+    const dir = rulesDirWith({ 'm.yaml': 'id: m\non: [transfer:succeeded]\nto:\n  url: http://169.254.169.254/latest\n' });
+    const proc = runCli(['rules', 'check', '--rules-dir', dir], { env: { HOOKRELAY_ALLOW_NETWORKS: '169.254.0.0/16' } });
+    expect((await proc.exited).code).toBe(0);
+    expect(proc.stderr()).toBe(
+      `warning: rule "m" (${dir}/m.yaml:1) sends to 169.254.169.254, which is refused: 169.254.169.254 is a cloud metadata endpoint; ` +
+        'to allow it, list 169.254.169.254/32 itself in HOOKRELAY_ALLOW_NETWORKS (delivery.allowNetworks): a network containing it does not allow it\n',
+    );
+    const allowed = runCli(['rules', 'check', '--rules-dir', dir], { env: { HOOKRELAY_ALLOW_NETWORKS: '169.254.169.254/32' } });
+    expect((await allowed.exited).code).toBe(0);
+    expect(allowed.stderr()).toBe('');
+  });
+
   it('check refuses a rule file over HOOKRELAY_RULES_MAX_FILE_BYTES without reading it', async () => {
     const dir = rulesDirWith({ 'a.yaml': `id: a\non: [transfer:succeeded]\nto:\n  url: https://x.example/\ndescription: "${'x'.repeat(600)}"\n` });
     const proc = runCli(['rules', 'check', '--rules-dir', dir], { env: { HOOKRELAY_RULES_MAX_FILE_BYTES: '512' } });

@@ -113,6 +113,14 @@ describe('checkAddress with delivery.allowNetworks', () => {
     const metadata = createSsrfGuard({ allowNetworks: ['169.254.169.254/32', '0.0.0.0/0'] });
     expect(metadata.checkAddress('169.254.169.254')).toEqual({ allowed: true });
     expect(metadata.checkAddress('100.100.100.200').allowed).toBe(false);
+    expect(createSsrfGuard({ allowNetworks: ['0.0.0.0/0'] }).checkAddress('169.254.169.254')).toEqual({
+      allowed: false,
+      reason: '169.254.169.254 is a cloud metadata endpoint; to allow it, list 169.254.169.254/32 itself in HOOKRELAY_ALLOW_NETWORKS (delivery.allowNetworks): a network containing it does not allow it',
+    });
+    expect(createSsrfGuard({ allowNetworks: [] }).checkAddress('::1')).toEqual({
+      allowed: false,
+      reason: '::1 is loopback; to allow it, add ::1/128 (or its network) to HOOKRELAY_ALLOW_NETWORKS (delivery.allowNetworks)',
+    });
     const bare = createSsrfGuard({ allowNetworks: ['169.254.169.254'] });
     expect(bare.checkAddress('169.254.169.254')).toEqual({ allowed: true });
   });
