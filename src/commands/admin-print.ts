@@ -48,7 +48,7 @@ function printPageFooter(page: Paged<unknown>): void {
 
 function printAttempts(delivery: DeliveryDetailView): void {
   for (const a of delivery.attemptLog) {
-    const what = a.status !== null ? `HTTP ${a.status}` : `${a.errorCode ?? 'error'}: ${a.errorMessage ?? ''}`;
+    const what = a.status !== null ? `HTTP ${a.status}` : `${a.sent === false ? 'not sent, ' : 'no response, '}${a.errorCode ?? 'error'}: ${a.errorMessage ?? ''}`;
     printLine(`      #${a.attempt} ${shortTime(a.startedAt)} ${a.urlOrigin} ${what} ${a.durationMs} ms → ${a.outcome}`);
   }
   for (const r of delivery.redrives ?? []) printLine(`      ${r.kind === 'probe' ? 'redriven as a probe' : 'redriven'} ${shortTime(r.redrivenAt)} after outage ${r.outageId}`);

@@ -22,10 +22,13 @@ export const NO_PAUSES: DeliveryPauses = () => null;
  */
 const NOT_SENT_ERROR_CODES = new Set(['destination_refused', 'invalid_url', 'ERR_INVALID_URL', 'rule_removed', 'rule_version_unavailable', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNREFUSED']);
 
+/** Whether an attempt's request reached the destination: it has a status, or its error is not one raised before sending. */
+export function attemptSent(attempt: { status: number | null; errorCode: string | null }): boolean {
+  return attempt.status !== null || !NOT_SENT_ERROR_CODES.has(attempt.errorCode ?? '');
+}
+
 /** Whether the last attempt's request reached the destination, from its recorded `code: message` error; null without attempts. */
 export function lastAttemptSent(delivery: { attempts: number; lastStatus: number | null; lastError: string | null }): boolean | null {
   if (delivery.attempts === 0) return null;
-  if (delivery.lastStatus !== null) return true;
-  const code = delivery.lastError?.split(':', 1)[0]?.trim() ?? '';
-  return !NOT_SENT_ERROR_CODES.has(code);
+  return attemptSent({ status: delivery.lastStatus, errorCode: delivery.lastError?.split(':', 1)[0]?.trim() ?? '' });
 }

@@ -101,6 +101,7 @@ export const AttemptSchema = z
     status: int.nullable(),
     errorCode: z.string().nullable(),
     errorMessage: z.string().nullable(),
+    sent: z.boolean().meta({ description: 'whether the request reached the destination (false: refused by the network guard, no such host, connection refused, rule removed); an attempt sent without a status got no response (a timeout or a dropped connection)' }),
     responseExcerpt: z.string().nullable(),
     outcome: DeliveryStateSchema.meta({ description: 'the state the attempt left the delivery in' }),
   })

@@ -1,4 +1,4 @@
-import { lastAttemptSent, type DeliveryPauses } from '../delivery/delivery-pauses.js';
+import { attemptSent, lastAttemptSent, type DeliveryPauses } from '../delivery/delivery-pauses.js';
 import type { Delivery, DeliveryCounts, DeliveryDetail, EventSummary, Job, NewEventSummary, NewEventWithBody, Outage, StoredEvent } from '../store/store.js';
 import type { EditedReplayAnswer } from './edited-replay.js';
 import type { RoutedReplayAnswer } from './routed-replay.js';
@@ -88,6 +88,7 @@ export function deliveryDetailView(d: DeliveryDetail, pauses: DeliveryPauses): D
       status: a.status,
       errorCode: a.errorCode,
       errorMessage: a.errorMessage,
+      sent: attemptSent(a),
       responseExcerpt: a.responseExcerpt,
       outcome: a.outcome,
     })),

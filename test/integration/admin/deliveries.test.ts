@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, expect, it } from 'vitest';
 import { describeEachBackend } from '../../helpers/backends.js';
+import { freeLoopbackPort } from '../../helpers/http.js';
 import { eventually } from '../../helpers/rules.js';
 import { removeTempDirs } from '../../helpers/temp-dir.js';
 import { closeAll, fixtureOn, ruleYaml, startSink } from './admin-fixture.js';
@@ -117,6 +118,27 @@ describeEachBackend('why a delivery waits or died', (backend) => {
     expect(byRule.private).toMatchObject({ attempts: 1, lastStatus: null, lastAttemptSent: false, lastError: expect.stringMatching(/^destination_refused: /) });
     expect(byRule.broken).toMatchObject({ attempts: 0, lastStatus: null, lastAttemptSent: null, deadReason: expect.stringContaining('boom') });
     expect(byRule.refusing).toMatchObject({ attempts: 1, lastStatus: 400, lastAttemptSent: true });
+  });
+
+  it('each attempt says whether its request was sent: a refused connection was not, a timeout was but got no response', async () => {
+    const hanging = await startSink(() => 'hang');
+    const closedPort = await freeLoopbackPort(); // nothing listens there: the connection is refused
+    const { api, ingest } = await startAdminFixture({
+      rules: {
+        'closed.yaml': ruleYaml('closed', `http://127.0.0.1:${closedPort}/hook`, 'retry:\n  schedule: [0s]\n'),
+        'slow.yaml': ruleYaml('slow', hanging.url, 'timeout: 200ms\nretry:\n  schedule: [0s]\n'),
+      },
+    });
+    await ingest();
+    const dead = await eventually(async () => {
+      const items = (await api('/deliveries?state=dead')).json.items;
+      return items.length === 2 ? items : null;
+    }, 10_000, 'two dead letters');
+    const attempts = Object.fromEntries(
+      await Promise.all(dead.map(async (d: { id: number; ruleId: string }) => [d.ruleId, (await api(`/deliveries/${d.id}`)).json.attemptLog]) as Promise<[string, unknown]>[]),
+    );
+    expect(attempts.closed).toEqual([expect.objectContaining({ status: null, errorCode: 'ECONNREFUSED', sent: false })]);
+    expect(attempts.slow).toEqual([expect.objectContaining({ status: null, errorCode: 'timeout', sent: true })]);
   });
 
   it('GET /deliveries/dead-count counts what a bulk retry would retry, per rule or in all', async () => {

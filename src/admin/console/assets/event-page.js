@@ -12,6 +12,12 @@ function prettyBody(event) {
   return event.body ?? '';
 }
 
+/** The answer, or why there was none: the request never left (`sent` false), or it got no answer. */
+function attemptStatusText(attempt) {
+  if (attempt.status !== null && attempt.status !== undefined) return `HTTP ${attempt.status}`;
+  return attempt.sent === false ? 'not sent' : 'no response';
+}
+
 function attemptItem(attempt) {
   return h(
     'li',
@@ -22,7 +28,7 @@ function attemptItem(attempt) {
       h('strong', { text: `Attempt ${attempt.attempt}` }),
       badge(attempt.outcome),
       timeEl(attempt.startedAt),
-      h('span', { text: attempt.status === null || attempt.status === undefined ? 'no response' : `HTTP ${attempt.status}` }),
+      h('span', { text: attemptStatusText(attempt) }),
       h('span', { class: 'muted', text: `${attempt.durationMs} ms` }),
       h('span', { class: 'mono muted', text: attempt.urlOrigin }),
     ),
