@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { HookrelayError } from '../errors.js';
+import { isMissingAt } from '../missing-field.js';
 import type { Validation } from '../store/store.js';
 import { EventEnvelopeSchema, KNOWN_EVENT_SCHEMAS, type EventEnvelope } from './event-schemas.js';
 
@@ -14,16 +15,22 @@ export interface SchemaIssue {
   code: string;
 }
 
-function toIssues(error: z.ZodError): SchemaIssue[] {
+function toIssues(error: z.ZodError, input: unknown): SchemaIssue[] {
   return error.issues.map((issue) => ({
     path: issue.path.map(String).join('.') || '(root)',
-    message: issue.message,
+    message: messageOf(issue, input),
     code: issue.code,
   }));
 }
 
-function invalid(error: z.ZodError, eventName?: string): HookrelayError {
-  const issues = toIssues(error);
+/** zod's message, except for a field that is absent: "required", with the type it should have. */
+function messageOf(issue: z.core.$ZodIssue, input: unknown): string {
+  if ((issue.code !== 'invalid_type' && issue.code !== 'invalid_union') || !isMissingAt(input, issue.path)) return issue.message;
+  return issue.code === 'invalid_type' ? `required (expected ${issue.expected})` : 'required';
+}
+
+function invalid(error: z.ZodError, input: unknown, eventName?: string): HookrelayError {
+  const issues = toIssues(error, input);
   const what = eventName ? `a valid ${eventName} event` : 'an event envelope {"event": string, "result": {"id": string, ...}}';
   return new HookrelayError('invalid_payload', `The body is not ${what}: ${issues.length} issue(s).`, { issues });
 }
@@ -45,9 +52,9 @@ export function validateEvent(parsed: unknown): ValidatedEvent {
     const full = known.schema.safeParse(parsed);
     if (full.success) return { envelope: full.data as EventEnvelope, validation: 'valid' };
     const envelope = EventEnvelopeSchema.safeParse(parsed);
-    throw envelope.success ? invalid(full.error, known.name) : invalid(envelope.error);
+    throw envelope.success ? invalid(full.error, parsed, known.name) : invalid(envelope.error, parsed);
   }
   const envelope = EventEnvelopeSchema.safeParse(parsed);
-  if (!envelope.success) throw invalid(envelope.error);
+  if (!envelope.success) throw invalid(envelope.error, parsed);
   return { envelope: envelope.data, validation: 'unrecognised' };
 }

@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import { buildRule, compileParts, type RuleCompilation, type RuleIssue, type RuleParts } from './build-rule.js';
 import { didYouMean, nearest, type PathSegment } from './did-you-mean.js';
 import type { Env } from './env-references.js';
+import { isMissingAt } from '../missing-field.js';
 import { allowedKeysAt } from './near-key.js';
 import { ruleSchema } from './schema.js';
 
@@ -85,7 +86,7 @@ function fromZodIssue(issue: z.core.$ZodIssue, value: unknown): RuleIssue[] {
     // zod's own message is only "Invalid key in record"; the nested issue says what is wrong with it.
     return [{ path, message: `header name ${issue.issues[0]?.message ?? issue.message}` }];
   }
-  if (issue.code === 'invalid_type' && / received undefined$/.test(issue.message)) {
+  if ((issue.code === 'invalid_type' || issue.code === 'invalid_union') && isMissingAt(value, issue.path)) {
     return [{ path, message: 'is required' }];
   }
   return [{ path, message: issue.message }];

@@ -114,6 +114,8 @@ describe('POST /webhooks/:source statuses', () => {
     expectErrorBody(reply, 'invalid_payload');
     const paths = reply.json.error.details.issues.map((issue: { path: string }) => issue.path).sort();
     expect(paths).toEqual(['result.checkoutId', 'result.email', 'result.quantity']);
+    // A missing field says so, not "expected string, received undefined".
+    expect(reply.json.error.details.issues).toContainEqual({ path: 'result.checkoutId', message: 'required (expected string)', code: 'invalid_type' });
   });
 
   it('answers 422 for a body without the event envelope', async () => {

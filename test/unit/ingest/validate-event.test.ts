@@ -13,7 +13,30 @@ function issuesOf(body: unknown): string[] {
   throw new Error('expected a validation error');
 }
 
+function messagesOf(body: unknown): Record<string, string> {
+  try {
+    validateEvent(body);
+  } catch (err) {
+    return Object.fromEntries(((err as HookrelayError).details as { issues: { path: string; message: string }[] }).issues.map((i) => [i.path, i.message]));
+  }
+  throw new Error('expected a validation error');
+}
+
 describe('validateEvent', () => {
+  it('says a missing field is required, and keeps zod\'s words for a wrong one', () => {
+    const body = sampleTransferSucceeded() as unknown as { result: Record<string, unknown> };
+    delete body.result.email;
+    delete body.result.claimedTokens;
+    body.result.quantity = 'two';
+    expect(messagesOf(body)).toEqual({
+      'result.email': 'required (expected string)',
+      'result.claimedTokens': 'required',
+      'result.quantity': 'Invalid input: expected number, received string',
+    });
+    expect(messagesOf({ result: { id: 'x' } })).toEqual({ event: 'required (expected string)' });
+    expect(messagesOf({ event: 'x', result: null })).toEqual({ result: 'Invalid input: expected object, received null' });
+  });
+
   it('accepts the spec shape and keeps unknown extra fields', () => {
     const body = { ...sampleTransferSucceeded(), extra: 1 };
     (body.result as Record<string, unknown>).newField = { nested: true };

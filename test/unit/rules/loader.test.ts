@@ -204,6 +204,15 @@ describe('load errors: file:line path: message', () => {
     ]);
   });
 
+  it('says a missing field is required, at any depth and in a list of rules', async () => {
+    const text = '- id: a\n  on: [transfer:succeeded]\n  to: { method: POST }\n  sign: { scheme: hmac-sha256-hex }\n  rateLimit: {}\n';
+    expect(await loadErrors({ 'a.yaml': text })).toEqual([
+      'rules/a.yaml:3 [0].to.url: is required',
+      'rules/a.yaml:4 [0].sign.secret: is required',
+      'rules/a.yaml:5 [0].rateLimit.perSecond: is required',
+    ]);
+  });
+
   it('checks what is under a misspelt top-level key as the key it is near, in the same run', async () => {
     const text = [
       'id: a',
