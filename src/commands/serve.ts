@@ -3,6 +3,7 @@ import { loadConfig, type Config } from '../config.js';
 import { limitHeapGrowth } from '../heap-growth.js';
 import { startHookrelay } from '../hookrelay.js';
 import { chooseLogFormat, createLogDestination, createLogger } from '../log.js';
+import { exitProcess } from '../process-exit.js';
 
 interface ServeFlags {
   port?: string;
@@ -38,11 +39,13 @@ async function serve(flags: ServeFlags): Promise<void> {
     signals += 1;
     if (signals > 1) {
       logger.warn({ signal }, 'second signal: exiting now');
-      process.exit(1);
+      exitProcess(1);
     }
     logger.info({ signal }, 'shutting down: finishing in-flight requests');
     // Logs are written asynchronously: flush before exiting so the last lines are never lost.
-    const exitAfterFlush = (code: number): void => logger.flush(() => process.exit(code));
+    const exitAfterFlush = (code: number): void => {
+      logger.flush(() => exitProcess(code, (reads) => process.stderr.write(`${reads} rule file read(s) still wait on the file system; exiting with SIGKILL\n`)));
+    };
     app.close().then(
       () => {
         logger.info('stopped');

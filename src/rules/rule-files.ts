@@ -43,6 +43,17 @@ export function isRuleFileName(name: string): boolean {
  */
 const waitingReads = new Map<string, Promise<RegularFileRead>>();
 
+/** Paths whose read is past its deadline and still waiting. */
+const overdueReads = new Set<string>();
+
+/**
+ * How many rule file reads are past their deadline and still waiting on the file system. Such a read
+ * holds a thread-pool thread in the kernel, and a normal exit waits for every thread-pool thread.
+ */
+export function overdueRuleReads(): number {
+  return overdueReads.size;
+}
+
 export async function readRuleFiles(dir: string, limits: RuleFileLimits = RULE_FILE_LIMITS): Promise<RuleFilesSnapshot> {
   let names: string[];
   try {
@@ -56,8 +67,13 @@ export async function readRuleFiles(dir: string, limits: RuleFileLimits = RULE_F
   const files = await Promise.all(
     names.map(async (name): Promise<RuleFile> => {
       const path = join(dir, name);
-      const read = await withinDeadline(readOnce(path, limits.maxFileBytes), limits.readTimeoutMs);
-      if (read === undefined) return { name, path, text: '', readError: `not read: the file system did not answer within ${limits.readTimeoutMs} ms` };
+      const reading = readOnce(path, limits.maxFileBytes);
+      const read = await withinDeadline(reading, limits.readTimeoutMs);
+      if (read === undefined) {
+        overdueReads.add(path);
+        void reading.finally(() => overdueReads.delete(path));
+        return { name, path, text: '', readError: `not read: the file system did not answer within ${limits.readTimeoutMs} ms` };
+      }
       return 'text' in read ? { name, path, text: read.text } : { name, path, text: '', readError: read.error };
     }),
   );

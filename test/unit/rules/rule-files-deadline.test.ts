@@ -2,24 +2,34 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { readRegularFile } from '../../../src/rules/regular-file.js';
-import { readRuleFiles } from '../../../src/rules/rule-files.js';
+import { overdueRuleReads, readRuleFiles } from '../../../src/rules/rule-files.js';
+import { exitProcess } from '../../../src/process-exit.js';
 import { RuleSetWatcher } from '../../../src/rules/watcher.js';
 import { makeTempDir, removeTempDirs } from '../../helpers/temp-dir.js';
 import { ruleYaml } from './rule-dir-fixture.js';
 
-// A file system that never answers for `stuck.yaml` (a hung network mount), the real one otherwise.
+// A file system that does not answer for `stuck.yaml` (a hung network mount) until the test ends, the real one otherwise.
+const stuck = vi.hoisted(() => {
+  const waiting: (() => void)[] = [];
+  return { waiting, answerAll: () => waiting.splice(0).forEach((answer) => answer()) };
+});
 vi.mock('../../../src/rules/regular-file.js', async (importOriginal) => {
   const real = await importOriginal<typeof import('../../../src/rules/regular-file.js')>();
   return {
-    readRegularFile: vi.fn((path: string, maxBytes: number) => (path.endsWith('stuck.yaml') ? new Promise(() => {}) : real.readRegularFile(path, maxBytes))),
+    readRegularFile: vi.fn((path: string, maxBytes: number) =>
+      path.endsWith('stuck.yaml') ? new Promise((resolve) => stuck.waiting.push(() => resolve({ error: 'answered late' }))) : real.readRegularFile(path, maxBytes),
+    ),
   };
 });
 
 const LIMITS = { maxFileBytes: 1024 * 1024, readTimeoutMs: 50 };
 const silent = { info: () => {}, warn: () => {}, error: () => {} };
 
-afterEach(() => {
+afterEach(async () => {
+  stuck.answerAll();
+  await new Promise((resolve) => setImmediate(resolve));
   vi.mocked(readRegularFile).mockClear();
+  vi.restoreAllMocks();
   removeTempDirs();
 });
 
@@ -51,5 +61,29 @@ describe('a rule file the file system does not answer for', () => {
     } finally {
       watcher.close();
     }
+  });
+
+  it('makes the process end itself with SIGKILL while a read is stuck, since a normal exit would wait for it', async () => {
+    const exit = vi.spyOn(process, 'exit').mockImplementation((() => undefined) as never);
+    const kill = vi.spyOn(process, 'kill').mockImplementation(() => true);
+    exitProcess(0);
+    expect(exit).toHaveBeenCalledWith(0);
+    expect(kill).not.toHaveBeenCalled();
+    exit.mockClear();
+
+    const dir = makeTempDir();
+    writeFileSync(join(dir, 'stuck.yaml'), ruleYaml('stuck'));
+    await readRuleFiles(dir, LIMITS);
+    expect(overdueRuleReads()).toBe(1);
+    const reported: number[] = [];
+    exitProcess(0, (reads) => reported.push(reads));
+    expect(exit).not.toHaveBeenCalled();
+    expect(kill).toHaveBeenCalledWith(process.pid, 'SIGKILL');
+    expect(reported).toEqual([1]);
+
+    // Once the file system answers, a normal exit is safe again.
+    stuck.answerAll();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(overdueRuleReads()).toBe(0);
   });
 });
