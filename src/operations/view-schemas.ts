@@ -33,6 +33,9 @@ export const EventSummarySchema = z
     checkoutId: z.string().nullable(),
     email: z.string().nullable(),
     walletAddress: z.string().nullable(),
+    totalPriceUsd: z.number().nullable().meta({
+      description: "`result.totalPriceUsd` of the body; null when it has none, and for an event a node of an earlier version stored during a rolling upgrade",
+    }),
     validation: ValidationSchema,
     receivedAt: isoTime,
     lastReceivedAt: isoTime,

@@ -15,6 +15,8 @@ export interface NewEvent {
   checkoutId: string | null;
   email: string | null;
   walletAddress: string | null;
+  /** `result.totalPriceUsd` of the body when it is a finite number; absent or null: none. */
+  totalPriceUsd?: number | null;
   validation: Validation;
   receivedAt: number;
   headers: Record<string, string>;
@@ -225,6 +227,8 @@ export interface SaveEventResult {
 
 export interface StoredEvent extends Omit<NewEvent, 'receivedAt'> {
   id: number;
+  /** Null for a body without a finite `result.totalPriceUsd`, and for a row a node of an earlier version stored. */
+  totalPriceUsd: number | null;
   receivedAt: number;
   lastReceivedAt: number;
   receivedCount: number;

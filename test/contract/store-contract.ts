@@ -99,6 +99,23 @@ export function storeContract(factory: StoreFactory): void {
       expect(await store.getEvent(id + 1000)).toBeNull();
     });
 
+    it('keeps the amount through ingest, import and edited copies, and lists and streams it (null when none)', async () => {
+      const store = await open();
+      const start = await store.streamPosition({ now: true });
+      const paid = await store.saveEvent(event('paid', { totalPriceUsd: 104.37 }));
+      const free = await store.saveEvent(event('free', { totalPriceUsd: 0 }));
+      const none = await store.saveEvent(event('none'));
+      await store.importEvents([{ ...event('imported', { totalPriceUsd: 12.5 }), lastReceivedAt: 1, receivedCount: 1 }]);
+      const copy = await store.saveEditedCopy({ ...event('paid', { totalPriceUsd: 99 }), editedFrom: paid.id, editedAt: Date.now(), via: 'api' });
+      const listed = (await store.listEvents({}, { limit: 10 })).items;
+      expect(Object.fromEntries(listed.map((e) => [e.id, e.totalPriceUsd]))).toEqual({
+        [paid.id]: 104.37, [free.id]: 0, [none.id]: null, [listed.find((e) => e.transferId === 'imported')!.id]: 12.5, [copy]: 99,
+      });
+      expect((await store.getEvent(paid.id))!.totalPriceUsd).toBe(104.37);
+      const streamed = await store.readNewEvents({}, start, 10, false);
+      expect(streamed.events.map((e) => e.totalPriceUsd)).toEqual([104.37, 0, null, 12.5, 99]);
+    });
+
     it('tells who listens that deliveries fell due after a new event with deliveries, not after a repeat', async () => {
       const store = await open();
       let calls = 0;
