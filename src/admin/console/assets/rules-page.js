@@ -1,7 +1,7 @@
 // Rules: which rule files are in use, why an edit was refused (file:line), per-rule counts, the
 // destinations' current concurrency limits, blocked keys of ordered rules, dry-run.
 import { api } from './api.js';
-import { append, badge, card, dataTable, definitionList, errorBox, h, replace, showResultIn, timeEl } from './dom.js';
+import { append, badge, card, clippedCopy, dataTable, definitionList, errorBox, h, replace, showResultIn, timeEl } from './dom.js';
 
 /** Rule-file problems arrive as "file:line path: message" strings (or as objects with those parts). */
 function problemText(problem) {
@@ -60,7 +60,7 @@ function destinationsCard(status) {
 }
 
 const BLOCKED_KEY_COLUMNS = [
-  { label: 'Key', cell: (k) => h('span', { class: 'mono clip', title: k.key, text: k.key }) },
+  { label: 'Key', cell: (k) => clippedCopy(k.key, 'order key') },
   { label: 'Head', cell: (k) => h('a', { href: `#/events/${k.head.eventId}`, text: `dlv_${k.head.deliveryId}` }) },
   { label: 'Attempts', class: 'num', cell: (k) => String(k.head.attempts) },
   { label: 'Last answer', cell: (k) => h('span', { class: 'mono', text: k.head.lastStatus !== null ? `HTTP ${k.head.lastStatus}` : k.head.lastError ?? '–' }) },
