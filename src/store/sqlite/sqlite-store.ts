@@ -15,7 +15,7 @@ import { keyText } from './key-text.js';
 import { migrate } from './migrate.js';
 import { toBlockedKey } from '../stored-rows.js';
 import { OutboxQueries, type AttemptToRecord } from './outbox.js';
-import type { BulkDeliveryFilter, ClusterNode, NewNode, EventBody, EventSelection, ImportedEvent, ImportOptions, ImportResult } from '../store.js';
+import type { BulkDeliveryFilter, ClusterNode, GoneNode, NewNode, EventBody, EventSelection, ImportedEvent, ImportOptions, ImportResult } from '../store.js';
 import { BulkQueries } from './bulk-queries.js';
 import { RetentionQueries } from './retention-queries.js';
 import { TransferQueries } from './transfer-queries.js';
@@ -509,11 +509,15 @@ export class SqliteStore implements Store {
   }
 
   async deregisterNode(id: string): Promise<void> {
-    this.write(() => this.nodes.deregisterNode(id));
+    this.write(() => this.nodes.deregisterNode(id, Date.now()));
   }
 
   async listLiveNodes(): Promise<ClusterNode[]> {
     return this.nodes.listLiveNodes(Date.now());
+  }
+
+  async listGoneNodes(limit: number): Promise<GoneNode[]> {
+    return this.nodes.listGoneNodes(Date.now(), limit);
   }
 
   async acquireLease(name: string, holder: string, ttlMs: number): Promise<boolean> {
