@@ -13,9 +13,11 @@ export interface RuleFilesSnapshot {
 }
 
 export interface RuleFile {
+  /**
+   * The file's name in `dir` (rule files sit directly in it): how the file is named in messages, the admin
+   * API, the console and the CLI, the same on every machine whatever its rules directory.
+   */
   name: string;
-  /** `dir` joined with `name`: how the file is named in messages. */
-  path: string;
   text: string;
   /** Set when the file is listed but cannot be read. */
   readError?: string;
@@ -38,9 +40,9 @@ export async function readRuleFiles(dir: string): Promise<RuleFilesSnapshot> {
     names.map(async (name): Promise<RuleFile> => {
       const path = join(dir, name);
       try {
-        return { name, path, text: await readFile(path, 'utf8') };
+        return { name, text: await readFile(path, 'utf8') };
       } catch (err) {
-        return { name, path, text: '', readError: (err as Error).message };
+        return { name, text: '', readError: (err as Error).message };
       }
     }),
   );

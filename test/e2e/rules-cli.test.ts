@@ -48,7 +48,8 @@ describe('hookrelay rules', () => {
     });
     const proc = runCli(['rules', 'check', '--rules-dir', dir]);
     expect((await proc.exited).code).toBe(1);
-    const lines = proc.stderr().trim().split('\n').map((line) => line.replace(`${dir}/`, ''));
+    // Files are named as in the rules directory; the directory is said once, in the count.
+    const lines = proc.stderr().trim().split('\n');
     expect(lines).toEqual([
       'five.yaml:3: unknown key "wehre" (did you mean "where"?)',
       expect.stringMatching(/^five\.yaml:5 transform: JSONata syntax error: /),

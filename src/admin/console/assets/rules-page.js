@@ -27,8 +27,8 @@ const COLUMNS = [
     label: 'Rule',
     cell: (r) => h('div', {}, h('strong', { class: 'mono', text: r.id }), r.description ? h('div', { class: 'muted', text: r.description }) : null),
   },
-  // Rule files all sit in one directory: the name is enough here, the full path is in the tooltip.
-  { label: 'File', cell: (r) => h('span', { class: 'mono nowrap', title: `${r.file}:${r.line}`, text: `${String(r.file).split(/[\\/]/).pop()}:${r.line}` }) },
+  // The file's name in the rules directory (the API names it so): the same on every node.
+  { label: 'File', cell: (r) => h('span', { class: 'mono nowrap', text: `${r.file}:${r.line}` }) },
   { label: 'Enabled', cell: (r) => badge(r.enabled ? 'enabled' : 'disabled') },
   { label: 'On', cell: (r) => h('span', {}, (r.on ?? []).map((name) => h('code', { class: 'tag', text: name }))) },
   { label: 'Destination', cell: (r) => h('span', { class: 'mono clip wide', title: r.to?.url ?? '', text: r.to ? `${r.to.method} ${r.to.url}` : '–' }) },
