@@ -3,7 +3,7 @@ import type {
 } from './admin-backend.js';
 import type { BulkReplaySummary } from '../operations/bulk-replay-plan.js';
 import { printLine } from './output.js';
-import { formatTable, shortTime } from './table.js';
+import { formatTable, shortTime, usdAmount } from './table.js';
 
 /** `delivered`, `none`, or the state with the counts behind it: `pending (1 pending, 2 delivered)`. */
 function forwardingText({ state, pending, delivered, dead }: EventListItemView['forwarding']): string {
@@ -18,8 +18,11 @@ function eventName(e: EventListItemView): string {
 
 export function printEventTable(page: Paged<EventListItemView>): void {
   printLine(formatTable(
-    ['ID', 'RECEIVED', 'SOURCE', 'EVENT', 'TRANSFER ID', 'EMAIL', 'VALIDATION', 'COUNT', 'BYTES', 'FORWARDED'],
-    page.items.map((e) => [e.id, shortTime(e.receivedAt), e.source, eventName(e), e.transferId, e.email, e.validation, e.receivedCount, e.bodyBytes, forwardingText(e.forwarding)]),
+    ['ID', 'RECEIVED', 'SOURCE', 'EVENT', 'AMOUNT USD', 'TRANSFER ID', 'EMAIL', 'VALIDATION', 'COUNT', 'BYTES', 'FORWARDED'],
+    page.items.map((e) => [
+      e.id, shortTime(e.receivedAt), e.source, eventName(e), usdAmount(e.totalPriceUsd), e.transferId, e.email, e.validation, e.receivedCount, e.bodyBytes,
+      forwardingText(e.forwarding),
+    ]),
   ));
   printPageFooter(page);
 }
@@ -57,7 +60,8 @@ function printAttempts(delivery: DeliveryDetailView): void {
 export function printEventDetail({ event, deliveries }: EventWithDeliveries): void {
   const fields: [string, unknown][] = [
     ['id', event.id], ['source', event.source], ['event', event.event], ['transfer id', event.transferId],
-    ['checkout id', event.checkoutId], ['email', event.email], ['wallet', event.walletAddress], ['validation', event.validation],
+    ['checkout id', event.checkoutId], ['email', event.email], ['wallet', event.walletAddress],
+    ['amount usd', usdAmount(event.totalPriceUsd)], ['validation', event.validation],
     ['received', event.receivedAt], ['last received', event.lastReceivedAt], ['received count', event.receivedCount], ['body bytes', event.bodyBytes],
     ...(event.importedAt ? [['imported', event.importedAt] as [string, unknown]] : []),
     ['rule set', event.ruleSetHash ?? 'unknown (stored before rule sets were kept)'],

@@ -4,12 +4,23 @@ import { addTargetOptions, openBackend, withBackend, type TargetFlags } from './
 import { exitQuietlyWhenStdoutCloses, printJson, printLine } from './output.js';
 import { formatTable, shortTime } from './table.js';
 
-/** The nodes as a table, `*` marking the one that answered, then each warning on a line of its own. */
+/**
+ * The nodes as a table, `*` marking the one that answered, then each warning on a line of its own, then the
+ * nodes that left or went missing lately (a server older than this one lists none).
+ */
 export function clusterLines(view: ClusterView): string[] {
-  if (view.nodes.length === 0) return ['no live nodes (no hookrelay serve is running on this store)'];
-  const rows = view.nodes.map((n) => [`${n.id}${n.self ? ' *' : ''}`, n.host, n.pid, n.role, n.version, n.ruleSetHash, shortTime(n.startedAt), shortTime(n.lastHeartbeat)]);
-  const lines = [formatTable(['NODE', 'HOST', 'PID', 'ROLE', 'VERSION', 'RULE SET', 'STARTED', 'LAST HEARTBEAT'], rows)];
+  const lines: string[] = [];
+  if (view.nodes.length === 0) lines.push('no live nodes (no hookrelay serve is running on this store)');
+  else {
+    const rows = view.nodes.map((n) => [`${n.id}${n.self ? ' *' : ''}`, n.host, n.pid, n.role, n.version, n.ruleSetHash, shortTime(n.startedAt), shortTime(n.lastHeartbeat)]);
+    lines.push(formatTable(['NODE', 'HOST', 'PID', 'ROLE', 'VERSION', 'RULE SET', 'STARTED', 'LAST HEARTBEAT'], rows));
+  }
   for (const warning of view.warnings) lines.push(`warning: ${warning.message}`);
+  const gone = view.gone ?? [];
+  if (gone.length > 0) {
+    const rows = gone.map((n) => [n.id, n.host, n.pid, n.role, n.version, n.state === 'left' ? `left ${shortTime(n.since)}` : `missing since ${shortTime(n.since)}`]);
+    lines.push('', 'gone in the last day:', formatTable(['NODE', 'HOST', 'PID', 'ROLE', 'VERSION', 'STATE'], rows));
+  }
   return lines;
 }
 

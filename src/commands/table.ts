@@ -10,6 +10,13 @@ export function formatTable(headers: readonly string[], rows: readonly (readonly
   return [line(headers), ...cells.map(line)].join('\n');
 }
 
+/** An amount in USD for a table: cents when it has no finer part (12.5 → "12.50"), else as stored; null stays null. */
+export function usdAmount(amount: number | null | undefined): string | null {
+  if (amount === null || amount === undefined) return null;
+  const cents = amount * 100;
+  return Math.abs(cents - Math.round(cents)) < 1e-6 ? amount.toFixed(2) : String(amount);
+}
+
 /** "2024-05-01 12:34:56" (UTC) from an ISO time, compact for tables. */
 export function shortTime(iso: string | null): string | null {
   return iso === null ? null : iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z');

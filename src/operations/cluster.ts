@@ -1,20 +1,26 @@
-import type { ClusterNode, NewNode, Store } from '../store/store.js';
+import type { ClusterNode, GoneNode, NewNode, Store } from '../store/store.js';
 import type { ClusterView } from './view-schemas.js';
 
+/** How many nodes that left or went missing a cluster view lists: restarts leave one each. */
+export const GONE_NODES_SHOWN = 20;
+
 /**
- * The live nodes sharing this store, and what an operator should know about them: nodes that route with
+ * The live nodes sharing this store, the nodes that left or went missing lately (so a dead node does not
+ * just drop off the list), and what an operator should know about the live ones: nodes that route with
  * different rule sets (their rule files differ) or run different versions (an upgrade under way).
  * `self` is the node answering (null in the CLI's local mode).
  */
 export async function clusterView(store: Store, self: NewNode | null | undefined): Promise<ClusterView> {
-  const nodes = await store.listLiveNodes();
+  const [nodes, gone] = await Promise.all([store.listLiveNodes(), store.listGoneNodes(GONE_NODES_SHOWN)]);
   return {
     nodes: nodes.map((node) => nodeView(node, self?.id === node.id)),
+    gone: gone.map(goneNodeView),
     warnings: clusterWarnings(nodes),
   };
 }
 
-function nodeView(node: ClusterNode, self: boolean): ClusterView['nodes'][number] {
+/** What a live and a gone node's views share. */
+function nodeIdentity(node: ClusterNode | GoneNode): Omit<ClusterView['gone'][number], 'state' | 'since'> {
   return {
     id: node.id,
     host: node.host,
@@ -23,9 +29,15 @@ function nodeView(node: ClusterNode, self: boolean): ClusterView['nodes'][number
     version: node.version,
     ruleSetHash: node.ruleSetHash,
     startedAt: new Date(node.startedAt).toISOString(),
-    lastHeartbeat: new Date(node.lastHeartbeat).toISOString(),
-    self,
   };
+}
+
+function nodeView(node: ClusterNode, self: boolean): ClusterView['nodes'][number] {
+  return { ...nodeIdentity(node), lastHeartbeat: new Date(node.lastHeartbeat).toISOString(), self };
+}
+
+function goneNodeView(node: GoneNode): ClusterView['gone'][number] {
+  return { ...nodeIdentity(node), state: node.left ? 'left' : 'missing', since: new Date(node.since).toISOString() };
 }
 
 /** One warning per thing that differs between live nodes, naming which node has which value. */

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { OperationsContext } from './context.js';
 import { HookrelayError } from '../errors.js';
+import { amountOf } from '../ingest/event-columns.js';
 import { parseJsonBody } from '../ingest/parse-json.js';
 import { validateEvent, type SchemaIssue } from '../ingest/validate-event.js';
 import { mismatchReason } from '../rules/explain.js';
@@ -128,6 +129,7 @@ export async function replayEdited(ctx: OperationsContext, eventId: number, requ
     checkoutId: stringOrNull(result.checkoutId),
     email: stringOrNull(result.email),
     walletAddress: stringOrNull(result.walletAddress),
+    totalPriceUsd: amountOf(result),
     validation,
     // No received headers: the original sender's signature never travels with an edited body.
     headers: { 'content-type': 'application/json' },

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { amountOf } from '../ingest/event-columns.js';
 import type { ImportedEvent, StoredEvent } from '../store/store.js';
 import type { EventDetailView } from './view-schemas.js';
 
@@ -97,7 +98,7 @@ export function parseRecordLine(line: string): ImportedEvent {
   }
   const record = parsed.data;
   const body = Buffer.from(record.bodyBase64, 'base64');
-  let envelope: { event?: unknown; result?: { id?: unknown } };
+  let envelope: { event?: unknown; result?: { id?: unknown } & Record<string, unknown> };
   try {
     envelope = JSON.parse(body.toString('utf8')) as typeof envelope;
   } catch {
@@ -115,6 +116,9 @@ export function parseRecordLine(line: string): ImportedEvent {
     checkoutId: record.checkoutId,
     email: record.email,
     walletAddress: record.walletAddress,
+    // Not a field of the record: taken from the body, as ingest does, so exports of any version carry it
+    // and a version that does not know the column still reads this one's exports.
+    totalPriceUsd: typeof envelope.result === 'object' && envelope.result !== null ? amountOf(envelope.result) : null,
     receivedAt: Date.parse(record.receivedAt),
     lastReceivedAt: Date.parse(record.lastReceivedAt),
     receivedCount: record.receivedCount,

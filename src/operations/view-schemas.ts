@@ -33,6 +33,9 @@ export const EventSummarySchema = z
     checkoutId: z.string().nullable(),
     email: z.string().nullable(),
     walletAddress: z.string().nullable(),
+    totalPriceUsd: z.number().nullable().meta({
+      description: "`result.totalPriceUsd` of the body; null when it has none, and for an event a node of an earlier version stored during a rolling upgrade",
+    }),
     validation: ValidationSchema,
     receivedAt: isoTime,
     lastReceivedAt: isoTime,
@@ -332,6 +335,20 @@ export const ClusterNodeSchema = z
   })
   .meta({ id: 'ClusterNode' });
 
+export const GoneNodeSchema = z
+  .object({
+    id: z.string(),
+    host: z.string(),
+    pid: int,
+    role: z.enum(['all', 'receiver', 'worker']),
+    version: z.string(),
+    ruleSetHash: z.string().nullable().meta({ description: 'the rule set the node routed with last' }),
+    startedAt: isoTime,
+    state: z.enum(['left', 'missing']).meta({ description: '`left`: it stopped cleanly; `missing`: it stopped heartbeating (killed, crashed, or cut off from the database)' }),
+    since: isoTime.meta({ description: 'when it left, or its last heartbeat' }),
+  })
+  .meta({ id: 'GoneNode', description: 'a node no longer live, kept in the registry for a day' });
+
 export const ClusterWarningSchema = z
   .object({
     code: z.enum(['rule_sets_differ', 'versions_differ']),
@@ -343,6 +360,7 @@ export const ClusterWarningSchema = z
 export const ClusterSchema = z
   .object({
     nodes: z.array(ClusterNodeSchema).meta({ description: 'the live nodes (heartbeat younger than three of their intervals), oldest first' }),
+    gone: z.array(GoneNodeSchema).meta({ description: 'up to 20 nodes that left or went missing in the last day, most recent first' }),
     warnings: z.array(ClusterWarningSchema),
   })
   .meta({ id: 'Cluster' });

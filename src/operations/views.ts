@@ -18,6 +18,7 @@ export function eventSummaryView(e: EventSummary): EventSummaryView {
     checkoutId: e.checkoutId,
     email: e.email,
     walletAddress: e.walletAddress,
+    totalPriceUsd: e.totalPriceUsd,
     validation: e.validation,
     receivedAt: iso(e.receivedAt),
     lastReceivedAt: iso(e.lastReceivedAt),

@@ -25,14 +25,14 @@ export function compileRuleFiles(snapshot: RuleFilesSnapshot, env: Env, loadedAt
   for (const file of snapshot.files) {
     const fileErrors: RuleFileError[] = [];
     if (file.readError !== undefined) {
-      fileErrors.push({ file: file.path, line: 1, path: '', message: file.readError });
+      fileErrors.push({ file: file.name, line: 1, path: '', message: file.readError });
     }
     const parsed = parseRuleFile(file.text, isRuleKey);
-    fileErrors.push(...parsed.problems.map((problem) => ({ file: file.path, line: problem.line, path: '', message: problem.message })));
+    fileErrors.push(...parsed.problems.map((problem) => ({ file: file.name, line: problem.line, path: '', message: problem.message })));
 
     for (const source of parsed.rules) {
-      const located = (issue: RuleIssue): RuleFileError => toFileError(file.path, source, issue);
-      const compiled = compileRule(source.value, { file: file.path, line: source.line }, env);
+      const located = (issue: RuleIssue): RuleFileError => toFileError(file.name, source, issue);
+      const compiled = compileRule(source.value, { file: file.name, line: source.line }, env);
       fileErrors.push(...compiled.errors.map(located));
       warnings.push(...compiled.warnings.map(located).map(formatRuleFileError));
       if (!compiled.rule) continue;
@@ -43,7 +43,7 @@ export function compileRuleFiles(snapshot: RuleFilesSnapshot, env: Env, loadedAt
         fileErrors.push(located({ path: ['id'], message: `duplicate id "${id}" (also defined at ${previous})` }));
         continue;
       }
-      firstDefinedAt.set(id, `${file.path}:${source.lineOf(['id'])}`);
+      firstDefinedAt.set(id, `${file.name}:${source.lineOf(['id'])}`);
       rules.push(compiled.rule);
     }
     // In file order, then line order, the way people read the file (sort is stable).
@@ -53,7 +53,7 @@ export function compileRuleFiles(snapshot: RuleFilesSnapshot, env: Env, loadedAt
   if (errors.length > 0) return { ok: false, errors, warnings };
   return {
     ok: true,
-    ruleSet: { rules, hash: snapshot.hash, loadedAt, files: snapshot.files.map((file) => file.path) },
+    ruleSet: { rules, hash: snapshot.hash, loadedAt, files: snapshot.files.map((file) => file.name) },
     warnings,
   };
 }

@@ -14,9 +14,11 @@ export interface RuleFilesSnapshot {
 }
 
 export interface RuleFile {
+  /**
+   * The file's name in `dir` (rule files sit directly in it): how the file is named in messages, the admin
+   * API, the console and the CLI, the same on every machine whatever its rules directory.
+   */
   name: string;
-  /** `dir` joined with `name`: how the file is named in messages. */
-  path: string;
   text: string;
   /** Set when the file is listed but not read (not a regular file, too large, unreadable); says why. */
   readError?: string;
@@ -72,9 +74,9 @@ export async function readRuleFiles(dir: string, limits: RuleFileLimits = RULE_F
       if (read === undefined) {
         overdueReads.add(path);
         void reading.finally(() => overdueReads.delete(path));
-        return { name, path, text: '', readError: `not read: the file system did not answer within ${limits.readTimeoutMs} ms` };
+        return { name, text: '', readError: `not read: the file system did not answer within ${limits.readTimeoutMs} ms` };
       }
-      return 'text' in read ? { name, path, text: read.text } : { name, path, text: '', readError: read.error };
+      return 'text' in read ? { name, text: read.text } : { name, text: '', readError: read.error };
     }),
   );
   return { dir, exists: true, files, hash: hashFiles(files) };

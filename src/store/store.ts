@@ -15,6 +15,8 @@ export interface NewEvent {
   checkoutId: string | null;
   email: string | null;
   walletAddress: string | null;
+  /** `result.totalPriceUsd` of the body when it is a finite number; absent or null: none. */
+  totalPriceUsd?: number | null;
   validation: Validation;
   receivedAt: number;
   headers: Record<string, string>;
@@ -225,6 +227,8 @@ export interface SaveEventResult {
 
 export interface StoredEvent extends Omit<NewEvent, 'receivedAt'> {
   id: number;
+  /** Null for a body without a finite `result.totalPriceUsd`, and for a row a node of an earlier version stored. */
+  totalPriceUsd: number | null;
   receivedAt: number;
   lastReceivedAt: number;
   receivedCount: number;
@@ -431,10 +435,15 @@ export interface Store extends NewEventReader {
   registerNode(node: NewNode): Promise<void>;
   /** Refreshes the node's heartbeat and rule-set hash; false when its row is gone (register again). */
   heartbeatNode(id: string, ruleSetHash: string | null): Promise<boolean>;
-  /** Removes the node's row (clean shutdown): its jobs are orphaned at once. */
+  /**
+   * Marks the node as left (clean shutdown): no longer live from now, so its jobs are orphaned at once. Its
+   * row stays, saying when it left, until it is forgotten with the nodes silent for a day.
+   */
   deregisterNode(id: string): Promise<void>;
   /** The live nodes: last heartbeat younger than NODE_MISSED_HEARTBEATS of their own intervals; oldest first. */
   listLiveNodes(): Promise<ClusterNode[]>;
+  /** Up to `limit` nodes still registered that are not live (left, or missing since their last heartbeat), most recent first. */
+  listGoneNodes(limit: number): Promise<GoneNode[]>;
   /**
    * Takes or renews the lease `name` for `holder` until `ttlMs` from now: true when `holder` holds it
    * afterwards (it was free, expired, or already its own), false when another holder's lease is running.
@@ -501,6 +510,15 @@ export interface NewNode {
 
 export interface ClusterNode extends NewNode {
   lastHeartbeat: number;
+}
+
+/**
+ * A registered node that is not live. `left`: it stopped cleanly at `since`; otherwise it went silent: its
+ * last heartbeat was at `since` (killed, crashed, or cut off from the database).
+ */
+export interface GoneNode extends Omit<ClusterNode, 'heartbeatMs' | 'lastHeartbeat'> {
+  left: boolean;
+  since: number;
 }
 
 /** A console log-in as stored: the sha256 of the cookie's session id, never the id itself. */

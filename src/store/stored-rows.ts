@@ -1,4 +1,4 @@
-import type { BlockedKey, ClusterNode, CopiedDelivery, CopiedRedrive, Delivery, DeliveryOrigin, DeliveryRedrive, Job, JobState, NodeRole, Outage, StoredAttempt } from './store.js';
+import type { BlockedKey, ClusterNode, CopiedDelivery, GoneNode, CopiedRedrive, Delivery, DeliveryOrigin, DeliveryRedrive, Job, JobState, NodeRole, Outage, StoredAttempt } from './store.js';
 
 // Rows of the tables both backends share, as their drivers return them, and what the Store hands out.
 
@@ -133,6 +133,18 @@ export interface NodeRow {
   heartbeat_ms: number;
   started_at: number;
   last_heartbeat: number;
+}
+
+/**
+ * A node that stopped cleanly keeps its row with heartbeat_ms 0 and last_heartbeat set to when it left:
+ * not live by the same test every version applies (last heartbeat + intervals > now), so a version that
+ * deletes the row instead and this one agree on which nodes are live during a rolling upgrade.
+ */
+export const LEFT_HEARTBEAT_MS = 0;
+
+export function toGoneNode(row: NodeRow, toCallerClock: (storeTime: number) => number = (t) => t): GoneNode {
+  const { heartbeatMs, lastHeartbeat, ...node } = toClusterNode(row, toCallerClock);
+  return { ...node, left: heartbeatMs === LEFT_HEARTBEAT_MS, since: lastHeartbeat };
 }
 
 /** A nodes row; `toCallerClock` turns the store's heartbeat time into the caller's. */

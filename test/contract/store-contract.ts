@@ -99,6 +99,23 @@ export function storeContract(factory: StoreFactory): void {
       expect(await store.getEvent(id + 1000)).toBeNull();
     });
 
+    it('keeps the amount through ingest, import and edited copies, and lists and streams it (null when none)', async () => {
+      const store = await open();
+      const start = await store.streamPosition({ now: true });
+      const paid = await store.saveEvent(event('paid', { totalPriceUsd: 104.37 }));
+      const free = await store.saveEvent(event('free', { totalPriceUsd: 0 }));
+      const none = await store.saveEvent(event('none'));
+      await store.importEvents([{ ...event('imported', { totalPriceUsd: 12.5 }), lastReceivedAt: 1, receivedCount: 1 }]);
+      const copy = await store.saveEditedCopy({ ...event('paid', { totalPriceUsd: 99 }), editedFrom: paid.id, editedAt: Date.now(), via: 'api' });
+      const listed = (await store.listEvents({}, { limit: 10 })).items;
+      expect(Object.fromEntries(listed.map((e) => [e.id, e.totalPriceUsd]))).toEqual({
+        [paid.id]: 104.37, [free.id]: 0, [none.id]: null, [listed.find((e) => e.transferId === 'imported')!.id]: 12.5, [copy]: 99,
+      });
+      expect((await store.getEvent(paid.id))!.totalPriceUsd).toBe(104.37);
+      const streamed = await store.readNewEvents({}, start, 10, false);
+      expect(streamed.events.map((e) => e.totalPriceUsd)).toEqual([104.37, 0, null, 12.5, 99]);
+    });
+
     it('tells who listens that deliveries fell due after a new event with deliveries, not after a repeat', async () => {
       const store = await open();
       let calls = 0;
@@ -816,6 +833,38 @@ export function storeContract(factory: StoreFactory): void {
       expect((await store.listLiveNodes()).map((n) => n.id)).toEqual(['node_slow']);
       expect(await store.heartbeatNode('node_fast', null)).toBe(true);
       expect((await store.listLiveNodes()).map((n) => n.id).sort()).toEqual(['node_fast', 'node_slow']);
+    });
+
+    it('keeps the nodes that are gone: one that left says when, one that went silent is missing since its last heartbeat', async () => {
+      const store = await open();
+      await store.registerNode(node('node_live', { heartbeatMs: 60_000 }));
+      await store.registerNode(node('node_left', { heartbeatMs: 60_000, host: 'web-2' }));
+      await store.registerNode(node('node_dead', { heartbeatMs: 10, role: 'worker' }));
+      const lastBeat = (await store.listLiveNodes()).find((n) => n.id === 'node_dead')!.lastHeartbeat;
+      await waitUntilNotLive(store, 'node_dead');
+      const beforeLeaving = Date.now();
+      await store.deregisterNode('node_left');
+      const gone = await store.listGoneNodes(10);
+      expect(gone.map((n) => [n.id, n.left])).toEqual([['node_left', true], ['node_dead', false]]);
+      expect(gone[0]).toMatchObject({ host: 'web-2', pid: 4242, role: 'all', version: '1.2.3', startedAt: 1_000 });
+      expect(Math.abs(gone[0]!.since - beforeLeaving)).toBeLessThan(5_000);
+      expect(gone[1]!.since).toBe(lastBeat);
+      expect((await store.listLiveNodes()).map((n) => n.id)).toEqual(['node_live']);
+      expect(await store.listGoneNodes(1)).toHaveLength(1);
+      // A node that left stays left; registering the id again makes it live and no longer gone.
+      expect(await store.heartbeatNode('node_left', null)).toBe(false);
+      await store.registerNode(node('node_left'));
+      expect((await store.listGoneNodes(10)).map((n) => n.id)).toEqual(['node_dead']);
+    });
+
+    it('orphans the running jobs of a node that left at once', async () => {
+      const store = await open();
+      await store.registerNode(node('node_job', { heartbeatMs: 60_000 }));
+      const job = await store.createJob({ kind: 'retry', filter: {}, ruleId: null, nodeId: 'node_job', total: 1, startedAt: 1_000 });
+      expect(await store.failOrphanedJobs('interrupted', 2_000)).toBe(0);
+      await store.deregisterNode('node_job');
+      expect(await store.failOrphanedJobs('interrupted', 2_000)).toBe(1);
+      expect(await store.getJob(job.id)).toMatchObject({ state: 'failed', error: 'interrupted' });
     });
   });
 

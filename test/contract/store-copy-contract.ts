@@ -40,10 +40,10 @@ async function readAll(store: Store, limit = 2): Promise<{ [T in CopyTable]: Cop
 async function fill(store: Store, now: number): Promise<void> {
   await store.saveRuleSet({ hash: 'h1', kind: 'loaded', rules: [{ id: 'fwd', to: { url: 'http://127.0.0.1:9/a' } }], firstLoadedAt: 500 });
   await store.saveRuleSet({ hash: 'h2', kind: 'one-off', rules: [], firstLoadedAt: 600 });
-  const first = await store.saveEvent(event('t-1', { deliveries: [forward('fwd'), forward('other')] }));
+  const first = await store.saveEvent(event('t-1', { totalPriceUsd: 104.37, deliveries: [forward('fwd'), forward('other')] }));
   await store.saveEvent(event('t-1', { receivedAt: 2_000 }));
   await store.saveEvent(event('t-2', { receivedAt: 3_000, validation: 'unrecognised', email: null, deliveries: [forward('fwd')] }));
-  await store.saveEditedCopy({ ...event('t-1'), editedFrom: first.id, editedAt: 4_000, via: 'cli', validation: 'invalid', deliveries: [forward('fwd')] });
+  await store.saveEditedCopy({ ...event('t-1'), totalPriceUsd: 99.5, editedFrom: first.id, editedAt: 4_000, via: 'cli', validation: 'invalid', deliveries: [forward('fwd')] });
   const claimed = await store.claimDueDeliveries({ now, limit: 10, leaseMs: 60_000 });
   expect(claimed).toHaveLength(4);
   const [a, b, c] = claimed;
@@ -76,7 +76,8 @@ export function storeCopyContract(factory: StoreFactory): void {
       const rows = await readAll(source);
       expect(rows.ruleSets.map((r) => r.hash)).toEqual(['h1', 'h2']);
       expect(rows.events).toHaveLength(3);
-      expect(rows.events[0]).toMatchObject({ transferId: 't-1', receivedCount: 2, lastReceivedAt: 2_000, email: 'Buyer@Example.com', ruleSetHash: 'h1', edit: null });
+      expect(rows.events[0]).toMatchObject({ transferId: 't-1', receivedCount: 2, lastReceivedAt: 2_000, email: 'Buyer@Example.com', ruleSetHash: 'h1', edit: null, totalPriceUsd: 104.37 });
+      expect(rows.events.map((e) => e.totalPriceUsd)).toEqual([104.37, null, 99.5]);
       expect(rows.events[2]).toMatchObject({ validation: 'invalid', edit: { editedFrom: rows.events[0]!.id, editedAt: 4_000, via: 'cli', number: 1 } });
       expect(rows.deliveries.map((d) => d.state)).toEqual(['delivered', 'dead', 'pending', 'pending']);
       expect(rows.deliveries[3]!.leaseToken).toEqual(expect.any(String));

@@ -92,8 +92,10 @@ it('hookrelay cluster in local mode lists the serve process of the data dir (SQL
   const dataDir = makeTempDir();
   const env = { HOOKRELAY_DATA_DIR: dataDir, HOOKRELAY_RULES_DIR: makeTempDir(), HOOKRELAY_SECRET: SECRET, HOOKRELAY_ADMIN_TOKEN: TOKEN };
   const node = await startServeProcess(env, ['--role', 'worker']);
+  let nodeId = '';
   try {
     const listening = await node.waitForLog((l) => l.msg === 'hookrelay listening');
+    nodeId = listening.nodeId;
     const local = runCli(['cluster', '--data-dir', dataDir, '--json'], { env });
     expect((await local.exited).code).toBe(0);
     const view = JSON.parse(local.stdout());
@@ -106,4 +108,7 @@ it('hookrelay cluster in local mode lists the serve process of the data dir (SQL
   const afterStop = runCli(['cluster', '--data-dir', dataDir], { env });
   expect((await afterStop.exited).code).toBe(0);
   expect(afterStop.stdout()).toContain('no live nodes');
+  // The node that stopped is not dropped without a word: it left, and the table says when.
+  expect(afterStop.stdout()).toContain('gone in the last day:');
+  expect(afterStop.stdout()).toMatch(new RegExp(`^${nodeId}\\s.*\\sworker\\s.*left \\d{4}-`, 'm'));
 }, 120_000);

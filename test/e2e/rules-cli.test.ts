@@ -48,7 +48,8 @@ describe('hookrelay rules', () => {
     });
     const proc = runCli(['rules', 'check', '--rules-dir', dir]);
     expect((await proc.exited).code).toBe(1);
-    const lines = proc.stderr().trim().split('\n').map((line) => line.replace(`${dir}/`, ''));
+    // Files are named as in the rules directory; the directory is said once, in the count.
+    const lines = proc.stderr().trim().split('\n');
     expect(lines).toEqual([
       'five.yaml:3: unknown key "wehre" (did you mean "where"?)',
       expect.stringMatching(/^five\.yaml:5 transform: JSONata syntax error: /),
@@ -78,7 +79,7 @@ describe('hookrelay rules', () => {
     const proc = runCli(['rules', 'check', '--rules-dir', dir], { env: { HOOKRELAY_ALLOW_NETWORKS: '169.254.0.0/16' } });
     expect((await proc.exited).code).toBe(0);
     expect(proc.stderr()).toBe(
-      `warning: rule "m" (${dir}/m.yaml:1) sends to 169.254.169.254, which is refused: 169.254.169.254 is a cloud metadata endpoint; ` +
+      `warning: rule "m" (m.yaml:1) sends to 169.254.169.254, which is refused: 169.254.169.254 is a cloud metadata endpoint; ` +
         'to allow it, list 169.254.169.254/32 itself in HOOKRELAY_ALLOW_NETWORKS (delivery.allowNetworks): a network containing it does not allow it\n',
     );
     const allowed = runCli(['rules', 'check', '--rules-dir', dir], { env: { HOOKRELAY_ALLOW_NETWORKS: '169.254.169.254/32' } });

@@ -36,10 +36,11 @@ const WRITE_SQL: Record<CopyTable, string> = {
     RETURNING hash AS id, true AS inserted`,
   events: `
     INSERT INTO events AS t (id, source, event, transfer_id, checkout_id, email, wallet_address, validation, received_at, last_received_at,
-                             received_count, headers, body, imported_at, rule_set_hash, edit_number, edited_from, edited_at, edited_via)
+                             received_count, headers, body, imported_at, rule_set_hash, edit_number, edited_from, edited_at, edited_via,
+                             total_price_usd)
     SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::bigint[],
                          $10::bigint[], $11::int[], $12::text[], $13::bytea[], $14::bigint[], $15::text[], $16::int[], $17::bigint[],
-                         $18::bigint[], $19::text[])
+                         $18::bigint[], $19::text[], $20::float8[])
     ON CONFLICT (id) DO UPDATE SET received_count = excluded.received_count, last_received_at = excluded.last_received_at
     WHERE (t.source, t.event, t.transfer_id, t.edit_number, t.received_at, t.body)
         = (excluded.source, excluded.event, excluded.transfer_id, excluded.edit_number, excluded.received_at, excluded.body)
@@ -214,7 +215,7 @@ export class CopyQueries {
           const e = row as StoredEvent;
           return [e.id, e.source, e.event, e.transferId, e.checkoutId, e.email, e.walletAddress, e.validation, e.receivedAt, e.lastReceivedAt,
             e.receivedCount, JSON.stringify(e.headers), e.body, e.importedAt, e.ruleSetHash, e.edit?.number ?? 0, e.edit?.editedFrom ?? null,
-            e.edit?.editedAt ?? null, e.edit?.via ?? null];
+            e.edit?.editedAt ?? null, e.edit?.via ?? null, e.totalPriceUsd];
         }
         case 'deliveries': {
           const d = row as CopiedDelivery;

@@ -10,8 +10,8 @@ const GET_EVENT = named('get_event', 'SELECT * FROM events WHERE id = $1');
 
 const IMPORT_EVENT = named('import_event', `
   INSERT INTO events (source, event, transfer_id, checkout_id, email, wallet_address, validation, received_at, last_received_at, received_count,
-                      headers, body, imported_at, rule_set_hash, edit_number, edited_from, edited_at, edited_via)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+                      headers, body, imported_at, rule_set_hash, edit_number, edited_from, edited_at, edited_via, total_price_usd)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
   ON CONFLICT (transfer_id, source, event, edit_number) DO NOTHING
   RETURNING id`);
 
@@ -93,7 +93,7 @@ export class EventQueries {
         ...IMPORT_EVENT,
         values: [e.source, e.event, e.transferId, e.checkoutId, e.email, e.walletAddress, e.validation, e.receivedAt, e.lastReceivedAt, e.receivedCount,
           JSON.stringify(e.headers), e.body, importedAt, e.ruleSetHash ?? null,
-          e.edit?.number ?? 0, e.edit?.editedFrom ?? null, e.edit?.editedAt ?? null, e.edit?.via ?? null],
+          e.edit?.number ?? 0, e.edit?.editedFrom ?? null, e.edit?.editedAt ?? null, e.edit?.via ?? null, e.totalPriceUsd ?? null],
       });
       imported += rowCount ?? 0;
     }

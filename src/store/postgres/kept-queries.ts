@@ -18,8 +18,8 @@ const LOCK_TRANSFER = named('lock_transfer', "SELECT pg_advisory_xact_lock(hasht
 const NEXT_EDIT_NUMBER = named('next_edit_number', 'SELECT coalesce(max(edit_number), 0) + 1 AS n FROM events WHERE transfer_id = $1 AND source = $2 AND event = $3');
 const INSERT_COPY = named('insert_copy', `
   INSERT INTO events (source, event, transfer_id, checkout_id, email, wallet_address, validation, received_at, last_received_at,
-                      headers, body, rule_set_hash, edit_number, edited_from, edited_at, edited_via)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $10, $11, $12, $13, $8, $14)
+                      headers, body, rule_set_hash, edit_number, edited_from, edited_at, edited_via, total_price_usd)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $10, $11, $12, $13, $8, $14, $15)
   RETURNING id`);
 
 /** Rule sets kept by hash, and edited copies of events. */
@@ -45,6 +45,7 @@ export class KeptQueries {
       values: [
         copy.source, copy.event, copy.transferId, copy.checkoutId, copy.email, copy.walletAddress, copy.validation, copy.editedAt,
         JSON.stringify(copy.headers), copy.body, copy.ruleSetHash ?? null, n, copy.editedFrom, copy.via,
+        copy.totalPriceUsd ?? null,
       ],
     });
     return rows[0]!.id;

@@ -1,6 +1,6 @@
 import type pg from 'pg';
-import { NODE_MISSED_HEARTBEATS, type ClusterNode, type NewNode } from '../store.js';
-import { toClusterNode, type NodeRow } from '../stored-rows.js';
+import { NODE_MISSED_HEARTBEATS, type ClusterNode, type GoneNode, type NewNode } from '../store.js';
+import { LEFT_HEARTBEAT_MS, toClusterNode, toGoneNode, type NodeRow } from '../stored-rows.js';
 import type { ClockOffset } from './clock-offset.js';
 import { named } from './sql-params.js';
 
@@ -16,8 +16,11 @@ const REGISTER = named('register_node', `
   ON CONFLICT (id) DO UPDATE SET host = excluded.host, pid = excluded.pid, role = excluded.role, version = excluded.version,
     rule_set_hash = excluded.rule_set_hash, heartbeat_ms = excluded.heartbeat_ms, started_at = excluded.started_at,
     last_heartbeat = excluded.last_heartbeat`);
-const HEARTBEAT = named('node_heartbeat', `UPDATE nodes SET last_heartbeat = ${DB_NOW}, rule_set_hash = $2 WHERE id = $1`);
+// A node that has left stays left: a heartbeat racing its shutdown does not bring it back.
+const HEARTBEAT = named('node_heartbeat', `UPDATE nodes SET last_heartbeat = ${DB_NOW}, rule_set_hash = $2 WHERE id = $1 AND heartbeat_ms <> ${LEFT_HEARTBEAT_MS}`);
+const DEREGISTER = named('node_left', `UPDATE nodes SET heartbeat_ms = ${LEFT_HEARTBEAT_MS}, last_heartbeat = ${DB_NOW} WHERE id = $1`);
 const LIVE = named('live_nodes', `SELECT * FROM nodes WHERE last_heartbeat + heartbeat_ms * $1 > ${DB_NOW} ORDER BY started_at, id`);
+const GONE = named('gone_nodes', `SELECT * FROM nodes WHERE last_heartbeat + heartbeat_ms * $1 <= ${DB_NOW} ORDER BY last_heartbeat DESC, id LIMIT $2`);
 // Free, expired, or already the holder's: the holder takes it until expires_at (database clock).
 const TAKE_LEASE = named('take_lease', `
   INSERT INTO leases (name, holder, expires_at) VALUES ($1, $2, ${DB_NOW} + $3)
@@ -46,12 +49,17 @@ export class NodeQueries {
   }
 
   async deregisterNode(id: string): Promise<void> {
-    await this.db.query('DELETE FROM nodes WHERE id = $1', [id]);
+    await this.db.query({ ...DEREGISTER, values: [id] });
   }
 
   async listLiveNodes(): Promise<ClusterNode[]> {
     const { rows } = await this.db.query<NodeRow>({ ...LIVE, values: [NODE_MISSED_HEARTBEATS] });
     return rows.map((row) => toClusterNode(row, (t) => this.clock.toNode(t)));
+  }
+
+  async listGoneNodes(limit: number): Promise<GoneNode[]> {
+    const { rows } = await this.db.query<NodeRow>({ ...GONE, values: [NODE_MISSED_HEARTBEATS, limit] });
+    return rows.map((row) => toGoneNode(row, (t) => this.clock.toNode(t)));
   }
 
   async failOrphanedJobs(error: string, now: number): Promise<number> {

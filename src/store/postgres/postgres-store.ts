@@ -3,7 +3,7 @@ import type pg from 'pg';
 import { HookrelayError } from '../../errors.js';
 import { CommitListeners } from '../commit-listeners.js';
 import type {
-  AttemptRecord, AttemptResolution, BlockedKey, BulkDeliveryFilter, ClusterNode, ConsoleSession, NewNode, ClaimedDelivery, Delivery, DeliveryDetail, DeliveryFilter, DeliveryOrigin, EventBody,
+  AttemptRecord, AttemptResolution, BlockedKey, BulkDeliveryFilter, ClusterNode, ConsoleSession, GoneNode, NewNode, ClaimedDelivery, Delivery, DeliveryDetail, DeliveryFilter, DeliveryOrigin, EventBody,
   EventPosition, EventSearch, EventPage, EventSelection, ImportedEvent, ImportOptions, ImportResult, Job,
   JobProgress, JobState, KeptRuleSet, NewDelivery, NewEditedCopy, NewEvent, NewJob, OutboxStats, Page, DeliveryCounts, SaveEventResult, Store,
   StoredEvent, CopyExtent, CopyKey, CopyRows, CopyTable, NewEventRead, NewEvents, StreamPosition, StreamStart,
@@ -412,6 +412,10 @@ export class PostgresStore implements Store {
 
   listLiveNodes(): Promise<ClusterNode[]> {
     return this.read(() => this.nodes.listLiveNodes());
+  }
+
+  listGoneNodes(limit: number): Promise<GoneNode[]> {
+    return this.read(() => this.nodes.listGoneNodes(limit));
   }
 
   acquireLease(name: string, holder: string, ttlMs: number): Promise<boolean> {

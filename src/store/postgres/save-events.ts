@@ -12,14 +12,14 @@ import { named } from './sql-params.js';
 const SAVE_EVENTS = named('save_events', `
   WITH input AS (
     SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-                         $9::bigint[], $10::bigint[], $11::int[], $12::text[], $13::bytea[], $14::text[])
+                         $9::bigint[], $10::bigint[], $11::int[], $12::text[], $13::bytea[], $14::text[], $24::float8[])
       AS i(ord, source, event, transfer_id, checkout_id, email, wallet_address, validation, received_at, last_received_at, copies, headers, body,
-           rule_set_hash)
+           rule_set_hash, total_price_usd)
   ), saved AS (
     INSERT INTO events AS e (source, event, transfer_id, checkout_id, email, wallet_address, validation, received_at, last_received_at,
-                             received_count, headers, body, rule_set_hash)
+                             received_count, headers, body, rule_set_hash, total_price_usd)
     SELECT source, event, transfer_id, checkout_id, email, wallet_address, validation, received_at, last_received_at, copies, headers, body,
-           rule_set_hash
+           rule_set_hash, total_price_usd
     FROM input ORDER BY ord
     -- A received event has edit number 0: only the original of a transfer can be repeated, never an edited copy.
     ON CONFLICT (transfer_id, source, event, edit_number) DO UPDATE
@@ -68,7 +68,7 @@ export async function saveEvents(db: pg.Pool, events: readonly NewEvent[], dueAt
     } else groups.set(key, { first: e, copies: 1, lastReceivedAt: e.receivedAt });
   }
   const ordered = [...groups.values()].sort((a, b) => compareKeys(keyOf(a.first), keyOf(b.first)));
-  const columns: unknown[][] = Array.from({ length: 23 }, () => []);
+  const columns: unknown[][] = Array.from({ length: 24 }, () => []);
   ordered.forEach(({ first: e, copies, lastReceivedAt }, ord) => {
     const values = [ord, e.source, e.event, e.transferId, e.checkoutId, e.email, e.walletAddress, e.validation, e.receivedAt, lastReceivedAt, copies, JSON.stringify(e.headers), e.body, e.ruleSetHash ?? null];
     values.forEach((value, i) => columns[i]!.push(value));
@@ -77,6 +77,8 @@ export async function saveEvents(db: pg.Pool, events: readonly NewEvent[], dueAt
       const row = [ord, seq, d.ruleId, d.ruleSetHash, d.body, d.contentType, dead ? null : dueAt(e.receivedAt, d.delayMs ?? 0), d.deadReason ?? null, d.orderKey ?? null];
       row.forEach((value, i) => columns[14 + i]!.push(value));
     });
+    // The amount is the last parameter ($24): the delivery columns keep their numbers.
+    columns[23]!.push(e.totalPriceUsd ?? null);
   });
   const { rows } = await db.query<SavedRow>({ ...SAVE_EVENTS, values: columns });
   const saved = new Map(rows.map((row) => [keyOf({ transferId: row.transfer_id, source: row.source, event: row.event }), row]));

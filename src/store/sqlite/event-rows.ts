@@ -9,6 +9,7 @@ export interface EventRow {
   checkout_id: string | null;
   email: string | null;
   wallet_address: string | null;
+  total_price_usd: number | null;
   validation: Validation;
   received_at: number;
   last_received_at: number;
@@ -25,7 +26,7 @@ export interface EventRow {
 }
 
 /** The summary columns of a list page, with the body's size instead of the body. */
-export const SUMMARY_COLUMNS = `e.id, e.source, e.event, e.transfer_id, e.checkout_id, e.email, e.wallet_address, e.validation,
+export const SUMMARY_COLUMNS = `e.id, e.source, e.event, e.transfer_id, e.checkout_id, e.email, e.wallet_address, e.total_price_usd, e.validation,
   e.received_at, e.last_received_at, e.received_count, e.edit_number, e.edited_from, e.edited_at, e.edited_via,
   length(e.body) AS body_bytes`;
 
@@ -54,6 +55,7 @@ export function toEventSummary(row: EventRow): EventSummary {
     checkoutId: row.checkout_id,
     email: row.email,
     walletAddress: row.wallet_address,
+    totalPriceUsd: row.total_price_usd,
     validation: row.validation,
     receivedAt: row.received_at,
     lastReceivedAt: row.last_received_at,

@@ -24,9 +24,9 @@ export class KeptQueries {
       'SELECT coalesce(max(edit_number), 0) + 1 AS n FROM events WHERE transfer_id = CAST(? AS TEXT) AND source = ? AND event = CAST(? AS TEXT)',
     );
     this.insertCopy = db.prepare(`
-      INSERT INTO events (source, event, transfer_id, checkout_id, email, wallet_address, validation, received_at, last_received_at,
-                          headers, body, rule_set_hash, edit_number, edited_from, edited_at, edited_via)
-      VALUES (?, CAST(? AS TEXT), CAST(? AS TEXT), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+      INSERT INTO events (source, event, transfer_id, checkout_id, email, wallet_address, total_price_usd, validation, received_at,
+                          last_received_at, headers, body, rule_set_hash, edit_number, edited_from, edited_at, edited_via)
+      VALUES (?, CAST(? AS TEXT), CAST(? AS TEXT), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   }
 
   saveRuleSet(ruleSet: KeptRuleSet): void {
@@ -43,7 +43,7 @@ export class KeptQueries {
   insertEditedCopy(copy: NewEditedCopy): number {
     const { n } = this.nextEditNumber.get(keyText(copy.transferId), copy.source, keyText(copy.event))!;
     const inserted = this.insertCopy.run(
-      copy.source, keyText(copy.event), keyText(copy.transferId), copy.checkoutId, copy.email, copy.walletAddress, copy.validation, copy.editedAt, copy.editedAt,
+      copy.source, keyText(copy.event), keyText(copy.transferId), copy.checkoutId, copy.email, copy.walletAddress, copy.totalPriceUsd ?? null, copy.validation, copy.editedAt, copy.editedAt,
       JSON.stringify(copy.headers), copy.body, copy.ruleSetHash ?? null, n, copy.editedFrom, copy.editedAt, copy.via,
     );
     return Number(inserted.lastInsertRowid);

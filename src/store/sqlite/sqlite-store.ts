@@ -15,7 +15,7 @@ import { keyText } from './key-text.js';
 import { migrate } from './migrate.js';
 import { toBlockedKey } from '../stored-rows.js';
 import { OutboxQueries, type AttemptToRecord } from './outbox.js';
-import type { BulkDeliveryFilter, ClusterNode, NewNode, EventBody, EventSelection, ImportedEvent, ImportOptions, ImportResult } from '../store.js';
+import type { BulkDeliveryFilter, ClusterNode, GoneNode, NewNode, EventBody, EventSelection, ImportedEvent, ImportOptions, ImportResult } from '../store.js';
 import { BulkQueries } from './bulk-queries.js';
 import { RetentionQueries } from './retention-queries.js';
 import { TransferQueries } from './transfer-queries.js';
@@ -147,9 +147,9 @@ export class SqliteStore implements Store {
       // A first delivery is a plain insert (run() reports the rowid; RETURNING would cost more per event);
       // only a repeat, which the insert skips, takes the second statement.
       insertEvent: this.db.prepare(`
-        INSERT INTO events (source, event, transfer_id, checkout_id, email, wallet_address, validation,
+        INSERT INTO events (source, event, transfer_id, checkout_id, email, wallet_address, total_price_usd, validation,
                             received_at, last_received_at, headers, body, rule_set_hash)
-        VALUES (?, CAST(? AS TEXT), CAST(? AS TEXT), ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        VALUES (?, CAST(? AS TEXT), CAST(? AS TEXT), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT (transfer_id, source, event, edit_number) DO NOTHING`),
       countRepeat: this.db.prepare<[number, string | Buffer, string, string | Buffer], { id: number; received_count: number }>(`
         UPDATE events SET received_count = received_count + 1, last_received_at = ?
@@ -209,7 +209,7 @@ export class SqliteStore implements Store {
   /** Runs inside the group transaction: one insert; a repeat only bumps the received counter. */
   private insertEvent(e: NewEvent): SaveEventResult {
     const inserted = this.statements.insertEvent.run(
-      e.source, keyText(e.event), keyText(e.transferId), e.checkoutId, e.email, e.walletAddress, e.validation,
+      e.source, keyText(e.event), keyText(e.transferId), e.checkoutId, e.email, e.walletAddress, e.totalPriceUsd ?? null, e.validation,
       e.receivedAt, e.receivedAt, JSON.stringify(e.headers), e.body, e.ruleSetHash ?? null,
     );
     if (inserted.changes === 0) {
@@ -509,11 +509,15 @@ export class SqliteStore implements Store {
   }
 
   async deregisterNode(id: string): Promise<void> {
-    this.write(() => this.nodes.deregisterNode(id));
+    this.write(() => this.nodes.deregisterNode(id, Date.now()));
   }
 
   async listLiveNodes(): Promise<ClusterNode[]> {
     return this.nodes.listLiveNodes(Date.now());
+  }
+
+  async listGoneNodes(limit: number): Promise<GoneNode[]> {
+    return this.nodes.listGoneNodes(Date.now(), limit);
   }
 
   async acquireLease(name: string, holder: string, ttlMs: number): Promise<boolean> {

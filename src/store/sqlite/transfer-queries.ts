@@ -11,10 +11,10 @@ export class TransferQueries {
   constructor(private readonly db: BetterSqlite3.Database) {
     // Same key as ingest: an event already stored is left exactly as it is.
     this.insertIfNew = db.prepare<unknown[], { id: number }>(`
-      INSERT INTO events (source, event, transfer_id, checkout_id, email, wallet_address, validation,
+      INSERT INTO events (source, event, transfer_id, checkout_id, email, wallet_address, total_price_usd, validation,
                           received_at, last_received_at, received_count, headers, body, imported_at, rule_set_hash,
                           edit_number, edited_from, edited_at, edited_via)
-      VALUES (?, CAST(? AS TEXT), CAST(? AS TEXT), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      VALUES (?, CAST(? AS TEXT), CAST(? AS TEXT), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
       ON CONFLICT (transfer_id, source, event, edit_number) DO NOTHING
       RETURNING id`);
   }
@@ -55,7 +55,7 @@ export class TransferQueries {
     let imported = 0;
     for (const e of events) {
       const row = this.insertIfNew.get(
-        e.source, keyText(e.event), keyText(e.transferId), e.checkoutId, e.email, e.walletAddress, e.validation,
+        e.source, keyText(e.event), keyText(e.transferId), e.checkoutId, e.email, e.walletAddress, e.totalPriceUsd ?? null, e.validation,
         e.receivedAt, e.lastReceivedAt, e.receivedCount, JSON.stringify(e.headers), e.body, importedAt, e.ruleSetHash ?? null,
         e.edit?.number ?? 0, e.edit?.editedFrom ?? null, e.edit?.editedAt ?? null, e.edit?.via ?? null,
       );

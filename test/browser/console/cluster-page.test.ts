@@ -43,10 +43,22 @@ describeWithBrowser('console: cluster page', () => {
       await expect(page.locator('[data-warning="rule_sets_differ"]').textContent()).resolves.toContain('feedfacecafe: node_web2');
       await expect(page.locator('[data-warning="versions_differ"]').textContent()).resolves.toContain('0.9.0: node_web2');
       await saveScreenshot(page, 'console-cluster-warning');
-      // The other node stops: the page's next refresh shows one node and no warning.
+      // The other node stops, and a third one stops heartbeating (killed): the page's next refresh shows one
+      // live node, no warning, and says that one left and when, and since when the other is missing.
+      await receiver.store.registerNode({ id: 'node_web3', host: 'web-3', pid: 78, role: 'all', version: '1.0.0', ruleSetHash: null, heartbeatMs: 10, startedAt: Date.now() });
       await receiver.store.deregisterNode('node_web2');
       await page.getByRole('heading', { name: 'Live nodes (1)' }).waitFor({ timeout: 20_000 });
+      await page.getByRole('heading', { name: 'Gone in the last day (2)' }).waitFor({ timeout: 20_000 });
       await expect(page.getByRole('alert').count()).resolves.toBe(0);
+      const left = page.locator('tr[data-gone-node-id="node_web2"]');
+      expect(await left.getAttribute('data-state')).toBe('left');
+      expect(await left.locator('td[data-label="Gone"]').textContent()).toMatch(/^left left at /);
+      const missing = page.locator('tr[data-gone-node-id="node_web3"]');
+      expect(await missing.getAttribute('data-state')).toBe('missing');
+      expect(await missing.locator('td[data-label="Gone"]').textContent()).toMatch(/^missing missing since /);
+      const lastBeat = (await receiver.store.listGoneNodes(10)).find((n) => n.id === 'node_web3')!.since;
+      expect(await missing.locator('td[data-label="Gone"] time').getAttribute('datetime')).toBe(new Date(lastBeat).toISOString());
+      await saveScreenshot(page, 'console-cluster-gone');
     } finally {
       await page.close();
     }

@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { sampleTransferSucceeded } from '../../../src/samples/transfer-succeeded.js';
-import { describeWithBrowser, launchBrowser, saveScreenshot } from '../../helpers/browser.js';
+import { describeWithBrowser, launchBrowser, logInToConsole, saveScreenshot } from '../../helpers/browser.js';
 import { postSigned } from '../../helpers/http.js';
 import { TEST_SECRET, type TestReceiver } from '../../helpers/receiver.js';
 import { removeTempDirs } from '../../helpers/temp-dir.js';
@@ -29,11 +29,13 @@ afterAll(async () => {
   removeTempDirs();
 });
 
-async function logIn(page: Page): Promise<void> {
-  await page.goto(`${receiver.url}/console`);
-  await page.getByLabel('Admin token').fill(ADMIN_TOKEN);
-  await page.getByRole('button', { name: 'Log in' }).click();
-  await page.getByRole('heading', { name: 'Events' }).waitFor();
+const logIn = (page: Page): Promise<void> => logInToConsole(page, receiver.url, ADMIN_TOKEN);
+
+/** Logs in, opens the event's page and unfolds its edit and replay form. */
+async function openEditForm(page: Page, id: number): Promise<void> {
+  await logIn(page);
+  await page.goto(`${receiver.url}/console#/events/${id}`);
+  await page.locator('#edit-replay > summary').click();
 }
 
 describeWithBrowser('console: edit and replay with a diff, and replay by routing mode', () => {
@@ -46,8 +48,7 @@ describeWithBrowser('console: edit and replay with a diff, and replay by routing
 
     const page = await browser.newPage();
     try {
-      await logIn(page);
-      await page.goto(`${receiver.url}/console#/events/${id}`);
+      await openEditForm(page, id);
       const editor = page.locator('#edit-body');
       await editor.waitFor();
       await page.locator('#edit-check', { hasText: 'Valid against the event schema.' }).waitFor();
@@ -95,6 +96,47 @@ describeWithBrowser('console: edit and replay with a diff, and replay by routing
       await outcome.getByText(`fulfilment → POST ${sink.url}`).waitFor();
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(sink.received).toHaveLength(1);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('shows the body indented; sent unedited it is the stored bytes exactly, edited it is the text as shown, with its diff', async () => {
+    // Spacing and key order that indenting changes: sent unedited, none of it may be lost.
+    const body = sampleTransferSucceeded({ email: 'exact@example.com', quantity: 1 });
+    const raw = Buffer.from(JSON.stringify(body).replace('"event":', '"event" :  ').replace(/,"quantity":/, ', "quantity":'));
+    const { id } = (await postSigned(receiver.webhookUrl(), raw, TEST_SECRET)).json as { id: number };
+    await sink.waitFor(sink.received.length + 1);
+    const page = await browser.newPage();
+    try {
+      await openEditForm(page, id);
+      const editor = page.locator('#edit-body');
+      const indented = JSON.stringify(JSON.parse(raw.toString()), null, 2);
+      expect(await editor.inputValue()).toBe(indented);
+      expect(Number(await editor.getAttribute('rows'))).toBeGreaterThan(14);
+      expect(await page.locator('#edit-exact').textContent()).toContain(`the stored ${raw.length} bytes are sent exactly as received`);
+      await page.locator('#edit-diff', { hasText: 'No change from the stored original.' }).waitFor();
+
+      await page.locator('#edit-target').selectOption('rule:big');
+      await expect.poll(() => page.locator('#edit-send').isDisabled()).toBe(false);
+      const before = bigSink.received.length;
+      await page.locator('#edit-send').click();
+      await page.locator('#edit-copy-link').waitFor();
+      const sent = (await bigSink.waitFor(before + 1)).at(-1)!;
+      expect(sent.rawBody.equals(raw)).toBe(true);
+      const copyId = Number((await page.locator('#edit-copy-link').textContent())!.slice(1));
+      expect((await receiver.store.getEvent(copyId))!.body.equals(raw)).toBe(true);
+
+      // An edit is sent as the text shown, and the diff says what changed.
+      const edited = indented.replace('"quantity": 1', '"quantity": 3');
+      await page.locator('#edit-body').fill(edited);
+      expect(await page.locator('#edit-exact').textContent()).toContain('Edited: the text above is stored and sent as it is');
+      await page.locator('#edit-diff li', { hasText: 'result.quantity: 1 → 3' }).waitFor();
+      await page.locator('#edit-target').selectOption('rule:big');
+      await expect.poll(() => page.locator('#edit-send').isDisabled()).toBe(false);
+      await page.locator('#edit-send').click();
+      await page.locator('#edit-copy-link').waitFor();
+      expect((await bigSink.waitFor(before + 2)).at(-1)!.rawBody.toString()).toBe(edited);
     } finally {
       await page.close();
     }

@@ -34,6 +34,7 @@ describeEachBackend('GET /admin/api/events', (backend) => {
       checkoutId,
       email: 'ada@example.com',
       walletAddress: '0xabc',
+      totalPriceUsd: body.result.totalPriceUsd,
       validation: 'valid',
       receivedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT.*Z$/),
       lastReceivedAt: summary.receivedAt,

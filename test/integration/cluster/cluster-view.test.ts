@@ -31,6 +31,7 @@ describeEachBackend('the cluster view and node roles', (backend) => {
     expect(alone.status).toBe(200);
     expect(alone.json).toEqual({
       nodes: [{ id: app.node.id, host: app.node.node.host, pid: process.pid, role: 'all', version: VERSION, ruleSetHash: app.rules.current().hash, startedAt: expect.any(String), lastHeartbeat: expect.any(String), self: true }],
+      gone: [],
       warnings: [],
     });
     // Another node on the same store, with other rule files and an older version.
@@ -41,7 +42,11 @@ describeEachBackend('the cluster view and node roles', (backend) => {
     expect(two.warnings[0].values).toEqual({ [app.rules.current().hash]: [app.node.id], otherhash: ['node_other'] });
     expect(two.warnings[1].message).toContain('0.9.0: node_other');
     await app.store.deregisterNode('node_other');
-    expect((await api(app, '/cluster')).json.warnings).toEqual([]);
+    const after = (await api(app, '/cluster')).json;
+    expect(after.warnings).toEqual([]);
+    // The node that left is not dropped without a word: it is listed as gone, with when it left.
+    expect(after.gone).toEqual([{ id: 'node_other', host: 'web-2', pid: 7, role: 'worker', version: '0.9.0', ruleSetHash: 'otherhash', startedAt: expect.any(String), state: 'left', since: expect.any(String) }]);
+    expect(Math.abs(Date.parse(after.gone[0].since) - Date.now())).toBeLessThan(5_000);
   });
 
   it('a node that stops cleanly leaves the registry at once', async () => {
@@ -60,6 +65,7 @@ describeEachBackend('the cluster view and node roles', (backend) => {
     const after = watcher ?? new SqliteStore({ dataDir: app.dataDir, durability: 'normal' });
     try {
       expect((await after.listLiveNodes()).map((n) => n.id)).not.toContain(id);
+      expect((await after.listGoneNodes(10)).find((n) => n.id === id)).toMatchObject({ left: true, host: app.node.node.host });
     } finally {
       if (!watcher) await after.close();
     }

@@ -113,15 +113,15 @@ describe('RuleSetWatcher', () => {
     ruleDir = await makeRuleDir({ 'a.yaml': ruleYaml('a') });
     const { watcher, lines } = await startWatcher({ watch: false });
     const good = watcher.current();
-    execFileSync('mkfifo', [ruleDir.file('x.yaml')]);
+    execFileSync('mkfifo', [join(ruleDir.dir, 'x.yaml')]);
     const secrets = join(makeTempDir(), 'secrets.env');
     await writeFile(secrets, 'DB_PASSWORD: hunter2-0f9e8d\nAPI_KEY: sk_live_51Habcdef\n');
-    await symlink(secrets, ruleDir.file('secrets.yaml'));
+    await symlink(secrets, join(ruleDir.dir, 'secrets.yaml'));
 
     await watcher.check();
     const expected = [
-      `${ruleDir.file('secrets.yaml')}:1: not a rule file (its content is not shown): none of its keys is a rule key (id, on, where, to, ...)`,
-      `${ruleDir.file('x.yaml')}:1: skipped: it is a FIFO (named pipe), not a regular file (only regular files, or symlinks to them, are read as rules)`,
+      `secrets.yaml:1: not a rule file (its content is not shown): none of its keys is a rule key (id, on, where, to, ...)`,
+      `x.yaml:1: skipped: it is a FIFO (named pipe), not a regular file (only regular files, or symlinks to them, are read as rules)`,
     ];
     expect(watcher.status().lastError?.errors).toEqual(expected);
     expect(watcher.current()).toBe(good);

@@ -32,6 +32,13 @@ describe('export records', () => {
     expect(parseRecordLine(JSON.stringify({ ...record, resultId: 'tr_1' })).transferId).toBe('tr_1');
   });
 
+  it('takes the amount from the body (no field of the record), as ingest does', () => {
+    const paid = Buffer.from(JSON.stringify({ event: 'transfer:succeeded', result: { id: 'tr_1', totalPriceUsd: 104.37 } }));
+    expect(parseRecordLine(JSON.stringify({ ...record, transferId: 'tr_1', bodyBase64: paid.toString('base64') })).totalPriceUsd).toBe(104.37);
+    expect(parseRecordLine(JSON.stringify({ ...record, transferId: 'tr_1' })).totalPriceUsd).toBeNull();
+    expect(Object.keys(recordFromStored({ ...parseRecordLine(JSON.stringify({ ...record, transferId: 'tr_1' })), id: 1, importedAt: null, ruleSetHash: null, edit: null, totalPriceUsd: 5 }))).not.toContain('totalPriceUsd');
+  });
+
   it('refuses a record whose key does not match its body', () => {
     expect(() => parseRecordLine(JSON.stringify({ ...record, transferId: 'tr_2' }))).toThrow(ImportLineError);
   });

@@ -5,7 +5,7 @@ import { makeTempDir } from '../../helpers/temp-dir.js';
 /** A real temporary rules directory (removed by `removeTempDirs()` in afterEach). */
 export interface RuleDir {
   dir: string;
-  /** `dir/name`, as the loader names the file in messages. */
+  /** How the loader names the file in messages: its name in the rules directory. */
   file(name: string): string;
   write(name: string, text: string): Promise<void>;
   remove(name: string): Promise<void>;
@@ -15,7 +15,7 @@ export async function makeRuleDir(files: Record<string, string> = {}): Promise<R
   const dir = makeTempDir('hookrelay-rules-');
   const ruleDir: RuleDir = {
     dir,
-    file: (name) => join(dir, name),
+    file: (name) => name,
     write: (name, text) => writeFile(join(dir, name), text),
     remove: (name) => unlink(join(dir, name)),
   };

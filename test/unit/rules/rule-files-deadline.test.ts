@@ -57,7 +57,7 @@ describe('a rule file the file system does not answer for', () => {
     try {
       writeFileSync(join(dir, 'stuck.yaml'), ruleYaml('stuck'));
       await watcher.check();
-      expect(watcher.status().lastError?.errors).toEqual([`${join(dir, 'stuck.yaml')}:1: not read: the file system did not answer within 1000 ms`]);
+      expect(watcher.status().lastError?.errors).toEqual([`stuck.yaml:1: not read: the file system did not answer within 1000 ms`]);
       expect(watcher.current().rules.map((rule) => rule.id)).toEqual(['a']);
     } finally {
       watcher.close();

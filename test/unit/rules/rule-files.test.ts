@@ -31,7 +31,7 @@ describe('reading the rules directory', () => {
     execFileSync('mkfifo', [join(dir, 'x.yaml')]);
     // Without a writer, a blocking open would never return: this call would not settle.
     const errors = errorsOf(await loadRuleSet(dir, {}), dir);
-    expect(errors).toEqual(['rules/x.yaml:1: skipped: it is a FIFO (named pipe), not a regular file (only regular files, or symlinks to them, are read as rules)']);
+    expect(errors).toEqual(['x.yaml:1: skipped: it is a FIFO (named pipe), not a regular file (only regular files, or symlinks to them, are read as rules)']);
   });
 
   it('reports a socket, a directory and a symlink to a device the same way', async () => {
@@ -43,9 +43,9 @@ describe('reading the rules directory', () => {
     mkdirSync(join(dir, 'd.yaml'));
     symlinkSync('/dev/zero', join(dir, 'z.yaml'));
     expect(errorsOf(await loadRuleSet(dir, {}), dir)).toEqual([
-      'rules/d.yaml:1: skipped: it is a directory, not a regular file (only regular files, or symlinks to them, are read as rules)',
-      'rules/s.yaml:1: skipped: it is a socket, not a regular file (only regular files, or symlinks to them, are read as rules)',
-      'rules/z.yaml:1: skipped: it is a character device, not a regular file (only regular files, or symlinks to them, are read as rules)',
+      'd.yaml:1: skipped: it is a directory, not a regular file (only regular files, or symlinks to them, are read as rules)',
+      's.yaml:1: skipped: it is a socket, not a regular file (only regular files, or symlinks to them, are read as rules)',
+      'z.yaml:1: skipped: it is a character device, not a regular file (only regular files, or symlinks to them, are read as rules)',
     ]);
   });
 
@@ -53,7 +53,7 @@ describe('reading the rules directory', () => {
     const dir = makeTempDir();
     writeFileSync(join(dir, 'big.yaml'), `${ruleYaml('big')}description: "${'x'.repeat(2_000)}"\n`);
     expect(errorsOf(await loadRuleSet(dir, {}, 1_024), dir)).toEqual([
-      expect.stringMatching(/^rules\/big\.yaml:1: skipped: its \d+ bytes are over the 1024-byte limit for a rule file \(HOOKRELAY_RULES_MAX_FILE_BYTES\)$/),
+      expect.stringMatching(/^big\.yaml:1: skipped: its \d+ bytes are over the 1024-byte limit for a rule file \(HOOKRELAY_RULES_MAX_FILE_BYTES\)$/),
     ]);
     const result = await loadRuleSet(dir, {});
     expect(result.ok).toBe(true);
@@ -77,14 +77,14 @@ describe('reading the rules directory', () => {
     const second = await loadRuleSet(dir, {});
     expect(second.ok && second.ruleSet.rules.map((rule) => [rule.id, rule.enabled])).toEqual([['a', false]]);
     expect(second.ok && first.ok && second.ruleSet.hash).not.toBe(first.ok && first.ruleSet.hash);
-    expect(second.ok && second.ruleSet.files).toEqual([join(dir, 'a.yaml')]);
+    expect(second.ok && second.ruleSet.files).toEqual(['a.yaml']);
   });
 
   it('names a broken symlink as unreadable', async () => {
     const dir = makeTempDir();
     symlinkSync(join(dir, 'gone.txt'), join(dir, 'a.yaml'));
     const snapshot = await readRuleFiles(dir);
-    expect(snapshot.files).toEqual([{ name: 'a.yaml', path: join(dir, 'a.yaml'), text: '', readError: expect.stringMatching(/^cannot read the file: ENOENT/) }]);
+    expect(snapshot.files).toEqual([{ name: 'a.yaml', text: '', readError: expect.stringMatching(/^cannot read the file: ENOENT/) }]);
   });
 });
 
@@ -106,12 +106,12 @@ describe('files that are not rules', () => {
     }
     const errors = errorsOf(await loadRuleSet(dir, {}), dir);
     expect(errors).toEqual([
-      'rules/alias.yaml:1: not a rule file (its content is not shown): none of its keys is a rule key (id, on, where, to, ...)',
-      expect.stringMatching(/^rules\/block\.yaml:1: not a rule file \(its content is not shown\): not valid YAML \([A-Z_]+\) and no rule key found$/),
-      'rules/broken.yaml:1: not a rule file (its content is not shown): not valid YAML (BAD_DQ_ESCAPE) and no rule key found',
-      'rules/dotenv.yaml:1: not a rule file (its content is not shown): it is a string, not a mapping of rule keys (id, on, where, to, ...)',
-      'rules/keys.yaml:1: not a rule file (its content is not shown): none of its keys is a rule key (id, on, where, to, ...)',
-      'rules/list.yaml:1: not a rule file (its content is not shown): it is a list with no rule in it',
+      'alias.yaml:1: not a rule file (its content is not shown): none of its keys is a rule key (id, on, where, to, ...)',
+      expect.stringMatching(/^block\.yaml:1: not a rule file \(its content is not shown\): not valid YAML \([A-Z_]+\) and no rule key found$/),
+      'broken.yaml:1: not a rule file (its content is not shown): not valid YAML (BAD_DQ_ESCAPE) and no rule key found',
+      'dotenv.yaml:1: not a rule file (its content is not shown): it is a string, not a mapping of rule keys (id, on, where, to, ...)',
+      'keys.yaml:1: not a rule file (its content is not shown): none of its keys is a rule key (id, on, where, to, ...)',
+      'list.yaml:1: not a rule file (its content is not shown): it is a list with no rule in it',
     ]);
     for (const secret of ['hunter2', 'sk_live', 'DB_PASSWORD', 'API_KEY', 'password']) expect(errors.join('\n')).not.toContain(secret);
   });
@@ -121,9 +121,9 @@ describe('files that are not rules', () => {
     writeFileSync(join(dir, 'a.yaml'), 'id: a\non: [transfer:succeeded]\nto: { url: "https://hooks.example.com/a" }\ndescripton: x\nextra: 1\n');
     writeFileSync(join(dir, 'b.yaml'), `- hunter2-0f9e8d\n- ${ruleYaml('b').trimEnd().replaceAll('\n', '\n  ')}\n`);
     expect(errorsOf(await loadRuleSet(dir, {}), dir)).toEqual([
-      'rules/a.yaml:4: unknown key "descripton" (did you mean "description"?)',
-      'rules/a.yaml:5: unknown key "extra"',
-      'rules/b.yaml:1: list item [0] is not a rule (its content is not shown): it is a string, not a mapping of rule keys (id, on, where, to, ...)',
+      'a.yaml:4: unknown key "descripton" (did you mean "description"?)',
+      'a.yaml:5: unknown key "extra"',
+      'b.yaml:1: list item [0] is not a rule (its content is not shown): it is a string, not a mapping of rule keys (id, on, where, to, ...)',
     ]);
   });
 });

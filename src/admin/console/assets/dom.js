@@ -158,3 +158,50 @@ export async function showResultIn(out, button, busyText, action) {
     button.disabled = false;
   }
 }
+
+const COPIED_MS = 1500;
+
+/** Puts `value` on the clipboard: the Clipboard API where the page may use it, else a selected hidden field. */
+async function writeClipboard(value) {
+  if (navigator.clipboard && window.isSecureContext) {
+    await navigator.clipboard.writeText(value);
+    return;
+  }
+  const field = h('textarea', { value, readonly: true, class: 'offscreen', 'aria-hidden': 'true' });
+  document.body.append(field);
+  field.select();
+  try {
+    if (!document.execCommand('copy')) throw new Error('The browser refused to copy.');
+  } finally {
+    field.remove();
+  }
+}
+
+/**
+ * A small icon button that copies `value` (an id a CLI command takes) and shows a tick for a moment
+ * (`data-copied`: `yes`, or `no` when the browser refused). Icon only: lists have many columns.
+ */
+export function copyButton(value, what = 'value') {
+  const button = h('button', { type: 'button', class: 'copy', title: `Copy ${what}: ${value}`, 'aria-label': `Copy ${what}`, dataset: { copy: value } });
+  button.addEventListener('click', async (event) => {
+    event.preventDefault();
+    event.stopPropagation();
+    try {
+      await writeClipboard(String(value));
+      button.dataset.copied = 'yes';
+    } catch {
+      button.dataset.copied = 'no';
+      flash(`Could not copy: select the ${what} and copy it by hand.`, 'error');
+    }
+    clearTimeout(button.timer);
+    button.timer = setTimeout(() => delete button.dataset.copied, COPIED_MS);
+  });
+  return button;
+}
+
+/** A value cut to fit its column (the whole of it on hover) with a button that copies the whole value. */
+export function clippedCopy(value, what, { mono = true, wide = false } = {}) {
+  if (value === null || value === undefined || value === '') return null;
+  const text = String(value);
+  return h('span', { class: 'copyable' }, h('span', { class: `${mono ? 'mono ' : ''}clip${wide ? ' wide' : ''}`, title: text, text }), copyButton(text, what));
+}

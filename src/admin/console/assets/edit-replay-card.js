@@ -2,9 +2,19 @@
 // from the stored original, then send the edit (stored as a copy linked to this event) through the rules,
 // one rule (even if its filter does not match) or to a URL. The original is never changed.
 import { api } from './api.js';
-import { card, errorBox, h, replace } from './dom.js';
+import { errorBox, h, replace } from './dom.js';
 
 const CHECK_DELAY_MS = 300;
+const MAX_EDITOR_ROWS = 30;
+
+/** The stored body indented for editing; a body that is not JSON is shown as it is. */
+function indented(raw) {
+  try {
+    return JSON.stringify(JSON.parse(raw), null, 2);
+  } catch {
+    return raw;
+  }
+}
 
 function changeLine(change) {
   const text = (value) => JSON.stringify(value);
@@ -23,8 +33,15 @@ function planLines(answer) {
   ];
 }
 
+/**
+ * `originalText`: the stored bytes as text. The editor shows them indented; a body left as shown is sent as
+ * the stored bytes, not as the indented text, so an unedited replay is byte for byte the original.
+ */
 export function editReplayCard(eventId, originalText, ruleIds, refresh) {
-  const editor = h('textarea', { id: 'edit-body', name: 'body', rows: 14, spellcheck: 'false', class: 'mono', value: originalText });
+  const shown = indented(originalText);
+  const rows = Math.min(MAX_EDITOR_ROWS, Math.max(8, shown.split('\n').length));
+  const editor = h('textarea', { id: 'edit-body', name: 'body', rows, spellcheck: 'false', class: 'mono', value: shown });
+  const exactness = h('p', { id: 'edit-exact', class: 'muted', 'aria-live': 'polite' });
   const check = h('div', { id: 'edit-check', class: 'result', 'aria-live': 'polite' });
   const diff = h('div', { id: 'edit-diff' });
   const out = h('div', { id: 'edit-result', class: 'result' });
@@ -41,8 +58,16 @@ export function editReplayCard(eventId, originalText, ruleIds, refresh) {
   let schemaFails = false;
   let checking = 0;
 
+  const unedited = () => editor.value === shown;
+  const showExactness = () => {
+    exactness.textContent = unedited()
+      ? `Unedited: the stored ${new TextEncoder().encode(originalText).length} bytes are sent exactly as received; indentation is only for reading.`
+      : 'Edited: the text above is stored and sent as it is, indentation included.';
+  };
+
   const request = (dryRun) => {
-    const body = { body: editor.value, via: 'console', ...(dryRun && { dryRun: true }), ...(meantInvalid.checked && { meantInvalid: true }) };
+    const text = unedited() ? originalText : editor.value;
+    const body = { body: text, via: 'console', ...(dryRun && { dryRun: true }), ...(meantInvalid.checked && { meantInvalid: true }) };
     if (target.value === 'url') body.to = url.value.trim();
     else if (target.value.startsWith('rule:')) body.ruleId = target.value.slice('rule:'.length);
     return body;
@@ -91,7 +116,10 @@ export function editReplayCard(eventId, originalText, ruleIds, refresh) {
     clearTimeout(timer);
     timer = setTimeout(runCheck, CHECK_DELAY_MS);
   };
-  editor.addEventListener('input', scheduleCheck);
+  editor.addEventListener('input', () => {
+    showExactness();
+    scheduleCheck();
+  });
   meantInvalid.addEventListener('change', updateSend);
   url.addEventListener('input', scheduleCheck);
   target.addEventListener('change', () => {
@@ -116,13 +144,17 @@ export function editReplayCard(eventId, originalText, ruleIds, refresh) {
       updateSend();
     }
   });
-  scheduleCheck();
+  showExactness();
 
-  return card(
-    'Edit and replay',
-    'Edit the body, see what changed, and send the edit. It is stored as a new event linked to this one, which stays as received; it is signed by the rule, never with the original signature.',
+  // Folded by default under the event's body: the first check runs when it is opened.
+  const section = h(
+    'details',
+    { class: 'card', id: 'edit-replay' },
+    h('summary', { text: 'Edit and replay' }),
+    h('p', { class: 'muted', text: 'Edit the body, see what changed, and send the edit. It is stored as a new event linked to this one, which stays as received; it is signed by the rule, never with the original signature.' }),
     h('label', { for: 'edit-body', text: 'Body (JSON)' }),
     editor,
+    exactness,
     check,
     h('h3', { text: 'Changes from the original' }),
     diff,
@@ -131,4 +163,8 @@ export function editReplayCard(eventId, originalText, ruleIds, refresh) {
     send,
     out,
   );
+  section.addEventListener('toggle', () => {
+    if (section.open && !editor.dataset.state) runCheck();
+  });
+  return section;
 }

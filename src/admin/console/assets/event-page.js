@@ -3,7 +3,7 @@ import { api } from './api.js';
 import { editReplayCard } from './edit-replay-card.js';
 import { explainCard } from './explain-panel.js';
 import { routeSelect } from './replay-route.js';
-import { badge, card, dash, dataTable, definitionList, errorBox, errorText, every, flash, h, replace, showResultIn, timeEl } from './dom.js';
+import { badge, card, copyButton, dash, dataTable, definitionList, errorBox, errorText, every, flash, h, replace, showResultIn, timeEl } from './dom.js';
 
 const POLL_MS = 2000;
 
@@ -200,6 +200,7 @@ function factsOf(event) {
     ['Checkout id', event.checkoutId ? h('span', { class: 'mono', text: event.checkoutId }) : '–'],
     ['Email', event.email],
     ['Wallet', event.walletAddress ? h('span', { class: 'mono', text: event.walletAddress }) : '–'],
+    ['Amount', typeof event.totalPriceUsd === 'number' ? `${event.totalPriceUsd} USD` : '–'],
     ['Validation', badge(event.validation)],
     ['Received', timeEl(event.receivedAt)],
     ['Times received', event.receivedCount > 1 ? h('span', {}, `${event.receivedCount} times, last `, timeEl(event.lastReceivedAt)) : 'once'],
@@ -246,10 +247,10 @@ export function renderEventDetail(view, id) {
       const headerRows = Object.entries(event.headers ?? {}).sort(([a], [b]) => a.localeCompare(b));
       view.lastChild.remove();
       view.append(
-        h('div', { class: 'page-head' }, h('h1', {}, event.event, ' ', h('span', { class: 'muted', text: `#${event.id}` }))),
+        h('div', { class: 'page-head' }, h('h1', {}, event.event, ' ', h('span', { class: 'muted', text: `#${event.id}` }), ' ', copyButton(String(event.id), 'event id'))),
         h('div', { class: 'detail-grid' }, h('section', { class: 'card' }, h('h2', { text: 'Event' }), factsOf(event)), replayCard(id, (rules.rules ?? []).map((rule) => rule.id), refresh), resendCard(id)),
         h('section', { class: 'card', 'aria-label': 'Deliveries' }, h('h2', { text: 'Deliveries' }), deliveriesBox),
-        editReplayCard(id, event.body ?? '', (rules.rules ?? []).map((rule) => rule.id), refresh),
+        // What was received and why it went where it went come first; editing a copy is folded away below.
         explainCard(id),
         h('section', { class: 'card' }, h('h2', { text: 'Body' }), h('pre', { class: 'json', id: 'event-body', text: prettyBody(event) })),
         h(
@@ -264,6 +265,7 @@ export function renderEventDetail(view, id) {
             headerRows,
           ),
         ),
+        editReplayCard(id, event.body ?? '', (rules.rules ?? []).map((rule) => rule.id), refresh),
       );
       showDeliveries(detail.deliveries ?? []);
     })

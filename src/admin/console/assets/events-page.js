@@ -2,7 +2,7 @@
 // (polling instead where the stream cannot be used, e.g. behind a proxy that buffers it).
 import { api, queryString } from './api.js';
 import { bulkReplayCard } from './bulk-replay-card.js';
-import { badge, dataTable, errorBox, every, formatClock, h, replace, tableRow, timeEl } from './dom.js';
+import { badge, clippedCopy, copyButton, dataTable, errorBox, every, formatClock, h, replace, tableRow, timeEl } from './dom.js';
 
 const POLL_MS = 3000;
 /** A stream whose `ready` message has not arrived by then is held back on the way: poll instead. */
@@ -28,12 +28,17 @@ const TIME_FILTERS = [
   ['receivedTo', 'Received to'],
 ];
 
-function mono(value) {
-  if (value === null || value === undefined || value === '') return null;
-  return h('span', { class: 'mono clip', title: value, text: value });
+const usd = new Intl.NumberFormat(undefined, { style: 'currency', currency: 'USD', minimumFractionDigits: 2, maximumFractionDigits: 6 });
+
+/** `result.totalPriceUsd`; blank for an event without one (another event name, or stored by an earlier version during an upgrade). */
+function amountCell(e) {
+  if (typeof e.totalPriceUsd !== 'number') return null;
+  return h('span', { class: 'amount', text: usd.format(e.totalPriceUsd) });
 }
 
 const COLUMNS = [
+  // The id every CLI command takes (`hookrelay events show <id>`).
+  { label: 'ID', class: 'num', cell: (e) => h('span', { class: 'copyable' }, h('a', { href: `#/events/${e.id}`, class: 'mono event-id', text: String(e.id) }), copyButton(String(e.id), 'event id')) },
   { label: 'Received', cell: (e) => timeEl(e.receivedAt) },
   {
     label: 'Event',
@@ -45,11 +50,12 @@ const COLUMNS = [
         e.edit ? [' ', h('span', { class: 'badge edited', title: `edited copy of event ${e.edit.editedFrom}`, text: `edited #${e.edit.editedFrom}` })] : null,
       ),
   },
+  { label: 'Amount', class: 'num', cell: amountCell },
   { label: 'Source', cell: (e) => e.source },
-  { label: 'Checkout', cell: (e) => mono(e.checkoutId) },
-  { label: 'Email', cell: (e) => (e.email ? h('span', { class: 'clip', title: e.email, text: e.email }) : null) },
-  { label: 'Wallet', cell: (e) => mono(e.walletAddress) },
-  { label: 'Transfer id', cell: (e) => mono(e.transferId) },
+  { label: 'Checkout', cell: (e) => clippedCopy(e.checkoutId, 'checkout id') },
+  { label: 'Email', cell: (e) => (e.email ? h('span', { class: 'clip narrow', title: e.email, text: e.email }) : null) },
+  { label: 'Wallet', cell: (e) => clippedCopy(e.walletAddress, 'wallet address') },
+  { label: 'Transfer id', cell: (e) => clippedCopy(e.transferId, 'transfer id') },
   { label: 'Validation', cell: (e) => badge(e.validation) },
   { label: 'Copies', class: 'num', cell: (e) => String(e.receivedCount ?? 1) },
   { label: 'Forwarded', cell: forwardingCell },

@@ -1,7 +1,7 @@
 // Rules: which rule files are in use, why an edit was refused (file:line), per-rule counts, the
 // destinations' current concurrency limits, blocked keys of ordered rules, dry-run.
 import { api } from './api.js';
-import { append, badge, card, dataTable, definitionList, errorBox, h, replace, showResultIn, timeEl } from './dom.js';
+import { append, badge, card, clippedCopy, dataTable, definitionList, errorBox, h, replace, showResultIn, timeEl } from './dom.js';
 
 /** Rule-file problems arrive as "file:line path: message" strings (or as objects with those parts). */
 function problemText(problem) {
@@ -27,8 +27,8 @@ const COLUMNS = [
     label: 'Rule',
     cell: (r) => h('div', {}, h('strong', { class: 'mono', text: r.id }), r.description ? h('div', { class: 'muted', text: r.description }) : null),
   },
-  // Rule files all sit in one directory: the name is enough here, the full path is in the tooltip.
-  { label: 'File', cell: (r) => h('span', { class: 'mono nowrap', title: `${r.file}:${r.line}`, text: `${String(r.file).split(/[\\/]/).pop()}:${r.line}` }) },
+  // The file's name in the rules directory (the API names it so): the same on every node.
+  { label: 'File', cell: (r) => h('span', { class: 'mono nowrap', text: `${r.file}:${r.line}` }) },
   { label: 'Enabled', cell: (r) => badge(r.enabled ? 'enabled' : 'disabled') },
   { label: 'On', cell: (r) => h('span', {}, (r.on ?? []).map((name) => h('code', { class: 'tag', text: name }))) },
   { label: 'Destination', cell: (r) => h('span', { class: 'mono clip wide', title: r.to?.url ?? '', text: r.to ? `${r.to.method} ${r.to.url}` : '–' }) },
@@ -60,7 +60,7 @@ function destinationsCard(status) {
 }
 
 const BLOCKED_KEY_COLUMNS = [
-  { label: 'Key', cell: (k) => h('span', { class: 'mono clip', title: k.key, text: k.key }) },
+  { label: 'Key', cell: (k) => clippedCopy(k.key, 'order key') },
   { label: 'Head', cell: (k) => h('a', { href: `#/events/${k.head.eventId}`, text: `dlv_${k.head.deliveryId}` }) },
   { label: 'Attempts', class: 'num', cell: (k) => String(k.head.attempts) },
   { label: 'Last answer', cell: (k) => h('span', { class: 'mono', text: k.head.lastStatus !== null ? `HTTP ${k.head.lastStatus}` : k.head.lastError ?? '–' }) },
