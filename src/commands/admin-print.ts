@@ -2,6 +2,7 @@ import type {
   BulkResult, DeliveryDetailView, DeliveryView, EditedReplayResultView, EventListItemView, EventWithDeliveries, Paged, ReplayResultView, ResendResult,
 } from './admin-backend.js';
 import type { BulkReplaySummary } from '../operations/bulk-replay-plan.js';
+import type { RetrySkip, RetrySummary } from '../operations/retry-skips.js';
 import { printLine } from './output.js';
 import { formatTable, shortTime } from './table.js';
 
@@ -114,7 +115,13 @@ export function printBulk(noun: string, result: BulkResult): void {
   printLine(`${job}${result.state}: ${result.processed} of ${result.total} ${noun} processed, ${result.created} deliveries queued, ${result.failed} failed`);
   if (result.error) printLine(`error: ${result.error}`);
   if (result.resumeAfterId !== undefined) printLine(`to carry on, run the same command with --after-id ${result.resumeAfterId}`);
-  if (result.summary) printReplaySummary(result.summary as Partial<BulkReplaySummary>);
+  if (result.summary && 'skipped' in result.summary) printRetrySkips((result.summary as RetrySummary).skipped);
+  else if (result.summary) printReplaySummary(result.summary as Partial<BulkReplaySummary>);
+}
+
+/** A bulk retry's skipped dead deliveries, per rule, with why: e.g. "skipped 4 dead deliveries of rule old-sink: ...". */
+function printRetrySkips(skipped: RetrySkip[]): void {
+  for (const skip of skipped) printLine(`skipped ${skip.count} dead deliver${skip.count === 1 ? 'y' : 'ies'}: ${skip.message}`);
 }
 
 function printReplaySummary(summary: Partial<BulkReplaySummary>): void {

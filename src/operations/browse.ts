@@ -1,5 +1,6 @@
 import type { DeliveryPauses } from '../delivery/delivery-pauses.js';
 import { HookrelayError } from '../errors.js';
+import { assertRetryable } from './retry-skips.js';
 import type { DeliveryDetail, DeliveryFilter, EventSearch, Store } from '../store/store.js';
 import type { OperationsContext } from './context.js';
 import { decodeDeliveryCursor, decodeEventCursor, encodeDeliveryCursor, encodeEventCursor } from './cursor.js';
@@ -69,9 +70,10 @@ export async function getDeliveryDetail(store: Store, id: number, pauses: Delive
 }
 
 /** Makes a delivered or dead delivery pending and due now (`not_found`, or `conflict` when already pending). */
-export async function retryDelivery(ctx: Pick<OperationsContext, 'store' | 'now' | 'wakeWorker'>, id: number, pauses: DeliveryPauses): Promise<DeliveryView> {
+export async function retryDelivery(ctx: Pick<OperationsContext, 'store' | 'now' | 'wakeWorker' | 'rules'>, id: number, pauses: DeliveryPauses): Promise<DeliveryView> {
   const existing = await ctx.store.getDelivery(id);
   if (!existing) throw new HookrelayError('not_found', `No delivery ${id}.`);
+  if (existing.state !== 'pending') await assertRetryable(ctx.store, existing, ctx.rules.current());
   const now = ctx.now();
   if (!(await ctx.store.retryDelivery(id, now))) throw new HookrelayError('conflict', `Delivery ${id} is already pending.`, { state: existing.state });
   // The store wakes the workers as it commits, so a read now could already see the next attempt: answer with

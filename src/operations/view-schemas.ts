@@ -151,12 +151,26 @@ export const JobSchema = z
     summary: z
       .record(z.string(), z.unknown())
       .nullable()
-      .meta({ description: 'a replay job: `route`, `dryRun`, `perRule` (deliveries per rule), `withheld` (per rule), `unknownRouting` (events stored before rule sets were kept), `sample` (the first planned sends)' }),
+      .meta({ description: 'a replay job: `route`, `dryRun`, `perRule` (deliveries per rule), `withheld` (per rule), `unknownRouting` (events stored before rule sets were kept), `sample` (the first planned sends); a retry job: `skipped` (dead deliveries left alone, per rule, with `reason` and `message`)' }),
     nodeId: z.string().nullable().meta({ description: 'the node running the job (GET /cluster lists the live ones); null for jobs recorded before nodes had ids' }),
   })
   .meta({ id: 'Job' });
 
-export const DeadCountSchema = z.object({ count: int }).meta({ id: 'DeadCount' });
+export const RetrySkipSchema = z
+  .object({
+    ruleId: z.string(),
+    count: int,
+    reason: z.enum(['rule_removed']).meta({ description: 'rule_removed: the rule is no longer in the rule set, so the worker would dead-letter the delivery again at once' }),
+    message: z.string(),
+  })
+  .meta({ id: 'RetrySkip' });
+
+export const DeadCountSchema = z
+  .object({
+    count: int.meta({ description: 'the dead deliveries a bulk retry would make pending' }),
+    skipped: z.array(RetrySkipSchema).meta({ description: 'the dead deliveries it would leave alone, per rule, and why' }),
+  })
+  .meta({ id: 'DeadCount' });
 
 export const EventListSchema = z.object({ items: z.array(EventListItemSchema), nextCursor: z.string().nullable() });
 export const DeliveryListSchema = z.object({ items: z.array(DeliverySchema), nextCursor: z.string().nullable() });
