@@ -2,6 +2,7 @@ import type {
   BulkResult, DeliveryDetailView, DeliveryView, EditedReplayResultView, EventListItemView, EventWithDeliveries, Paged, ReplayResultView, ResendResult,
 } from './admin-backend.js';
 import type { BulkReplaySummary } from '../operations/bulk-replay-plan.js';
+import type { DeliveryWaitView } from '../operations/view-schemas.js';
 import type { RetrySkip, RetrySummary } from '../operations/retry-skips.js';
 import { printLine } from './output.js';
 import { formatTable, shortTime } from './table.js';
@@ -30,12 +31,31 @@ function stateText(d: Pick<DeliveryView, 'state' | 'pausedReason'>): string {
   return d.pausedReason ? 'paused' : d.state;
 }
 
+/** A pending delivery's wait in a few words, e.g. `circuit open until 2026-05-01 12:00:00Z (node n_1)`, `attempt 3 of 4 at ...`. */
+export function waitText(wait: DeliveryWaitView | null | undefined): string | null {
+  if (!wait) return null;
+  const until = wait.until ? shortTime(wait.until) : null;
+  const node = wait.node ? ` (node ${wait.node})` : '';
+  const attempt = wait.attempt.of === null ? `attempt ${wait.attempt.next} (redriven)` : `attempt ${wait.attempt.next} of ${wait.attempt.of}`;
+  switch (wait.reason) {
+    case 'circuit_open': return `circuit open until ${until}${node}, then ${attempt}`;
+    case 'order_blocked': return `behind #${wait.blockedBy} (order key blocked)`;
+    case 'retry_schedule': return `${attempt} at ${until}`;
+    case 'destination_failing': return `${attempt} at ${until}; destination failing since ${shortTime(wait.since)}`;
+    case 'concurrency': return `${attempt}: destination at its concurrency limit${node}`;
+    case 'rate_limit': return `${attempt}: due, under the rule's rate limit`;
+    case 'due': return `${attempt}: due now`;
+    case 'rule_disabled': return 'rule disabled';
+    case 'rule_removed': return 'rule removed';
+  }
+}
+
 export function printDeliveryTable(page: Paged<DeliveryView>): void {
   printLine(formatTable(
-    ['ID', 'EVENT', 'RULE', 'STATE', 'ORIGIN', 'ATTEMPTS', 'LAST STATUS', 'NEXT ATTEMPT', 'LAST ERROR / DEAD REASON'],
+    ['ID', 'EVENT', 'RULE', 'STATE', 'ORIGIN', 'ATTEMPTS', 'LAST STATUS', 'NEXT ATTEMPT', 'LAST ERROR / DEAD REASON', 'WAITING'],
     page.items.map((d) => [
       d.id, d.eventId, d.ruleId, stateText(d), d.origin, d.attempts, d.lastStatus,
-      d.pausedReason ? null : shortTime(d.nextAttemptAt), d.deadReason ?? d.pausedReason ?? d.lastError,
+      d.pausedReason ? null : shortTime(d.nextAttemptAt), d.deadReason ?? d.pausedReason ?? d.lastError, waitText(d.wait),
     ]),
     60,
   ));
@@ -73,6 +93,7 @@ export function printEventDetail({ event, deliveries }: EventWithDeliveries): vo
   for (const d of deliveries) {
     const why = d.deadReason ? `  dead: ${d.deadReason}` : d.pausedReason ? `  paused: ${d.pausedReason}` : '';
     printLine(`  ${d.id}  rule ${d.ruleId}  ${stateText(d)}  ${d.origin}  attempts ${d.attempts}${why}`);
+    if (d.wait && !d.pausedReason) printLine(`      waiting: ${waitText(d.wait)}: ${d.wait.message}`);
     printAttempts(d);
   }
 }

@@ -9,6 +9,7 @@ import { exportEvents } from '../operations/export-events.js';
 import { newestEventId } from '../operations/jobs/batches.js';
 import { runReplayJob, type BatchLoop, type BatchLoopResult } from '../operations/jobs/replay-job.js';
 import { runRetryJob } from '../operations/jobs/retry-job.js';
+import type { WaitSources } from '../operations/delivery-wait.js';
 import { retryableFilter, retrySkips } from '../operations/retry-skips.js';
 import { DEFAULT_ROUTE_MODE, ReplayRouter } from '../operations/replay-routing.js';
 import { resendEvent } from '../operations/resend-event.js';
@@ -106,6 +107,12 @@ export class LocalBackend implements AdminBackend {
     }
   }
 
+  /** Why pending deliveries wait, from the store and the rules; a server's circuits and limits are its own (in memory), unknown here. */
+  private async waitSources(): Promise<WaitSources> {
+    const rules = await this.rules().catch(() => null);
+    return { store: this.store, rules, destinations: null, nodeId: null, now: Date.now() };
+  }
+
   /** What the admin API's functions need; the worker is another process (it polls), so there is none to wake. */
   private context(ruleSet: RuleSet | null, dispatcher: OperationsContext['dispatcher'] | null): OperationsContext {
     const unavailable = (): never => {
@@ -133,7 +140,7 @@ export class LocalBackend implements AdminBackend {
   }
 
   async getEvent(id: number): Promise<EventWithDeliveries> {
-    return eventWithDeliveries(this.store, id, await this.pauses());
+    return eventWithDeliveries(this.store, id, await this.pauses(), await this.waitSources());
   }
 
   async replayEvent(id: number, request: RoutedReplayRequest): Promise<ReplayResultView> {
@@ -187,7 +194,7 @@ export class LocalBackend implements AdminBackend {
   }
 
   async listDeliveries(query: DeliveryQuery, page: { limit: number; cursor?: string }): Promise<Paged<DeliveryView>> {
-    return listDeliveriesPage(this.store, query, page, await this.pauses());
+    return listDeliveriesPage(this.store, query, page, await this.pauses(), await this.waitSources());
   }
 
   async retryDelivery(id: number): Promise<DeliveryView> {

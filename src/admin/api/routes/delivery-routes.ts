@@ -6,6 +6,7 @@ import { BulkRetryBodySchema, DeadCountQuerySchema, DeliveriesQuerySchema, Numer
 import { DeadCountSchema, DeliveryDetailSchema, DeliveryListSchema, DeliverySchema, JobSchema } from '../../../operations/view-schemas.js';
 import { defineRoute, type AdminRoute } from '../route-table.js';
 import { retryableFilter, retrySkips } from '../../../operations/retry-skips.js';
+import { serverWaitSources } from '../../../operations/delivery-wait.js';
 import { jobView } from '../../../operations/views.js';
 
 export function deliveryRoutes(ctx: OperationsContext, jobs: JobRunner): AdminRoute[] {
@@ -19,7 +20,7 @@ export function deliveryRoutes(ctx: OperationsContext, jobs: JobRunner): AdminRo
       success: { status: 200, description: 'one page of deliveries', schema: DeliveryListSchema },
       async handle({ query }) {
         const { limit, cursor, ...filter } = query;
-        return { status: 200, body: await listDeliveriesPage(ctx.store, filter, { limit, cursor }, deliveryPauses(ctx.rules.current())) };
+        return { status: 200, body: await listDeliveriesPage(ctx.store, filter, { limit, cursor }, deliveryPauses(ctx.rules.current()), await serverWaitSources(ctx)) };
       },
     }),
     defineRoute({
@@ -58,7 +59,7 @@ export function deliveryRoutes(ctx: OperationsContext, jobs: JobRunner): AdminRo
       success: { status: 200, description: 'the delivery', schema: DeliveryDetailSchema },
       errors: [{ status: 404, description: 'no such delivery (`not_found`)' }],
       async handle({ params }) {
-        return { status: 200, body: await getDeliveryDetail(ctx.store, params.id, deliveryPauses(ctx.rules.current())) };
+        return { status: 200, body: await getDeliveryDetail(ctx.store, params.id, deliveryPauses(ctx.rules.current()), await serverWaitSources(ctx)) };
       },
     }),
     defineRoute({
