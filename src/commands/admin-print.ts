@@ -41,7 +41,7 @@ export function waitText(wait: DeliveryWaitView | null | undefined): string | nu
     case 'circuit_open': return `circuit open until ${until}${node}, then ${attempt}`;
     case 'order_blocked': return `behind #${wait.blockedBy} (order key blocked)`;
     case 'retry_schedule': return `${attempt} at ${until}`;
-    case 'destination_failing': return `${attempt} at ${until}; destination failing since ${shortTime(wait.since)}`;
+    case 'destination_failing': return `${attempt} at ${until}; destination failing`;
     case 'concurrency': return `${attempt}: destination at its concurrency limit${node}`;
     case 'rate_limit': return `${attempt}: due, under the rule's rate limit`;
     case 'due': return `${attempt}: due now`;
