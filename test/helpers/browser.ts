@@ -116,3 +116,11 @@ export async function saveScreenshot(page: Page, name: string): Promise<string> 
   await page.screenshot({ path, fullPage: true });
   return path;
 }
+
+/** Opens the console at `url` and logs in with the admin token; resolves on the events page. */
+export async function logInToConsole(page: Page, url: string, token: string): Promise<void> {
+  await page.goto(`${url}/console`);
+  await page.getByLabel('Admin token').fill(token);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.getByRole('heading', { name: 'Events' }).waitFor();
+}

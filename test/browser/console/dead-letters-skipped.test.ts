@@ -1,6 +1,6 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { describeWithBrowser, launchBrowser } from '../../helpers/browser.js';
+import { describeWithBrowser, launchBrowser, logInToConsole } from '../../helpers/browser.js';
 import type { TestReceiver } from '../../helpers/receiver.js';
 import { removeTempDirs } from '../../helpers/temp-dir.js';
 import { startWebhookSink, type WebhookSink } from '../../helpers/webhook-sink.js';
@@ -44,10 +44,7 @@ describeWithBrowser('console: bulk retry of dead letters whose rule was removed'
       void dialog.accept();
     });
     try {
-      await page.goto(`${receiver.url}/console`);
-      await page.getByLabel('Admin token').fill(ADMIN_TOKEN);
-      await page.getByRole('button', { name: 'Log in' }).click();
-      await page.getByRole('heading', { name: 'Events' }).waitFor();
+      await logInToConsole(page, receiver.url, ADMIN_TOKEN);
       await page.getByRole('link', { name: 'Dead letters' }).click();
       const rows = page.locator('tr[data-delivery-id]');
       await expect.poll(() => rows.count()).toBe(5);

@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { sampleTransferSucceeded } from '../../../src/samples/transfer-succeeded.js';
-import { describeWithBrowser, launchBrowser } from '../../helpers/browser.js';
+import { describeWithBrowser, launchBrowser, logInToConsole } from '../../helpers/browser.js';
 import { postSigned, send } from '../../helpers/http.js';
 import { startTestReceiver, TEST_SECRET, type TestReceiver } from '../../helpers/receiver.js';
 import { eventually, rulesDirWith } from '../../helpers/rules.js';
@@ -63,10 +63,7 @@ describeWithBrowser('console: why a pending delivery waits, on the event page', 
 
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     try {
-      await page.goto(`${receiver.url}/console`);
-      await page.getByLabel('Admin token').fill(ADMIN_TOKEN);
-      await page.getByRole('button', { name: 'Log in' }).click();
-      await page.getByRole('heading', { name: 'Events' }).waitFor();
+      await logInToConsole(page, receiver.url, ADMIN_TOKEN);
 
       await openEvent(page, held);
       const paused = page.locator('.delivery-wait[data-reason="circuit_open"]');
