@@ -19,6 +19,7 @@ export const ERROR_CODES = {
   forbidden: { status: 403, summary: 'Authenticated, but the request may not be made this way (a console mutation without its CSRF token or from another origin).' },
   conflict: { status: 409, summary: 'The resource is not in a state that allows this (a delivery already pending).' },
   rule_mismatch: { status: 422, summary: 'The event does not match the rule named for a replay; details.reason says why (send force: true to replay anyway).' },
+  rule_removed: { status: 409, summary: "The delivery's rule is no longer in the rule set: a retry would dead-letter it again at once." },
   original_routing_unknown: { status: 409, summary: 'The event was stored before rule sets were kept: its original routing is unknown; replay it with route current.' },
   gone: { status: 410, summary: 'The resource existed but can no longer be used (a one-time checkout link already bought).' },
   store_copy_conflict: { status: 409, summary: 'store copy: the target holds different data under an id or transfer of the source (another instance, or another source); nothing of the batch was written.' },

@@ -2,6 +2,8 @@ import type {
   BulkResult, DeliveryDetailView, DeliveryView, EditedReplayResultView, EventListItemView, EventWithDeliveries, Paged, ReplayResultView, ResendResult,
 } from './admin-backend.js';
 import type { BulkReplaySummary } from '../operations/bulk-replay-plan.js';
+import type { DeliveryWaitView } from '../operations/view-schemas.js';
+import type { RetrySkip, RetrySummary } from '../operations/retry-skips.js';
 import { printLine } from './output.js';
 import { formatTable, shortTime, usdAmount } from './table.js';
 
@@ -32,12 +34,31 @@ function stateText(d: Pick<DeliveryView, 'state' | 'pausedReason'>): string {
   return d.pausedReason ? 'paused' : d.state;
 }
 
+/** A pending delivery's wait in a few words, e.g. `circuit open until 2026-05-01 12:00:00Z (node n_1)`, `attempt 3 of 4 at ...`. */
+export function waitText(wait: DeliveryWaitView | null | undefined): string | null {
+  if (!wait) return null;
+  const until = wait.until ? shortTime(wait.until) : null;
+  const node = wait.node ? ` (node ${wait.node})` : '';
+  const attempt = wait.attempt.of === null ? `attempt ${wait.attempt.next} (redriven)` : `attempt ${wait.attempt.next} of ${wait.attempt.of}`;
+  switch (wait.reason) {
+    case 'circuit_open': return `circuit open until ${until}${node}, then ${attempt}`;
+    case 'order_blocked': return `behind #${wait.blockedBy} (order key blocked)`;
+    case 'retry_schedule': return `${attempt} at ${until}`;
+    case 'destination_failing': return `${attempt} at ${until}; destination failing`;
+    case 'concurrency': return `${attempt}: destination at its concurrency limit${node}`;
+    case 'rate_limit': return `${attempt}: due, under the rule's rate limit`;
+    case 'due': return `${attempt}: due now`;
+    case 'rule_disabled': return 'rule disabled';
+    case 'rule_removed': return 'rule removed';
+  }
+}
+
 export function printDeliveryTable(page: Paged<DeliveryView>): void {
   printLine(formatTable(
-    ['ID', 'EVENT', 'RULE', 'STATE', 'ORIGIN', 'ATTEMPTS', 'LAST STATUS', 'NEXT ATTEMPT', 'LAST ERROR / DEAD REASON'],
+    ['ID', 'EVENT', 'RULE', 'STATE', 'ORIGIN', 'ATTEMPTS', 'LAST STATUS', 'NEXT ATTEMPT', 'LAST ERROR / DEAD REASON', 'WAITING'],
     page.items.map((d) => [
       d.id, d.eventId, d.ruleId, stateText(d), d.origin, d.attempts, d.lastStatus,
-      d.pausedReason ? null : shortTime(d.nextAttemptAt), d.deadReason ?? d.pausedReason ?? d.lastError,
+      d.pausedReason ? null : shortTime(d.nextAttemptAt), d.deadReason ?? d.pausedReason ?? d.lastError, waitText(d.wait),
     ]),
     60,
   ));
@@ -76,6 +97,7 @@ export function printEventDetail({ event, deliveries }: EventWithDeliveries): vo
   for (const d of deliveries) {
     const why = d.deadReason ? `  dead: ${d.deadReason}` : d.pausedReason ? `  paused: ${d.pausedReason}` : '';
     printLine(`  ${d.id}  rule ${d.ruleId}  ${stateText(d)}  ${d.origin}  attempts ${d.attempts}${why}`);
+    if (d.wait && !d.pausedReason) printLine(`      waiting: ${waitText(d.wait)}: ${d.wait.message}`);
     printAttempts(d);
   }
 }
@@ -118,7 +140,13 @@ export function printBulk(noun: string, result: BulkResult): void {
   printLine(`${job}${result.state}: ${result.processed} of ${result.total} ${noun} processed, ${result.created} deliveries queued, ${result.failed} failed`);
   if (result.error) printLine(`error: ${result.error}`);
   if (result.resumeAfterId !== undefined) printLine(`to carry on, run the same command with --after-id ${result.resumeAfterId}`);
-  if (result.summary) printReplaySummary(result.summary as Partial<BulkReplaySummary>);
+  if (result.summary && 'skipped' in result.summary) printRetrySkips((result.summary as RetrySummary).skipped);
+  else if (result.summary) printReplaySummary(result.summary as Partial<BulkReplaySummary>);
+}
+
+/** A bulk retry's skipped dead deliveries, per rule, with why: e.g. "skipped 4 dead deliveries of rule old-sink: ...". */
+function printRetrySkips(skipped: RetrySkip[]): void {
+  for (const skip of skipped) printLine(`skipped ${skip.count} dead deliver${skip.count === 1 ? 'y' : 'ies'}: ${skip.message}`);
 }
 
 function printReplaySummary(summary: Partial<BulkReplaySummary>): void {

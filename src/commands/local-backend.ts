@@ -9,6 +9,8 @@ import { exportEvents } from '../operations/export-events.js';
 import { newestEventId } from '../operations/jobs/batches.js';
 import { runReplayJob, type BatchLoop, type BatchLoopResult } from '../operations/jobs/replay-job.js';
 import { runRetryJob } from '../operations/jobs/retry-job.js';
+import type { WaitSources } from '../operations/delivery-wait.js';
+import { retryableFilter, retrySkips } from '../operations/retry-skips.js';
 import { DEFAULT_ROUTE_MODE, ReplayRouter } from '../operations/replay-routing.js';
 import { resendEvent } from '../operations/resend-event.js';
 import { replayWithRouting } from '../operations/routed-replay.js';
@@ -105,6 +107,12 @@ export class LocalBackend implements AdminBackend {
     }
   }
 
+  /** Why pending deliveries wait, from the store and the rules; a server's circuits and limits are its own (in memory), unknown here. */
+  private async waitSources(): Promise<WaitSources> {
+    const rules = await this.rules().catch(() => null);
+    return { store: this.store, rules, destinations: null, nodeId: null, now: Date.now() };
+  }
+
   /** What the admin API's functions need; the worker is another process (it polls), so there is none to wake. */
   private context(ruleSet: RuleSet | null, dispatcher: OperationsContext['dispatcher'] | null): OperationsContext {
     const unavailable = (): never => {
@@ -132,7 +140,7 @@ export class LocalBackend implements AdminBackend {
   }
 
   async getEvent(id: number): Promise<EventWithDeliveries> {
-    return eventWithDeliveries(this.store, id, await this.pauses());
+    return eventWithDeliveries(this.store, id, await this.pauses(), await this.waitSources());
   }
 
   async replayEvent(id: number, request: RoutedReplayRequest): Promise<ReplayResultView> {
@@ -186,19 +194,22 @@ export class LocalBackend implements AdminBackend {
   }
 
   async listDeliveries(query: DeliveryQuery, page: { limit: number; cursor?: string }): Promise<Paged<DeliveryView>> {
-    return listDeliveriesPage(this.store, query, page, await this.pauses());
+    return listDeliveriesPage(this.store, query, page, await this.pauses(), await this.waitSources());
   }
 
   async retryDelivery(id: number): Promise<DeliveryView> {
-    return retryDelivery(this.context(null, null), id, await this.pauses());
+    return retryDelivery(this.context(await this.rules(), null), id, await this.pauses());
   }
 
   async retryDeliveries(query: RetryQuery & { afterId?: number }, control: BulkControl): Promise<BulkResult> {
     const { ruleId, eventId, afterId, deliveryState: _deliveryState, ...eventQuery } = query;
     const filter: BulkDeliveryFilter = { ...eventQuery, ruleId, eventId, afterId };
-    const total = await this.store.countDeadDeliveries(filter);
+    const rules = await this.rules();
+    const retryable = retryableFilter(filter, rules);
+    const total = await this.store.countDeadDeliveries(retryable);
+    const summary = { skipped: await retrySkips(this.store, filter, rules) };
     control.onProgress({ total, processed: 0, created: 0, failed: 0 });
-    return bulkResult(await runRetryJob(this.batchLoop(control), filter, total, Date.now));
+    return bulkResult(await runRetryJob(this.batchLoop(control), retryable, total, Date.now, summary));
   }
 
   /** The admin jobs' batch loop driven from the terminal: Ctrl-C stops it between batches; a running server's worker polls for the new rows. */

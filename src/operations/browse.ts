@@ -2,6 +2,8 @@ import type { DeliveryPauses } from '../delivery/delivery-pauses.js';
 import { HookrelayError } from '../errors.js';
 import type { DeliveryDetail, DeliveryFilter, EventSearch, Store } from '../store/store.js';
 import type { OperationsContext } from './context.js';
+import { deliveryWaits, type WaitSources } from './delivery-wait.js';
+import { assertRetryable } from './retry-skips.js';
 import { decodeDeliveryCursor, decodeEventCursor, encodeDeliveryCursor, encodeEventCursor } from './cursor.js';
 import type { DeliveryDetailView, DeliveryView, EventDetailView, EventListItemView } from './view-schemas.js';
 import { deliveryDetailView, deliveryView, eventDetailView, eventSummaryView, forwardingView } from './views.js';
@@ -36,9 +38,11 @@ export async function listEventsPage(store: Store, filter: EventSearch, page: Pa
   };
 }
 
-export async function listDeliveriesPage(store: Store, filter: DeliveryFilter, page: PageRequest, pauses: DeliveryPauses): Promise<Paged<DeliveryView>> {
+/** `waits`: what tells why each pending delivery waits (absent: `wait` is null). */
+export async function listDeliveriesPage(store: Store, filter: DeliveryFilter, page: PageRequest, pauses: DeliveryPauses, waits?: WaitSources): Promise<Paged<DeliveryView>> {
   const result = await store.listDeliveries(filter, { limit: page.limit, ...(page.cursor !== undefined && { before: decodeDeliveryCursor(page.cursor) }) });
-  return { items: result.items.map((d) => deliveryView(d, pauses)), nextCursor: result.nextCursor === null ? null : encodeDeliveryCursor(result.nextCursor) };
+  const wait = waits && (await deliveryWaits(waits, result.items));
+  return { items: result.items.map((d) => deliveryView(d, pauses, wait)), nextCursor: result.nextCursor === null ? null : encodeDeliveryCursor(result.nextCursor) };
 }
 
 async function deliveriesOfEvent(store: Store, eventId: number): Promise<DeliveryDetail[]> {
@@ -55,23 +59,25 @@ async function deliveriesOfEvent(store: Store, eventId: number): Promise<Deliver
   return details;
 }
 
-export async function eventWithDeliveries(store: Store, eventId: number, pauses: DeliveryPauses): Promise<EventWithDeliveries> {
+export async function eventWithDeliveries(store: Store, eventId: number, pauses: DeliveryPauses, waits?: WaitSources): Promise<EventWithDeliveries> {
   const event = await store.getEvent(eventId);
   if (!event) throw new HookrelayError('not_found', `No event ${eventId}.`);
   const deliveries = await deliveriesOfEvent(store, eventId);
-  return { event: eventDetailView(event), deliveries: deliveries.map((d) => deliveryDetailView(d, pauses)) };
+  const wait = waits && (await deliveryWaits(waits, deliveries));
+  return { event: eventDetailView(event), deliveries: deliveries.map((d) => deliveryDetailView(d, pauses, wait)) };
 }
 
-export async function getDeliveryDetail(store: Store, id: number, pauses: DeliveryPauses): Promise<DeliveryDetailView> {
+export async function getDeliveryDetail(store: Store, id: number, pauses: DeliveryPauses, waits?: WaitSources): Promise<DeliveryDetailView> {
   const delivery = await store.getDelivery(id);
   if (!delivery) throw new HookrelayError('not_found', `No delivery ${id}.`);
-  return deliveryDetailView(delivery, pauses);
+  return deliveryDetailView(delivery, pauses, waits && (await deliveryWaits(waits, [delivery])));
 }
 
 /** Makes a delivered or dead delivery pending and due now (`not_found`, or `conflict` when already pending). */
-export async function retryDelivery(ctx: Pick<OperationsContext, 'store' | 'now' | 'wakeWorker'>, id: number, pauses: DeliveryPauses): Promise<DeliveryView> {
+export async function retryDelivery(ctx: Pick<OperationsContext, 'store' | 'now' | 'wakeWorker' | 'rules'>, id: number, pauses: DeliveryPauses): Promise<DeliveryView> {
   const existing = await ctx.store.getDelivery(id);
   if (!existing) throw new HookrelayError('not_found', `No delivery ${id}.`);
+  if (existing.state !== 'pending') await assertRetryable(ctx.store, existing, ctx.rules.current());
   const now = ctx.now();
   if (!(await ctx.store.retryDelivery(id, now))) throw new HookrelayError('conflict', `Delivery ${id} is already pending.`, { state: existing.state });
   // The store wakes the workers as it commits, so a read now could already see the next attempt: answer with

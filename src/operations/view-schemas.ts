@@ -74,6 +74,21 @@ export const StreamedEventSchema = EventSummarySchema.extend({
   bodyBase64: z.string().optional().meta({ description: 'with `body=true`: the exact bytes received' }),
 }).meta({ id: 'StreamedEvent', description: 'the `data` of one `event` message of the event stream' });
 
+export const DeliveryWaitSchema = z
+  .object({
+    reason: z.enum(['rule_disabled', 'rule_removed', 'order_blocked', 'circuit_open', 'destination_failing', 'retry_schedule', 'concurrency', 'rate_limit', 'due']).meta({
+      description:
+        'rule_disabled: held until the rule is enabled; rule_removed: dead-lettered when next claimed; order_blocked: behind the failing first delivery of its order key (blockedBy); circuit_open: the destination is paused on the answering node (node) until `until`; destination_failing: an outage of the destination is open (the answering node runs no worker, so its circuit is unknown); retry_schedule: the next attempt of the schedule is at `until`; concurrency: the destination has as many attempts in flight on the answering node as its limit; rate_limit: due, sent in turn under the rule\'s rate limit; due: due now',
+    }),
+    until: isoTime.nullable().meta({ description: 'when it is expected to move: the next attempt, the end of a circuit pause, the blocking delivery\'s next attempt; null when unknown (a disabled rule)' }),
+    since: isoTime.nullable().meta({ description: 'circuit_open, destination_failing: when the open outage of the destination began; order_blocked: when the blocking delivery first failed' }),
+    message: z.string(),
+    attempt: z.object({ next: int, of: int.nullable().meta({ description: "the rule's attempt budget (its retry schedule's length); null past it (a redriven delivery)" }) }),
+    blockedBy: int.nullable().meta({ description: 'order_blocked: the delivery it waits behind' }),
+    node: z.string().nullable().meta({ description: "the node whose in-memory state this is (circuit_open, concurrency): each node has its own circuits and limits" }),
+  })
+  .meta({ id: 'DeliveryWait' });
+
 export const DeliverySchema = z
   .object({
     id: int,
@@ -90,6 +105,7 @@ export const DeliverySchema = z
     deadReason: z.string().nullable(),
     pausedReason: z.string().nullable().meta({ description: 'why a pending delivery is held without attempts (its rule is disabled); null when it is not' }),
     lastAttemptSent: z.boolean().nullable().meta({ description: 'whether the last attempt reached the destination (false: refused by the SSRF guard, no such host, connection refused, rule removed); null before any attempt' }),
+    wait: DeliveryWaitSchema.nullable().meta({ description: 'why a pending delivery is not being sent now, and until when; null when it is not pending (and in replay and retry answers)' }),
     createdAt: isoTime,
     updatedAt: isoTime,
   })
@@ -154,12 +170,26 @@ export const JobSchema = z
     summary: z
       .record(z.string(), z.unknown())
       .nullable()
-      .meta({ description: 'a replay job: `route`, `dryRun`, `perRule` (deliveries per rule), `withheld` (per rule), `unknownRouting` (events stored before rule sets were kept), `sample` (the first planned sends)' }),
+      .meta({ description: 'a replay job: `route`, `dryRun`, `perRule` (deliveries per rule), `withheld` (per rule), `unknownRouting` (events stored before rule sets were kept), `sample` (the first planned sends); a retry job: `skipped` (dead deliveries left alone, per rule, with `reason` and `message`)' }),
     nodeId: z.string().nullable().meta({ description: 'the node running the job (GET /cluster lists the live ones); null for jobs recorded before nodes had ids' }),
   })
   .meta({ id: 'Job' });
 
-export const DeadCountSchema = z.object({ count: int }).meta({ id: 'DeadCount' });
+export const RetrySkipSchema = z
+  .object({
+    ruleId: z.string(),
+    count: int,
+    reason: z.enum(['rule_removed']).meta({ description: 'rule_removed: the rule is no longer in the rule set, so the worker would dead-letter the delivery again at once' }),
+    message: z.string(),
+  })
+  .meta({ id: 'RetrySkip' });
+
+export const DeadCountSchema = z
+  .object({
+    count: int.meta({ description: 'the dead deliveries a bulk retry would make pending' }),
+    skipped: z.array(RetrySkipSchema).meta({ description: 'the dead deliveries it would leave alone, per rule, and why' }),
+  })
+  .meta({ id: 'DeadCount' });
 
 export const EventListSchema = z.object({ items: z.array(EventListItemSchema), nextCursor: z.string().nullable() });
 export const DeliveryListSchema = z.object({ items: z.array(DeliverySchema), nextCursor: z.string().nullable() });
@@ -297,6 +327,7 @@ export type EventListItemView = z.output<typeof EventListItemSchema>;
 export type ForwardingView = z.output<typeof ForwardingSchema>;
 export type EventDetailView = z.output<typeof EventDetailSchema>;
 export type DeliveryView = z.output<typeof DeliverySchema>;
+export type DeliveryWaitView = z.output<typeof DeliveryWaitSchema>;
 export type DeliveryDetailView = z.output<typeof DeliveryDetailSchema>;
 export type OutageView = z.output<typeof OutageSchema>;
 export type JobView = z.output<typeof JobSchema>;

@@ -1,5 +1,6 @@
 import { attemptSent, lastAttemptSent, type DeliveryPauses } from '../delivery/delivery-pauses.js';
 import type { Delivery, DeliveryCounts, DeliveryDetail, EventSummary, Job, NewEventSummary, NewEventWithBody, Outage, StoredEvent } from '../store/store.js';
+import type { DeliveryWaits } from './delivery-wait.js';
 import type { EditedReplayAnswer } from './edited-replay.js';
 import type { RoutedReplayAnswer } from './routed-replay.js';
 import type { DeliveryDetailView, DeliveryView, EditedReplayResultView, EventDetailView, EventSummaryView, ForwardingView, JobView, OutageView, ReplayResultView, StreamedEventView } from './view-schemas.js';
@@ -57,7 +58,7 @@ function parseOrNull(body: Buffer): unknown {
 }
 
 /** `pauses` says, from the current rules, why a pending delivery is held. */
-export function deliveryView(d: Delivery, pauses: DeliveryPauses): DeliveryView {
+export function deliveryView(d: Delivery, pauses: DeliveryPauses, waits?: DeliveryWaits): DeliveryView {
   return {
     id: d.id,
     eventId: d.eventId,
@@ -73,14 +74,15 @@ export function deliveryView(d: Delivery, pauses: DeliveryPauses): DeliveryView 
     deadReason: d.deadReason,
     pausedReason: pauses(d),
     lastAttemptSent: lastAttemptSent(d),
+    wait: waits?.(d) ?? null,
     createdAt: iso(d.createdAt),
     updatedAt: iso(d.updatedAt),
   };
 }
 
-export function deliveryDetailView(d: DeliveryDetail, pauses: DeliveryPauses): DeliveryDetailView {
+export function deliveryDetailView(d: DeliveryDetail, pauses: DeliveryPauses, waits?: DeliveryWaits): DeliveryDetailView {
   return {
-    ...deliveryView(d, pauses),
+    ...deliveryView(d, pauses, waits),
     attemptLog: d.attemptLog.map((a) => ({
       attempt: a.attempt,
       startedAt: iso(a.startedAt),

@@ -394,6 +394,8 @@ export interface Store extends NewEventReader {
   /** Replay of many events in one transaction: the outbox rows for each event; returns how many rows. */
   createDeliveriesForEvents(batch: { eventId: number; deliveries: NewDelivery[] }[], origin: DeliveryOrigin): Promise<number>;
   countDeadDeliveries(filter: BulkDeliveryFilter): Promise<number>;
+  /** Dead deliveries matching `filter`, counted per rule id. */
+  countDeadDeliveriesByRule(filter: BulkDeliveryFilter): Promise<Map<string, number>>;
   /** Makes up to `limit` matching dead deliveries (ascending id) pending and due at `now`, in one transaction; returns their ids. */
   retryDeadDeliveries(filter: BulkDeliveryFilter, limit: number, now: number): Promise<number[]>;
 
@@ -600,6 +602,12 @@ export interface BulkDeliveryFilter extends EventFilter {
   eventId?: number;
   /** Only deliveries with an id greater than this. */
   afterId?: number;
+  /**
+   * Today's rule ids. With it, only the deliveries today's rules still send: of one of these rules, or
+   * planned by a one-off rule set (an edited event sent to a URL, sent as kept). With `removed: true`, only
+   * the others: those the worker dead-letters as "rule removed".
+   */
+  todaysRules?: { ids: readonly string[]; removed?: boolean };
 }
 
 export interface ImportOptions {

@@ -7,6 +7,7 @@ import { BulkReplayPlanner } from '../bulk-replay-plan.js';
 import { DEFAULT_ROUTE_MODE, ReplayRouter, type RouteMode } from '../replay-routing.js';
 import { countEventsThrough, newestEventId } from './batches.js';
 import { runReplayJob, type BatchLoop, type BatchLoopResult } from './replay-job.js';
+import { retryableFilter, retrySkips } from '../retry-skips.js';
 import { runRetryJob } from './retry-job.js';
 
 export interface JobRunnerOptions {
@@ -70,12 +71,16 @@ export class JobRunner {
     });
   }
 
+  /** Dead deliveries whose rule is no longer in today's rule set are skipped, and counted in the job's summary. */
   async startRetry(filter: Record<string, unknown>, deadFilter: BulkDeliveryFilter): Promise<Job> {
     return this.startJob(async () => {
-      const total = await this.options.store.countDeadDeliveries(deadFilter);
+      const rules = this.options.rules();
+      const retryable = retryableFilter(deadFilter, rules);
+      const total = await this.options.store.countDeadDeliveries(retryable);
+      const summary = { skipped: await retrySkips(this.options.store, deadFilter, rules) };
       const job = await this.create('retry', filter, deadFilter.ruleId ?? null, total);
-      this.launch(job, (loop) => runRetryJob(loop, deadFilter, total, this.options.now));
-      return job;
+      this.launch(job, (loop) => runRetryJob(loop, retryable, total, this.options.now, summary));
+      return { ...job, summary };
     });
   }
 

@@ -1,14 +1,16 @@
 import type { BulkDeliveryFilter, JobProgress } from '../../store/store.js';
+import type { RetrySummary } from '../retry-skips.js';
 import { JOB_BATCH_SIZE, yieldToEventLoop } from './batches.js';
 import type { BatchLoop, BatchLoopResult } from './replay-job.js';
 
 /**
  * Makes matching dead-lettered deliveries pending again, oldest first, one transaction per batch. A
  * delivery that dies again while the job runs is not picked up a second time (the job has passed its id).
- * `filter.afterId` resumes an interrupted run.
+ * `filter.afterId` resumes an interrupted run. `summary` (what it skips, and why) is reported with its
+ * progress.
  */
-export async function runRetryJob(loop: BatchLoop, filter: BulkDeliveryFilter, total: number, now: () => number): Promise<BatchLoopResult> {
-  const progress: JobProgress = { total, processed: 0, created: 0, failed: 0 };
+export async function runRetryJob(loop: BatchLoop, filter: BulkDeliveryFilter, total: number, now: () => number, summary: RetrySummary): Promise<BatchLoopResult> {
+  const progress: JobProgress = { total, processed: 0, created: 0, failed: 0, summary: { ...summary } };
   let lastId = filter.afterId;
   for (;;) {
     if (await loop.shouldStop()) return { progress, stopped: true, lastId };

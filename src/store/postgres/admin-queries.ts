@@ -63,12 +63,26 @@ export class AdminQueries {
   }
 
   private deadWhere(filter: BulkDeliveryFilter, params: SqlParams): string {
-    const { ruleId, eventId, afterId, ...eventFilter } = filter;
+    const { ruleId, eventId, afterId, todaysRules, ...eventFilter } = filter;
     const where = ["d.state = 'dead'", eventSelectionSql(eventFilter, params)];
     if (ruleId !== undefined) where.push(`d.rule_id = ${params.add(ruleId)}`);
     if (eventId !== undefined) where.push(`d.event_id = ${params.add(eventId)}`);
     if (afterId !== undefined) where.push(`d.id > ${params.add(afterId)}`);
+    if (todaysRules !== undefined) {
+      const sent = `(d.rule_id = ANY(${params.add([...todaysRules.ids])}::text[]) OR d.rule_set_hash IN (SELECT hash FROM rule_sets WHERE kind = 'one-off'))`;
+      where.push(todaysRules.removed ? `NOT ${sent}` : sent);
+    }
     return where.join(' AND ');
+  }
+
+  async countDeadByRule(filter: BulkDeliveryFilter): Promise<Map<string, number>> {
+    const params = new SqlParams();
+    const where = this.deadWhere(filter, params);
+    const { rows } = await this.db.query<{ rule_id: string; n: number }>(
+      `SELECT d.rule_id, count(*) AS n FROM deliveries d JOIN events e ON e.id = d.event_id WHERE ${where} GROUP BY d.rule_id ORDER BY d.rule_id`,
+      params.values,
+    );
+    return new Map(rows.map((r) => [r.rule_id, r.n]));
   }
 
   async countDead(filter: BulkDeliveryFilter): Promise<number> {

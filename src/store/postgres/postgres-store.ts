@@ -356,6 +356,10 @@ export class PostgresStore implements Store {
     return this.read(() => this.admin.countDead(filter));
   }
 
+  countDeadDeliveriesByRule(filter: BulkDeliveryFilter): Promise<Map<string, number>> {
+    return this.read(() => this.admin.countDeadByRule(filter));
+  }
+
   async retryDeadDeliveries(filter: BulkDeliveryFilter, limit: number, now: number): Promise<number[]> {
     const ids = await this.write(() => this.admin.retryDead(filter, limit, now));
     if (ids.length > 0) this.deliveriesDue();

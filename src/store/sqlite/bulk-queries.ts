@@ -7,14 +7,27 @@ export class BulkQueries {
   constructor(private readonly db: BetterSqlite3.Database) {}
 
   private deadWhere(filter: BulkDeliveryFilter): { sql: string; params: unknown[] } {
-    const { ruleId, eventId, afterId, ...eventFilter } = filter;
+    const { ruleId, eventId, afterId, todaysRules, ...eventFilter } = filter;
     const events = eventSelectionSql(eventFilter, 'e');
     const where = [`d.state = 'dead'`, events.sql];
     const params: unknown[] = [...events.params];
     if (ruleId !== undefined) { where.push('d.rule_id = ?'); params.push(ruleId); }
     if (eventId !== undefined) { where.push('d.event_id = ?'); params.push(eventId); }
     if (afterId !== undefined) { where.push('d.id > ?'); params.push(afterId); }
+    if (todaysRules !== undefined) {
+      const sent = `(d.rule_id IN (SELECT value FROM json_each(?)) OR d.rule_set_hash IN (SELECT hash FROM rule_sets WHERE kind = 'one-off'))`;
+      where.push(todaysRules.removed ? `NOT ${sent}` : sent);
+      params.push(JSON.stringify(todaysRules.ids));
+    }
     return { sql: where.join(' AND '), params };
+  }
+
+  countDeadByRule(filter: BulkDeliveryFilter): Map<string, number> {
+    const where = this.deadWhere(filter);
+    const rows = this.db
+      .prepare<unknown[], { rule_id: string; n: number }>(`SELECT d.rule_id, count(*) AS n FROM deliveries d JOIN events e ON e.id = d.event_id WHERE ${where.sql} GROUP BY d.rule_id ORDER BY d.rule_id`)
+      .all(...where.params);
+    return new Map(rows.map((r) => [r.rule_id, r.n]));
   }
 
   countDead(filter: BulkDeliveryFilter): number {

@@ -439,6 +439,10 @@ export class SqliteStore implements Store {
     return this.bulk.countDead(filter);
   }
 
+  async countDeadDeliveriesByRule(filter: BulkDeliveryFilter): Promise<Map<string, number>> {
+    return this.bulk.countDeadByRule(filter);
+  }
+
   async retryDeadDeliveries(filter: BulkDeliveryFilter, limit: number, now: number): Promise<number[]> {
     const ids = this.write(() => this.db.transaction(() => {
       const retried = this.bulk.retryDead(filter, limit, now);

@@ -11,7 +11,7 @@ afterEach(closeAll);
 afterAll(() => removeTempDirs());
 
 /** Stores `count` events, each with one dead-lettered delivery of `ruleId` (as a failed transform leaves them). */
-async function seedDeadDeliveries(store: Store, count: number, ruleId: string, from = 0): Promise<void> {
+async function seedDeadDeliveries(store: Store, count: number, ruleId: string, from = 0, ruleSetHash = 'seeded'): Promise<void> {
   const saves = [];
   for (let i = from; i < from + count; i++) {
     const body = Buffer.from(JSON.stringify({ event: 'transfer:succeeded', result: { id: `seed-${i}` } }));
@@ -19,12 +19,15 @@ async function seedDeadDeliveries(store: Store, count: number, ruleId: string, f
       store.saveEvent({
         source: 'checkout', event: 'transfer:succeeded', transferId: `seed-${i}`, checkoutId: null, email: i % 2 ? 'odd@example.com' : 'even@example.com',
         walletAddress: null, validation: 'valid', receivedAt: Date.now(), headers: {}, body,
-        deliveries: [{ ruleId, ruleSetHash: 'seeded', body: null, contentType: 'application/json', deadReason: 'seeded' }],
+        deliveries: [{ ruleId, ruleSetHash, body: null, contentType: 'application/json', deadReason: 'seeded' }],
       }),
     );
   }
   await Promise.all(saves);
 }
+
+/** The rules of the seeded deliveries (never sent: delivery is off where they are used). */
+const SEEDED_RULES = { 'broken.yaml': ruleYaml('broken', 'http://127.0.0.1:9/broken'), 'other.yaml': ruleYaml('other', 'http://127.0.0.1:9/other') };
 
 async function waitForJob(fixture: AdminFixture, id: number): Promise<any> {
   return eventually(async () => {
@@ -48,7 +51,7 @@ describeEachBackend('bulk retry job (POST /deliveries/retry)', (backend) => {
   const startAdminFixture = fixtureOn(backend);
 
   it('retries the matching dead-lettered deliveries in batches and reports progress until done', async () => {
-    const fixture = await startAdminFixture({ delivery: { enabled: false } });
+    const fixture = await startAdminFixture({ delivery: { enabled: false }, rules: SEEDED_RULES });
     await seedDeadDeliveries(fixture.app.store, 450, 'broken');
     await seedDeadDeliveries(fixture.app.store, 50, 'other', 1000);
 
@@ -66,8 +69,36 @@ describeEachBackend('bulk retry job (POST /deliveries/retry)', (backend) => {
     expect(await deliveryCount(fixture, 'ruleId=other&state=dead')).toBe(25);
   });
 
+  it('skips dead deliveries whose rule was removed and says why: in the count, the job and a single retry', async () => {
+    const fixture = await startAdminFixture({ delivery: { enabled: false }, rules: { 'kept.yaml': ruleYaml('kept', 'http://127.0.0.1:9/kept') } });
+    await seedDeadDeliveries(fixture.app.store, 3, 'kept');
+    await seedDeadDeliveries(fixture.app.store, 4, 'removed', 100);
+    // An edited event sent to a URL: its one-off rule is in no rule file and is sent as kept, so it is retried.
+    await fixture.app.store.saveRuleSet({ hash: 'one-off-set', kind: 'one-off', rules: [], firstLoadedAt: Date.now() });
+    await seedDeadDeliveries(fixture.app.store, 1, 'edited-to-url', 200, 'one-off-set');
+    const skipped = [{ ruleId: 'removed', count: 4, reason: 'rule_removed', message: expect.stringContaining('"removed" is no longer in the rule set') }];
+
+    expect((await fixture.api('/deliveries/dead-count')).json).toEqual({ count: 4, skipped });
+    expect((await fixture.api('/deliveries/dead-count?ruleId=removed')).json).toEqual({ count: 0, skipped });
+    expect((await fixture.api('/deliveries/dead-count?ruleId=kept')).json).toEqual({ count: 3, skipped: [] });
+
+    const started = await fixture.api('/deliveries/retry', { method: 'POST', body: { filter: {} } });
+    expect(started.json).toMatchObject({ total: 4, summary: { skipped } });
+    expect(await waitForJob(fixture, started.json.id)).toMatchObject({ state: 'done', total: 4, processed: 4, created: 4, failed: 0, summary: { skipped } });
+    expect(await deliveryCount(fixture, 'ruleId=kept&state=pending')).toBe(3);
+    expect(await deliveryCount(fixture, 'ruleId=edited-to-url&state=pending')).toBe(1);
+    expect(await deliveryCount(fixture, 'ruleId=removed&state=dead')).toBe(4);
+
+    const removed = (await fixture.api('/deliveries?ruleId=removed')).json.items[0];
+    const single = await fixture.api(`/deliveries/${removed.id}/retry`, { method: 'POST' });
+    expect([single.status, single.json.error.code]).toEqual([409, 'rule_removed']);
+    expect(single.json.error.details).toEqual({ deliveryId: removed.id, eventId: removed.eventId, ruleId: 'removed' });
+    expect(single.json.error.message).toMatch(/^Delivery \d+ is not retried: rule "removed" is no longer in the rule set/);
+    expect((await fixture.api(`/deliveries/${removed.id}`)).json).toMatchObject({ state: 'dead', attempts: 0, deadReason: 'seeded' });
+  });
+
   it('a cancelled job stops between batches: no half batch, cancelled state, and a second cancel is a conflict', async () => {
-    const fixture = await startAdminFixture({ delivery: { enabled: false } });
+    const fixture = await startAdminFixture({ delivery: { enabled: false }, rules: SEEDED_RULES });
     await seedDeadDeliveries(fixture.app.store, 20_000, 'broken');
     const started = await fixture.api('/deliveries/retry', { method: 'POST', body: { filter: {} } });
     const second = await fixture.api('/deliveries/retry', { method: 'POST', body: { filter: { email: 'odd@example.com' } } });

@@ -1,6 +1,7 @@
 import { deliveryPauses } from '../../../delivery/delivery-pauses.js';
 import type { OperationsContext } from '../../../operations/context.js';
 import { eventWithDeliveries, listEventsPage } from '../../../operations/browse.js';
+import { serverWaitSources } from '../../../operations/delivery-wait.js';
 import { editTargetOf, replayEdited } from '../../../operations/edited-replay.js';
 import type { JobRunner } from '../../../operations/jobs/job-runner.js';
 import { resendEvent } from '../../../operations/resend-event.js';
@@ -50,7 +51,7 @@ export function eventRoutes(ctx: OperationsContext, jobs: JobRunner): AdminRoute
       success: { status: 200, description: 'the event and its deliveries', schema: EventWithDeliveriesSchema },
       errors: [NOT_FOUND],
       async handle({ params }) {
-        return { status: 200, body: await eventWithDeliveries(ctx.store, params.id, deliveryPauses(ctx.rules.current())) };
+        return { status: 200, body: await eventWithDeliveries(ctx.store, params.id, deliveryPauses(ctx.rules.current()), await serverWaitSources(ctx)) };
       },
     }),
     defineRoute({

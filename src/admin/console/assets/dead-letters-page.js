@@ -14,6 +14,12 @@ function lastStatusText(d) {
   return d.lastAttemptSent === false ? 'last attempt not sent' : 'no response';
 }
 
+/** What a bulk retry leaves alone, e.g. "4 of rule old-sink (no longer in the rule set: they would die again at once)". */
+function skippedText(skipped) {
+  const parts = (skipped ?? []).map((s) => `${s.count} of rule ${s.ruleId}`);
+  return parts.length ? `Skipped: ${parts.join(', ')}, no longer in the rule set (a retry would be dead-lettered again at once; add the rule back or replay the events).` : '';
+}
+
 export function renderDeadLetters(view, query) {
   const ruleId = query.get('ruleId') ?? '';
   const tableBox = h('div', { class: 'table-box' });
@@ -84,7 +90,15 @@ export function renderDeadLetters(view, query) {
   const showJob = (job, { started = false } = {}) => {
     const finished = job.state !== 'running' && (started || watchedJob?.state === 'running');
     watchedJob = job;
-    replace(jobBox, jobPanel(job, { title: `Bulk retry #${job.id}`, label: 'Bulk retry progress', createdWord: 'retried', onCancel: (job, button) => cancelJob(job, button, showJob) }));
+    const skipped = skippedText(job.summary?.skipped);
+    replace(
+      jobBox,
+      jobPanel(
+        job,
+        { title: `Bulk retry #${job.id}`, label: 'Bulk retry progress', createdWord: 'retried', onCancel: (job, button) => cancelJob(job, button, showJob) },
+        skipped ? h('p', { class: 'job-skipped muted', text: skipped }) : null,
+      ),
+    );
     retryAll.disabled = job.state === 'running';
     if (finished) loadPage();
   };
@@ -98,14 +112,15 @@ export function renderDeadLetters(view, query) {
         retryAll.disabled = true;
         try {
           // A bulk action says what it will touch before it acts.
-          const { count } = await api('/deliveries/dead-count', { query: { ruleId } });
+          const { count, skipped } = await api('/deliveries/dead-count', { query: { ruleId } });
+          const skippedLine = skippedText(skipped);
           if (count === 0) {
             retryAll.disabled = false;
-            flash('There are no dead letters to retry.');
+            flash(`There are no dead letters to retry.${skippedLine ? ` ${skippedLine}` : ''}`);
             return;
           }
           const what = `${count} dead letter${count === 1 ? '' : 's'}${ruleId ? ` of rule ${ruleId}` : ''}`;
-          if (!window.confirm(`Retry ${what}? Each becomes pending and due now.`)) {
+          if (!window.confirm(`Retry ${what}? Each becomes pending and due now.${skippedLine ? `\n${skippedLine}` : ''}`)) {
             retryAll.disabled = false;
             return;
           }

@@ -1,5 +1,6 @@
 // Event detail: the stored event, its delivery timeline per rule, why each rule took it or not, and replay / resend / retry.
 import { api } from './api.js';
+import { deliveryWait } from './delivery-wait.js';
 import { editReplayCard } from './edit-replay-card.js';
 import { explainCard } from './explain-panel.js';
 import { routeSelect } from './replay-route.js';
@@ -62,7 +63,7 @@ function deliveryBlock(delivery, onRetry) {
     ),
     // A paused delivery's next attempt time is only when the worker looks again, not a promise: say why instead.
     paused ? h('p', { class: 'paused-reason', text: `Paused: ${delivery.pausedReason}` }) : null,
-    !paused && delivery.state === 'pending' && delivery.nextAttemptAt ? h('p', { class: 'muted' }, 'Next attempt ', timeEl(delivery.nextAttemptAt)) : null,
+    !paused && delivery.state === 'pending' ? deliveryWait(delivery) : null,
     delivery.deadReason ? h('p', { class: 'error', text: `${neverSent(delivery) ? 'Dead, never sent' : 'Dead'}: ${delivery.deadReason}` }) : null,
     (delivery.attemptLog ?? []).length > 0
       ? h('ol', { class: 'timeline' }, delivery.attemptLog.map(attemptItem))
