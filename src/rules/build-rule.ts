@@ -5,6 +5,7 @@ import type { PathSegment } from './did-you-mean.js';
 import type { Env } from './env-references.js';
 import { keptRuleOf } from './kept-rules.js';
 import { compileMatcher, type MatchCriteria } from './matcher.js';
+import type { RegexMode } from './regex-engine.js';
 import { resolveRuleReferences, type ReferencedParts } from './resolve-secrets.js';
 import type { RuleDefinition } from './schema.js';
 import { compileTransform } from './transform.js';
@@ -38,9 +39,10 @@ export function definitionOf(rule: CompiledRule): RuleDefinition {
 /**
  * Compiles one rule already validated against the rule schema: its filter and transform, its references
  * resolved with `env`. No schema here: a thread that builds rules the receiver validated loads no zod.
+ * `regexes` is `kept` for a rule version kept by hash (see RegexMode).
  */
-export function buildRule(def: RuleDefinition, location: { file: string; line: number }, env: Env): RuleCompilation {
-  const { matcher, transform, resolved, errors, warnings } = compileParts({ match: def, transform: def.transform, references: def }, env);
+export function buildRule(def: RuleDefinition, location: { file: string; line: number }, env: Env, regexes: RegexMode = 'new'): RuleCompilation {
+  const { matcher, transform, resolved, errors, warnings } = compileParts({ match: def, transform: def.transform, references: def }, env, regexes);
   if (!matcher?.ok || !transform?.ok || !resolved || errors.length > 0) return { errors, warnings };
 
   const durations = {
@@ -49,6 +51,7 @@ export function buildRule(def: RuleDefinition, location: { file: string; line: n
     ...(def.order !== undefined && { order: ruleOrderOf(def.order) }),
   };
   const describe = () => describeRule(def, location, durations);
+  const unavailable = [matcher.unavailable, transform.unavailable].filter((reason) => reason !== undefined);
   const rule: CompiledRule = {
     id: def.id,
     ...(def.description !== undefined && { description: def.description }),
@@ -69,6 +72,7 @@ export function buildRule(def: RuleDefinition, location: { file: string; line: n
     render: transform.transform.render,
     describe,
     kept: keptRuleOf(def, location),
+    ...(unavailable.length > 0 && { unavailable: unavailable.join('; ') }),
   };
   hideSecretsFromSerialisers(rule, describe);
   definitions.set(rule, def);
@@ -90,11 +94,11 @@ export interface RuleParts {
 }
 
 /** The checks that need a compiler or the environment, on each part given. */
-export function compileParts(parts: RuleParts, env: Env) {
+export function compileParts(parts: RuleParts, env: Env, regexes: RegexMode = 'new') {
   const errors: RuleIssue[] = [];
-  const matcher = parts.match && compileMatcher(parts.match);
+  const matcher = parts.match && compileMatcher(parts.match, regexes);
   if (matcher && !matcher.ok) errors.push(...matcher.issues.map((issue) => ({ ...issue, path: ['where', ...issue.path] })));
-  const transform = 'transform' in parts ? compileTransform(parts.transform) : undefined;
+  const transform = 'transform' in parts ? compileTransform(parts.transform, regexes) : undefined;
   if (transform && !transform.ok) errors.push({ path: ['transform'], offset: transform.position, message: transform.message });
   const resolved = parts.references && resolveRuleReferences(parts.references, env);
   errors.push(...(resolved?.errors ?? []));

@@ -4,6 +4,7 @@ import { didYouMean, nearest, type PathSegment } from './did-you-mean.js';
 import type { Env } from './env-references.js';
 import { isMissingAt } from '../missing-field.js';
 import { allowedKeysAt } from './near-key.js';
+import type { RegexMode } from './regex-engine.js';
 import { ruleSchema } from './schema.js';
 
 /**
@@ -11,9 +12,9 @@ import { ruleSchema } from './schema.js';
  * Every problem is reported at once: when the shape is wrong somewhere, the parts whose own shape holds
  * are still compiled and resolved, so a bad URL is not hidden behind a misspelt key.
  */
-export function compileRule(value: unknown, location: { file: string; line: number }, env: Env): RuleCompilation {
+export function compileRule(value: unknown, location: { file: string; line: number }, env: Env, regexes: RegexMode = 'new'): RuleCompilation {
   const parsed = ruleSchema.safeParse(value);
-  if (parsed.success) return buildRule(parsed.data, location, env);
+  if (parsed.success) return buildRule(parsed.data, location, env, regexes);
 
   // A misspelt top-level key (`wehre`) is checked as the key it is near (`where`), so the mistakes inside
   // it show in this run too; its problems keep the path as written.

@@ -1,4 +1,5 @@
 import { didYouMean, type PathSegment } from './did-you-mean.js';
+import { compileLinearRegex, REGEX_FLAGS } from './regex-engine.js';
 
 /**
  * Checks a `where` query before sift compiles it, so a typo such as `$gtee` is a load error that names
@@ -13,13 +14,15 @@ export interface QueryIssue {
   /** Key the problem is about, when there is one (its line is the one reported). */
   key?: PathSegment;
   message: string;
+  /** A pattern valid for a backtracking engine that the linear-time engine refuses (a kept rule version may hold one). */
+  unrunnableRegex?: true;
 }
 
 const LITERAL_OPERATORS = new Set(['$eq', '$ne', '$gt', '$gte', '$lt', '$lte']);
 const LIST_OPERATORS = new Set(['$in', '$nin', '$all']);
 const LOGICAL_OPERATORS = new Set(['$and', '$or', '$nor']);
 const OTHER_OPERATORS = new Set(['$exists', '$regex', '$options', '$size', '$mod', '$type', '$elemMatch', '$not']);
-const REGEX_FLAGS = /^[imsu]*$/;
+const FLAG_LIST = new RegExp(`^[${REGEX_FLAGS.join('')}]*$`);
 const TYPE_ALIASES = new Set(['number', 'string', 'bool', 'array', 'null', 'timestamp']);
 
 /** Every operator a rule may use; `$where` is left out on purpose because it runs code from the file. */
@@ -68,10 +71,10 @@ function validateOperator(name: string, value: unknown, owner: Record<string, un
     case '$exists':
       return typeof value === 'boolean' ? [] : issue('needs true or false');
     case '$regex':
-      return regexIssue(value, owner.$options).map((message) => ({ path, key: name, message: `$regex ${message}` }));
+      return regexIssues(value, path);
     case '$options':
       if (!('$regex' in owner)) return issue('only goes with $regex');
-      return typeof value === 'string' && REGEX_FLAGS.test(value) ? [] : issue('must be made of the flags i, m, s, u');
+      return typeof value === 'string' && FLAG_LIST.test(value) ? [] : issue(`must be made of the flags ${REGEX_FLAGS.join(', ')}`);
     case '$size':
       return Number.isInteger(value) && (value as number) >= 0 ? [] : issue('needs a whole number >= 0');
     case '$mod':
@@ -89,13 +92,22 @@ function validateOperator(name: string, value: unknown, owner: Record<string, un
   }
 }
 
-function regexIssue(pattern: unknown, flags: unknown): string[] {
-  if (typeof pattern !== 'string') return ['needs a pattern string'];
+/** The pattern is judged alone: its flags are judged by the $options check. */
+function regexIssues(pattern: unknown, path: PathSegment[]): QueryIssue[] {
+  const located = (message: string): QueryIssue => ({ path, key: '$regex', message: `$regex ${message}` });
+  if (typeof pattern !== 'string') return [located('needs a pattern string')];
+  const compiled = compileLinearRegex(pattern);
+  if (compiled.ok) return [];
+  const issue = located(`${JSON.stringify(pattern)} ${compiled.message}`);
+  return isJavaScriptRegex(pattern) ? [{ ...issue, unrunnableRegex: true }] : [issue];
+}
+
+function isJavaScriptRegex(pattern: string): boolean {
   try {
-    // Flags are judged by the $options check; only the pattern is judged here.
-    new RegExp(pattern, typeof flags === 'string' && REGEX_FLAGS.test(flags) ? flags : undefined);
-    return [];
-  } catch (err) {
-    return [`is not a valid regular expression: ${(err as Error).message}`];
+    // Compiled, never run: a pattern older versions accepted (they used JavaScript regexes) may be in a kept version.
+    new RegExp(pattern);
+    return true;
+  } catch {
+    return false;
   }
 }

@@ -1,10 +1,12 @@
 import jsonata from 'jsonata';
+import { LinearRegExp, type RegexMode } from './regex-engine.js';
+import { refusedRegexLiterals } from './transform-regexes.js';
 import type { RenderedBody, RuleEventInput } from './types.js';
 
 /**
  * Guards against runaway expressions (infinite recursion, endless loops, huge ranges). jsonata checks
- * them between evaluation steps, so a single slow built-in (a pathological regex) is not interrupted;
- * keep transforms to reshaping data.
+ * them between evaluation steps, so a single slow built-in is not interrupted; regexes run on the
+ * linear-time engine (regex-engine.ts), so no pattern is such a built-in.
  */
 export const TRANSFORM_LIMITS = { timeoutMs: 1_000, maxDepth: 1_000, maxSequenceLength: 100_000 } as const;
 
@@ -28,7 +30,7 @@ export interface RuleTransform {
 }
 
 export type TransformCompilation =
-  | { ok: true; transform: RuleTransform }
+  | { ok: true; transform: RuleTransform; /** `kept` mode: why it cannot be evaluated (a regex the engine cannot run) */ unavailable?: string }
   | { ok: false; message: string; /** jsonata's character offset of the failing token */ position: number };
 
 interface JsonataFailure {
@@ -43,8 +45,11 @@ const untouched: RuleTransform = {
   render: async (input) => ({ body: input.raw, contentType: JSON_CONTENT_TYPE }),
 };
 
-/** Parses the expression once, at load; syntax errors come back with their position. */
-export function compileTransform(expression: string | undefined): TransformCompilation {
+/**
+ * Parses the expression once, at load; syntax errors and regex literals the engine cannot run (`new` mode;
+ * see RegexMode) come back with their position.
+ */
+export function compileTransform(expression: string | undefined, mode: RegexMode = 'new'): TransformCompilation {
   if (expression === undefined) return { ok: true, transform: untouched };
   let compiled: jsonata.Expression;
   try {
@@ -52,13 +57,17 @@ export function compileTransform(expression: string | undefined): TransformCompi
       timeout: TRANSFORM_LIMITS.timeoutMs,
       stack: TRANSFORM_LIMITS.maxDepth,
       sequence: TRANSFORM_LIMITS.maxSequenceLength,
+      RegexEngine: LinearRegExp as unknown as RegExpConstructor,
     });
   } catch (err) {
     const failure = err as JsonataFailure;
     return { ok: false, message: `JSONata syntax error: ${failure.message ?? String(err)}`, position: failure.position ?? 0 };
   }
+  const refused = refusedRegexLiterals(compiled.ast());
+  if (refused.length > 0 && mode === 'new') return { ok: false, message: refused[0]!.message, position: refused[0]!.position };
   return {
     ok: true,
+    ...(refused.length > 0 && { unavailable: refused.map((literal) => literal.message).join('; ') }),
     transform: {
       hasTransform: true,
       async render(input) {

@@ -56,6 +56,11 @@ export interface CompiledRule {
   describe(): RuleDescription;
   /** The rule as kept with its rule set in the store (no resolved values, no literal secrets). */
   kept: KeptRule;
+  /**
+   * A kept version only: why its filter or transform cannot be evaluated on this version (a regex the
+   * linear-time engine cannot run). It is still sent as planned; it is never matched or rendered.
+   */
+  unavailable?: string;
 }
 
 /** A rule as written in its file: `${ENV}` references unresolved, literal secrets redacted. */

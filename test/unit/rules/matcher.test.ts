@@ -111,7 +111,7 @@ describe('compile-time checks', () => {
   it('checks operator arguments', () => {
     expect(issues({ a: { $in: 'x' } })[0]?.message).toBe('$in needs a list of values');
     expect(issues({ a: { $exists: 'yes' } })[0]?.message).toBe('$exists needs true or false');
-    expect(issues({ a: { $regex: '(' } })[0]?.message).toMatch(/^\$regex is not a valid regular expression/);
+    expect(issues({ a: { $regex: '(' } })[0]?.message).toMatch(/^\$regex "\(" is not a valid RE2 regular expression/);
     expect(issues({ a: { $type: 'date' } })[0]?.message).toMatch(/^\$type needs one of/);
     expect(issues({ $or: [] })[0]?.message).toBe('$or needs a non-empty list of conditions');
     expect(issues({ a: { $gte: 1, b: 2 } })[0]?.message).toBe('cannot mix operators ($gte) and field names (b) in one object');

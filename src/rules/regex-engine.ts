@@ -1,0 +1,133 @@
+import { RE2JS } from 're2js';
+
+/**
+ * The one regular-expression engine of rules (`$regex` in `where`, regex literals in transforms): RE2
+ * semantics through re2js, which matches in time linear in the text, so no pattern a rule author writes
+ * can hold the event loop that acknowledges webhooks. Patterns that need backtracking (backreferences,
+ * lookarounds) have no linear-time algorithm and are refused.
+ */
+
+/**
+ * How a refused pattern is treated: a rule file loaded now (`new`) reports it as a load error; a rule
+ * version kept by hash (`kept`), written when JavaScript regexes were accepted, still compiles so its
+ * pending deliveries are sent, but that regex is never run: evaluating it throws `RegexUnavailableError`.
+ */
+export type RegexMode = 'new' | 'kept';
+
+export type RegexCompilation = { ok: true; regex: RE2JS } | { ok: false; message: string };
+
+/** Flags a rule may give and the engine flag each maps to; `u` changes nothing: RE2 always matches whole code points. */
+const ENGINE_FLAGS: Readonly<Record<string, number>> = {
+  i: RE2JS.CASE_INSENSITIVE,
+  m: RE2JS.MULTILINE,
+  s: RE2JS.DOTALL,
+  u: 0,
+};
+
+export const REGEX_FLAGS = Object.keys(ENGINE_FLAGS);
+
+/** Raised when a kept rule version's regex, which the engine cannot run, is evaluated. */
+export class RegexUnavailableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RegexUnavailableError';
+  }
+}
+
+/** Compiled patterns by flags and source: rules are compiled again on each reload and in each thread. */
+const compiled = new Map<string, RegexCompilation>();
+const MAX_CACHED = 1_000;
+
+/** Compiles `pattern` for the engine, or says in one sentence why it cannot run there. */
+export function compileLinearRegex(pattern: string, flags = ''): RegexCompilation {
+  const key = `${flags}/${pattern}`;
+  const cached = compiled.get(key);
+  if (cached) return cached;
+  const result = compileUncached(pattern, flags);
+  if (compiled.size >= MAX_CACHED) compiled.delete(compiled.keys().next().value!);
+  compiled.set(key, result);
+  return result;
+}
+
+function compileUncached(pattern: string, flags: string): RegexCompilation {
+  let engineFlags = 0;
+  for (const flag of flags) {
+    const mapped = ENGINE_FLAGS[flag];
+    if (mapped === undefined) return { ok: false, message: `flag "${flag}" is not supported (flags: ${REGEX_FLAGS.join(', ')})` };
+    engineFlags |= mapped;
+  }
+  const construct = backtrackingConstruct(pattern);
+  if (construct !== undefined) {
+    return { ok: false, message: `cannot run in linear time: ${construct} is not supported (rules use RE2 syntax)` };
+  }
+  try {
+    return { ok: true, regex: RE2JS.compile(pattern, engineFlags) };
+  } catch (err) {
+    const reason = (err as Error).message.replace(/^error parsing regexp: /, '');
+    return { ok: false, message: `is not a valid RE2 regular expression: ${reason}` };
+  }
+}
+
+/** Names the first construct of `pattern` that only a backtracking engine runs, to say why it is refused. */
+export function backtrackingConstruct(pattern: string): string | undefined {
+  let inClass = false;
+  for (let i = 0; i < pattern.length; i++) {
+    const char = pattern[i];
+    if (char === '\\') {
+      const next = pattern[i + 1] ?? '';
+      if (!inClass && /[1-9]/.test(next)) return `a backreference (\\${next})`;
+      if (!inClass && next === 'k' && pattern[i + 2] === '<') return 'a named backreference (\\k<...>)';
+      i++;
+    } else if (inClass) {
+      if (char === ']') inClass = false;
+    } else if (char === '[') {
+      inClass = true;
+    } else if (char === '(' && pattern[i + 1] === '?') {
+      const kind = pattern.slice(i + 2, i + 4);
+      if (kind[0] === '=' || kind[0] === '!') return `a lookahead (?${kind[0]}...)`;
+      if (kind === '<=' || kind === '<!') return `a lookbehind (?${kind}...)`;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * A stand-in for `RegExp` that JSONata builds its regex literals with (its `RegexEngine` option): JSONata
+ * sets `lastIndex`, calls `exec` and reads the match, its groups and `index`. Indices count UTF-16 code
+ * units, as `RegExp` does. A pattern the engine cannot run throws when it is built, that is when a kept
+ * rule version's transform evaluates it (a rule loaded now never has one: it is refused at load).
+ */
+export class LinearRegExp {
+  lastIndex = 0;
+  readonly source: string;
+  readonly flags: string;
+  private readonly regex: RE2JS;
+  private readonly global: boolean;
+
+  constructor(pattern: RegExp | string, flags?: string) {
+    this.source = typeof pattern === 'string' ? pattern : pattern.source;
+    this.flags = flags ?? (typeof pattern === 'string' ? '' : pattern.flags);
+    this.global = this.flags.includes('g');
+    const result = compileLinearRegex(this.source, this.flags.replace('g', ''));
+    if (!result.ok) throw new RegexUnavailableError(`regular expression /${this.source}/ ${result.message}`);
+    this.regex = result.regex;
+  }
+
+  exec(text: string): RegExpExecArray | null {
+    const from = this.global ? this.lastIndex : 0;
+    const matcher = this.regex.matcher(text);
+    if (from > text.length || !matcher.find(from)) {
+      this.lastIndex = 0;
+      return null;
+    }
+    const groups: Array<string | undefined> = [];
+    for (let group = 0; group <= matcher.groupCount(); group++) groups.push(matcher.group(group) ?? undefined);
+    const match = Object.assign(groups, { index: matcher.start(), input: text, groups: undefined }) as unknown as RegExpExecArray;
+    if (this.global) this.lastIndex = matcher.end();
+    return match;
+  }
+
+  test(text: string): boolean {
+    return this.exec(text) !== null;
+  }
+}
