@@ -31,7 +31,7 @@ function regexOperation(mode: RegexMode): Operation {
     const flags = typeof ownerQuery.$options === 'string' ? ownerQuery.$options : '';
     const compiled = compileLinearRegex(pattern, flags);
     let test: (value: unknown) => boolean;
-    if (compiled.ok) test = (value) => typeof value === 'string' && compiled.regex.test(value);
+    if (compiled.ok) test = (value) => typeof value === 'string' && compiled.test(value);
     else if (mode === 'kept') {
       test = () => {
         throw new RegexUnavailableError(`$regex "${pattern}" ${compiled.message}`);

@@ -74,6 +74,18 @@ describe('the rule regex engine', () => {
     expect(() => new LinearRegExp('(a)\\1')).toThrow(RegexUnavailableError);
   });
 
+  it('answers plain-text patterns by string search exactly as the engine does', () => {
+    const patterns = ['@example\\.com$', '^BUY_', '^x\\$y$', 'a\\\\b', 'a.b', '^\\d', 'ab$', '^$', '', 'a$b'];
+    const texts = ['buyer@example.com', 'buyer@example.comx', 'BUY_WITH_CARD', 'x$y', 'a\\b', 'axb', '1', 'ab\n', '', 'a$b'];
+    for (const pattern of patterns) {
+      for (const flags of ['', 's', 'u', 'i', 'm']) {
+        const compiled = compileLinearRegex(pattern, flags);
+        if (!compiled.ok) continue;
+        for (const text of texts) expect([pattern, flags, text, compiled.test(text)]).toEqual([pattern, flags, text, compiled.regex.test(text)]);
+      }
+    }
+  });
+
   it('names the construct that only a backtracking engine runs', () => {
     const message = (pattern: string) => (compileLinearRegex(pattern) as { message: string }).message;
     expect(message('(a)\\1')).toBe('cannot run in linear time: a backreference (\\1) is not supported (rules use RE2 syntax)');
