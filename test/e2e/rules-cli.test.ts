@@ -42,6 +42,16 @@ describe('hookrelay rules', () => {
     expect(proc.stderr()).toContain('2 error(s)');
   });
 
+  it('check refuses regexes that need backtracking, in a where and in a transform, as file:line path: message', async () => {
+    const dir = rulesDirWith({
+      're.yaml': 'id: re\non: [transfer:succeeded]\nwhere:\n  result.email: { $regex: "^(.)\\\\1" }\ntransform: |\n  {\n    "vip": $contains(result.email, /^(?!test)/)\n  }\nto:\n  url: http://x.example/\n',
+    });
+    const proc = runCli(['rules', 'check', '--rules-dir', dir]);
+    expect((await proc.exited).code).toBe(1);
+    expect(proc.stderr()).toMatch(/re\.yaml:4 where\.result\.email: \$regex "\^\(\.\)\\\\1" cannot run in linear time: a backreference/);
+    expect(proc.stderr()).toMatch(/re\.yaml:7 transform: regular expression \/\^\(\?!test\)\/ cannot run in linear time: a lookahead/);
+  });
+
   it('check lists all five mistakes of one file in one run, with the near key', async () => {
     const dir = rulesDirWith({
       'five.yaml': 'id: five\non: [transfer:succeeded]\nwehre:\n  result.totalPriceUsd: { $gte: 100 }\ntransform: "{ \'a\': "\nto:\n  url: hooks.example.com\nsign: { scheme: standard-webhooks, secret: abc }\ntimeout: soon\n',

@@ -46,6 +46,30 @@ describe('rule hot reload in a running receiver', () => {
   });
 });
 
+describe('a regex that needs backtracking in a hot reload', () => {
+  it('is refused with file:line; the last good rules stay in use', async () => {
+    const sink = await startWebhookSink();
+    const rule = (where: string) => `id: fwd\non: [transfer:succeeded]\nwhere:\n  result.email: { $regex: "${where}" }\nto:\n  url: ${sink.url}\n`;
+    const dir = rulesDirWith({ 'fwd.yaml': rule('@example') });
+    const app = await startTestReceiver({ rulesDir: dir, delivery: TEST_DELIVERY });
+    try {
+      const goodHash = app.rules.current().hash;
+      writeFileSync(join(dir, 'fwd.yaml'), rule('(?<=buyer)@example'));
+      const ready = await eventually(async () => {
+        const r = await send(`${app.url}/admin/api/readiness`, { headers: { authorization: `Bearer ${app.adminToken}` } });
+        return r.json.checks.rules.lastError ? r : null;
+      }, 8000, 'the bad edit to be reported');
+      expect(ready.json.checks.rules.lastError.errors.join('\n')).toMatch(/fwd\.yaml:4 where\.result\.email: \$regex .* a lookbehind/);
+      expect(app.rules.current().hash).toBe(goodHash);
+      await postSigned(app.webhookUrl(), sampleTransferSucceeded(), TEST_SECRET);
+      await sink.waitFor(1); // still forwarded by the last good rule set
+    } finally {
+      await app.close();
+      await sink.close();
+    }
+  });
+});
+
 describe('destination warnings', () => {
   it('warns at start when an enabled rule targets a literal address the SSRF guard refuses', async () => {
     const dir = rulesDirWith({ 'local.yaml': 'id: local\non: [transfer:succeeded]\nto:\n  url: http://127.0.0.1:9999/hook\n' });
