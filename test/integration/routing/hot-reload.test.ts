@@ -3,12 +3,21 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sampleTransferSucceeded } from '../../../src/samples/transfer-succeeded.js';
 import { postSigned, send } from '../../helpers/http.js';
-import { startTestReceiver, TEST_SECRET } from '../../helpers/receiver.js';
+import { startTestReceiver, TEST_SECRET, type TestReceiver } from '../../helpers/receiver.js';
 import { eventually, rulesDirWith, TEST_DELIVERY } from '../../helpers/rules.js';
 import { removeTempDirs } from '../../helpers/temp-dir.js';
 import { startWebhookSink } from '../../helpers/webhook-sink.js';
 
 afterAll(() => removeTempDirs());
+
+/** The rule errors the readiness checks report, once a bad edit has been reported. */
+async function reportedRuleErrors(app: TestReceiver): Promise<string> {
+  const ready = await eventually(async () => {
+    const r = await send(`${app.url}/admin/api/readiness`, { headers: { authorization: `Bearer ${app.adminToken}` } });
+    return r.json.checks.rules.lastError ? r : null;
+  }, 8000, 'the bad edit to be reported');
+  return ready.json.checks.rules.lastError.errors.join('\n');
+}
 
 describe('rule hot reload in a running receiver', () => {
   it('applies an edit to new events, keeps the last good set on a bad edit and reports it in the readiness checks', async () => {
@@ -30,11 +39,7 @@ describe('rule hot reload in a running receiver', () => {
 
       const goodHash = app.rules.current().hash;
       writeFileSync(join(dir, 'fwd.yaml'), 'id: fwd\non: [transfer:succeeded]\nto:\n  url: not a url\n');
-      const ready = await eventually(async () => {
-        const r = await send(`${app.url}/admin/api/readiness`, { headers: { authorization: `Bearer ${app.adminToken}` } });
-        return r.json.checks.rules.lastError ? r : null;
-      }, 8000, 'the bad edit to be reported');
-      expect(ready.json.checks.rules.lastError.errors.join('\n')).toMatch(/fwd\.yaml:4 to\.url/);
+      expect(await reportedRuleErrors(app)).toMatch(/fwd\.yaml:4 to\.url/);
       expect(app.rules.current().hash).toBe(goodHash);
       await postSigned(app.webhookUrl(), sampleTransferSucceeded(), TEST_SECRET);
       await second.waitFor(2); // still forwarded by the last good rule set
@@ -55,11 +60,7 @@ describe('a regex that needs backtracking in a hot reload', () => {
     try {
       const goodHash = app.rules.current().hash;
       writeFileSync(join(dir, 'fwd.yaml'), rule('(?<=buyer)@example'));
-      const ready = await eventually(async () => {
-        const r = await send(`${app.url}/admin/api/readiness`, { headers: { authorization: `Bearer ${app.adminToken}` } });
-        return r.json.checks.rules.lastError ? r : null;
-      }, 8000, 'the bad edit to be reported');
-      expect(ready.json.checks.rules.lastError.errors.join('\n')).toMatch(/fwd\.yaml:4 where\.result\.email: \$regex .* a lookbehind/);
+      expect(await reportedRuleErrors(app)).toMatch(/fwd\.yaml:4 where\.result\.email: \$regex .* a lookbehind/);
       expect(app.rules.current().hash).toBe(goodHash);
       await postSigned(app.webhookUrl(), sampleTransferSucceeded(), TEST_SECRET);
       await sink.waitFor(1); // still forwarded by the last good rule set
