@@ -1,4 +1,5 @@
-import { RE2JS } from 're2js';
+import { createRequire } from 'node:module';
+import type { RE2JS } from 're2js';
 
 /**
  * The one regular-expression engine of rules (`$regex` in `where`, regex literals in transforms): RE2
@@ -19,12 +20,22 @@ export type RegexCompilation =
   | { ok: false; message: string };
 
 /** Flags a rule may give and the engine flag each maps to; `u` changes nothing: RE2 always matches whole code points. */
-const ENGINE_FLAGS: Readonly<Record<string, number>> = {
-  i: RE2JS.CASE_INSENSITIVE,
-  m: RE2JS.MULTILINE,
-  s: RE2JS.DOTALL,
-  u: 0,
-};
+const ENGINE_FLAGS = {
+  i: 'CASE_INSENSITIVE',
+  m: 'MULTILINE',
+  s: 'DOTALL',
+  u: null,
+} as const satisfies Record<string, keyof typeof RE2JS | null>;
+type Flag = keyof typeof ENGINE_FLAGS;
+
+const require = createRequire(import.meta.url);
+let loaded: typeof RE2JS | undefined;
+
+/** The engine is loaded with the first pattern: a process whose rules have none does not pay its 6 MB. */
+function engine(): typeof RE2JS {
+  loaded ??= (require('re2js') as typeof import('re2js')).RE2JS;
+  return loaded;
+}
 
 export const REGEX_FLAGS = Object.keys(ENGINE_FLAGS);
 
@@ -54,16 +65,16 @@ export function compileLinearRegex(pattern: string, flags = ''): RegexCompilatio
 function compileUncached(pattern: string, flags: string): RegexCompilation {
   let engineFlags = 0;
   for (const flag of flags) {
-    const mapped = ENGINE_FLAGS[flag];
-    if (mapped === undefined) return { ok: false, message: `flag "${flag}" is not supported (flags: ${REGEX_FLAGS.join(', ')})` };
-    engineFlags |= mapped;
+    if (!Object.hasOwn(ENGINE_FLAGS, flag)) return { ok: false, message: `flag "${flag}" is not supported (flags: ${REGEX_FLAGS.join(', ')})` };
+    const name = ENGINE_FLAGS[flag as Flag];
+    if (name !== null) engineFlags |= engine()[name];
   }
   const construct = backtrackingConstruct(pattern);
   if (construct !== undefined) {
     return { ok: false, message: `cannot run in linear time: ${construct} is not supported (rules use RE2 syntax)` };
   }
   try {
-    const regex = RE2JS.compile(pattern, engineFlags);
+    const regex = engine().compile(pattern, engineFlags);
     return { ok: true, regex, test: literalTest(pattern, flags) ?? ((text) => regex.test(text)) };
   } catch (err) {
     const reason = (err as Error).message.replace(/^error parsing regexp: /, '');
