@@ -74,11 +74,13 @@ describe('the rule regex engine', () => {
     expect(() => new LinearRegExp('(a)\\1')).toThrow(RegexUnavailableError);
   });
 
-  it('answers plain-text patterns by string search exactly as the engine does', () => {
-    const patterns = ['@example\\.com$', '^BUY_', '^x\\$y$', 'a\\\\b', 'a.b', '^\\d', 'ab$', '^$', '', 'a$b'];
-    const texts = ['buyer@example.com', 'buyer@example.comx', 'BUY_WITH_CARD', 'x$y', 'a\\b', 'axb', '1', 'ab\n', '', 'a$b'];
+  it('answers plain-text patterns by string search exactly as the engine does, with and without i', () => {
+    const patterns = ['@example\\.com$', '^BUY_', '^x\\$y$', 'a\\\\b', 'a.b', '^\\d', 'ab$', '^$', '', 'a$b', 'k', '^S$', 'Buy_with', '^ibuy', 'mark$', '^ask$'];
+    const texts = ['buyer@example.com', 'buyer@EXAMPLE.Com', 'buyer@example.comx', 'BUY_WITH_CARD', 'buy_with_card', 'x$y', 'a\\b', 'axb', '1', 'ab\n', '', 'a$b'];
+    // Case folding beyond ASCII: the Kelvin sign folds to k, the long s to s; the dotted capital I lower-cases to two characters.
+    texts.push('\u212a', 'K', '\u017f', 's', 'S', '\u0130buy_with', 'é@example.COM', 'MAR\u212a', 'a\u017fK', 'ibuy', 'IBUY!', 'ma', '');
     for (const pattern of patterns) {
-      for (const flags of ['', 's', 'u', 'i', 'm']) {
+      for (const flags of ['', 's', 'u', 'i', 'iu', 'm']) {
         const compiled = compileLinearRegex(pattern, flags);
         if (!compiled.ok) continue;
         for (const text of texts) expect([pattern, flags, text, compiled.test(text)]).toEqual([pattern, flags, text, compiled.regex.test(text)]);
