@@ -166,6 +166,21 @@ export function backtrackingConstruct(pattern: string): string | undefined {
 }
 
 /**
+ * JSONata builds a `RegexEngine` from the same literal (a RegExp in its parsed expression) on each
+ * evaluation: its compilation lives as long as the expression, whatever the size of the shared cache.
+ */
+const literals = new WeakMap<RegExp, RegexCompilation>();
+
+function compiledLiteral(literal: RegExp): RegexCompilation {
+  let result = literals.get(literal);
+  if (result === undefined) {
+    result = compileLinearRegex(literal.source, literal.flags.replace('g', ''));
+    literals.set(literal, result);
+  }
+  return result;
+}
+
+/**
  * A stand-in for `RegExp` that JSONata builds its regex literals with (its `RegexEngine` option): JSONata
  * sets `lastIndex`, calls `exec` and reads the match, its groups and `index`. Indices count UTF-16 code
  * units, as `RegExp` does. A pattern the engine cannot run throws when it is built, that is when a kept
@@ -182,7 +197,7 @@ export class LinearRegExp {
     this.source = typeof pattern === 'string' ? pattern : pattern.source;
     this.flags = flags ?? (typeof pattern === 'string' ? '' : pattern.flags);
     this.global = this.flags.includes('g');
-    const result = compileLinearRegex(this.source, this.flags.replace('g', ''));
+    const result = typeof pattern !== 'string' && flags === undefined ? compiledLiteral(pattern) : compileLinearRegex(this.source, this.flags.replace('g', ''));
     if (!result.ok) throw new RegexUnavailableError(`regular expression /${this.source}/ ${result.message}`);
     this.regex = result.regex;
   }
