@@ -106,25 +106,25 @@ describe('a regex the engine cannot run', () => {
     const dir = await makeRuleDir(files);
     const result = await loadRuleSet(dir.dir, {});
     expect(result.ok).toBe(false);
-    return result.ok ? [] : result.errors.map(formatRuleFileError).map((line) => line.replaceAll(`${dir.dir}/`, 'rules/'));
+    return result.ok ? [] : result.errors.map(formatRuleFileError);
   }
 
   it('is refused at load in a where, with file:line and path', async () => {
     const where = 'where:\n  result.email:\n    $regex: "^(\\\\w)\\\\1"\n  result.id: { $not: { $regex: "x(?=y)" } }\n';
     expect(await loadErrors({ 'a.yaml': ruleYaml('a', where) })).toEqual([
-      'rules/a.yaml:7 where.result.email: $regex "^(\\\\w)\\\\1" cannot run in linear time: a backreference (\\1) is not supported (rules use RE2 syntax)',
-      'rules/a.yaml:8 where.result.id.$not: $regex "x(?=y)" cannot run in linear time: a lookahead (?=...) is not supported (rules use RE2 syntax)',
+      'a.yaml:7 where.result.email: $regex "^(\\\\w)\\\\1" cannot run in linear time: a backreference (\\1) is not supported (rules use RE2 syntax)',
+      'a.yaml:8 where.result.id.$not: $regex "x(?=y)" cannot run in linear time: a lookahead (?=...) is not supported (rules use RE2 syntax)',
     ]);
   });
 
   it('is refused at load in a transform, on the line of the literal', async () => {
     const transform = 'transform: |\n  {\n    "email": result.email,\n    "ok": $contains(result.email, /(?<!x)@/)\n  }\n';
     expect(await loadErrors({ 't.yaml': ruleYaml('t', transform) })).toEqual([
-      'rules/t.yaml:8 transform: regular expression /(?<!x)@/ cannot run in linear time: a lookbehind (?<!...) is not supported (rules use RE2 syntax)',
+      't.yaml:8 transform: regular expression /(?<!x)@/ cannot run in linear time: a lookbehind (?<!...) is not supported (rules use RE2 syntax)',
     ]);
     const nested = 'transform: \'$map([result.email], function($e) { $replace($e, /(a)\\1/, "") })\'\n';
     expect(await loadErrors({ 'n.yaml': ruleYaml('n', nested) })).toEqual([
-      'rules/n.yaml:5 transform: regular expression /(a)\\1/ cannot run in linear time: a backreference (\\1) is not supported (rules use RE2 syntax)',
+      'n.yaml:5 transform: regular expression /(a)\\1/ cannot run in linear time: a backreference (\\1) is not supported (rules use RE2 syntax)',
     ]);
   });
 
