@@ -12,6 +12,9 @@ import { sendAttempt, type AttemptResult } from './http-sender.js';
 import { nextAttemptDelay } from './retry-schedule.js';
 import { RuleVersions } from './rule-versions.js';
 import { keepLease } from './lease-keeper.js';
+import { ruleInputOf } from '../operations/event-input.js';
+import { renderOutcome, type RenderOutcome } from '../rules/render-outcome.js';
+import { transformSandbox } from '../rules/transform-sandbox.js';
 
 export interface DeliveryWorkerOptions {
   store: Store;
@@ -275,6 +278,31 @@ export class DeliveryWorker {
     }
   }
 
+  /**
+   * Renders a delivery's transform in the sandbox, once: the body is kept with the row before it is sent, so
+   * every attempt sends the same bytes. A transform that fails or passes a limit dead-letters the delivery
+   * (an ordered key moves on to its next delivery). Null when the delivery is settled or its lease lost.
+   */
+  private async render(delivery: ClaimedDelivery, rule: CompiledRule, signal: AbortSignal): Promise<ClaimedDelivery | null> {
+    const startedAt = this.now();
+    const event = await this.options.store.getEvent(delivery.eventId);
+    let outcome: RenderOutcome;
+    try {
+      if (!event) throw new Error(`event ${delivery.eventId} is no longer stored`);
+      outcome = await renderOutcome(rule, ruleInputOf(event));
+    } catch (err) {
+      outcome = { body: delivery.payload, contentType: delivery.contentType, deadReason: `transform not run: ${(err as Error).message}` };
+    }
+    if (outcome.deadReason !== undefined) {
+      const failure = { durationMs: this.now() - startedAt, responseExcerpt: '', error: { code: 'transform_failed', message: outcome.deadReason } };
+      await this.record(delivery, startedAt, '', failure, { state: 'dead', reason: outcome.deadReason }, signal);
+      return null;
+    }
+    const rendered = { body: outcome.body, contentType: outcome.contentType };
+    if (!(await this.untilStored(() => this.options.store.saveRenderedBody(delivery.id, delivery.leaseToken, rendered), signal))) return null;
+    return { ...delivery, payload: rendered.body, contentType: rendered.contentType, hasBody: true };
+  }
+
   private async attempt(delivery: ClaimedDelivery, signal: AbortSignal, freeSlot: () => void): Promise<void> {
     const { store, logger } = this.options;
     const todaysRule = this.ruleFor(delivery.ruleId);
@@ -304,6 +332,16 @@ export class DeliveryWorker {
         const dueAt = Math.min(reopensAt, this.blockedDeadline(delivery, rule) ?? Infinity);
         await this.untilStored(() => store.releaseDelivery(delivery.id, delivery.leaseToken, dueAt), signal);
         return;
+      }
+      if (rule.hasTransform && !delivery.hasBody) {
+        // Rendered before the destination's slot is taken: a slow transform holds no slot of its destination.
+        if (!transformSandbox().hasRoom()) {
+          await this.untilStored(() => store.releaseDelivery(delivery.id, delivery.leaseToken, now + BUSY_DESTINATION_DELAY_MS * (1 + this.random())), signal);
+          return;
+        }
+        const rendered = await this.render(delivery, rule, signal);
+        if (rendered === null) return;
+        delivery = rendered;
       }
       const release = this.options.limiter.tryAcquire(destination, { concurrency: rule.concurrency ?? this.options.defaultConcurrency, ratePerSecond: rule.rateLimitPerSecond });
       if (!release) {
