@@ -3,8 +3,8 @@ import { TransformError } from '../../../src/rules/transform.js';
 import { DEFAULT_SANDBOX_LIMITS, TransformSandbox, type SandboxLimits } from '../../../src/rules/transform-sandbox.js';
 import { purchaseInput } from './rule-dir-fixture.js';
 
-/** One regex match that backtracks for minutes: a single built-in call jsonata cannot interrupt. */
-const STUCK_IN_ONE_BUILT_IN = '$contains("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!", /^(a+)+$/)';
+/** One $pad call that builds a 40 MB string: seconds in a single built-in call, which jsonata cannot interrupt. */
+const STUCK_IN_ONE_BUILT_IN = '$length($pad("", 40000000, "x"))';
 /** A recursive function that doubles a string 25 times: 8 bytes become 268,435,456. */
 const DOUBLED_25_TIMES = '( $d := function($s, $n) { $n = 0 ? $s : $d($s & $s, $n - 1) }; { "x": $d("01234567", 25) } )';
 
@@ -45,7 +45,9 @@ describe('TransformSandbox', () => {
   });
 
   it('keeps rendering on its other threads while one is stuck', async () => {
-    const pool = sandbox({ timeoutMs: 2_000, workers: 2 });
+    const pool = sandbox({ timeoutMs: 300, workers: 2 });
+    await Promise.all([pool.render('1', purchaseInput()), pool.render('2', purchaseInput())]);
+    expect(pool.threadsStarted).toBe(2);
     const settled: string[] = [];
     const stuck = refusal(pool.render(STUCK_IN_ONE_BUILT_IN, purchaseInput())).then((err) => settled.push(`stuck: ${err.code}`));
     const normal = pool.render('{ "n": result.quantity }', purchaseInput()).then((rendered) => settled.push(`normal: ${rendered.body.toString()}`));
