@@ -3,7 +3,10 @@ import { TransformError } from '../../../src/rules/transform.js';
 import { DEFAULT_SANDBOX_LIMITS, TransformSandbox, type SandboxLimits } from '../../../src/rules/transform-sandbox.js';
 import { purchaseInput } from './rule-dir-fixture.js';
 
-/** One $pad call that builds a 40 MB string: seconds in a single built-in call, which jsonata cannot interrupt. */
+/**
+ * One $pad call that builds a 40 MB string: seconds in a single built-in call, which jsonata cannot
+ * interrupt (the tests that run it give the thread heap enough for it, so it meets the time limit).
+ */
 const STUCK_IN_ONE_BUILT_IN = '$length($pad("", 40000000, "x"))';
 /** A recursive function that doubles a string 25 times: 8 bytes become 268,435,456. */
 const DOUBLED_25_TIMES = '( $d := function($s, $n) { $n = 0 ? $s : $d($s & $s, $n - 1) }; { "x": $d("01234567", 25) } )';
@@ -33,7 +36,7 @@ describe('TransformSandbox', () => {
   });
 
   it('ends a transform stuck in one built-in at its time limit, and replaces its thread', async () => {
-    const pool = sandbox({ timeoutMs: 200, workers: 1 });
+    const pool = sandbox({ timeoutMs: 200, workers: 1, maxMemoryMb: 256 });
     await pool.render('{ "warm": true }', purchaseInput());
     expect(pool.threadsStarted).toBe(1);
     const error = await refusal(pool.render(STUCK_IN_ONE_BUILT_IN, purchaseInput()));
@@ -45,7 +48,7 @@ describe('TransformSandbox', () => {
   });
 
   it('keeps rendering on its other threads while one is stuck', async () => {
-    const pool = sandbox({ timeoutMs: 300, workers: 2 });
+    const pool = sandbox({ timeoutMs: 300, workers: 2, maxMemoryMb: 256 });
     await Promise.all([pool.render('1', purchaseInput()), pool.render('2', purchaseInput())]);
     expect(pool.threadsStarted).toBe(2);
     const settled: string[] = [];
