@@ -63,8 +63,10 @@ describeEachBackend('a hostile transform costs its own deliveries, never an ackn
         }
         const normal = deliveries.filter((d) => d.ruleId === 'normal');
         expect(normal.map((d) => d.state)).toEqual(bodies.map(() => 'delivered'));
-        expect(sink.received.map((request) => JSON.parse(request.rawBody.toString())).sort((a, b) => a.email.localeCompare(b.email) || a.quantity - b.quantity)).toEqual(
-          bodies.map((body) => ({ email: body.result.email, kind: 'transfer:succeeded', quantity: body.result.quantity })).sort((a, b) => a.email.localeCompare(b.email) || a.quantity - b.quantity),
+        type Sent = { email: string; kind: string; quantity: number };
+        const byEmail = (a: Sent, b: Sent): number => a.email.localeCompare(b.email) || a.quantity - b.quantity;
+        expect(sink.received.map((request) => JSON.parse(request.rawBody.toString()) as Sent).sort(byEmail)).toEqual(
+          bodies.map((body) => ({ email: body.result.email, kind: 'transfer:succeeded', quantity: body.result.quantity })).sort(byEmail),
         );
         const [dead] = HOSTILE.map((rule) => deliveries.find((d) => d.ruleId === rule.id)!);
         const detail = await app.store.getDelivery(dead!.id);
