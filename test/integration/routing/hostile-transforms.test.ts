@@ -66,7 +66,7 @@ describeEachBackend('a hostile transform costs its own deliveries, never an ackn
         type Sent = { email: string; kind: string; quantity: number };
         const byEmail = (a: Sent, b: Sent): number => a.email.localeCompare(b.email) || a.quantity - b.quantity;
         expect(sink.received.map((request) => JSON.parse(request.rawBody.toString()) as Sent).sort(byEmail)).toEqual(
-          bodies.map((body) => ({ email: body.result.email, kind: 'transfer:succeeded', quantity: body.result.quantity })).sort(byEmail),
+          bodies.map((body) => ({ email: body.result.email as string, kind: 'transfer:succeeded', quantity: body.result.quantity as number })).sort(byEmail),
         );
         const [dead] = HOSTILE.map((rule) => deliveries.find((d) => d.ruleId === rule.id)!);
         const detail = await app.store.getDelivery(dead!.id);
