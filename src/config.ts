@@ -5,7 +5,7 @@ import ipaddr from 'ipaddr.js';
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import { HookrelayError } from './errors.js';
-import { DEFAULT_SANDBOX_LIMITS } from './rules/transform-sandbox.js';
+import { TRANSFORM_DEFAULTS } from './transform-defaults.js';
 import { isStandardWebhooksSecret, STANDARD_WEBHOOKS_SECRET_FORM } from './signing/standard-webhooks-secret.js';
 import { SERVICE_SIGNATURE_HEADER, SIGNATURE_SCHEMES } from './signing/scheme.js';
 
@@ -72,8 +72,6 @@ export const SourceConfigSchema = z
     });
   });
 export type SourceConfig = z.infer<typeof SourceConfigSchema>;
-
-const TRANSFORM_DEFAULTS = { ...DEFAULT_SANDBOX_LIMITS };
 
 const REDRIVE_DEFAULTS = { enabled: false, maxPerSecond: 10, checkIntervalMs: 5_000 };
 
@@ -148,10 +146,10 @@ export const ConfigSchema = z
             workers: z.coerce.number().int().min(1).max(32).default(TRANSFORM_DEFAULTS.workers),
           })
           .strict()
-          .default(TRANSFORM_DEFAULTS),
+          .default({ ...TRANSFORM_DEFAULTS }),
       })
       .strict()
-      .default({ transform: TRANSFORM_DEFAULTS }),
+      .default({ transform: { ...TRANSFORM_DEFAULTS } }),
     delivery: z
       .object({
         /** CIDRs the SSRF guard lets destinations resolve to although they are not public (e.g. 127.0.0.1/32). */

@@ -1,8 +1,8 @@
 import type { Dispatcher } from 'undici';
 import type { Logger } from 'pino';
 import { InFlightSet } from '../in-flight-set.js';
-import type { CompiledRule, RuleSet } from '../rules/types.js';
-import type { AttemptResolution, ClaimedDelivery, DeliveryState, Store } from '../store/store.js';
+import type { CompiledRule, RuleEventInput, RuleSet } from '../rules/types.js';
+import type { AttemptResolution, ClaimedDelivery, DeliveryState, Store, StoredEvent } from '../store/store.js';
 import type { CircuitBreaker } from './circuit-breaker.js';
 import { sampleOutcome } from './adaptive-limit.js';
 import { classifyAttempt } from './classify-attempt.js';
@@ -12,7 +12,6 @@ import { sendAttempt, type AttemptResult } from './http-sender.js';
 import { nextAttemptDelay } from './retry-schedule.js';
 import { RuleVersions } from './rule-versions.js';
 import { keepLease } from './lease-keeper.js';
-import { ruleInputOf } from '../operations/event-input.js';
 import { renderOutcome, type RenderOutcome } from '../rules/render-outcome.js';
 import { transformSandbox } from '../rules/transform-sandbox.js';
 
@@ -72,6 +71,13 @@ interface Lease {
 
 function blockedTimeoutReason(maxBlockedForMs: number, last: string | null): string {
   return `blocked its order key for longer than ${maxBlockedForMs} ms${last ? ` (last: ${last})` : ''}`;
+}
+
+const utf8 = new TextDecoder();
+
+/** What a rule's transform reads of a stored event: ingest parsed the same bytes before storing them. */
+function inputOf(event: StoredEvent): RuleEventInput {
+  return { source: event.source, event: event.event, body: JSON.parse(utf8.decode(event.body)), raw: event.body };
 }
 
 /** The stable id downstream can deduplicate on: the same for every attempt of one delivery. */
@@ -289,7 +295,7 @@ export class DeliveryWorker {
     let outcome: RenderOutcome;
     try {
       if (!event) throw new Error(`event ${delivery.eventId} is no longer stored`);
-      outcome = await renderOutcome(rule, ruleInputOf(event));
+      outcome = await renderOutcome(rule, inputOf(event));
     } catch (err) {
       outcome = { body: delivery.payload, contentType: delivery.contentType, deadReason: `transform not run: ${(err as Error).message}` };
     }

@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { TRANSFORM_DEFAULTS } from '../transform-defaults.js';
 import { TransformError } from './transform-error.js';
 import { timeLimitMessage, type EvaluationLimits } from './transform-evaluate.js';
 import type { FromTransformWorker, ToTransformWorker, TransformAnswer } from './transform-messages.js';
@@ -12,7 +13,7 @@ export interface SandboxLimits extends EvaluationLimits {
   workers: number;
 }
 
-export const DEFAULT_SANDBOX_LIMITS: Readonly<SandboxLimits> = Object.freeze({ timeoutMs: 1_000, maxOutputBytes: 1024 * 1024, maxMemoryMb: 64, workers: 2 });
+export const DEFAULT_SANDBOX_LIMITS: Readonly<SandboxLimits> = TRANSFORM_DEFAULTS;
 
 /**
  * jsonata checks its own time limit between evaluation steps and answers with an error; a thread still
