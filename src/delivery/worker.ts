@@ -13,7 +13,6 @@ import { nextAttemptDelay } from './retry-schedule.js';
 import { RuleVersions } from './rule-versions.js';
 import { keepLease } from './lease-keeper.js';
 import { renderOutcome, type RenderOutcome } from '../rules/render-outcome.js';
-import { transformSandbox } from '../rules/transform-sandbox.js';
 
 export interface DeliveryWorkerOptions {
   store: Store;
@@ -44,6 +43,12 @@ export interface OutageListener {
   answered(destination: string, now: number): void;
 }
 
+/**
+ * One rule's deliveries waiting for or in their render take at most 1/this of the worker's slots: a rule
+ * whose transforms all run to their time limit leaves the rest to other deliveries; its further rows wait
+ * like those of a busy destination.
+ */
+const RENDER_SHARE_OF_SLOTS = 4;
 /** How long a row waits when its destination is at its concurrency or rate limit. */
 const BUSY_DESTINATION_DELAY_MS = 200;
 /** How often a key kept blocked retries its head when the rule's schedule has no later step to repeat. */
@@ -114,12 +119,16 @@ export class DeliveryWorker {
    */
   private readonly claimThreshold: number;
   private readonly ruleVersions: RuleVersions;
+  /** Renders waiting or running per rule, and the most one rule may have (see RENDER_SHARE_OF_SLOTS). */
+  private readonly rendering = new Map<string, number>();
+  private readonly maxRendersPerRule: number;
 
   constructor(private readonly options: DeliveryWorkerOptions) {
     this.ruleVersions = options.ruleVersions ?? new RuleVersions(options.store, {});
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
     this.claimThreshold = Math.max(1, Math.floor(Math.min(options.batchSize, options.maxInFlight) / 4));
+    this.maxRendersPerRule = Math.max(1, Math.floor(options.maxInFlight / RENDER_SHARE_OF_SLOTS));
   }
 
   start(): void {
@@ -341,11 +350,20 @@ export class DeliveryWorker {
       }
       if (rule.hasTransform && !delivery.hasBody) {
         // Rendered before the destination's slot is taken: a slow transform holds no slot of its destination.
-        if (!transformSandbox().hasRoom()) {
+        const rendering = this.rendering.get(rule.id) ?? 0;
+        if (rendering >= this.maxRendersPerRule) {
           await this.untilStored(() => store.releaseDelivery(delivery.id, delivery.leaseToken, now + BUSY_DESTINATION_DELAY_MS * (1 + this.random())), signal);
           return;
         }
-        const rendered = await this.render(delivery, rule, signal);
+        this.rendering.set(rule.id, rendering + 1);
+        let rendered: ClaimedDelivery | null;
+        try {
+          rendered = await this.render(delivery, rule, signal);
+        } finally {
+          const left = (this.rendering.get(rule.id) ?? 1) - 1;
+          if (left > 0) this.rendering.set(rule.id, left);
+          else this.rendering.delete(rule.id);
+        }
         if (rendered === null) return;
         delivery = rendered;
       }

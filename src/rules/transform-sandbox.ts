@@ -20,8 +20,6 @@ export const DEFAULT_SANDBOX_LIMITS: Readonly<SandboxLimits> = TRANSFORM_DEFAULT
  * busy this long after the limit is inside one step (a built-in that does not return) and is ended.
  */
 const HARD_DEADLINE_GRACE_MS = 100;
-/** Renders that may wait for a thread, per thread, before `hasRoom()` says no. */
-const QUEUE_PER_WORKER = 8;
 
 interface Task {
   message: ToTransformWorker;
@@ -56,6 +54,8 @@ function entryUrl(): URL {
 export class TransformSandbox {
   private readonly slots: (Slot | null)[];
   private readonly queue: Task[] = [];
+  /** Threads busy with each expression: one expression never takes them all (see `pump`). */
+  private readonly running = new Map<string, number>();
   private nextId = 1;
   private closed = false;
   private started = 0;
@@ -70,11 +70,6 @@ export class TransformSandbox {
   /** Threads started so far (a thread ended on a deadline is replaced by a new one). */
   get threadsStarted(): number {
     return this.started;
-  }
-
-  /** Whether a render asked for now would wait only behind a few others (callers with other work defer it otherwise). */
-  hasRoom(): boolean {
-    return this.queue.length < this.slots.length * QUEUE_PER_WORKER;
   }
 
   /** Renders `expression` over `input` as a JSON body; rejects with a TransformError carrying the reason. */
@@ -95,18 +90,39 @@ export class TransformSandbox {
     await Promise.all(this.slots.map(async (slot, index) => {
       if (!slot) return;
       this.slots[index] = null;
-      if (slot.timer) clearTimeout(slot.timer);
-      slot.task?.reject(refused);
+      this.finish(slot)?.reject(refused);
       await slot.worker.terminate();
     }));
   }
 
+  /**
+   * Gives waiting renders to idle threads, oldest first, except that one expression runs on at most all
+   * threads but one: a rule whose transforms all run to their time limit leaves a thread to the others.
+   */
   private pump(): void {
+    const perExpression = Math.max(1, this.slots.length - 1);
     for (let index = 0; index < this.slots.length && this.queue.length > 0; index++) {
       const slot = this.slots[index];
       if (slot === null) this.spawn(index);
-      else if (slot.ready && slot.task === null) this.assign(slot, index, this.queue.shift()!);
+      else if (slot.ready && slot.task === null) {
+        const next = this.queue.findIndex((task) => (this.running.get(task.message.expression) ?? 0) < perExpression);
+        if (next >= 0) this.assign(slot, index, this.queue.splice(next, 1)[0]!);
+      }
     }
+  }
+
+  private finish(slot: Slot): Task | null {
+    const task = slot.task;
+    if (slot.timer) clearTimeout(slot.timer);
+    slot.timer = null;
+    slot.task = null;
+    if (task) {
+      const { expression } = task.message;
+      const left = (this.running.get(expression) ?? 1) - 1;
+      if (left > 0) this.running.set(expression, left);
+      else this.running.delete(expression);
+    }
+    return task;
   }
 
   private spawn(index: number): void {
@@ -136,13 +152,14 @@ export class TransformSandbox {
 
   private assign(slot: Slot, index: number, task: Task): void {
     slot.task = task;
+    this.running.set(task.message.expression, (this.running.get(task.message.expression) ?? 0) + 1);
     // A render in progress keeps the process alive (a CLI dry run waits for it); an idle thread does not.
     slot.worker.ref();
     slot.timer = setTimeout(() => {
       // Past the limit and jsonata has not stopped it: one step that does not return. End the thread.
       if (this.slots[index] !== slot) return;
       this.slots[index] = null;
-      slot.task = null;
+      this.finish(slot);
       task.reject(new TransformError('transform_timeout', timeLimitMessage(this.limits.timeoutMs)));
       void slot.worker.terminate();
       this.pump();
@@ -155,11 +172,8 @@ export class TransformSandbox {
   }
 
   private settle(slot: Slot, answer: TransformAnswer): void {
-    const task = slot.task;
-    if (task === null || task.message.id !== answer.id) return;
-    if (slot.timer) clearTimeout(slot.timer);
-    slot.timer = null;
-    slot.task = null;
+    if (slot.task === null || slot.task.message.id !== answer.id) return;
+    const task = this.finish(slot)!;
     slot.worker.unref();
     if (answer.ok) task.resolve({ body: Buffer.from(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength), contentType: answer.contentType });
     else task.reject(new TransformError(answer.code, answer.message));
@@ -170,14 +184,13 @@ export class TransformSandbox {
   private exited(slot: Slot, index: number): void {
     if (this.slots[index] !== slot) return;
     this.slots[index] = null;
-    if (slot.timer) clearTimeout(slot.timer);
     const reason = this.exitReason(slot.failure);
-    if (slot.task) slot.task.reject(reason);
+    const task = this.finish(slot);
+    if (task) task.reject(reason);
     else if (!slot.ready) {
       // It never started: renders waiting now would only start it again.
-      for (const task of this.queue.splice(0)) task.reject(reason);
+      for (const waiting of this.queue.splice(0)) waiting.reject(reason);
     }
-    slot.task = null;
     if (!this.closed) this.pump();
   }
 

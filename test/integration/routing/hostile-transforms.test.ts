@@ -78,6 +78,29 @@ describeEachBackend('a hostile transform costs its own deliveries, never an ackn
     }, 120_000);
   });
 
+  it('leaves most worker slots to other deliveries while one rule\'s transforms run to their time limit', async () => {
+    const sink = await startWebhookSink();
+    const endless = `id: endless\non: [transfer:succeeded]\nwhere: { result.quantity: 1 }\ntransform: "( $loop := function() { $loop() }; $loop() )"\nto:\n  url: ${sink.url}\n`;
+    const plain = `id: plain\non: [transfer:succeeded]\nwhere: { result.quantity: 2 }\nto:\n  url: ${sink.url}\n`;
+    // 8 slots: the endless rule may hold 2 of them; without that share its 10 renders would take all 8.
+    const app = await startTestReceiver({
+      ...(await backend.storage()), rules: { transform: { timeoutMs: 2_000 } },
+      rulesDir: rulesDirWith({ 'endless.yaml': endless, 'plain.yaml': plain }), delivery: { ...TEST_DELIVERY, maxInFlight: 8 },
+    });
+    try {
+      for (let i = 0; i < 10; i++) expect((await postSigned(app.webhookUrl(), sampleTransferSucceeded({ quantity: 1 }), TEST_SECRET)).status).toBe(200);
+      for (let i = 0; i < 4; i++) expect((await postSigned(app.webhookUrl(), sampleTransferSucceeded({ quantity: 2 }), TEST_SECRET)).status).toBe(200);
+      await sink.waitFor(4, 20_000);
+      const endlessStates = (await app.store.listDeliveries({ ruleId: 'endless' }, { limit: 20 })).items.map((d) => d.state);
+      expect(endlessStates).toEqual(endlessStates.map(() => 'pending'));
+      const plainDeliveries = await settled(async () => (await app.store.listDeliveries({ ruleId: 'plain' }, { limit: 20 })).items, 4);
+      expect(plainDeliveries.map((d) => d.state)).toEqual(['delivered', 'delivered', 'delivered', 'delivered']);
+    } finally {
+      await app.close();
+      await sink.close();
+    }
+  }, 60_000);
+
   it('renders once: a retry sends the bytes the first attempt sent, though the transform reads the clock', async () => {
     const sink = await startWebhookSink((index) => (index === 0 ? 503 : 200));
     const rule = `id: clocked\non: [transfer:succeeded]\ntransform: '{ "at": $millis(), "email": result.email }'\nto:\n  url: ${sink.url}\nretry:\n  schedule: [0ms, 300ms]\n`;

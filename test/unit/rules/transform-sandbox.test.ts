@@ -47,15 +47,16 @@ describe('TransformSandbox', () => {
     expect(pool.threadsStarted).toBe(2);
   });
 
-  it('keeps rendering on its other threads while one is stuck', async () => {
+  it('leaves a thread to other transforms while one expression is stuck on every render', async () => {
     const pool = sandbox({ timeoutMs: 300, workers: 2, maxMemoryMb: 256 });
     await Promise.all([pool.render('1', purchaseInput()), pool.render('2', purchaseInput())]);
     expect(pool.threadsStarted).toBe(2);
     const settled: string[] = [];
-    const stuck = refusal(pool.render(STUCK_IN_ONE_BUILT_IN, purchaseInput())).then((err) => settled.push(`stuck: ${err.code}`));
+    // Queued first, three of the same stuck expression: they take one thread, one after the other.
+    const stuck = [1, 2, 3].map(() => refusal(pool.render(STUCK_IN_ONE_BUILT_IN, purchaseInput())).then((err) => settled.push(`stuck: ${err.code}`)));
     const normal = pool.render('{ "n": result.quantity }', purchaseInput()).then((rendered) => settled.push(`normal: ${rendered.body.toString()}`));
-    await Promise.all([stuck, normal]);
-    expect(settled).toEqual(['normal: {"n":2}', 'stuck: transform_timeout']);
+    await Promise.all([...stuck, normal]);
+    expect(settled).toEqual(['normal: {"n":2}', 'stuck: transform_timeout', 'stuck: transform_timeout', 'stuck: transform_timeout']);
   });
 
   it('stops endless recursion and a long $map at the time limit', async () => {
