@@ -5,6 +5,7 @@ import ipaddr from 'ipaddr.js';
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import { HookrelayError } from './errors.js';
+import { TRANSFORM_DEFAULTS } from './transform-defaults.js';
 import { isStandardWebhooksSecret, STANDARD_WEBHOOKS_SECRET_FORM } from './signing/standard-webhooks-secret.js';
 import { SERVICE_SIGNATURE_HEADER, SIGNATURE_SCHEMES } from './signing/scheme.js';
 
@@ -130,6 +131,25 @@ export const ConfigSchema = z
           seen.add(s.name);
         });
       }),
+    rules: z
+      .object({
+        /** How JSONata transforms are bounded: each runs in a sandbox thread that is ended at its time limit. */
+        transform: z
+          .object({
+            /** The longest one transform may run, whatever it does; beyond it its delivery is dead-lettered. */
+            timeoutMs: z.coerce.number().int().min(10).max(60_000).default(TRANSFORM_DEFAULTS.timeoutMs),
+            /** The largest body a transform may produce (bytes or `1mb`); beyond it its delivery is dead-lettered. */
+            maxOutputBytes: byteSize.default(TRANSFORM_DEFAULTS.maxOutputBytes),
+            /** Heap of each sandbox thread in MiB; a transform that outgrows it is ended, its delivery dead-lettered. */
+            maxMemoryMb: z.coerce.number().int().min(16).max(4096).default(TRANSFORM_DEFAULTS.maxMemoryMb),
+            /** Sandbox threads per thread that renders (the delivery thread; the receiver's for explain and dry runs). */
+            workers: z.coerce.number().int().min(1).max(32).default(TRANSFORM_DEFAULTS.workers),
+          })
+          .strict()
+          .default({ ...TRANSFORM_DEFAULTS }),
+      })
+      .strict()
+      .default({ transform: { ...TRANSFORM_DEFAULTS } }),
     delivery: z
       .object({
         /** CIDRs the SSRF guard lets destinations resolve to although they are not public (e.g. 127.0.0.1/32). */

@@ -32,6 +32,7 @@ import { isLoopbackHost, startServer, type ReadinessReport, type RunningServer }
 import { ensureAdminToken, type AdminToken } from './admin-token.js';
 import { ensureSourceSecrets, type GeneratedSecret } from './source-secrets.js';
 import { openStore } from './store/open-store.js';
+import { configureTransformSandbox } from './rules/transform-sandbox.js';
 import type { Outage, Store } from './store/store.js';
 
 export interface StartOptions {
@@ -83,6 +84,8 @@ export interface RunningHookrelay {
 export async function startHookrelay(config: Readonly<Config>, logger: Logger, options: StartOptions = {}): Promise<RunningHookrelay> {
   const env = options.env ?? {};
   const role = nodeRoleOf(config);
+  // Explain, dry runs and replay previews render here; deliveries render in the delivery thread's own sandbox.
+  configureTransformSandbox(config.rules.transform);
   if (config.delivery.enabled === false) logger.warn('delivery.enabled is deprecated: set role: receiver (HOOKRELAY_ROLE=receiver, --role receiver) instead; this node runs role receiver');
   const delivers = role !== 'receiver';
   const inThread = delivers && config.delivery.thread;

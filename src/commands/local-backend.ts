@@ -30,6 +30,7 @@ import type { CheckDestination } from '../rules/explain.js';
 import type { RuleSet } from '../rules/types.js';
 import { DATABASE_FILE, SqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { BulkDeliveryFilter, EventSelection, ImportedEvent, ImportResult } from '../store/store.js';
+import { configureTransformSandbox } from '../rules/transform-sandbox.js';
 import type {
   AdminBackend, BulkControl, ClusterView, BulkResult, DeliveryQuery, DeliveryView, EventExport, EventListItemView, EventQuery, EventWithDeliveries, Paged,
   BulkReplayOptions, EditedReplayOptions, EditedReplayResultView, ReplayResultView, ResendResult, ResendSigning, RetryQuery, RoutedReplayRequest,
@@ -46,6 +47,8 @@ function bulkResult({ progress, stopped, lastId }: BatchLoopResult): BulkResult 
 
 /** The rules in the rules dir, as `serve` would load them; invalid ones are an error listing every problem. */
 export async function loadCurrentRules(config: Readonly<Config>, env: Record<string, string | undefined>): Promise<RuleSet> {
+  // Explain and dry runs render transforms under the server's limits.
+  configureTransformSandbox(config.rules.transform);
   const result = await loadRuleSet(config.rulesDir, env, config.rulesMaxFileBytes);
   if (!result.ok) throw new HookrelayError('invalid_rules', `The rules in ${config.rulesDir} are invalid:\n  ${result.errors.map(formatRuleFileError).join('\n  ')}`);
   return result.ruleSet;

@@ -12,6 +12,7 @@ import { formatRuleFileError } from '../rules/rule-file-error.js';
 import type { CompiledRule, RuleSet } from '../rules/types.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { ruleExplanationLines } from './explain-print.js';
+import { configureTransformSandbox } from '../rules/transform-sandbox.js';
 import { hasDatabase } from './local-backend.js';
 
 interface DirFlags {
@@ -21,6 +22,7 @@ interface DirFlags {
 /** The rule set as `serve` would load it (same env for ${ENV} references); exits 1 listing every error. */
 async function loadOrExit(rulesDir: string | undefined): Promise<RuleSet> {
   const config = loadConfig(process.env, rulesDir ? { rulesDir } : {});
+  configureTransformSandbox(config.rules.transform);
   const result = await loadRuleSet(config.rulesDir, process.env, config.rulesMaxFileBytes);
   for (const warning of result.warnings) process.stderr.write(`warning: ${warning}\n`);
   if (!result.ok) {

@@ -18,9 +18,11 @@ export const NO_PAUSES: DeliveryPauses = () => null;
 
 /**
  * Attempt errors raised before a request reached the destination: refused by the SSRF guard, not a usable
- * URL, the rule gone or its version unavailable, no such host, or a connection refused.
+ * URL, the rule gone or its version unavailable, its transform failed, no such host, or a connection refused.
  */
-const NOT_SENT_ERROR_CODES = new Set(['destination_refused', 'invalid_url', 'ERR_INVALID_URL', 'rule_removed', 'rule_version_unavailable', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNREFUSED']);
+const NOT_SENT_ERROR_CODES = new Set([
+  'destination_refused', 'invalid_url', 'ERR_INVALID_URL', 'rule_removed', 'rule_version_unavailable', 'transform_failed', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNREFUSED',
+]);
 
 /** Whether an attempt's request reached the destination: it has a status, or its error is not one raised before sending. */
 export function attemptSent(attempt: { status: number | null; errorCode: string | null }): boolean {

@@ -1,8 +1,8 @@
 import type { Dispatcher } from 'undici';
 import type { Logger } from 'pino';
 import { InFlightSet } from '../in-flight-set.js';
-import type { CompiledRule, RuleSet } from '../rules/types.js';
-import type { AttemptResolution, ClaimedDelivery, DeliveryState, Store } from '../store/store.js';
+import type { CompiledRule, RuleEventInput, RuleSet } from '../rules/types.js';
+import type { AttemptResolution, ClaimedDelivery, DeliveryState, Store, StoredEvent } from '../store/store.js';
 import type { CircuitBreaker } from './circuit-breaker.js';
 import { sampleOutcome } from './adaptive-limit.js';
 import { classifyAttempt } from './classify-attempt.js';
@@ -12,6 +12,7 @@ import { sendAttempt, type AttemptResult } from './http-sender.js';
 import { nextAttemptDelay } from './retry-schedule.js';
 import { RuleVersions } from './rule-versions.js';
 import { keepLease } from './lease-keeper.js';
+import { renderOutcome, type RenderOutcome } from '../rules/render-outcome.js';
 
 export interface DeliveryWorkerOptions {
   store: Store;
@@ -42,6 +43,12 @@ export interface OutageListener {
   answered(destination: string, now: number): void;
 }
 
+/**
+ * One rule's deliveries waiting for or in their render take at most 1/this of the worker's slots: a rule
+ * whose transforms all run to their time limit leaves the rest to other deliveries; its further rows wait
+ * like those of a busy destination.
+ */
+const RENDER_SHARE_OF_SLOTS = 4;
 /** How long a row waits when its destination is at its concurrency or rate limit. */
 const BUSY_DESTINATION_DELAY_MS = 200;
 /** How often a key kept blocked retries its head when the rule's schedule has no later step to repeat. */
@@ -69,6 +76,13 @@ interface Lease {
 
 function blockedTimeoutReason(maxBlockedForMs: number, last: string | null): string {
   return `blocked its order key for longer than ${maxBlockedForMs} ms${last ? ` (last: ${last})` : ''}`;
+}
+
+const utf8 = new TextDecoder();
+
+/** What a rule's transform reads of a stored event: ingest parsed the same bytes before storing them. */
+function inputOf(event: StoredEvent): RuleEventInput {
+  return { source: event.source, event: event.event, body: JSON.parse(utf8.decode(event.body)), raw: event.body };
 }
 
 /** The stable id downstream can deduplicate on: the same for every attempt of one delivery. */
@@ -105,12 +119,16 @@ export class DeliveryWorker {
    */
   private readonly claimThreshold: number;
   private readonly ruleVersions: RuleVersions;
+  /** Renders waiting or running per rule, and the most one rule may have (see RENDER_SHARE_OF_SLOTS). */
+  private readonly rendering = new Map<string, number>();
+  private readonly maxRendersPerRule: number;
 
   constructor(private readonly options: DeliveryWorkerOptions) {
     this.ruleVersions = options.ruleVersions ?? new RuleVersions(options.store, {});
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
     this.claimThreshold = Math.max(1, Math.floor(Math.min(options.batchSize, options.maxInFlight) / 4));
+    this.maxRendersPerRule = Math.max(1, Math.floor(options.maxInFlight / RENDER_SHARE_OF_SLOTS));
   }
 
   start(): void {
@@ -275,6 +293,31 @@ export class DeliveryWorker {
     }
   }
 
+  /**
+   * Renders a delivery's transform in the sandbox, once: the body is kept with the row before it is sent, so
+   * every attempt sends the same bytes. A transform that fails or passes a limit dead-letters the delivery
+   * (an ordered key moves on to its next delivery). Null when the delivery is settled or its lease lost.
+   */
+  private async render(delivery: ClaimedDelivery, rule: CompiledRule, signal: AbortSignal): Promise<ClaimedDelivery | null> {
+    const startedAt = this.now();
+    const event = await this.options.store.getEvent(delivery.eventId);
+    let outcome: RenderOutcome;
+    try {
+      if (!event) throw new Error(`event ${delivery.eventId} is no longer stored`);
+      outcome = await renderOutcome(rule, inputOf(event));
+    } catch (err) {
+      outcome = { body: delivery.payload, contentType: delivery.contentType, deadReason: `transform not run: ${(err as Error).message}` };
+    }
+    if (outcome.deadReason !== undefined) {
+      const failure = { durationMs: this.now() - startedAt, responseExcerpt: '', error: { code: 'transform_failed', message: outcome.deadReason } };
+      await this.record(delivery, startedAt, '', failure, { state: 'dead', reason: outcome.deadReason }, signal);
+      return null;
+    }
+    const rendered = { body: outcome.body, contentType: outcome.contentType };
+    if (!(await this.untilStored(() => this.options.store.saveRenderedBody(delivery.id, delivery.leaseToken, rendered), signal))) return null;
+    return { ...delivery, payload: rendered.body, contentType: rendered.contentType, hasBody: true };
+  }
+
   private async attempt(delivery: ClaimedDelivery, signal: AbortSignal, freeSlot: () => void): Promise<void> {
     const { store, logger } = this.options;
     const todaysRule = this.ruleFor(delivery.ruleId);
@@ -304,6 +347,25 @@ export class DeliveryWorker {
         const dueAt = Math.min(reopensAt, this.blockedDeadline(delivery, rule) ?? Infinity);
         await this.untilStored(() => store.releaseDelivery(delivery.id, delivery.leaseToken, dueAt), signal);
         return;
+      }
+      if (rule.hasTransform && !delivery.hasBody) {
+        // Rendered before the destination's slot is taken: a slow transform holds no slot of its destination.
+        const rendering = this.rendering.get(rule.id) ?? 0;
+        if (rendering >= this.maxRendersPerRule) {
+          await this.untilStored(() => store.releaseDelivery(delivery.id, delivery.leaseToken, now + BUSY_DESTINATION_DELAY_MS * (1 + this.random())), signal);
+          return;
+        }
+        this.rendering.set(rule.id, rendering + 1);
+        let rendered: ClaimedDelivery | null;
+        try {
+          rendered = await this.render(delivery, rule, signal);
+        } finally {
+          const left = (this.rendering.get(rule.id) ?? 1) - 1;
+          if (left > 0) this.rendering.set(rule.id, left);
+          else this.rendering.delete(rule.id);
+        }
+        if (rendered === null) return;
+        delivery = rendered;
       }
       const release = this.options.limiter.tryAcquire(destination, { concurrency: rule.concurrency ?? this.options.defaultConcurrency, ratePerSecond: rule.rateLimitPerSecond });
       if (!release) {

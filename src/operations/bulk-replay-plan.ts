@@ -49,7 +49,7 @@ export class BulkReplayPlanner {
       throw err;
     }
     const ruleSet = this.narrow(routing.ruleSet);
-    const plan = await planRoutedReplay({ ...routing, ruleSet }, ruleInputOf(event), {});
+    const plan = await planRoutedReplay({ ...routing, ruleSet }, ruleInputOf(event), { preview: false });
     for (const send of plan.sends) {
       this.counts.perRule[send.ruleId] = (this.counts.perRule[send.ruleId] ?? 0) + 1;
       if (this.counts.sample.length < SAMPLE_SIZE) {

@@ -2,6 +2,7 @@ import { planReplay } from './replay-event.js';
 import type { OperationsContext } from './context.js';
 import { ruleInputOf } from './event-input.js';
 import { HookrelayError } from '../errors.js';
+import { renderOutcome } from '../rules/render-outcome.js';
 import type { RuleEventInput } from '../rules/types.js';
 import type { Delivery, NewDelivery } from '../store/store.js';
 import { DEFAULT_ROUTE_MODE, ReplayRouter, type RouteMode, type Routing } from './replay-routing.js';
@@ -25,7 +26,7 @@ export interface PlannedSend {
   contentType: string;
   /** What would be sent: the transformed body, or the event's raw bytes (as UTF-8 text). */
   body: string;
-  /** Set when the transform failed: the delivery is stored dead-lettered with this reason. */
+  /** Set when the transform fails in the preview: delivery renders it the same way and dead-letters it with this reason. */
   deadReason: string | null;
 }
 
@@ -49,8 +50,12 @@ export interface RoutedReplayAnswer extends Omit<PlannedReplay, 'deliveries'> {
   created: Delivery[];
 }
 
-/** Plans one event's replay under `routing`; rules the routing withholds are reported, never silently dropped. */
-export async function planRoutedReplay(routing: Routing, input: RuleEventInput, options: Pick<RoutedReplayRequest, 'ruleId' | 'force'>): Promise<PlannedReplay> {
+/**
+ * Plans one event's replay under `routing`; rules the routing withholds are reported, never silently dropped.
+ * Each send's body is previewed in the transform sandbox, as the delivery worker will render it (`preview:
+ * false` skips that, for a bulk replay that only counts); the rows themselves are rendered at delivery.
+ */
+export async function planRoutedReplay(routing: Routing, input: RuleEventInput, options: Pick<RoutedReplayRequest, 'ruleId' | 'force'> & { preview?: boolean }): Promise<PlannedReplay> {
   const planned = await planReplay(routing.ruleSet, input, options);
   const rules = new Map(routing.ruleSet.rules.map((rule) => [rule.id, rule]));
   const sends: PlannedSend[] = [];
@@ -64,14 +69,15 @@ export async function planRoutedReplay(routing: Routing, input: RuleEventInput, 
     }
     const rule = rules.get(delivery.ruleId)!;
     deliveries.push(delivery);
+    const rendered = options.preview === false ? { body: input.raw, contentType: delivery.contentType } : await renderOutcome(rule, input);
     sends.push({
       ruleId: delivery.ruleId,
       ruleSetHash: delivery.ruleSetHash,
       destination: rule.describe().to.url,
       method: rule.destination.method,
-      contentType: delivery.contentType,
-      body: (delivery.body ?? input.raw).toString('utf8'),
-      deadReason: delivery.deadReason ?? null,
+      contentType: rendered.contentType,
+      body: rendered.body.toString('utf8'),
+      deadReason: rendered.deadReason ?? null,
     });
   }
   // Rules that could not be compiled on this node were not evaluated: say so, whatever they would have done.

@@ -104,7 +104,7 @@ export const DeliverySchema = z
     lastError: z.string().nullable(),
     deadReason: z.string().nullable(),
     pausedReason: z.string().nullable().meta({ description: 'why a pending delivery is held without attempts (its rule is disabled); null when it is not' }),
-    lastAttemptSent: z.boolean().nullable().meta({ description: 'whether the last attempt reached the destination (false: refused by the SSRF guard, no such host, connection refused, rule removed); null before any attempt' }),
+    lastAttemptSent: z.boolean().nullable().meta({ description: 'whether the last attempt reached the destination (false: refused by the SSRF guard, no such host, connection refused, rule removed, transform failed); null before any attempt' }),
     wait: DeliveryWaitSchema.nullable().meta({ description: 'why a pending delivery is not being sent now, and until when; null when it is not pending (and in replay and retry answers)' }),
     createdAt: isoTime,
     updatedAt: isoTime,

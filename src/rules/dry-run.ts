@@ -1,5 +1,6 @@
 import { mismatchReason } from './explain.js';
 import { planDeliveries } from './plan.js';
+import { renderOutcome } from './render-outcome.js';
 import type { RuleEventInput, RuleSet } from './types.js';
 
 /** What one rule would do with one event: for `rules test` and the console, nothing is sent. */
@@ -17,19 +18,17 @@ export interface RuleDryRun {
   deadReason?: string;
 }
 
+/**
+ * Each rule's outcome for one event: planned as ingest plans it, and rendered in the transform sandbox as
+ * the delivery worker renders it, so a dry run shows what delivery would send (a transform using `$now()`
+ * aside: it reads the time of its render).
+ */
 export async function dryRunRules(ruleSet: RuleSet, input: RuleEventInput): Promise<RuleDryRun[]> {
-  const planned = new Map((await planDeliveries(ruleSet, input)).map((delivery) => [delivery.ruleId, delivery]));
-  return ruleSet.rules.map((rule): RuleDryRun => {
+  const planned = new Set(planDeliveries(ruleSet, input).map((delivery) => delivery.ruleId));
+  return Promise.all(ruleSet.rules.map(async (rule): Promise<RuleDryRun> => {
     const outcome = { ruleId: rule.id, file: rule.file, line: rule.line };
-    const delivery = planned.get(rule.id);
-    if (!delivery) return { ...outcome, matched: false, reason: mismatchReason(rule, input) };
-    return {
-      ...outcome,
-      matched: true,
-      reason: null,
-      body: delivery.body ?? input.raw,
-      contentType: delivery.contentType,
-      ...(delivery.deadReason !== undefined && { deadReason: delivery.deadReason }),
-    };
-  });
+    if (!planned.has(rule.id)) return { ...outcome, matched: false, reason: mismatchReason(rule, input) };
+    const { body, contentType, deadReason } = await renderOutcome(rule, input);
+    return { ...outcome, matched: true, reason: null, body, contentType, ...(deadReason !== undefined && { deadReason }) };
+  }));
 }

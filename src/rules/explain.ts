@@ -1,6 +1,7 @@
 import { deliveryHeaders } from '../signing/delivery-headers.js';
 import { preview } from './matcher.js';
 import { compileQueryPlan, explainQuery, type ClauseExplanation, type QueryPlan } from './explain-query.js';
+import { renderOutcome } from './render-outcome.js';
 import type { CompiledRule, RuleEventInput, RuleSet } from './types.js';
 
 /**
@@ -144,16 +145,7 @@ async function addPreview(explanation: RuleExplanation, rule: CompiledRule, inpu
 
 async function previewOutgoing(rule: CompiledRule, input: RuleEventInput, now: Date): Promise<OutgoingPreview> {
   const description = rule.describe();
-  let body = input.raw;
-  let deadReason: string | undefined;
-  let contentType = 'application/json';
-  try {
-    const rendered = await rule.render(input);
-    body = rendered.body;
-    contentType = rendered.contentType;
-  } catch (err) {
-    deadReason = (err as Error).message ?? String(err);
-  }
+  const { body, contentType, deadReason } = await renderOutcome(rule, input);
   let signature: Record<string, string> = {};
   let signError: string | undefined;
   try {

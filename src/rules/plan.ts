@@ -5,25 +5,23 @@ import type { RuleEventInput, RuleSet } from './types.js';
 
 /**
  * The deliveries one event should become under `ruleSet`: one per enabled rule that matches, in rule-set
- * order, transformed where the rule says so, due after the rule's first schedule step. Ingest calls it once
- * so the outbox rows commit with the event; replay and dry runs plan the same way. A transform that fails
- * gives a delivery stored dead-lettered with the reason, not a dropped one. An ordered rule's delivery carries
- * its order key (the store gives it the next place in that key's order).
+ * order, due after the rule's first schedule step. Ingest calls it once so the outbox rows commit with the
+ * event; replay plans the same way. No transform runs here: a rule author's code never delays an
+ * acknowledgement. A row without a body whose rule version has a transform is rendered by the delivery
+ * worker before its first attempt, in the transform sandbox, and keeps that body for every retry. An
+ * ordered rule's delivery carries its order key (the store gives it the next place in that key's order).
  */
-export async function planDeliveries(ruleSet: RuleSet, input: RuleEventInput): Promise<NewDelivery[]> {
+export function planDeliveries(ruleSet: RuleSet, input: RuleEventInput): NewDelivery[] {
   if (ruleSet.rules.length === 0) return [];
-  return Promise.all(
-    matchingRules(ruleSet, input).map(async (rule): Promise<NewDelivery> => {
-      const orderKey = rule.order ? orderKeyOf(rule.order, input.body) : null;
-      const planned = { ruleId: rule.id, ruleSetHash: ruleSet.hash, delayMs: rule.retryScheduleMs[0] ?? 0, ...(orderKey !== null && { orderKey }) };
-      if (!rule.hasTransform) return { ...planned, body: null, contentType: 'application/json' };
-      try {
-        const rendered = await rule.render(input);
-        return { ...planned, body: rendered.body, contentType: rendered.contentType };
-      } catch (err) {
-        // Every transform error says it is one ("transform failed at position 4: ...").
-        return { ...planned, body: null, contentType: 'application/json', deadReason: (err as Error).message ?? String(err) };
-      }
-    }),
-  );
+  return matchingRules(ruleSet, input).map((rule): NewDelivery => {
+    const orderKey = rule.order ? orderKeyOf(rule.order, input.body) : null;
+    return {
+      ruleId: rule.id,
+      ruleSetHash: ruleSet.hash,
+      delayMs: rule.retryScheduleMs[0] ?? 0,
+      ...(orderKey !== null && { orderKey }),
+      body: null,
+      contentType: 'application/json',
+    };
+  });
 }

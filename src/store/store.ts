@@ -139,8 +139,10 @@ export interface ClaimedDelivery {
   orderKey: string | null;
   /** When a retryable failure first left it pending (how long it has blocked its key, if ordered); null before. */
   blockedSince: number | null;
-  /** What to send: the transformed body, or the event's raw bytes. */
+  /** What to send: the delivery's own body (a rendered transform), or the event's raw bytes. */
   payload: Buffer;
+  /** Whether `payload` is the delivery's own body; false: the event's bytes, which a rule with a transform renders first. */
+  hasBody: boolean;
 }
 
 export interface AttemptRecord {
@@ -326,6 +328,11 @@ export interface Store extends NewEventReader {
   claimDueDeliveries(options: { now: number; limit: number; leaseMs: number }): Promise<ClaimedDelivery[]>;
   /** Appends the attempt and moves the delivery on, if the lease is still ours (else a no-op: false). */
   recordAttempt(deliveryId: number, leaseToken: string, attempt: AttemptRecord, resolution: AttemptResolution): Promise<boolean>;
+  /**
+   * Keeps the body a claimed delivery's transform rendered, if the lease is still ours (else a no-op: false):
+   * every later attempt sends these bytes.
+   */
+  saveRenderedBody(deliveryId: number, leaseToken: string, rendered: { body: Buffer; contentType: string }): Promise<boolean>;
   /** Gives a claimed delivery back without an attempt (destination busy or paused), due again at `nextAttemptAt`. */
   releaseDelivery(deliveryId: number, leaseToken: string, nextAttemptAt: number): Promise<void>;
   /** When the next pending delivery falls due (unix ms), or null if none is pending; rows waiting behind their key's head do not count. */

@@ -214,9 +214,10 @@ export function storeContract(factory: StoreFactory): void {
       const byRule = new Map(claimed.map((d) => [d.ruleId, d]));
       expect(byRule.get('untouched')).toEqual({
         id: expect.any(Number), eventId, ruleId: 'untouched', ruleSetHash: 'h1', contentType: 'application/json', attempts: 0, passOffset: 0, leaseToken: claimed[0]!.leaseToken,
-        orderKey: null, blockedSince: null, payload: RAW,
+        orderKey: null, blockedSince: null, payload: RAW, hasBody: false,
       });
       expect(byRule.get('transformed')!.payload.toString()).toBe('{"email":"a@b.c"}');
+      expect(byRule.get('transformed')!.hasBody).toBe(true);
       expect(claimed[1]!.leaseToken).toBe(claimed[0]!.leaseToken);
       expect(claimed[0]!.leaseToken).toMatch(/^[0-9a-f-]{36}$/);
     });
@@ -265,6 +266,18 @@ export function storeContract(factory: StoreFactory): void {
       expect(detail).toMatchObject({ state: 'dead', attempts: 1, lastStatus: 410, deadReason: 'gone', nextAttemptAt: null });
       expect(detail.attemptLog.map((a) => a.status)).toEqual([200, 410]);
       expect(await store.getDelivery(current!.id + 1000)).toBeNull();
+    });
+
+    it('keeps a rendered body under the lease only; later claims send it', async () => {
+      const { store, now } = await storeWithTwoDeliveries();
+      const claimed = await store.claimDueDeliveries({ now, limit: 10, leaseMs: 1_000 });
+      const untouched = claimed.find((d) => d.ruleId === 'untouched')!;
+      const rendered = { body: Buffer.from('{"rendered":true}'), contentType: 'application/vnd.example+json' };
+      expect(await store.saveRenderedBody(untouched.id, 'not-the-lease', rendered)).toBe(false);
+      expect(await store.saveRenderedBody(untouched.id, untouched.leaseToken, rendered)).toBe(true);
+      const again = (await store.claimDueDeliveries({ now: now + 2_000, limit: 10, leaseMs: 60_000 })).find((d) => d.id === untouched.id)!;
+      expect(again).toMatchObject({ payload: rendered.body, contentType: rendered.contentType, hasBody: true });
+      expect(await store.saveRenderedBody(untouched.id, untouched.leaseToken, { body: Buffer.from('{}'), contentType: 'application/json' })).toBe(false);
     });
 
     it('gives a claimed row back without an attempt, due again when asked', async () => {

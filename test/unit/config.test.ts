@@ -64,6 +64,15 @@ describe('loadConfig', () => {
     expect(configError(() => loadConfig({ HOOKRELAY_CONFIG: file })).message).toContain('delivery.threadNice');
   });
 
+  it('bounds transforms by default (1 s, 1 MiB, 64 MiB heap, 2 threads) and reads each limit from the file', () => {
+    expect(loadConfig({}).rules.transform).toEqual({ timeoutMs: 1_000, maxOutputBytes: 1024 * 1024, maxMemoryMb: 64, workers: 2 });
+    const file = join(makeTempDir(), 'hookrelay.yaml');
+    writeFileSync(file, 'rules:\n  transform:\n    timeoutMs: 250\n    maxOutputBytes: 64kb\n');
+    expect(loadConfig({ HOOKRELAY_CONFIG: file }).rules.transform).toEqual({ timeoutMs: 250, maxOutputBytes: 64 * 1024, maxMemoryMb: 64, workers: 2 });
+    writeFileSync(file, 'rules:\n  transform:\n    timeoutMs: 0\n');
+    expect(configError(() => loadConfig({ HOOKRELAY_CONFIG: file })).message).toContain('rules.transform.timeoutMs');
+  });
+
   it('takes only real booleans for switches: a quoted "false" is refused, never read as true', () => {
     const file = join(makeTempDir(), 'hookrelay.yaml');
     writeFileSync(file, 'delivery:\n  enabled: "false"\n');

@@ -4,6 +4,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { Level } from 'pino';
 import { createLogger } from '../../log.js';
 import { ruleSetFromMessage } from '../../rules/rule-set-message.js';
+import { configureTransformSandbox } from '../../rules/transform-sandbox.js';
 import type { RuleSet } from '../../rules/types.js';
 import { openStore } from '../../store/open-store.js';
 import type { Store } from '../../store/store.js';
@@ -23,6 +24,7 @@ let side: DeliverySide | null = null;
 
 async function start(): Promise<void> {
   setThreadNice(data.config.delivery.threadNice, logger);
+  configureTransformSandbox(data.config.rules.transform);
   // On PostgreSQL a pool of its own, half the receiver's: claims and attempt records are batched, so a few
   // connections carry them.
   const database = { ...data.config.database, poolSize: Math.max(2, Math.ceil(data.config.database.poolSize / 2)) };

@@ -41,7 +41,7 @@ const CLAIM = named('claim', `
   UPDATE deliveries d SET next_attempt_at = $3, lease_token = $4, updated_at = $5
   FROM due WHERE d.id = due.id
   RETURNING d.id, d.event_id, d.rule_id, d.rule_set_hash, d.content_type, d.attempts, d.pass_offset, d.order_key, d.blocked_since,
-    COALESCE(d.body, (SELECT e.body FROM events e WHERE e.id = d.event_id)) AS payload`);
+    COALESCE(d.body, (SELECT e.body FROM events e WHERE e.id = d.event_id)) AS payload, d.body IS NOT NULL AS has_body`);
 
 /**
  * Records a batch of attempts: each is appended whatever its lease says (it happened), once, even when the
@@ -84,6 +84,8 @@ const INSERT_DELIVERIES = named('insert_deliveries', `
 const RELEASE_UNANSWERED = named('release_unanswered', `
   UPDATE deliveries SET next_attempt_at = $2, lease_token = NULL WHERE lease_token = ANY($1::text[]) AND state = 'pending'`);
 const RELEASE = named('release', 'UPDATE deliveries SET next_attempt_at = $1, lease_token = NULL WHERE id = $2 AND lease_token = $3');
+const SAVE_RENDERED_BODY = named('save_rendered_body', `
+  UPDATE deliveries SET body = $1, content_type = $2, updated_at = $3 WHERE id = $4 AND lease_token = $5 AND state = 'pending'`);
 // Rows waiting behind their key's head are not due: an idle worker must not wake for them.
 const NEXT_DUE = named('next_due', `
   SELECT d.next_attempt_at AS due FROM deliveries d WHERE d.state = 'pending' AND ${HEAD_OF_KEY('$1')} ORDER BY d.next_attempt_at LIMIT 1`);
@@ -148,7 +150,7 @@ export class OutboxQueries {
       for (const token of tokens) this.unanswered.delete(token);
     }
     const leaseToken = randomUUID();
-    let rows: { id: number; event_id: number; rule_id: string; rule_set_hash: string; content_type: string; attempts: number; pass_offset: number; order_key: string | null; blocked_since: number | null; payload: Buffer }[];
+    let rows: { id: number; event_id: number; rule_id: string; rule_set_hash: string; content_type: string; attempts: number; pass_offset: number; order_key: string | null; blocked_since: number | null; payload: Buffer; has_body: boolean }[];
     try {
       ({ rows } = await this.db.query({ ...CLAIM, values: [dbNow, limit, dbNow + leaseMs, leaseToken, now] }));
     } catch (err) {
@@ -158,7 +160,7 @@ export class OutboxQueries {
     return rows
       .map((r) => ({
         id: r.id, eventId: r.event_id, ruleId: r.rule_id, ruleSetHash: r.rule_set_hash, contentType: r.content_type, attempts: r.attempts, passOffset: r.pass_offset, leaseToken,
-        orderKey: r.order_key, blockedSince: r.blocked_since, payload: r.payload,
+        orderKey: r.order_key, blockedSince: r.blocked_since, payload: r.payload, hasBody: r.has_body,
       }))
       .sort((a, b) => a.id - b.id);
   }
@@ -179,6 +181,11 @@ export class OutboxQueries {
     const { rows } = await this.db.query<{ id: number }>({ ...RECORD_ATTEMPTS, values: [...columns, now, retryableDeadAt, blockedSince] });
     const resolved = new Set(rows.map((r) => r.id));
     return records.map((r) => resolved.has(r.deliveryId));
+  }
+
+  /** Keeps a claimed delivery's rendered body; false when the lease is no longer this token's. */
+  async saveRenderedBody(deliveryId: number, leaseToken: string, rendered: { body: Buffer; contentType: string }, now: number): Promise<boolean> {
+    return (await this.db.query({ ...SAVE_RENDERED_BODY, values: [rendered.body, rendered.contentType, now, deliveryId, leaseToken] })).rowCount === 1;
   }
 
   async release(deliveryId: number, leaseToken: string, nextAttemptAt: number): Promise<void> {

@@ -227,6 +227,10 @@ export class PostgresStore implements Store {
     }
   }
 
+  saveRenderedBody(deliveryId: number, leaseToken: string, rendered: { body: Buffer; contentType: string }): Promise<boolean> {
+    return this.write(() => this.outbox.saveRenderedBody(deliveryId, leaseToken, rendered, Date.now()));
+  }
+
   releaseDelivery(deliveryId: number, leaseToken: string, nextAttemptAt: number): Promise<void> {
     return this.write(() => this.outbox.release(deliveryId, leaseToken, nextAttemptAt));
   }

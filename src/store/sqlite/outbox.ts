@@ -29,8 +29,8 @@ export const DUE_DELIVERY_IDS_SQL = `SELECT d.id FROM deliveries d INDEXED BY de
 const NEXT_ORDER_SEQ_SQL = `(SELECT coalesce(max(p.order_seq), 0) + 1 FROM deliveries p
   WHERE p.state = 'pending' AND p.order_key IS NOT NULL AND p.rule_id = ? AND p.order_key = ? AND p.id <> ?)`;
 
-/** A claimed row as `claimRows` returns it: id, event_id, rule_id, rule_set_hash, content_type, attempts, order_key, blocked_since, payload, pass_offset. */
-type ClaimRow = [number, number, string, string, string, number, string | null, number | null, Buffer, number];
+/** A claimed row as `claimRows` returns it: id, event_id, rule_id, rule_set_hash, content_type, attempts, order_key, blocked_since, payload, pass_offset, has_body. */
+type ClaimRow = [number, number, string, string, string, number, string | null, number | null, Buffer, number, number];
 
 
 
@@ -53,6 +53,7 @@ export class OutboxQueries {
   private readonly insertAttempt;
   private readonly resolve;
   private readonly release;
+  private readonly saveBody;
   private readonly nextDue;
   private readonly byId;
   private readonly attemptsOf;
@@ -88,7 +89,7 @@ export class OutboxQueries {
       UPDATE deliveries SET next_attempt_at = ?, lease_token = ?, updated_at = ?
       WHERE id IN (${DUE_DELIVERY_IDS_SQL})
       RETURNING id, event_id, rule_id, rule_set_hash, content_type, attempts, order_key, blocked_since,
-        COALESCE(body, (SELECT e.body FROM events e WHERE e.id = deliveries.event_id)), pass_offset`).raw() as unknown as BetterSqlite3.Statement<unknown[], ClaimRow>;
+        COALESCE(body, (SELECT e.body FROM events e WHERE e.id = deliveries.event_id)), pass_offset, body IS NOT NULL`).raw() as unknown as BetterSqlite3.Statement<unknown[], ClaimRow>;
     this.insertAttempt = db.prepare(`
       INSERT INTO delivery_attempts (delivery_id, attempt, started_at, duration_ms, url_origin, status, error_code, error_message, response_excerpt, outcome)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
@@ -97,6 +98,7 @@ export class OutboxQueries {
         dead_reason = ?, retryable_dead_destination = ?, updated_at = ?, blocked_since = CASE WHEN ? = 'pending' THEN coalesce(blocked_since, ?) END
       WHERE id = ? AND lease_token = ?`);
     this.release = db.prepare('UPDATE deliveries SET next_attempt_at = ?, lease_token = NULL WHERE id = ? AND lease_token = ?');
+    this.saveBody = db.prepare("UPDATE deliveries SET body = ?, content_type = ?, updated_at = ? WHERE id = ? AND lease_token = ? AND state = 'pending'");
     // Rows waiting behind their key's head are not due: an idle worker must not wake for them.
     this.nextDue = db.prepare<[number], { due: number | null }>(`SELECT d.next_attempt_at AS due FROM deliveries d INDEXED BY deliveries_due
       WHERE d.state = 'pending' AND ${HEAD_OF_KEY_SQL} ORDER BY d.next_attempt_at LIMIT 1`);
@@ -119,7 +121,9 @@ export class OutboxQueries {
   claim(now: number, limit: number, leaseMs: number): ClaimedDelivery[] {
     const leaseToken = randomUUID();
     return this.claimRows.all(now + leaseMs, leaseToken, now, now, now, limit).map(
-      ([id, eventId, ruleId, ruleSetHash, contentType, attempts, orderKey, blockedSince, payload, passOffset]) => ({ id, eventId, ruleId, ruleSetHash, contentType, attempts, passOffset, leaseToken, orderKey, blockedSince, payload }),
+      ([id, eventId, ruleId, ruleSetHash, contentType, attempts, orderKey, blockedSince, payload, passOffset, hasBody]) => ({
+        id, eventId, ruleId, ruleSetHash, contentType, attempts, passOffset, leaseToken, orderKey, blockedSince, payload, hasBody: hasBody === 1,
+      }),
     );
   }
 
@@ -135,6 +139,11 @@ export class OutboxQueries {
       );
       return result.changes === 1;
     });
+  }
+
+  /** Keeps a claimed delivery's rendered body; false when the lease is no longer this token's. */
+  saveRenderedBody(deliveryId: number, leaseToken: string, rendered: { body: Buffer; contentType: string }, now: number): boolean {
+    return this.saveBody.run(rendered.body, rendered.contentType, now, deliveryId, leaseToken).changes === 1;
   }
 
   releaseClaim(deliveryId: number, leaseToken: string, nextAttemptAt: number): void {

@@ -280,6 +280,10 @@ export class SqliteStore implements Store {
     }
   }
 
+  async saveRenderedBody(deliveryId: number, leaseToken: string, rendered: { body: Buffer; contentType: string }): Promise<boolean> {
+    return this.write(() => this.outbox.saveRenderedBody(deliveryId, leaseToken, rendered, Date.now()));
+  }
+
   async releaseDelivery(deliveryId: number, leaseToken: string, nextAttemptAt: number): Promise<void> {
     this.write(() => this.outbox.releaseClaim(deliveryId, leaseToken, nextAttemptAt));
   }

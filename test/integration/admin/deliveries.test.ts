@@ -102,7 +102,7 @@ describeEachBackend('why a delivery waits or died', (backend) => {
     await eventually(async () => (await api(`/deliveries/${pending.id}`)).json.pausedReason === null, 10_000, 'the delivery unpaused');
   });
 
-  it('a dead letter tells whether it was ever sent: refused before sending, failed at ingest, or answered', async () => {
+  it('a dead letter tells whether it was ever sent: refused before sending, its transform failed, or answered', async () => {
     const sink = await startSink(() => 400);
     const { api, ingest } = await startAdminFixture({
       rules: {
@@ -116,7 +116,7 @@ describeEachBackend('why a delivery waits or died', (backend) => {
     await eventually(async () => (await api('/deliveries?state=dead')).json.items.length === 3, 10_000, 'three dead letters');
     const byRule = Object.fromEntries((await api('/deliveries?state=dead')).json.items.map((d: { ruleId: string }) => [d.ruleId, d]));
     expect(byRule.private).toMatchObject({ attempts: 1, lastStatus: null, lastAttemptSent: false, lastError: expect.stringMatching(/^destination_refused: /) });
-    expect(byRule.broken).toMatchObject({ attempts: 0, lastStatus: null, lastAttemptSent: null, deadReason: expect.stringContaining('boom') });
+    expect(byRule.broken).toMatchObject({ attempts: 1, lastStatus: null, lastAttemptSent: false, lastError: expect.stringMatching(/^transform_failed: transform failed at position \d+: D3137 boom$/), deadReason: expect.stringContaining('boom') });
     expect(byRule.refusing).toMatchObject({ attempts: 1, lastStatus: 400, lastAttemptSent: true });
   });
 

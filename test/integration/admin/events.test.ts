@@ -85,7 +85,7 @@ describeEachBackend('GET /admin/api/events', (backend) => {
         'all.yaml': ruleYaml('all', sink.url),
         // First attempt an hour away: stays pending.
         'later.yaml': ruleYaml('later', sink.url, 'where:\n  result.email: later@example.com\nretry:\n  schedule: [1h]\n'),
-        // The transform fails: stored dead-lettered at once.
+        // The transform fails: dead-lettered by the worker, before any request.
         'broken.yaml': ruleYaml('broken', sink.url, 'where:\n  result.email: broken@example.com\ntransform: $error("boom")\n'),
       },
     });
@@ -93,6 +93,7 @@ describeEachBackend('GET /admin/api/events', (backend) => {
     const later = await ingest(transfer({ email: 'later@example.com' }));
     const broken = await ingest(transfer({ email: 'broken@example.com' }));
     await eventually(async () => (await app.store.listEvents({ deliveryState: 'delivered' }, { limit: 10 })).items.length === 3, 10_000, 'three deliveries delivered');
+    await eventually(async () => (await app.store.listEvents({ deliveryState: 'dead' }, { limit: 10 })).items.length === 1, 10_000, 'the broken delivery dead-lettered');
     expect(ids(await api('/events?deliveryState=delivered'))).toEqual([broken, later, plain]);
     expect(ids(await api('/events?deliveryState=pending'))).toEqual([later]);
     expect(ids(await api('/events?deliveryState=dead'))).toEqual([broken]);
@@ -150,6 +151,8 @@ describeEachBackend('keyset pagination', (backend) => {
       const fixture = await startAdminFixture({ rules: { 'broken.yaml': ruleYaml('broken', 'http://127.0.0.1:9/never', 'transform: $error("boom")\n') } });
       const before: number[] = [];
       for (let i = 0; i < 30; i++) before.push(await fixture.ingest());
+      // The worker dead-letters each (its transform fails): all of them before the pages are read.
+      await eventually(async () => (await fixture.api('/events?limit=500&deliveryState=dead')).json.items.length === 30, 20_000, 'every delivery dead-lettered');
       // Every page fetch after the first races five new events being stored.
       const pages = await collectPages(fixture.api, query, () => Promise.all(Array.from({ length: 5 }, () => fixture.ingest())));
       const seen = pages.flat();

@@ -82,13 +82,13 @@ describe('POST /admin/api/rules/:id/dry-run', () => {
   it('a transform that fails: deadReason, the reason the delivery would be dead-lettered (renderError: deprecated alias)', async () => {
     const { api, ingest } = await startAdminFixture({
       rules: { 'broken.yaml': ruleYaml('broken', 'http://127.0.0.1:9/broken', 'transform: result.nothingHere\n') },
-      delivery: { enabled: false },
     });
     const id = await ingest();
     const reason = 'transform produced no value (a path in it matched nothing)';
     const reply = await api('/rules/broken/dry-run', { method: 'POST', body: { eventId: id } });
     expect(reply.json.results).toEqual([expect.objectContaining({ eventId: id, matched: true, deadReason: reason, renderError: reason })]);
-    const [delivery] = (await api('/deliveries')).json.items;
+    // The worker renders the same way: the delivery is dead-lettered with the reason the dry run gave.
+    const delivery = await eventually(async () => (await api('/deliveries?state=dead')).json.items[0], 10_000, 'the delivery dead-lettered');
     expect(delivery).toMatchObject({ ruleId: 'broken', state: 'dead', deadReason: reason });
   });
 

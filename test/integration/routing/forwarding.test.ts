@@ -195,13 +195,14 @@ describeEachBackend('retries and dead letters', (backend) => {
     expect(detail!.deadReason).toMatch(/retries exhausted/);
   });
 
-  it('stores a delivery whose transform fails as dead-lettered instead of dropping it', async () => {
+  it('dead-letters a delivery whose transform fails at delivery instead of dropping it', async () => {
     const target = await sink();
     const app = await receiver({ 'bad.yaml': rule('bad', target.url, 'transform: |\n  $error("boom")\n') });
     const reply = await postSigned(app.webhookUrl(), sampleTransferSucceeded(), TEST_SECRET);
     expect(reply.status).toBe(200);
-    const [delivery] = (await app.store.listDeliveries({ eventId: reply.json.id }, { limit: 5 })).items;
-    expect(delivery).toMatchObject({ state: 'dead', deadReason: expect.stringMatching(/transform failed/) });
+    const delivery = await eventually(async () => (await app.store.listDeliveries({ eventId: reply.json.id, state: 'dead' }, { limit: 5 })).items[0]);
+    expect(delivery).toMatchObject({ state: 'dead', deadReason: expect.stringMatching(/^transform failed at position \d+: D3137 boom$/) });
+    expect(target.received).toHaveLength(0);
   });
 });
 

@@ -16,7 +16,7 @@ afterAll(() => removeTempDirs());
 const emptyRules = { rules: [], hash: 'empty', loadedAt: new Date(), files: [] } as unknown as RuleSet;
 
 function claimed(id: number): ClaimedDelivery {
-  return { id, eventId: id, ruleId: 'gone', ruleSetHash: 'empty', contentType: 'application/json', attempts: 0, passOffset: 0, leaseToken: 't', orderKey: null, blockedSince: null, payload: Buffer.from('{}') };
+  return { id, eventId: id, ruleId: 'gone', ruleSetHash: 'empty', contentType: 'application/json', attempts: 0, passOffset: 0, leaseToken: 't', orderKey: null, blockedSince: null, payload: Buffer.from('{}'), hasBody: false };
 }
 
 function worker(store: Partial<Store>, options: { maxInFlight?: number; batchSize?: number; rules?: RuleSet; pollIntervalMs?: number } = {}): DeliveryWorker {

@@ -28,7 +28,8 @@ describe('planDeliveries', () => {
     const planned = await planDeliveries(ruleSet, purchaseInput());
     expect(planned).toEqual([
       { ruleId: 'untouched', ruleSetHash: ruleSet.hash, delayMs: 0, body: null, contentType: 'application/json' },
-      { ruleId: 'reshaped', ruleSetHash: ruleSet.hash, delayMs: 0, body: Buffer.from('{"email":"buyer@example.com"}'), contentType: 'application/json' },
+      // Rendered by the delivery worker, never while planning.
+      { ruleId: 'reshaped', ruleSetHash: ruleSet.hash, delayMs: 0, body: null, contentType: 'application/json' },
     ]);
   });
 
@@ -46,18 +47,16 @@ describe('planDeliveries', () => {
     expect(ruleSet.rules[0]!.describe().order).toEqual({ key: 'result.checkoutId', maxBlockedForMs: 600_000, onBlockedTimeout: 'dead-letter' });
   });
 
-  it('keeps a delivery whose transform fails, with the reason, instead of dropping the event', async () => {
+  it('runs no transform while planning: a transform that never ends is planned at once, to be rendered at delivery', async () => {
     const ruleSet = await ruleSetOf({
-      'a.yaml': ruleYaml('broken', 'transform: result.email + 1\n'),
-      'b.yaml': ruleYaml('empty', 'transform: result.nothingHere\n'),
+      'a.yaml': ruleYaml('endless', 'transform: "( $loop := function() { $loop() }; $loop() )"\n'),
+      'b.yaml': ruleYaml('broken', 'transform: result.email + 1\n'),
     });
     const planned = await planDeliveries(ruleSet, purchaseInput());
-    expect(planned.map(({ ruleId, body }) => ({ ruleId, body }))).toEqual([
-      { ruleId: 'broken', body: null },
-      { ruleId: 'empty', body: null },
+    expect(planned).toEqual([
+      { ruleId: 'endless', ruleSetHash: ruleSet.hash, delayMs: 0, body: null, contentType: 'application/json' },
+      { ruleId: 'broken', ruleSetHash: ruleSet.hash, delayMs: 0, body: null, contentType: 'application/json' },
     ]);
-    expect(planned[0]?.deadReason).toMatch(/^transform failed at position \d+: T2001 /);
-    expect(planned[1]?.deadReason).toBe('transform produced no value (a path in it matched nothing)');
   });
 
   it('plans nothing for an event no rule takes', async () => {
@@ -85,5 +84,23 @@ describe('dryRunRules', () => {
     expect(outcomes[0]?.body).toBe(input.raw);
     expect(outcomes[1]?.body?.toString()).toBe('{"n":2}');
     expect(outcomes[0]).toMatchObject({ file: ruleDir.file('a.yaml'), line: 1 });
+  });
+
+  it('renders in the sandbox as delivery does: a failing transform gives the reason its delivery would be dead-lettered with', async () => {
+    const ruleSet = await ruleSetOf({
+      'a.yaml': ruleYaml('broken', 'transform: result.email + 1\n'),
+      'b.yaml': ruleYaml('empty', 'transform: result.nothingHere\n'),
+      'c.yaml': ruleYaml('endless', 'transform: "( $loop := function() { $loop() }; $loop() )"\n'),
+    });
+    const input = purchaseInput();
+    const outcomes = await dryRunRules(ruleSet, input);
+    expect(outcomes.map(({ ruleId, matched, body }) => ({ ruleId, matched, body }))).toEqual([
+      { ruleId: 'broken', matched: true, body: input.raw },
+      { ruleId: 'empty', matched: true, body: input.raw },
+      { ruleId: 'endless', matched: true, body: input.raw },
+    ]);
+    expect(outcomes[0]?.deadReason).toMatch(/^transform failed at position \d+: T2001 /);
+    expect(outcomes[1]?.deadReason).toBe('transform produced no value (a path in it matched nothing)');
+    expect(outcomes[2]?.deadReason).toBe('transform exceeded its time limit of 1000 ms');
   });
 });
