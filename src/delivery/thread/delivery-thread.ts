@@ -49,6 +49,8 @@ function entryUrl(): URL {
  */
 export class DeliveryThread implements DeliveryRunner {
   private thread: Worker | null = null;
+  /** Whether `thread` has started (said ready) and not died since. */
+  private started = false;
   private wakePending = false;
   private active = 0;
   private stopping = false;
@@ -83,9 +85,9 @@ export class DeliveryThread implements DeliveryRunner {
     return handle;
   }
 
-  /** `restarting` while the thread is being started again after dying. */
+  /** `restarting` while the thread is being started again after dying or failing to start. */
   get state(): 'thread' | 'restarting' {
-    return this.thread === null ? 'restarting' : 'thread';
+    return this.started ? 'thread' : 'restarting';
   }
 
   /** Attempts in flight in the thread, as of its last report. */
@@ -142,6 +144,7 @@ export class DeliveryThread implements DeliveryRunner {
       thread.on('message', (message: FromDeliveryThread) => {
         if (message.type === 'ready') {
           ready = true;
+          this.started = true;
           this.restartMs = RESTART_MS;
           resolve();
         } else if (message.type === 'failed') {
@@ -153,7 +156,10 @@ export class DeliveryThread implements DeliveryRunner {
         if (!ready) reject(err);
       });
       thread.on('exit', () => {
-        if (this.thread === thread) this.thread = null;
+        if (this.thread === thread) {
+          this.thread = null;
+          this.started = false;
+        }
         this.active = 0;
         for (const request of this.requests.values()) request.reject(new Error('the delivery thread stopped'));
         this.requests.clear();
