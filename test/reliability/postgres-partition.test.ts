@@ -8,6 +8,8 @@ import { loadConfig } from '../../src/config.js';
 import { DeliveryThread } from '../../src/delivery/thread/delivery-thread.js';
 import { createLogger } from '../../src/log.js';
 import { RuleSetWatcher } from '../../src/rules/watcher.js';
+import { clientConfig } from '../../src/store/postgres/connection.js';
+import { NodeNotifications } from '../../src/store/postgres/notifications.js';
 import { sampleTransferSucceeded } from '../../src/samples/transfer-succeeded.js';
 import { signatureHeaders, newMessageId } from '../../src/signing/sign.js';
 import { runCli, START_NODE_OPTIONS, startServeProcess, type CliProcess } from '../helpers/cli-process.js';
@@ -227,5 +229,23 @@ describeWithPostgres('PostgreSQL behind a network partition (no reset, no answer
     await eventually(() => lines.filter((line) => line.includes('the delivery thread could not start; trying again')).length >= 2, 30_000, 'a failed restart, tried again');
     proxy.release();
     await eventually(() => thread.state === 'thread', 30_000, 'the thread started');
+  });
+
+  it('a listening connection cut off without a word is noticed by its ping, opened again once the database answers, and hears notifications', async () => {
+    const proxy = await proxyToDatabase();
+    const heard: string[] = [];
+    const config = clientConfig({ ...TEST_POOL, url: proxy.urlFor(database.url) });
+    const notifications = new NodeNotifications(config, 'this-node', new Map([['partition_test', () => heard.push('partition_test')]]), 200, { everyMs: 200, deadlineMs: 300 });
+    running.push({ close: () => notifications.close() });
+    await notifications.start();
+    expect(notifications.listening).toBe(true);
+
+    proxy.blackhole();
+    await eventually(() => !notifications.listening, 10_000, 'the silent connection given up');
+    proxy.release();
+    await eventually(() => notifications.listening, 10_000, 'listening again');
+    heard.length = 0;
+    await database.query(`SELECT pg_notify('partition_test', 'another-node')`);
+    await eventually(() => heard.length > 0, 10_000, 'a notification heard');
   });
 });
