@@ -25,6 +25,7 @@ import { HookrelayMetrics } from './metrics/hookrelay-metrics.js';
 import { mountMetricsRoute } from './metrics/metrics-route.js';
 import { RetentionWorker } from './retention/retention-worker.js';
 import { keptRuleSetOf } from './rules/kept-rules.js';
+import type { RuleSet } from './rules/types.js';
 import { planDeliveries } from './rules/plan.js';
 import { RULE_FILE_LIMITS } from './rules/rule-files.js';
 import { RuleSetWatcher } from './rules/watcher.js';
@@ -94,6 +95,8 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
   if (inThread && options.lookup) throw new Error('options.lookup applies to the delivery worker on the event loop: set delivery.thread to false');
   // A database that is starting, restarting or out of reach is waited for, up to database.startupTimeoutMs.
   const startup = { timeoutMs: config.database.startupTimeoutMs, logger };
+  // Set once every part has started: until then /readyz says not ready, though the server already listens.
+  let started = false;
   const store = await retryWhileStoreUnavailable('open the store', () => openStore(config, logger), startup);
   let sources: SourceConfig[];
   let generated: GeneratedSecret[];
@@ -110,7 +113,15 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
       }
     }
     // A rule set is used only once kept: any node can then send a delivery with the version it was planned with.
-    rules = await RuleSetWatcher.start({ dir: config.rulesDir, limits: { ...RULE_FILE_LIMITS, maxFileBytes: config.rulesMaxFileBytes }, env, logger, keep: (ruleSet) => store.saveRuleSet(keptRuleSetOf(ruleSet)) });
+    // At start the database may still be out of reach; a reload later reports a failure and keeps the last set.
+    const keep = (ruleSet: RuleSet): Promise<void> => store.saveRuleSet(keptRuleSetOf(ruleSet));
+    rules = await RuleSetWatcher.start({
+      dir: config.rulesDir,
+      limits: { ...RULE_FILE_LIMITS, maxFileBytes: config.rulesMaxFileBytes },
+      env,
+      logger,
+      keep: (ruleSet) => (started ? keep(ruleSet) : retryWhileStoreUnavailable('keep the rule set', () => keep(ruleSet), startup)),
+    });
   } catch (err) {
     await store.close();
     throw err;
@@ -200,8 +211,6 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
 
   const consoleSessions = new ConsoleSessions({ store, publicUrl: config.publicUrl });
   const authLimiter = new FailedAuthLimiter(config.admin.authFailures);
-  // Set once every part has started: until then /readyz says not ready, though the server already listens.
-  let started = false;
   const readiness = async (): Promise<ReadinessReport> => {
     const status = rules.status();
     const rulesCheck = { hash: status.hash, ruleCount: status.ruleCount, loadedAt: status.loadedAt.toISOString(), lastError: status.lastError };
