@@ -140,7 +140,10 @@ export class BatchCommit<Item, Result> {
 
   private flush(): void {
     const batch = this.queue.splice(0, this.maxBatch).filter((entry) => !entry.settled);
-    if (batch.length === 0) return;
+    if (batch.length === 0) {
+      this.schedule(); // whatever is queued behind the items given up on
+      return;
+    }
     this.lastBatchSize = batch.length;
     this.inFlight += 1;
     this.run(batch).finally(() => {
