@@ -277,11 +277,18 @@ export const ConfigSchema = z
         statementTimeoutMs: z.coerce.number().int().positive().default(30_000),
         lockTimeoutMs: z.coerce.number().int().positive().default(5_000),
         connectTimeoutMs: z.coerce.number().int().positive().default(5_000),
+        /**
+         * How long a webhook waits for the commit that holds its event, queueing included, before it is
+         * answered 503 store_unavailable; also the deadline of the readiness probe.
+         */
+        commitTimeoutMs: z.coerce.number().int().positive().default(5_000),
+        /** At start, how long opening the store (connecting, migrating) is tried again before the process gives up. */
+        startupTimeoutMs: z.coerce.number().int().nonnegative().default(60_000),
         /** LISTEN/NOTIFY to wake idle workers at once; turn off behind a pooler in transaction mode. */
         notifications: z.boolean().default(true),
       })
       .strict()
-      .default({ poolSize: 10, statementTimeoutMs: 30_000, lockTimeoutMs: 5_000, connectTimeoutMs: 5_000, notifications: true }),
+      .default({ poolSize: 10, statementTimeoutMs: 30_000, lockTimeoutMs: 5_000, connectTimeoutMs: 5_000, commitTimeoutMs: 5_000, startupTimeoutMs: 60_000, notifications: true }),
     admin: z
       .object({
         /** Bearer token of the admin API and the console log-in; generated into the data dir when unset. */

@@ -25,6 +25,7 @@ import { HookrelayMetrics } from './metrics/hookrelay-metrics.js';
 import { mountMetricsRoute } from './metrics/metrics-route.js';
 import { RetentionWorker } from './retention/retention-worker.js';
 import { keptRuleSetOf } from './rules/kept-rules.js';
+import type { RuleSet } from './rules/types.js';
 import { planDeliveries } from './rules/plan.js';
 import { RULE_FILE_LIMITS } from './rules/rule-files.js';
 import { RuleSetWatcher } from './rules/watcher.js';
@@ -33,7 +34,12 @@ import { ensureAdminToken, type AdminToken } from './admin-token.js';
 import { ensureSourceSecrets, type GeneratedSecret } from './source-secrets.js';
 import { openStore } from './store/open-store.js';
 import { configureTransformSandbox } from './rules/transform-sandbox.js';
+import { CommitHealth } from './readiness.js';
+import { retryWhileStoreUnavailable } from './startup-retry.js';
 import type { Outage, Store } from './store/store.js';
+
+/** How often the store's ability to commit is probed while no webhook commit has shown it (readiness). */
+const READINESS_PROBE_MS = 1_000;
 
 export interface StartOptions {
   /** Values for `${NAME}` references in rule files (the process environment, read once by the CLI). */
@@ -90,7 +96,11 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
   const delivers = role !== 'receiver';
   const inThread = delivers && config.delivery.thread;
   if (inThread && options.lookup) throw new Error('options.lookup applies to the delivery worker on the event loop: set delivery.thread to false');
-  const store = await openStore(config, logger);
+  // A database that is starting, restarting or out of reach is waited for, up to database.startupTimeoutMs.
+  const startup = { timeoutMs: config.database.startupTimeoutMs, logger };
+  // Set once every part has started: until then /readyz says not ready, though the server already listens.
+  let started = false;
+  const store = await retryWhileStoreUnavailable('open the store', () => openStore(config, logger), startup);
   let sources: SourceConfig[];
   let generated: GeneratedSecret[];
   let adminToken: AdminToken;
@@ -98,15 +108,23 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
   try {
     // Generated values live in the store, so every node sharing it uses the same ones.
     const keeping = { store, dataDir: config.dataDir, fileCopies: config.database.url === undefined, logger };
-    ({ sources, generated } = await ensureSourceSecrets(config.sources, keeping));
-    adminToken = await ensureAdminToken(config.admin.token, keeping);
+    ({ sources, generated } = await retryWhileStoreUnavailable('keep the source secrets', () => ensureSourceSecrets(config.sources, keeping), startup));
+    adminToken = await retryWhileStoreUnavailable('keep the admin token', () => ensureAdminToken(config.admin.token, keeping), startup);
     for (const source of sources) {
       if (source.scheme === 'none') {
         logger.warn({ source: source.name }, `SIGNATURE CHECKS ARE OFF for source "${source.name}" (scheme: none): anyone who can reach this port can store events`);
       }
     }
     // A rule set is used only once kept: any node can then send a delivery with the version it was planned with.
-    rules = await RuleSetWatcher.start({ dir: config.rulesDir, limits: { ...RULE_FILE_LIMITS, maxFileBytes: config.rulesMaxFileBytes }, env, logger, keep: (ruleSet) => store.saveRuleSet(keptRuleSetOf(ruleSet)) });
+    // At start the database may still be out of reach; a reload later reports a failure and keeps the last set.
+    const keep = (ruleSet: RuleSet): Promise<void> => store.saveRuleSet(keptRuleSetOf(ruleSet));
+    rules = await RuleSetWatcher.start({
+      dir: config.rulesDir,
+      limits: { ...RULE_FILE_LIMITS, maxFileBytes: config.rulesMaxFileBytes },
+      env,
+      logger,
+      keep: (ruleSet) => (started ? keep(ruleSet) : retryWhileStoreUnavailable('keep the rule set', () => keep(ruleSet), startup)),
+    });
   } catch (err) {
     await store.close();
     throw err;
@@ -163,7 +181,8 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
   const outages = side?.outages ?? null;
   let node: NodeHeartbeat;
   try {
-    node = await NodeHeartbeat.register({ store, role, heartbeatMs: config.cluster.heartbeatMs, ruleSetHash: () => rules.current().hash, logger });
+    const registration = { store, role, heartbeatMs: config.cluster.heartbeatMs, ruleSetHash: () => rules.current().hash, logger };
+    node = await retryWhileStoreUnavailable('register this node', () => NodeHeartbeat.register(registration), startup);
   } catch (err) {
     rules.close();
     await dispatcher.close();
@@ -174,6 +193,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     ? new RetentionWorker({ store, settings: config.retention, logger, leaseHolder: node.id, onPass: metrics ? (report) => metrics.recordPrune(report) : undefined })
     : null;
 
+  const health = new CommitHealth({ probe: () => store.checkWritable(), intervalMs: READINESS_PROBE_MS, deadlineMs: config.database.commitTimeoutMs, logger });
   const ingest = role === 'worker' ? notAReceiverHandler() : createIngestHandler({
     sources: new Map(sources.map((s) => [s.name, s])),
     store,
@@ -185,7 +205,11 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
       return { ruleSetHash: ruleSet.hash, deliveries: await planDeliveries(ruleSet, input) };
     },
     onDeliveriesCreated: () => delivery?.wake(),
-    onOutcome: metrics ? (outcome) => metrics.recordIngest(outcome) : undefined,
+    onOutcome: (outcome) => {
+      if (outcome.code === 'store_unavailable') health.failed('webhook commits fail (store_unavailable)');
+      else if (outcome.status === 200) health.succeeded();
+      metrics?.recordIngest(outcome);
+    },
   });
 
   const consoleSessions = new ConsoleSessions({ store, publicUrl: config.publicUrl });
@@ -197,12 +221,12 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     const roleCheck = role === 'worker' ? 'worker: receives no webhooks' : role;
     // Reported, never a reason to refuse webhooks: the node stores them while the delivery thread restarts.
     const deliveryCheck = delivery ? { delivery: delivery.state } : {};
-    try {
-      await store.checkWritable();
-      return { ready: role !== 'worker', checks: { store: 'ok', rules: rulesCheck, role: roleCheck, ...deliveryCheck } };
-    } catch (err) {
-      return { ready: false, checks: { store: (err as Error).message, rules: rulesCheck, role: roleCheck, ...deliveryCheck } };
-    }
+    // Answered from what the node knows now (commit outcomes, the probe): never a wait on the database.
+    const storeCheck = health.status;
+    return {
+      ready: started && role !== 'worker' && storeCheck === 'ok',
+      checks: { startup: started ? 'complete' : 'starting', store: storeCheck, rules: rulesCheck, role: roleCheck, ...deliveryCheck },
+    };
   };
 
   const admin = await startAdminApi({
@@ -228,6 +252,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
 
 
   let server: RunningServer | undefined;
+  health.start();
   try {
     server = await startServer({
       config,
@@ -252,6 +277,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     delivery = side ?? (inThread ? await DeliveryThread.start({ config, env, rules, logger, ...deliveryHooks, onRestart: () => metrics?.recordDeliveryThreadRestart() }) : null);
   } catch (err) {
     await server?.close();
+    await health.stop();
     await admin.jobs.stop();
     await node.stop();
     rules.close();
@@ -278,6 +304,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
       `/metrics answers without a token on ${metricsHost}: anyone who can reach it reads the sources, event names and rule ids it reports; set HOOKRELAY_METRICS_TOKEN (metrics.token), or serve the admin surface on loopback with HOOKRELAY_ADMIN_PORT`,
     );
   }
+  started = true;
 
   let closing: Promise<void> | undefined;
   return {
@@ -305,6 +332,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
         // Streams never finish on their own: end them first, so the server's close does not wait for them.
         admin.streams.close();
         await server.close();
+        await health.stop();
         await delivery?.stop(config.server.shutdownGraceMs);
         alerts?.stop();
         await retention?.stop();

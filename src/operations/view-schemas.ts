@@ -403,6 +403,6 @@ export const ReadinessSchema = z
     status: z.enum(['ready', 'not_ready']),
     checks: z
       .record(z.string(), z.unknown())
-      .meta({ description: '`store` ("ok" or why it cannot commit), `rules` (hash, rule count, load time, last reload error), `role`, and on a node that delivers `delivery` (where its worker runs: `thread`, `event loop`, or `restarting` while the delivery thread is started again)' }),
+      .meta({ description: '`startup` ("starting" until every part has started, then "complete"), `store` ("ok" or why the latest commit or probe failed or timed out), `rules` (hash, rule count, load time, last reload error), `role`, and on a node that delivers `delivery` (where its worker runs: `thread`, `event loop`, or `restarting` while the delivery thread is started again)' }),
   })
   .meta({ id: 'Readiness' });

@@ -4,8 +4,12 @@ import { describe, it } from 'vitest';
 
 /** The server tests use (trust auth); each test creates and drops databases of its own on it. */
 export const TEST_DATABASE_URL = process.env.HOOKRELAY_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-/** Settings of a small test node: few connections, for the server is shared. */
-export const TEST_POOL = { poolSize: 3, statementTimeoutMs: 10_000, lockTimeoutMs: 2_000, connectTimeoutMs: 3_000, notifications: true };
+/**
+ * Settings of a small test node: few connections, for the server is shared. Tests seed thousands of events
+ * through saveEvent at once on a busy machine: the commit deadline is generous here, and the tests of the
+ * deadline itself set their own.
+ */
+export const TEST_POOL = { poolSize: 3, statementTimeoutMs: 10_000, lockTimeoutMs: 2_000, connectTimeoutMs: 3_000, commitTimeoutMs: 30_000, notifications: true };
 /** CI lists the backends that must be there: a missing PostgreSQL then fails instead of skipping. */
 const REQUIRED = (process.env.HOOKRELAY_TEST_REQUIRE ?? '').split(/[\s,]+/).includes('postgres');
 

@@ -79,7 +79,8 @@ start().then(
   () => send({ type: 'ready' }),
   async (err: unknown) => {
     await store?.close().catch(() => undefined);
-    send({ type: 'failed', message: (err as Error).message });
+    const code = (err as { code?: unknown }).code;
+    send({ type: 'failed', message: (err as Error).message, ...(typeof code === 'string' && { code }) });
     port.close();
   },
 );

@@ -27,6 +27,11 @@ export interface DeliveryThreadOptions {
 /** After the thread dies (a bug, out of memory), it is started again after this long, doubling up to the maximum. */
 const RESTART_MS = 1_000;
 const RESTART_MAX_MS = 30_000;
+/** A thread that could not start because the store could not be reached is tried again at least this often: the database may be back any moment. */
+const STORE_RESTART_MAX_MS = 5_000;
+
+/** A start that failed because the store could not be reached (a database outage): never a reason to stop the node. */
+const storeUnavailable = (err: unknown): boolean => (err as { code?: unknown } | undefined)?.code === 'store_unavailable';
 
 /**
  * The thread's code: this module's compiled sibling. Run from the TypeScript sources (the test runner),
@@ -44,6 +49,8 @@ function entryUrl(): URL {
  */
 export class DeliveryThread implements DeliveryRunner {
   private thread: Worker | null = null;
+  /** Whether `thread` has started (said ready) and not died since. */
+  private started = false;
   private wakePending = false;
   private active = 0;
   private stopping = false;
@@ -58,22 +65,29 @@ export class DeliveryThread implements DeliveryRunner {
     options.rules.on('reload', this.onReload);
   }
 
-  /** Starts the thread; rejects when it could not open the store or load the rules. */
+  /**
+   * Starts the thread; rejects when it could not load the rules or build its parts. When it could not reach
+   * the store, the node runs on (it stores webhooks) and the thread is started again until it can.
+   */
   static async start(options: DeliveryThreadOptions): Promise<DeliveryThread> {
     await startThreadPool();
     const handle = new DeliveryThread(options);
     try {
       await handle.spawn();
     } catch (err) {
+      if (storeUnavailable(err)) {
+        handle.scheduleRestart(err);
+        return handle;
+      }
       options.rules.off('reload', handle.onReload);
       throw err;
     }
     return handle;
   }
 
-  /** `restarting` while the thread is being started again after dying. */
+  /** `restarting` while the thread is being started again after dying or failing to start. */
   get state(): 'thread' | 'restarting' {
-    return this.thread === null ? 'restarting' : 'thread';
+    return this.started ? 'thread' : 'restarting';
   }
 
   /** Attempts in flight in the thread, as of its last report. */
@@ -130,10 +144,11 @@ export class DeliveryThread implements DeliveryRunner {
       thread.on('message', (message: FromDeliveryThread) => {
         if (message.type === 'ready') {
           ready = true;
+          this.started = true;
           this.restartMs = RESTART_MS;
           resolve();
         } else if (message.type === 'failed') {
-          if (!ready) reject(new Error(`the delivery thread could not start: ${message.message}`));
+          if (!ready) reject(Object.assign(new Error(`the delivery thread could not start: ${message.message}`), { code: message.code }));
         } else this.receive(message);
       });
       thread.on('error', (err) => {
@@ -141,7 +156,10 @@ export class DeliveryThread implements DeliveryRunner {
         if (!ready) reject(err);
       });
       thread.on('exit', () => {
-        if (this.thread === thread) this.thread = null;
+        if (this.thread === thread) {
+          this.thread = null;
+          this.started = false;
+        }
         this.active = 0;
         for (const request of this.requests.values()) request.reject(new Error('the delivery thread stopped'));
         this.requests.clear();
@@ -151,17 +169,22 @@ export class DeliveryThread implements DeliveryRunner {
     });
   }
 
-  private scheduleRestart(): void {
-    const delay = this.restartMs;
-    this.restartMs = Math.min(RESTART_MAX_MS, this.restartMs * 2);
+  /** Starts the thread again after a pause that grows with each failure; `startError`: why the last start failed (none: it died). */
+  private scheduleRestart(startError?: unknown): void {
+    if (this.stopping) return;
+    const maxMs = storeUnavailable(startError) ? STORE_RESTART_MAX_MS : RESTART_MAX_MS;
+    const delay = Math.min(maxMs, this.restartMs);
+    this.restartMs = Math.min(maxMs, this.restartMs * 2);
     this.options.onRestart?.();
-    this.options.logger.error({ restartInMs: delay }, 'the delivery thread stopped unexpectedly; starting it again (its claimed deliveries fall due when their leases end)');
+    if (startError === undefined) {
+      this.options.logger.error({ restartInMs: delay }, 'the delivery thread stopped unexpectedly; starting it again (its claimed deliveries fall due when their leases end)');
+    } else {
+      this.options.logger.error({ err: startError, restartInMs: delay }, 'the delivery thread could not start; trying again (webhooks are still received and stored)');
+    }
     this.restartTimer = setTimeout(() => {
       this.restartTimer = null;
       if (this.stopping) return;
-      this.spawn().catch((err: unknown) => {
-        this.options.logger.error({ err }, 'the delivery thread could not start again');
-      });
+      this.spawn().catch((err: unknown) => this.scheduleRestart(err));
     }, delay);
     this.restartTimer.unref();
   }

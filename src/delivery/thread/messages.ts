@@ -31,7 +31,8 @@ export type ToDeliveryThread =
 /** Delivery thread → receiver. */
 export type FromDeliveryThread =
   | { type: 'ready' }
-  | { type: 'failed'; message: string }
+  /** It could not start; `code` is the HookrelayError code, when it has one (store_unavailable: try again later). */
+  | { type: 'failed'; message: string; code?: string }
   /** One log line, as the thread's logger wrote it (JSON). */
   | { type: 'log'; line: string }
   /** Attempts recorded since the last message (metrics), and how many are in flight now. */

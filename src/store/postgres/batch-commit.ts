@@ -2,6 +2,9 @@ interface Entry<Item, Result> {
   item: Item;
   resolve: (r: Result) => void;
   reject: (e: unknown) => void;
+  /** performance.now() past which the submitter is answered with the deadline's error. */
+  deadline: number;
+  settled: boolean;
 }
 
 export interface BatchCommitOptions {
@@ -24,6 +27,13 @@ export interface BatchCommitOptions {
    */
   gatherMs?: number;
   gatherAfter?: number;
+  /**
+   * How long a submitter waits at most, from `submit` to its answer, queueing and retries included (default:
+   * no limit). Past it the promise rejects with `deadlineError()`; an item still queued is then never
+   * committed, one whose transaction is under way may still commit (its submitter was told to retry).
+   */
+  deadlineMs?: number;
+  deadlineError?: (waitedMs: number) => unknown;
 }
 
 /**
@@ -44,9 +54,17 @@ export class BatchCommit<Item, Result> {
   private readonly gatherMs: number;
   private readonly gatherAfter: number;
   private lastBatchSize = 0;
+  private readonly deadlineMs: number;
+  private readonly deadlineError: (waitedMs: number) => unknown;
+  /** Unsettled entries in submission order: the first one's deadline comes first. */
+  private readonly waiting = new Set<Entry<Item, Result>>();
+  private deadlineTimer: NodeJS.Timeout | null = null;
 
-  /** @param commitBatch runs ONE transaction over all items and returns their results in order. */
-  constructor(private readonly commitBatch: (items: Item[]) => Promise<Result[]>, options: BatchCommitOptions = {}) {
+  /**
+   * @param commitBatch runs ONE transaction over all items and returns their results in order; `timeLeftMs`
+   * is how long the most waited-for of their submitters can still wait (Infinity without a deadline).
+   */
+  constructor(private readonly commitBatch: (items: Item[], timeLeftMs: number) => Promise<Result[]>, options: BatchCommitOptions = {}) {
     this.maxBatch = options.maxBatch ?? 256;
     this.maxInFlight = options.maxInFlight ?? 1;
     this.failsEveryItem = options.failsEveryItem ?? (() => false);
@@ -54,16 +72,50 @@ export class BatchCommit<Item, Result> {
     this.retries = options.retries ?? 3;
     this.gatherMs = options.gatherMs ?? 0;
     this.gatherAfter = options.gatherAfter ?? 4;
+    this.deadlineMs = options.deadlineMs ?? Infinity;
+    this.deadlineError = options.deadlineError ?? ((waitedMs) => new Error(`no commit within ${waitedMs} ms`));
   }
 
   submit(item: Item): Promise<Result> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ item, resolve, reject });
+      const entry: Entry<Item, Result> = { item, resolve, reject, deadline: performance.now() + this.deadlineMs, settled: false };
+      this.queue.push(entry);
+      if (this.deadlineMs !== Infinity) {
+        this.waiting.add(entry);
+        this.armDeadline();
+      }
       this.schedule();
     });
   }
 
-  /** Items submitted and not yet settled. */
+  private settle(entry: Entry<Item, Result>, outcome: { result: Result } | { error: unknown }): void {
+    if (entry.settled) return;
+    entry.settled = true;
+    this.waiting.delete(entry);
+    if ('result' in outcome) entry.resolve(outcome.result);
+    else entry.reject(outcome.error);
+  }
+
+  /** One timer, for the oldest unsettled entry: per-entry timers would cost every acknowledgement two timer operations. */
+  private armDeadline(): void {
+    if (this.deadlineTimer) return;
+    const first = this.waiting.values().next().value;
+    if (!first) return;
+    this.deadlineTimer = setTimeout(() => {
+      this.deadlineTimer = null;
+      const now = performance.now();
+      for (const entry of this.waiting) {
+        if (entry.deadline > now) break;
+        this.settle(entry, { error: this.deadlineError(this.deadlineMs) });
+      }
+      this.queue = this.queue.filter((entry) => !entry.settled);
+      if (this.pending === 0) for (const wake of this.idleWaiters.splice(0)) wake();
+      this.armDeadline();
+    }, Math.max(1, first.deadline - performance.now()));
+    this.deadlineTimer.unref();
+  }
+
+  /** Items queued or committing. */
   get pending(): number {
     return this.queue.length + this.inFlight;
   }
@@ -87,8 +139,11 @@ export class BatchCommit<Item, Result> {
   }
 
   private flush(): void {
-    const batch = this.queue.splice(0, this.maxBatch);
-    if (batch.length === 0) return;
+    const batch = this.queue.splice(0, this.maxBatch).filter((entry) => !entry.settled);
+    if (batch.length === 0) {
+      this.schedule(); // whatever is queued behind the items given up on
+      return;
+    }
     this.lastBatchSize = batch.length;
     this.inFlight += 1;
     this.run(batch).finally(() => {
@@ -101,29 +156,34 @@ export class BatchCommit<Item, Result> {
 
   private async run(batch: Entry<Item, Result>[]): Promise<void> {
     try {
-      const results = await this.commitWithRetries(batch.map((entry) => entry.item));
-      batch.forEach((entry, i) => entry.resolve(results[i]!));
+      const results = await this.commitWithRetries(batch);
+      batch.forEach((entry, i) => this.settle(entry, { result: results[i]! }));
     } catch (err) {
       if (batch.length === 1 || this.failsEveryItem(err)) {
-        for (const entry of batch) entry.reject(err);
+        for (const entry of batch) this.settle(entry, { error: err });
         return;
       }
       for (const entry of batch) {
+        // One whose submitter has had its answer (the deadline passed) is not committed now.
+        if (entry.settled) continue;
         try {
-          entry.resolve((await this.commitWithRetries([entry.item]))[0]!);
+          this.settle(entry, { result: (await this.commitWithRetries([entry]))[0]! });
         } catch (error) {
-          entry.reject(error);
+          this.settle(entry, { error });
         }
       }
     }
   }
 
-  private async commitWithRetries(items: Item[]): Promise<Result[]> {
+  private async commitWithRetries(entries: Entry<Item, Result>[]): Promise<Result[]> {
+    const items = entries.map((entry) => entry.item);
+    const firstDeadline = entries[0]!.deadline; // entries are in submission order
     for (let attempt = 0; ; attempt += 1) {
       try {
-        return await this.commitBatch(items);
+        return await this.commitBatch(items, Math.max(1, firstDeadline - performance.now()));
       } catch (err) {
-        if (attempt >= this.retries || !this.isRetryable(err)) throw err;
+        // Once every submitter has had its answer, running the batch again would serve no one.
+        if (attempt >= this.retries || !this.isRetryable(err) || entries.every((entry) => entry.settled)) throw err;
       }
     }
   }

@@ -16,11 +16,33 @@ export interface PostgresSettings {
   lockTimeoutMs: number;
   /** Opening a connection, or waiting for a free one in the pool, gives up after this long. */
   connectTimeoutMs: number;
+  /**
+   * An acknowledgement waits at most this long for the commit that holds its event, queueing in the group
+   * commit included; then it is answered 503 (default 5 s). Also the deadline of the readiness probe.
+   */
+  commitTimeoutMs?: number;
   /** LISTEN/NOTIFY wakes idle workers; off behind a pooler in transaction mode (polling carries the load). */
   notifications: boolean;
   /** Under steady load, how long an ingest batch gathers events from its first one before it commits (0: off). */
   commitIntervalMs?: number;
 }
+
+/** The default of `commitTimeoutMs`. */
+export const COMMIT_TIMEOUT_MS = 5_000;
+
+/**
+ * A query still unanswered this long after the server would have cancelled it (statement_timeout) is given
+ * up on the client: the server cannot be reached (a partition sends no reset), and the connection is thrown
+ * away. Server-side cancellation, with its clear error, comes first when the server can answer; the margin
+ * leaves room for what statement_timeout does not count, such as a COMMIT's flush on a busy disk.
+ */
+export const QUERY_DEADLINE_MARGIN_MS = 5_000;
+
+/**
+ * An idle connection is probed after this long without traffic (TCP keepalive), so that a peer gone without
+ * a word (a partition, a failed-over host) is noticed and the connection replaced, not kept for hours.
+ */
+const KEEPALIVE_DELAY_MS = 10_000;
 
 // bigint columns are unix ms and ids: both far below 2^53, read as numbers rather than strings.
 const TYPES = {
@@ -51,7 +73,11 @@ export function clientConfig(settings: PostgresSettings): pg.ClientConfig {
     // URL's own options (such as -c search_path=... for a schema of its own) come first.
     options: [parsed.options, '-c synchronous_commit=on'].filter(Boolean).join(' '),
     application_name: parsed.application_name ?? 'hookrelay',
+    // Every query has a client-side deadline. Node-postgres answers a late query with "Query read timeout";
+    // a pooled query then removes its connection, which is destroyed, and the transaction helper does the same.
+    query_timeout: settings.statementTimeoutMs + QUERY_DEADLINE_MARGIN_MS,
     keepAlive: true,
+    keepAliveInitialDelayMillis: KEEPALIVE_DELAY_MS,
   };
 }
 

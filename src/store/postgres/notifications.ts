@@ -1,20 +1,26 @@
 import pg from 'pg';
+import { withDeadline } from './sql-params.js';
 
 /** The channel on which a commit that made deliveries due announces it; the payload is the sender's id. */
 export const DUE_CHANNEL = 'hookrelay_deliveries_due';
 /** The channel on which a commit that stored new events announces it (event streams); same payload. */
 export const EVENTS_CHANNEL = 'hookrelay_events_stored';
 
+/** How often the listening connection is asked a trivial query, and how long its answer may take. */
+export const LISTEN_PING = { everyMs: 10_000, deadlineMs: 5_000 };
+
 /**
  * Listens for other nodes' notifications (deliveries due, events stored) on a connection of its own (LISTEN
  * needs a session: it cannot go through the pool, nor through a pooler in transaction mode, where polling
  * carries the load instead). A lost connection is opened again after a pause that grows to `maxBackoffMs`;
- * meanwhile the workers' and streams' polls find the work, only later.
+ * meanwhile the workers' and streams' polls find the work, only later. A listening connection only
+ * receives, so a peer gone without a word (a partition) would go unnoticed: a ping with a deadline finds it.
  */
 export class NodeNotifications {
   private client: pg.Client | null = null;
   private closed = false;
   private retryTimer: NodeJS.Timeout | null = null;
+  private pingTimer: NodeJS.Timeout | null = null;
   private backoffMs = 100;
 
   constructor(
@@ -23,6 +29,7 @@ export class NodeNotifications {
     /** What to call on a notification, by channel; each is also called once listening starts. */
     private readonly handlers: ReadonlyMap<string, () => void>,
     private readonly maxBackoffMs = 5_000,
+    private readonly ping = LISTEN_PING,
   ) {}
 
   /** Resolves once listening (or once the first try failed: notifications are an optimisation). */
@@ -41,8 +48,13 @@ export class NodeNotifications {
     const lost = (): void => {
       if (gone) return;
       gone = true;
-      if (this.client === client) this.client = null;
+      if (this.client === client) {
+        this.client = null;
+        if (this.pingTimer) clearInterval(this.pingTimer);
+        this.pingTimer = null;
+      }
       client.removeAllListeners('notification');
+      // A query still unanswered makes end() destroy the socket rather than wait on a silent peer.
       void client.end().catch(() => {});
       this.reconnectLater();
     };
@@ -64,6 +76,10 @@ export class NodeNotifications {
     }
     this.client = client;
     this.backoffMs = 100;
+    this.pingTimer = setInterval(() => {
+      client.query(withDeadline({ text: 'SELECT 1' }, this.ping.deadlineMs)).catch(lost);
+    }, this.ping.everyMs);
+    this.pingTimer.unref();
     // Work may have fallen due, and events been stored, while no one listened.
     for (const handler of this.handlers.values()) handler();
   }
@@ -81,6 +97,7 @@ export class NodeNotifications {
   async close(): Promise<void> {
     this.closed = true;
     if (this.retryTimer) clearTimeout(this.retryTimer);
+    if (this.pingTimer) clearInterval(this.pingTimer);
     const client = this.client;
     this.client = null;
     if (client) {

@@ -12,7 +12,7 @@ import { AdminQueries } from './admin-queries.js';
 import { BatchCommit } from './batch-commit.js';
 import { ClockOffset } from './clock-offset.js';
 import { CopyQueries } from './copy-queries.js';
-import { clientConfig, openPool, type PostgresSettings } from './connection.js';
+import { clientConfig, COMMIT_TIMEOUT_MS, openPool, type PostgresSettings } from './connection.js';
 import { Announcer, DUE_CHANNEL, EVENTS_CHANNEL, NodeNotifications } from './notifications.js';
 import { NewEventQueries } from './new-events.js';
 import { EventQueries } from './event-queries.js';
@@ -23,6 +23,7 @@ import { OutboxQueries, type AttemptToRecord } from './outbox-queries.js';
 import { OutageQueries } from './outage-queries.js';
 import type { Outage, RedriveSpacing } from '../store.js';
 import { saveEvents } from './save-events.js';
+import { withDeadline } from './sql-params.js';
 import { SharedQueries } from './shared-queries.js';
 import { asReadError, asStoreError, isRetryable, isStoreWideError } from './store-errors.js';
 
@@ -34,6 +35,18 @@ const DUE_ANNOUNCE_GAP_MS = 5;
 const EVENTS_ANNOUNCE_GAP_MS = 25;
 
 const DATABASE_CLOCK_MS = 'SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now';
+
+/**
+ * Whether an ingest commit could go through now: one write that takes the same table locks as one (ROW
+ * EXCLUSIVE on events and deliveries, so an operator's LOCK TABLE makes it wait, up to lock_timeout) and
+ * commits as one does (synchronous_commit on), without touching either table's rows.
+ */
+const PROBE_COMMIT = `
+  WITH events_lock AS (UPDATE events SET id = id WHERE false RETURNING 1),
+       deliveries_lock AS (UPDATE deliveries SET id = id WHERE false RETURNING 1)
+  INSERT INTO store_health (id, checked_at)
+  SELECT 1, $1 WHERE NOT EXISTS (SELECT 1 FROM events_lock UNION ALL SELECT 1 FROM deliveries_lock)
+  ON CONFLICT (id) DO UPDATE SET checked_at = excluded.checked_at`;
 
 /**
  * The Store on PostgreSQL, shared by any number of nodes. Every guarantee of the SQLite store holds: an
@@ -67,9 +80,11 @@ export class PostgresStore implements Store {
   /** Wakes event streams every STREAM_POLL_MS while they are open and no notification can reach them. */
   private streamPoll: NodeJS.Timeout | null = null;
   private closed = false;
+  private readonly commitTimeoutMs: number;
 
   private constructor(settings: PostgresSettings) {
     this.pool = openPool(settings);
+    this.commitTimeoutMs = settings.commitTimeoutMs ?? COMMIT_TIMEOUT_MS;
     this.clock = new ClockOffset(async () => (await this.pool.query<{ now: number }>(DATABASE_CLOCK_MS)).rows[0]!.now);
     this.outbox = new OutboxQueries(this.pool, this.clock);
     this.events = new EventQueries(this.pool);
@@ -83,9 +98,13 @@ export class PostgresStore implements Store {
     const groupOptions = { failsEveryItem: isStoreWideError, isRetryable };
     // Every commit costs the shared database a WAL flush: with several nodes each taking part of the load,
     // gathering keeps their batches about as large as one node's would be (see docs/scaling.md).
-    this.saveGroup = new BatchCommit((batch) => saveEvents(this.pool, batch, (receivedAt, delayMs) => this.clock.toDatabase(receivedAt) + delayMs), {
+    // A webhook waits for its commit at most commitTimeoutMs, queueing included: a database that cannot be
+    // reached (no reset, so no error) or a table lock held by someone else costs a 503, never a hung sender.
+    this.saveGroup = new BatchCommit((batch, timeLeftMs) => saveEvents(this.pool, batch, (receivedAt, delayMs) => this.clock.toDatabase(receivedAt) + delayMs, timeLeftMs), {
       ...groupOptions,
       gatherMs: settings.commitIntervalMs ?? 0,
+      deadlineMs: this.commitTimeoutMs,
+      deadlineError: (waitedMs) => commitTimeoutError(waitedMs),
     });
     this.attemptGroup = new BatchCommit((records) => this.outbox.recordAttempts(records, Date.now()), groupOptions);
   }
@@ -95,10 +114,14 @@ export class PostgresStore implements Store {
     const store = new PostgresStore(settings);
     try {
       const client = await store.pool.connect();
+      let failure: Error | undefined;
       try {
         await migrate(client);
+      } catch (err) {
+        failure = err as Error;
+        throw err;
       } finally {
-        client.release();
+        client.release(failure);
       }
       await store.clock.measure();
       if (settings.notifications) {
@@ -138,20 +161,27 @@ export class PostgresStore implements Store {
     }
   }
 
-  /** Runs `fn` in one transaction on one connection. */
+  /**
+   * Runs `fn` in one transaction on one connection. A connection that failed (lost, or a query given up on
+   * at its deadline, still running as far as the client knows) is thrown away, not rolled back: a ROLLBACK
+   * would only wait for the same deadline again.
+   */
   private transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     return this.write(async () => {
       const client = await this.pool.connect();
-      let broken = false;
+      let broken: Error | undefined;
       try {
         await client.query('BEGIN');
         const result = await fn(client);
         await client.query('COMMIT');
         return result;
       } catch (err) {
-        await client.query('ROLLBACK').catch(() => {
-          broken = true;
-        });
+        if (isStoreWideError(err)) broken = err as Error;
+        else {
+          await client.query('ROLLBACK').catch((rollbackError: unknown) => {
+            broken = rollbackError as Error;
+          });
+        }
         throw err;
       } finally {
         client.release(broken);
@@ -299,7 +329,7 @@ export class PostgresStore implements Store {
   }
 
   async checkWritable(): Promise<void> {
-    await this.write(() => this.pool.query('INSERT INTO store_health (id, checked_at) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET checked_at = excluded.checked_at', [Date.now()]));
+    await this.write(() => this.pool.query(withDeadline({ text: PROBE_COMMIT, values: [Date.now()] }, this.commitTimeoutMs)));
   }
 
   async close(): Promise<void> {
@@ -487,4 +517,13 @@ export class PostgresStore implements Store {
   deleteConsoleSession(idHash: string): Promise<void> {
     return this.write(() => this.shared.deleteSession(idHash));
   }
+}
+
+/** The answer to a webhook whose commit did not complete in time. */
+function commitTimeoutError(waitedMs: number): HookrelayError {
+  return new HookrelayError(
+    'store_unavailable',
+    `The event store did not commit within ${waitedMs} ms. Retry later: an event that was stored after all is answered as a duplicate.`,
+    { postgres: 'timeout' },
+  );
 }

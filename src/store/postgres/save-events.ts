@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { NewDelivery, NewEvent, SaveEventResult } from '../store.js';
 import { NEXT_ORDER_SEQ } from './order-seq.js';
-import { named } from './sql-params.js';
+import { named, withDeadline } from './sql-params.js';
 
 /**
  * One statement stores a whole group commit: the events (a repeat only bumps its counter and date), and the
@@ -55,9 +55,15 @@ const keyOf = (e: { transferId: string; source: string; event: string }): string
  * Stores `events` in one statement and returns each one's result in order. Copies of one transfer in the
  * same batch become one row (the first copy's bytes, counted once per copy, dated by the last); rows go in
  * key order, so two nodes' batches lock shared keys in the same order and cannot deadlock on them.
- * `dueAt(receivedAt, delayMs)` gives a delivery's first due time in the database clock.
+ * `dueAt(receivedAt, delayMs)` gives a delivery's first due time in the database clock. Without an answer
+ * within `timeoutMs` the statement is given up on ("Query read timeout") and its connection thrown away.
  */
-export async function saveEvents(db: pg.Pool, events: readonly NewEvent[], dueAt: (receivedAt: number, delayMs: number) => number): Promise<SaveEventResult[]> {
+export async function saveEvents(
+  db: pg.Pool,
+  events: readonly NewEvent[],
+  dueAt: (receivedAt: number, delayMs: number) => number,
+  timeoutMs?: number,
+): Promise<SaveEventResult[]> {
   const groups = new Map<string, { first: NewEvent; copies: number; lastReceivedAt: number }>();
   for (const e of events) {
     const key = keyOf(e);
@@ -80,7 +86,7 @@ export async function saveEvents(db: pg.Pool, events: readonly NewEvent[], dueAt
     // The amount is the last parameter ($24): the delivery columns keep their numbers.
     columns[23]!.push(e.totalPriceUsd ?? null);
   });
-  const { rows } = await db.query<SavedRow>({ ...SAVE_EVENTS, values: columns });
+  const { rows } = await db.query<SavedRow>(withDeadline({ ...SAVE_EVENTS, values: columns }, timeoutMs));
   const saved = new Map(rows.map((row) => [keyOf({ transferId: row.transfer_id, source: row.source, event: row.event }), row]));
   // Copies answered in the order they were submitted: the first of a new event is the original.
   const seen = new Map<string, number>();

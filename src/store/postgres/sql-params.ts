@@ -8,6 +8,15 @@ export class SqlParams {
   }
 }
 
+/**
+ * `query` with a client-side deadline of its own (node-postgres' query_timeout, which its types omit), in place
+ * of the connection's; none when `timeoutMs` is undefined or infinite.
+ */
+export function withDeadline<Q extends { text: string }>(query: Q, timeoutMs: number | undefined): Q {
+  if (timeoutMs === undefined || !Number.isFinite(timeoutMs)) return query;
+  return { ...query, query_timeout: Math.max(1, Math.ceil(timeoutMs)) };
+}
+
 /** A statement prepared once per connection under a fixed name (node-postgres caches it by name). */
 export interface NamedStatement {
   name: string;

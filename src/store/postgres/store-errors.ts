@@ -19,8 +19,9 @@ export function isStoreWideError(err: unknown): boolean {
   if (err instanceof HookrelayError) return err.code === 'store_unavailable';
   const code = (err as { code?: unknown }).code;
   if (typeof code === 'string') return STORE_WIDE_STATES.test(code) || /^E[A-Z]+$/.test(code); // ECONNREFUSED, ECONNRESET, ...
-  // node-postgres reports a connection that ended or timed out with a plain Error.
-  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed/i.test(
+  // node-postgres reports a connection that ended or timed out, or a query given up on at its client-side
+  // deadline (query_timeout), with a plain Error.
+  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed|Query read timeout/i.test(
     String((err as Error).message ?? ''),
   );
 }
@@ -40,10 +41,17 @@ export function asStoreError(err: unknown): HookrelayError {
       issues: [{ path: [], message: 'a NUL character (\\u0000) in a stored field (result.id, event, email, ...)' }],
     }, { cause: err });
   }
-  return new HookrelayError('store_unavailable', 'The event store could not commit. Retry later: an event that was stored after all is answered as a duplicate.', { postgres: typeof code === 'string' ? code : 'unknown' }, { cause: err });
+  return new HookrelayError('store_unavailable', 'The event store could not commit. Retry later: an event that was stored after all is answered as a duplicate.', { postgres: stateOf(err) }, { cause: err });
 }
 
 /** A read that failed because the database is gone is a 503 too; any other failure stays what it is. */
 export function asReadError(err: unknown): unknown {
-  return isStoreWideError(err) ? new HookrelayError('store_unavailable', 'The event store cannot be read right now. Retry later.', { postgres: (err as { code?: string }).code ?? 'unknown' }, { cause: err }) : err;
+  return isStoreWideError(err) ? new HookrelayError('store_unavailable', 'The event store cannot be read right now. Retry later.', { postgres: stateOf(err) }, { cause: err }) : err;
+}
+
+/** What the error details show as `postgres`: the SQLSTATE, `timeout` for an answer that did not come in time. */
+function stateOf(err: unknown): string {
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string') return code;
+  return /Query read timeout|connection timeout|timeout exceeded/i.test(String((err as Error).message ?? '')) ? 'timeout' : 'unknown';
 }

@@ -59,6 +59,37 @@ describe('BatchCommit: group commit on an asynchronous database', () => {
     expect(tries).toBe(3);
   });
 
+  it('answers every submitter by its deadline, queued behind a commit that never ends included, and never commits what it gave up on', async () => {
+    const batches: number[][] = [];
+    const timeLefts: number[] = [];
+    const group = new BatchCommit<number, number>((items, timeLeftMs) => {
+      batches.push(items);
+      timeLefts.push(timeLeftMs);
+      return new Promise(() => {}); // a database that stopped answering
+    }, { deadlineMs: 50, deadlineError: (waitedMs) => new Error(`no commit within ${waitedMs} ms`) });
+    const first = group.submit(1);
+    await tick();
+    const queued = group.submit(2); // waits behind the hung batch
+    const outcomes = await Promise.allSettled([first, queued]);
+    expect(outcomes.map((o) => (o.status === 'rejected' ? (o.reason as Error).message : o.value))).toEqual(['no commit within 50 ms', 'no commit within 50 ms']);
+    expect(batches).toEqual([[1]]); // the queued item was dropped, not committed later
+    expect(timeLefts[0]).toBeGreaterThan(0);
+    expect(timeLefts[0]).toBeLessThanOrEqual(50);
+  });
+
+  it('gives up on the item-by-item retry of a failed batch at the deadline', async () => {
+    const calls: number[][] = [];
+    const group = new BatchCommit<number, number>(async (items) => {
+      calls.push(items);
+      if (items.length > 1) throw new Error('one bad item');
+      if (items[0] === 1) return new Promise<number[]>(() => {}); // the first retry hangs
+      return items;
+    }, { deadlineMs: 50 });
+    const outcomes = await Promise.allSettled([1, 2].map((n) => group.submit(n)));
+    expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected']);
+    expect(calls).toEqual([[1, 2], [1]]);
+  });
+
   describe('gathering (gatherMs)', () => {
     /** Commits at once and records when each batch started and what it held. */
     function recorded(options: { gatherMs: number; gatherAfter: number }) {

@@ -31,6 +31,12 @@ describe('PostgreSQL connection settings', () => {
     expect(config.options).toBe('-c search_path=tenant -c synchronous_commit=on');
   });
 
+  it('gives every query a client-side deadline past the server-side one, and probes idle connections with TCP keepalive', () => {
+    const config = clientConfig(settings('postgres://u@db/x')) as ReturnType<typeof clientConfig> & { query_timeout?: number };
+    expect(config.query_timeout).toBe(1_000 + 5_000);
+    expect(config).toMatchObject({ keepAlive: true, keepAliveInitialDelayMillis: 10_000 });
+  });
+
   it('never shows a password in what it logs', () => {
     expect(redactUrl('postgres://hookrelay:s3cr%40t@db:5432/hookrelay?sslmode=require')).toBe('postgres://hookrelay:***@db:5432/hookrelay?sslmode=require');
     expect(redactUrl('postgresql://u@db/x?password=s3cret&sslmode=require')).toBe('postgresql://u@db/x?password=***&sslmode=require');
