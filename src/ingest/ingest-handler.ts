@@ -80,7 +80,12 @@ export function createIngestHandler(deps: IngestDeps): IngestHandler {
       deliveries,
     };
     const saved = await deps.store.saveEvent(event);
-    if (!saved.duplicate && deliveries.length > 0) deps.onDeliveriesCreated?.();
+    try {
+      if (!saved.duplicate && deliveries.length > 0) deps.onDeliveriesCreated?.();
+    } catch (err) {
+      // The event is committed: it is answered as stored; the worker finds its deliveries at its next poll.
+      deps.logger.error({ err }, 'waking the delivery worker failed');
+    }
     return { saved, event: envelope.event };
   }
 

@@ -5,6 +5,7 @@ import { copyConflict } from '../copy-conflict.js';
 import { COPIED_DELIVERY_COLUMNS, DELIVERY_COLUMNS, toCopiedDelivery, toCopiedRedrive, toOutage, toJob, toStoredAttempt, type CopiedDeliveryColumns, type DeliveryRow, type JobRow, type OutageRow, type RedriveRow } from '../stored-rows.js';
 import { toStoredEvent, type EventRow } from '../sqlite/event-rows.js';
 import type { ClockOffset } from './clock-offset.js';
+import { eventText, readEventRow } from './event-text.js';
 
 /** Tables keyed by a text column rather than an id: pages end at a name or hash, and no sequence is advanced. */
 type KeyedByText = 'ruleSets' | 'settings';
@@ -151,7 +152,7 @@ export class CopyQueries {
     const values = [(after as number | null) ?? 0, limit];
     switch (table) {
       case 'events':
-        return (await this.db.query<EventRow>('SELECT * FROM events WHERE id > $1 ORDER BY id LIMIT $2', values)).rows.map(toStoredEvent) as CopyRows[T][];
+        return (await this.db.query<EventRow>('SELECT * FROM events WHERE id > $1 ORDER BY id LIMIT $2', values)).rows.map((row) => toStoredEvent(readEventRow(row))) as CopyRows[T][];
       case 'deliveries': {
         const { rows } = await this.db.query<DeliveryRow & CopiedDeliveryColumns>(
           `SELECT ${DELIVERY_COLUMNS}, ${COPIED_DELIVERY_COLUMNS} FROM deliveries WHERE id > $1 ORDER BY id LIMIT $2`,
@@ -213,7 +214,7 @@ export class CopyQueries {
         }
         case 'events': {
           const e = row as StoredEvent;
-          return [e.id, e.source, e.event, e.transferId, e.checkoutId, e.email, e.walletAddress, e.validation, e.receivedAt, e.lastReceivedAt,
+          return [e.id, eventText(e.source), eventText(e.event), eventText(e.transferId), eventText(e.checkoutId), eventText(e.email), eventText(e.walletAddress), e.validation, e.receivedAt, e.lastReceivedAt,
             e.receivedCount, JSON.stringify(e.headers), e.body, e.importedAt, e.ruleSetHash, e.edit?.number ?? 0, e.edit?.editedFrom ?? null,
             e.edit?.editedAt ?? null, e.edit?.via ?? null, e.totalPriceUsd];
         }
