@@ -1,6 +1,7 @@
 import type pg from 'pg';
-import type {
-  EventBody, EventPosition, EventSearch, EventPage, EventSelection, ImportedEvent, ImportResult, StoredEvent,
+import {
+  MAX_RECEIVED_COUNT, type EventBody, type EventPosition, type EventSearch, type EventPage, type EventSelection, type ImportedEvent, type ImportResult,
+  type StoredEvent,
 } from '../store.js';
 import { SUMMARY_COLUMNS, toEventSummary, toStoredEvent, type EventRow } from '../sqlite/event-rows.js';
 import { eventSelectionSql } from './event-filter-sql.js';
@@ -92,7 +93,7 @@ export class EventQueries {
     for (const e of events) {
       const { rowCount } = await client.query({
         ...IMPORT_EVENT,
-        values: [eventText(e.source), eventText(e.event), eventText(e.transferId), eventText(e.checkoutId), eventText(e.email), eventText(e.walletAddress), e.validation, e.receivedAt, e.lastReceivedAt, e.receivedCount,
+        values: [eventText(e.source), eventText(e.event), eventText(e.transferId), eventText(e.checkoutId), eventText(e.email), eventText(e.walletAddress), e.validation, e.receivedAt, e.lastReceivedAt, Math.min(e.receivedCount, MAX_RECEIVED_COUNT),
           JSON.stringify(e.headers), e.body, importedAt, e.ruleSetHash ?? null,
           e.edit?.number ?? 0, e.edit?.editedFrom ?? null, e.edit?.editedAt ?? null, e.edit?.via ?? null, e.totalPriceUsd ?? null],
       });

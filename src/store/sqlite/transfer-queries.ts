@@ -1,5 +1,5 @@
 import type { BetterSqlite3 } from '../../sqlite-driver.js';
-import type { EventBody, EventSelection, ImportedEvent, ImportResult, StoredEvent } from '../store.js';
+import { MAX_RECEIVED_COUNT, type EventBody, type EventSelection, type ImportedEvent, type ImportResult, type StoredEvent } from '../store.js';
 import { eventSelectionSql } from './event-filter-sql.js';
 import { toStoredEvent, type EventRow } from './event-rows.js';
 import { keyText, withExactKeys } from './key-text.js';
@@ -55,7 +55,7 @@ export class TransferQueries {
     for (const e of events) {
       const row = this.insertIfNew.get(
         e.source, keyText(e.event), keyText(e.transferId), e.checkoutId, e.email, e.walletAddress, e.totalPriceUsd ?? null, e.validation,
-        e.receivedAt, e.lastReceivedAt, e.receivedCount, JSON.stringify(e.headers), e.body, importedAt, e.ruleSetHash ?? null,
+        e.receivedAt, e.lastReceivedAt, Math.min(e.receivedCount, MAX_RECEIVED_COUNT), JSON.stringify(e.headers), e.body, importedAt, e.ruleSetHash ?? null,
         e.edit?.number ?? 0, e.edit?.editedFrom ?? null, e.edit?.editedAt ?? null, e.edit?.via ?? null,
       );
       if (row) imported += 1;
