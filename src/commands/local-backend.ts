@@ -130,6 +130,7 @@ export class LocalBackend implements AdminBackend {
         return unavailable();
       },
       sources: new Map(this.config.sources.map((s) => [s.name, s])),
+      maxDepth: this.config.maxDepth,
       logger: createLogger('silent'),
       now: Date.now,
       env: this.env,
@@ -196,7 +197,7 @@ export class LocalBackend implements AdminBackend {
 
   /** What an import into this data dir holds its lines to: this instance's body limit and sources. */
   importPolicy(): ImportPolicy {
-    return { maxBody: this.config.maxBody, sources: new Set(this.config.sources.map((s) => s.name)) };
+    return { maxBody: this.config.maxBody, maxDepth: this.config.maxDepth, sources: new Set(this.config.sources.map((s) => s.name)) };
   }
 
   async listDeliveries(query: DeliveryQuery, page: { limit: number; cursor?: string }): Promise<Paged<DeliveryView>> {

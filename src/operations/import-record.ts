@@ -1,5 +1,6 @@
 import { HookrelayError } from '../errors.js';
 import { amountOf, eventColumns } from '../ingest/event-columns.js';
+import { nestsDeeperThan } from '../ingest/nesting.js';
 import { parseJsonBody } from '../ingest/parse-json.js';
 import { withoutCredentials } from '../ingest/stored-headers.js';
 import { validateEvent } from '../ingest/validate-event.js';
@@ -14,6 +15,8 @@ import { ExportRecordSchema, type ExportRecord } from './export-format.js';
 export interface ImportLimits {
   /** The largest body, as for a webhook (`maxBody`). */
   maxBody: number;
+  /** Levels of nesting a body may have, as for a webhook (`maxDepth`). */
+  maxDepth: number;
 }
 
 /** An import into this instance: its limits, and its sources (events of others are imported and reported). */
@@ -56,6 +59,7 @@ export function parseRecordLine(line: string, limits: ImportLimits): ImportedEve
   const record = parsed.data;
   const body = Buffer.from(record.bodyBase64, 'base64');
   if (body.length > limits.maxBody) throw new ImportLineError(`the body has ${body.length} bytes, more than maxBody (${limits.maxBody})`);
+  if (nestsDeeperThan(body, limits.maxDepth)) throw new ImportLineError(`the body nests objects and arrays more than maxDepth (${limits.maxDepth}) levels deep`);
   const event = {
     ...columnsOf(record, body),
     source: record.source,

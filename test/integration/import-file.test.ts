@@ -12,7 +12,7 @@ import { makeTempDir, removeTempDirs } from '../helpers/temp-dir.js';
 afterAll(() => removeTempDirs());
 
 const QUIET = { start: () => {}, update: () => {}, stop: () => {} };
-const POLICY = { maxBody: 1024, sources: new Set(['checkout']) };
+const POLICY = { maxBody: 1024, maxDepth: 64, sources: new Set(['checkout']) };
 
 function line(id: string, overrides: Record<string, unknown> = {}): string {
   return JSON.stringify({

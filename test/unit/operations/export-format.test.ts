@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { EXPORT_FORMAT, recordFromStored } from '../../../src/operations/export-format.js';
 import { ImportLineError, parseRecordLine as parseWithLimits } from '../../../src/operations/import-record.js';
 
-const parseRecordLine = (line: string) => parseWithLimits(line, { maxBody: 1024 * 1024 });
+const parseRecordLine = (line: string) => parseWithLimits(line, { maxBody: 1024 * 1024, maxDepth: 64 });
 import { sampleTransferSucceeded } from '../../../src/samples/transfer-succeeded.js';
 import { SqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
 import { makeTempDir, removeTempDirs } from '../../helpers/temp-dir.js';

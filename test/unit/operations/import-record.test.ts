@@ -4,7 +4,7 @@ import { ImportLineError, maxImportLineBytes, parseRecordLine } from '../../../s
 import { sampleTransferSucceeded } from '../../../src/samples/transfer-succeeded.js';
 import { MAX_RECEIVED_COUNT } from '../../../src/store/store.js';
 
-const LIMITS = { maxBody: 64 * 1024 };
+const LIMITS = { maxBody: 64 * 1024, maxDepth: 64 };
 
 /** A line as an attacker would write it: an unsigned body, a credential, a claimed validation, a huge count. */
 function forged(overrides: Record<string, unknown> = {}, body: unknown = { event: 'x:forged', result: { id: 'f-1' } }): string {
@@ -42,6 +42,8 @@ describe('an import line is untrusted input', () => {
       [forged({}, '{"event":"x:forged","result":{"id":"f-1"'), /does not hold a JSON body/],
       [forged({}, { event: 'x:forged', result: { id: 'f-1'.repeat(100) } }), /refused as a webhook would be.*result\.id/],
       [forged({}, { event: 'x:other', result: { id: 'f-1' } }), /do not match/],
+      [forged({}, `{"event":"x:forged","result":{"id":"f-1","deep":${'['.repeat(5_000)}${']'.repeat(5_000)}}}`), /more than maxDepth \(64\) levels deep/],
+      [forged({ edit: { editedFrom: 1, editedAt: '2026-01-02T00:00:00.000Z', via: 'cli', number: 1 } }, '['.repeat(65) + ']'.repeat(65)), /more than maxDepth/],
     ];
     for (const [line, message] of refusals) expect(() => parseRecordLine(line, LIMITS)).toThrow(message);
     expect(() => parseRecordLine('{"format":', LIMITS)).toThrow(ImportLineError);
