@@ -5,7 +5,7 @@ import { copyConflict } from '../copy-conflict.js';
 import { COPIED_DELIVERY_COLUMNS, DELIVERY_COLUMNS, toCopiedDelivery, toCopiedRedrive, toOutage, toJob, toStoredAttempt, type CopiedDeliveryColumns, type DeliveryRow, type JobRow, type OutageRow, type RedriveRow } from '../stored-rows.js';
 import { toStoredEvent, type EventRow } from '../sqlite/event-rows.js';
 import type { ClockOffset } from './clock-offset.js';
-import { eventText, readEventRow } from './event-text.js';
+import { eventText, readEventRow } from '../storable-text.js';
 
 /** Tables keyed by a text column rather than an id: pages end at a name or hash, and no sequence is advanced. */
 type KeyedByText = 'ruleSets' | 'settings';

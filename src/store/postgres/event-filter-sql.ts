@@ -1,5 +1,5 @@
 import type { EventSelection } from '../store.js';
-import { eventText } from './event-text.js';
+import { eventText } from '../storable-text.js';
 import type { SqlParams } from './sql-params.js';
 
 /**

@@ -5,7 +5,7 @@ import {
 } from '../store.js';
 import { SUMMARY_COLUMNS, toEventSummary, toStoredEvent, type EventRow } from '../sqlite/event-rows.js';
 import { eventSelectionSql } from './event-filter-sql.js';
-import { eventText, readEventBody, readEventRow } from './event-text.js';
+import { eventText, readEventBody, readEventRow } from '../storable-text.js';
 import { named, SqlParams } from './sql-params.js';
 
 const GET_EVENT = named('get_event', 'SELECT * FROM events WHERE id = $1');

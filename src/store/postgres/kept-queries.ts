@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { KeptRuleSet, NewEditedCopy, RuleSetKind } from '../store.js';
-import { eventText } from './event-text.js';
+import { eventText } from '../storable-text.js';
 import { named } from './sql-params.js';
 
 interface RuleSetRow {

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { EventSearch, NewEventRead, NewEvents, StreamPosition, StreamStart } from '../store.js';
 import { newEventColumns, toNewEvent, type EventRow } from '../sqlite/event-rows.js';
 import { eventSelectionSql } from './event-filter-sql.js';
-import { readEventRow } from './event-text.js';
+import { readEventRow } from '../storable-text.js';
 import { SqlParams } from './sql-params.js';
 
 /**

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { MAX_RECEIVED_COUNT, type NewDelivery, type NewEvent, type SaveEventResult } from '../store.js';
-import { eventText } from './event-text.js';
+import { eventText } from '../storable-text.js';
 import { NEXT_ORDER_SEQ } from './order-seq.js';
 import { named } from './sql-params.js';
 

@@ -1,5 +1,5 @@
-import type { EventBody } from '../store.js';
-import type { EventRow } from '../sqlite/event-rows.js';
+import type { EventBody } from './store.js';
+import type { EventRow } from './sqlite/event-rows.js';
 
 /** The first character of an escaped value. A value that starts with it is always escaped, so every stored text has one reading. */
 const ESCAPE = '\u0001';
@@ -7,10 +7,11 @@ const ESCAPE = '\u0001';
 const UNSTORABLE = /[\ud800-\udfff\u0000]/u;
 
 /**
- * A string from an event body (event name, transfer id, and the other lookup columns) as PostgreSQL text
- * that tells every two strings apart, the same keys as SQLite keeps (key-text.ts). Nearly every value is
- * stored as it is; one PostgreSQL cannot hold, or one that starts with ESCAPE, is stored as ESCAPE and its
- * JSON string form, which has neither lone surrogates nor NUL. Lookups compare the same form.
+ * A string from an event body (event name, transfer id, the other lookup columns, an order key) as text
+ * that PostgreSQL can hold and that tells every two strings apart, the same keys as SQLite keeps
+ * (sqlite/key-text.ts). Nearly every value is stored as it is; one PostgreSQL cannot hold, or one that
+ * starts with ESCAPE, is stored as ESCAPE and its JSON string form, which has neither lone surrogates nor
+ * NUL. Lookups compare the same form.
  */
 export function eventText(value: string): string;
 export function eventText(value: string | null): string | null;

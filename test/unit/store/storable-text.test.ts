@@ -1,12 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { eventText, fromEventText } from '../../../src/store/postgres/event-text.js';
+import { eventText, fromEventText } from '../../../src/store/storable-text.js';
 import { fromKeyBytes, keyText } from '../../../src/store/sqlite/key-text.js';
 
 // PostgreSQL text holds neither a lone surrogate nor NUL.
 const storable = (text: string): boolean => !/[\ud800-\udfff\u0000]/u.test(text);
 
-describe('eventText (PostgreSQL)', () => {
+describe('eventText', () => {
   it('keeps ordinary values as they are', () => {
     for (const value of ['', 'tr_123', 'transfer:succeeded', '\ufffd', 'e\u0301', '\ud83d\ude00']) expect(eventText(value)).toBe(value);
     expect(eventText(null)).toBeNull();
