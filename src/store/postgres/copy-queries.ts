@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { HookrelayError } from '../../errors.js';
-import type { CopiedDelivery, CopiedRedrive, CopiedSetting, Outage, CopyExtent, CopyRows, CopyTable, Job, KeptRuleSet, StoredAttempt, StoredEvent } from '../store.js';
+import { MAX_RECEIVED_COUNT, type CopiedDelivery, type CopiedRedrive, type CopiedSetting, type Outage, type CopyExtent, type CopyRows, type CopyTable, type Job, type KeptRuleSet, type StoredAttempt, type StoredEvent } from '../store.js';
 import { copyConflict } from '../copy-conflict.js';
 import { COPIED_DELIVERY_COLUMNS, DELIVERY_COLUMNS, toCopiedDelivery, toCopiedRedrive, toOutage, toJob, toStoredAttempt, type CopiedDeliveryColumns, type DeliveryRow, type JobRow, type OutageRow, type RedriveRow } from '../stored-rows.js';
 import { toStoredEvent, type EventRow } from '../sqlite/event-rows.js';
@@ -215,7 +215,8 @@ export class CopyQueries {
         case 'events': {
           const e = row as StoredEvent;
           return [e.id, eventText(e.source), eventText(e.event), eventText(e.transferId), eventText(e.checkoutId), eventText(e.email), eventText(e.walletAddress), e.validation, e.receivedAt, e.lastReceivedAt,
-            e.receivedCount, JSON.stringify(e.headers), e.body, e.importedAt, e.ruleSetHash, e.edit?.number ?? 0, e.edit?.editedFrom ?? null,
+            // A count SQLite took beyond an integer (an import before counts were bounded) stays at the largest one.
+            Math.min(e.receivedCount, MAX_RECEIVED_COUNT), JSON.stringify(e.headers), e.body, e.importedAt, e.ruleSetHash, e.edit?.number ?? 0, e.edit?.editedFrom ?? null,
             e.edit?.editedAt ?? null, e.edit?.via ?? null, e.totalPriceUsd];
         }
         case 'deliveries': {
