@@ -1,11 +1,11 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { EXPORT_FORMAT, recordFromStored } from '../../../src/operations/export-format.js';
 import { ImportLineError, parseRecordLine as parseWithLimits } from '../../../src/operations/import-record.js';
-
-const parseRecordLine = (line: string) => parseWithLimits(line, { maxBody: 1024 * 1024, maxDepth: 64 });
 import { sampleTransferSucceeded } from '../../../src/samples/transfer-succeeded.js';
 import { SqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
 import { makeTempDir, removeTempDirs } from '../../helpers/temp-dir.js';
+
+const parseRecordLine = (line: string) => parseWithLimits(line, { maxBody: 1024 * 1024, maxDepth: 64 });
 
 afterAll(() => removeTempDirs());
 
@@ -39,10 +39,13 @@ describe('export records', () => {
   });
 
   it('takes the amount from the body (no field of the record), as ingest does', () => {
-    const paid = Buffer.from(JSON.stringify({ event: 'transfer:succeeded', result: { id: 'tr_1', totalPriceUsd: 104.37 } }));
-    expect(parseRecordLine(JSON.stringify({ ...record, transferId: 'tr_1', bodyBase64: paid.toString('base64') })).totalPriceUsd).toBe(104.37);
-    expect(parseRecordLine(JSON.stringify({ ...record, transferId: 'tr_1' })).totalPriceUsd).toBeNull();
-    expect(Object.keys(recordFromStored({ ...parseRecordLine(JSON.stringify({ ...record, transferId: 'tr_1' })), id: 1, importedAt: null, ruleSetHash: null, edit: null, totalPriceUsd: 5 }))).not.toContain('totalPriceUsd');
+    const other = { ...record, event: 'x:paid', validation: 'unrecognised', transferId: 'tr_1' };
+    const paid = Buffer.from(JSON.stringify({ event: 'x:paid', result: { id: 'tr_1', totalPriceUsd: 104.37 } }));
+    const unpaid = Buffer.from(JSON.stringify({ event: 'x:paid', result: { id: 'tr_1' } }));
+    expect(parseRecordLine(JSON.stringify({ ...other, bodyBase64: paid.toString('base64') })).totalPriceUsd).toBe(104.37);
+    expect(parseRecordLine(JSON.stringify({ ...other, bodyBase64: unpaid.toString('base64') })).totalPriceUsd).toBeNull();
+    expect(parseRecordLine(JSON.stringify({ ...record, transferId: ID })).totalPriceUsd).toBe(sample.result.totalPriceUsd);
+    expect(Object.keys(recordFromStored({ ...parseRecordLine(JSON.stringify({ ...record, transferId: ID })), id: 1, importedAt: null, ruleSetHash: null, edit: null, totalPriceUsd: 5 }))).not.toContain('totalPriceUsd');
   });
 
   it('refuses a record whose key does not match its body', () => {
