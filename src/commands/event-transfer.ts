@@ -104,7 +104,9 @@ export async function readImport(
   progress: Progress,
   signal: AbortSignal,
 ): Promise<ImportOutcome> {
-  const outcome: ImportOutcome = { imported: 0, duplicates: 0, lines: 0, interrupted: false, unconfiguredSources: {} };
+  // No prototype: a source may be named anything, "__proto__" included.
+  const unconfiguredSources = Object.create(null) as Record<string, number>;
+  const outcome: ImportOutcome = { imported: 0, duplicates: 0, lines: 0, interrupted: false, unconfiguredSources };
   const input = file === '-' ? process.stdin : createReadStream(file);
   progress.start(file === '-' ? 0 : await countLines(file));
   let batch: ImportedEvent[] = [];

@@ -44,7 +44,10 @@ function importContract(open: () => Promise<Store>): void {
   it('imports a forged line as untrusted: no credentials, validation from the body, its unconfigured source reported, its count capped on repeats', async () => {
     const store = await open();
     const outcome = await importFile(store, file([line('a'), FORGED, line('b')]));
-    expect(outcome).toMatchObject({ imported: 3, duplicates: 0, unconfiguredSources: { elsewhere: 1 } });
+    expect(outcome).toMatchObject({ imported: 3, duplicates: 0 });
+    expect({ ...outcome.unconfiguredSources }).toEqual({ elsewhere: 1 });
+    const odd = await importFile(store, file([line('proto', { source: '__proto__' })]));
+    expect(Object.entries(odd.unconfiguredSources)).toEqual([['__proto__', 1]]);
     const [forged] = (await store.listEvents({ transferId: 'forged' }, { limit: 1 })).items;
     const stored = (await store.getEvent(forged!.id))!;
     expect(stored).toMatchObject({ source: 'elsewhere', validation: 'unrecognised', receivedCount: MAX_RECEIVED_COUNT });
