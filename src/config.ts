@@ -9,6 +9,11 @@ import { TRANSFORM_DEFAULTS } from './transform-defaults.js';
 import { isStandardWebhooksSecret, STANDARD_WEBHOOKS_SECRET_FORM } from './signing/standard-webhooks-secret.js';
 import { SERVICE_SIGNATURE_HEADER, SIGNATURE_SCHEMES } from './signing/scheme.js';
 
+/** Levels of nesting a body may have unless `maxDepth` says otherwise: far beyond any real event. */
+export const DEFAULT_MAX_DEPTH = 64;
+/** The highest `maxDepth` allowed, and the deepest stored body a reader parses: recursive readers stay far from the stack's end. */
+export const MAX_READABLE_DEPTH = 512;
+
 const DEFAULT_SIGNATURE_HEADER = SERVICE_SIGNATURE_HEADER.toLowerCase();
 
 /**
@@ -120,6 +125,8 @@ export const ConfigSchema = z
      */
     commitIntervalMs: z.coerce.number().min(0).max(100).optional(),
     maxBody: byteSize.default(1024 * 1024),
+    /** How deep a body may nest objects and arrays (ingest, edited replay, import); deeper is 422 too_deeply_nested. */
+    maxDepth: z.coerce.number().int().min(1).max(MAX_READABLE_DEPTH).default(DEFAULT_MAX_DEPTH),
     sources: z
       .array(SourceConfigSchema)
       .min(1)
@@ -353,6 +360,7 @@ export const ENV_SETTINGS = {
   HOOKRELAY_ROLE: 'role',
   HOOKRELAY_COMMIT_INTERVAL_MS: 'commitIntervalMs',
   HOOKRELAY_MAX_BODY: 'maxBody',
+  HOOKRELAY_MAX_DEPTH: 'maxDepth',
 } as const;
 
 /** Environment variables of the `admin` settings. */

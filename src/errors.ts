@@ -10,6 +10,7 @@ export const ERROR_CODES = {
   invalid_signature: { status: 401, summary: 'No configured secret produces the given signature, or the timestamp is outside the tolerance.' },
   invalid_json: { status: 400, summary: 'The body is not well-formed JSON (or not valid UTF-8).' },
   invalid_payload: { status: 422, summary: 'The JSON does not match the event schema; details lists each issue with its path.' },
+  too_deeply_nested: { status: 422, summary: 'The JSON nests objects and arrays deeper than the configured limit (maxDepth).' },
   unknown_source: { status: 404, summary: 'No source with that name is configured.' },
   not_found: { status: 404, summary: 'No such route or resource.' },
   method_not_allowed: { status: 405, summary: 'The route exists but not for this HTTP method.' },

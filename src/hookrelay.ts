@@ -199,6 +199,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     store,
     maxBody: config.maxBody,
     budget: bodyBudget,
+    maxDepth: config.maxDepth,
     logger,
     routeEvent: async (input) => {
       const ruleSet = rules.current();
@@ -241,6 +242,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     sessions: consoleSessions,
     limiter: authLimiter,
     streams: config.admin.streams,
+    maxDepth: config.maxDepth,
     env,
     node: node.node,
     readiness,

@@ -1,10 +1,10 @@
 import { createReadStream, createWriteStream, renameSync, rmSync, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { basename, dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
 import type { ImportedEvent, ImportResult } from '../store/store.js';
 import type { EventExport } from './admin-backend.js';
-import { ImportLineError, parseRecordLine } from '../operations/export-format.js';
+import { ImportLineError, maxImportLineBytes, parseRecordLine, type ImportPolicy } from '../operations/import-record.js';
+import { boundedLines, LineTooLongError } from './bounded-lines.js';
 import type { Progress } from './progress-bar.js';
 
 export interface ExportOutcome {
@@ -78,6 +78,8 @@ async function countLines(file: string): Promise<number> {
 export interface ImportOutcome extends ImportResult {
   lines: number;
   interrupted: boolean;
+  /** Events (imported or already present) per source this instance has no configuration for. */
+  unconfiguredSources: Record<string, number>;
 }
 
 export class ImportFileError extends Error {
@@ -91,15 +93,20 @@ const IMPORT_BATCH = 500;
 /**
  * Reads NDJSON written by `events export` and stores the events in batches, one transaction each. Events
  * already present (same source, event name and result id, the ingest key) are counted as duplicates and
- * left untouched, so running an interrupted import again carries on where it stopped.
+ * left untouched, so running an interrupted import again carries on where it stopped. Each line is checked
+ * as untrusted input (import-record.ts); the first bad one stops the import, after committing the good
+ * lines before it, with its line number.
  */
 export async function readImport(
   file: string,
   store: (events: ImportedEvent[]) => Promise<ImportResult>,
+  policy: ImportPolicy,
   progress: Progress,
   signal: AbortSignal,
 ): Promise<ImportOutcome> {
-  const outcome: ImportOutcome = { imported: 0, duplicates: 0, lines: 0, interrupted: false };
+  // No prototype: a source may be named anything, "__proto__" included.
+  const unconfiguredSources = Object.create(null) as Record<string, number>;
+  const outcome: ImportOutcome = { imported: 0, duplicates: 0, lines: 0, interrupted: false, unconfiguredSources };
   const input = file === '-' ? process.stdin : createReadStream(file);
   progress.start(file === '-' ? 0 : await countLines(file));
   let batch: ImportedEvent[] = [];
@@ -108,21 +115,40 @@ export async function readImport(
     const result = await store(batch);
     outcome.imported += result.imported;
     outcome.duplicates += result.duplicates;
+    for (const event of batch) {
+      if (!policy.sources.has(event.source)) outcome.unconfiguredSources[event.source] = (outcome.unconfiguredSources[event.source] ?? 0) + 1;
+    }
     batch = [];
     progress.update(outcome.lines);
   };
-  const lines = createInterface({ input, crlfDelay: Infinity });
+  const maxLine = maxImportLineBytes(policy);
+  const stopAt = async (message: string): Promise<never> => {
+    outcome.lines -= 1;
+    await commit(); // the lines before the bad one are good: keep them
+    throw new ImportFileError(`${file}: line ${outcome.lines + 1}: ${message}`, outcome);
+  };
   try {
-    for await (const line of lines) {
+    const lines = boundedLines(input as AsyncIterable<Buffer>, maxLine);
+    for (;;) {
       outcome.lines += 1;
+      let next: IteratorResult<string>;
+      try {
+        next = await lines.next();
+      } catch (err) {
+        if (!(err instanceof LineTooLongError)) throw err;
+        return await stopAt(err.message);
+      }
+      if (next.done) {
+        outcome.lines -= 1;
+        break;
+      }
+      const line = next.value;
       if (line.trim() === '') continue;
       try {
-        batch.push(parseRecordLine(line));
+        batch.push(parseRecordLine(line, policy));
       } catch (err) {
         if (!(err instanceof ImportLineError)) throw err;
-        outcome.lines -= 1;
-        await commit(); // the lines before the bad one are good: keep them
-        throw new ImportFileError(`${file}: line ${outcome.lines + 1}: ${err.message}`, outcome);
+        return await stopAt(err.message);
       }
       if (batch.length >= IMPORT_BATCH) {
         await commit();
@@ -134,7 +160,6 @@ export async function readImport(
     }
     if (!outcome.interrupted) await commit();
   } finally {
-    lines.close();
     if (input !== process.stdin) (input as ReturnType<typeof createReadStream>).destroy();
     progress.stop();
   }

@@ -112,10 +112,16 @@ async function importEvents(file: string, flags: TargetFlags): Promise<void> {
   const interrupt = onInterrupt('import');
   const local = openLocal(flags, process.env, { create: true });
   try {
-    const outcome = await readImport(file, (events) => local.importEvents(events), createProgress('import'), interrupt.signal);
-    const summary = { imported: outcome.imported, duplicates: outcome.duplicates, interrupted: outcome.interrupted };
+    const outcome = await readImport(file, (events) => local.importEvents(events), local.importPolicy(), createProgress('import'), interrupt.signal);
+    const summary = { imported: outcome.imported, duplicates: outcome.duplicates, interrupted: outcome.interrupted, unconfiguredSources: outcome.unconfiguredSources };
     if (flags.json) printJson(summary);
-    else printLine(`imported ${outcome.imported}, duplicates ${outcome.duplicates}${outcome.interrupted ? ' (interrupted: run the same command again to carry on)' : ''}`);
+    else {
+      printLine(`imported ${outcome.imported}, duplicates ${outcome.duplicates}${outcome.interrupted ? ' (interrupted: run the same command again to carry on)' : ''}`);
+      const unconfigured = Object.entries(outcome.unconfiguredSources);
+      if (unconfigured.length > 0) {
+        printLine(`of them from sources not configured here: ${unconfigured.map(([name, n]) => `${JSON.stringify(name)} (${n})`).join(', ')}`);
+      }
+    }
     if (outcome.interrupted) process.exitCode = INTERRUPTED_EXIT_CODE;
   } catch (err) {
     if (err instanceof ImportFileError) {

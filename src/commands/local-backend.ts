@@ -31,6 +31,7 @@ import type { RuleSet } from '../rules/types.js';
 import { DATABASE_FILE, SqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { BulkDeliveryFilter, EventSelection, ImportedEvent, ImportResult } from '../store/store.js';
 import { configureTransformSandbox } from '../rules/transform-sandbox.js';
+import type { ImportPolicy } from '../operations/import-record.js';
 import type {
   AdminBackend, BulkControl, ClusterView, BulkResult, DeliveryQuery, DeliveryView, EventExport, EventListItemView, EventQuery, EventWithDeliveries, Paged,
   BulkReplayOptions, EditedReplayOptions, EditedReplayResultView, ReplayResultView, ResendResult, ResendSigning, RetryQuery, RoutedReplayRequest,
@@ -132,6 +133,7 @@ export class LocalBackend implements AdminBackend {
         return unavailable();
       },
       sources: new Map(this.config.sources.map((s) => [s.name, s])),
+      maxDepth: this.config.maxDepth,
       logger: createLogger('silent'),
       now: Date.now,
       env: this.env,
@@ -194,6 +196,11 @@ export class LocalBackend implements AdminBackend {
   /** Local mode only: the admin API has no import endpoint. */
   async importEvents(events: ImportedEvent[]): Promise<ImportResult> {
     return this.store.importEvents(events);
+  }
+
+  /** What an import into this data dir holds its lines to: this instance's body limit and sources. */
+  importPolicy(): ImportPolicy {
+    return { maxBody: this.config.maxBody, maxDepth: this.config.maxDepth, sources: new Set(this.config.sources.map((s) => s.name)) };
   }
 
   async listDeliveries(query: DeliveryQuery, page: { limit: number; cursor?: string }): Promise<Paged<DeliveryView>> {

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import type { SourceConfig } from '../config.js';
+import { DEFAULT_MAX_DEPTH, type SourceConfig } from '../config.js';
 import { HookrelayError, asHookrelayError } from '../errors.js';
 import { lingerOnClose } from '../http/lingering-close.js';
 import { sendError, sendJson } from '../http/send-json.js';
@@ -8,6 +8,7 @@ import type { RuleEventInput } from '../rules/types.js';
 import type { NewDelivery, NewEvent, SaveEventResult, Store } from '../store/store.js';
 import { isIdentityEncoding, isJsonContentType } from './content-type.js';
 import { eventColumns } from './event-columns.js';
+import { checkNesting } from './nesting.js';
 import { parseJsonBody } from './parse-json.js';
 import type { BodyBudget } from './body-budget.js';
 import { BUSY_RETRY_AFTER_S, readRawBody } from './read-body.js';
@@ -29,6 +30,8 @@ export interface IngestDeps {
   maxBody: number;
   /** Bytes of bodies held at once over every request (`server.maxBufferedBytes`). */
   budget: BodyBudget;
+  /** Levels of nesting a body may have (`maxDepth`); default DEFAULT_MAX_DEPTH. */
+  maxDepth?: number;
   logger: Logger;
   now?: () => number;
   /** Routes the event under the current rule set (`planDeliveries`, rules/plan.ts): the outbox rows committed with it, and the rule set that planned them. */
@@ -47,6 +50,7 @@ export type IngestHandler = (req: IncomingMessage, res: ServerResponse, sourceNa
  */
 export function createIngestHandler(deps: IngestDeps): IngestHandler {
   const now = deps.now ?? Date.now;
+  const maxDepth = deps.maxDepth ?? DEFAULT_MAX_DEPTH;
 
   async function accept(req: IncomingMessage, source: SourceConfig): Promise<{ saved: SaveEventResult; event: string }> {
     if (!isJsonContentType(req.headers['content-type'])) {
@@ -67,6 +71,7 @@ export function createIngestHandler(deps: IngestDeps): IngestHandler {
   async function acceptBody(req: IncomingMessage, source: SourceConfig, body: Buffer): Promise<{ saved: SaveEventResult; event: string }> {
     verifySignature(source, req.headers, body, now());
     const parsed = parseJsonBody(body);
+    checkNesting(body, maxDepth);
     const { envelope, validation } = validateEvent(parsed);
     const routed = deps.routeEvent ? await deps.routeEvent({ source: source.name, event: envelope.event, body: parsed, raw: body }) : null;
     const deliveries = routed?.deliveries ?? [];
@@ -80,7 +85,12 @@ export function createIngestHandler(deps: IngestDeps): IngestHandler {
       deliveries,
     };
     const saved = await deps.store.saveEvent(event);
-    if (!saved.duplicate && deliveries.length > 0) deps.onDeliveriesCreated?.();
+    try {
+      if (!saved.duplicate && deliveries.length > 0) deps.onDeliveriesCreated?.();
+    } catch (err) {
+      // The event is committed: it is answered as stored; the worker finds its deliveries at its next poll.
+      deps.logger.error({ err }, 'waking the delivery worker failed');
+    }
     return { saved, event: envelope.event };
   }
 

@@ -11,3 +11,12 @@ export function headersToStore(headers: IncomingHttpHeaders): Record<string, str
   }
   return kept;
 }
+
+/** Headers from elsewhere (an import), names in any case: the same rule, credentials never kept. */
+export function withoutCredentials(headers: Readonly<Record<string, string>>): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (!CREDENTIAL_HEADERS.has(name.toLowerCase())) kept[name] = value;
+  }
+  return kept;
+}

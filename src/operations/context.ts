@@ -22,6 +22,8 @@ export interface OperationsContext {
   sources: ReadonlyMap<string, SourceConfig>;
   logger: Logger;
   now: () => number;
+  /** Levels of nesting an edited body may have (`maxDepth`); default DEFAULT_MAX_DEPTH. */
+  maxDepth?: number;
   /** Values for `${NAME}` references: kept rule versions (replay with original routing) are compiled with them. */
   env: Env;
   /** The node answering (the server); absent in the CLI's local mode, which is no node. */

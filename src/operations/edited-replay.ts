@@ -2,7 +2,9 @@ import { createHash } from 'node:crypto';
 import type { OperationsContext } from './context.js';
 import { HookrelayError } from '../errors.js';
 import { amountOf } from '../ingest/event-columns.js';
+import { checkNesting, nestsDeeperThan } from '../ingest/nesting.js';
 import { parseJsonBody } from '../ingest/parse-json.js';
+import { DEFAULT_MAX_DEPTH, MAX_READABLE_DEPTH } from '../config.js';
 import { validateEvent, type SchemaIssue } from '../ingest/validate-event.js';
 import { mismatchReason } from '../rules/explain.js';
 import { compileKeptRuleSet } from '../rules/kept-rule-set.js';
@@ -61,8 +63,9 @@ const stringOrNull = (value: unknown): string | null => (typeof value === 'strin
  * Checks the edited body the way ingest checks a webhook (JSON, then the event schema). A body failing the
  * schema is refused with the schema's issues, unless it is meant to be invalid.
  */
-function validateEdit(body: Buffer, acceptInvalid: boolean): { parsed: unknown; validation: Validation; issues: SchemaIssue[] } {
+function validateEdit(body: Buffer, acceptInvalid: boolean, maxDepth: number): { parsed: unknown; validation: Validation; issues: SchemaIssue[] } {
   const parsed = parseJsonBody(body);
+  checkNesting(body, maxDepth);
   try {
     return { parsed, validation: validateEvent(parsed).validation, issues: [] };
   } catch (err) {
@@ -94,7 +97,7 @@ export async function replayEdited(ctx: OperationsContext, eventId: number, requ
   const original = await ctx.store.getEvent(eventId);
   if (!original) throw new HookrelayError('not_found', `No event ${eventId}.`);
   const dryRun = request.dryRun ?? false;
-  const { parsed, validation, issues } = validateEdit(request.body, dryRun || (request.meantInvalid ?? false));
+  const { parsed, validation, issues } = validateEdit(request.body, dryRun || (request.meantInvalid ?? false), ctx.maxDepth ?? DEFAULT_MAX_DEPTH);
   const fields = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as { event?: unknown; result?: Record<string, unknown> };
   const result = typeof fields.result === 'object' && fields.result !== null ? fields.result : {};
   const event = stringOrNull(fields.event) ?? original.event;
@@ -146,7 +149,9 @@ export async function replayEdited(ctx: OperationsContext, eventId: number, requ
   return { ...plan, copy, created: page.items.reverse() };
 }
 
+/** A stored body as JSON, if it is JSON a reader can walk (one stored before the nesting limit may not be). */
 function parseOrUndefined(body: Buffer): unknown {
+  if (nestsDeeperThan(body, MAX_READABLE_DEPTH)) return undefined;
   try {
     return parseJsonBody(body);
   } catch {

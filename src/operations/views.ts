@@ -1,3 +1,5 @@
+import { MAX_READABLE_DEPTH } from '../config.js';
+import { nestsDeeperThan } from '../ingest/nesting.js';
 import { attemptSent, lastAttemptSent, type DeliveryPauses } from '../delivery/delivery-pauses.js';
 import type { Delivery, DeliveryCounts, DeliveryDetail, EventSummary, Job, NewEventSummary, NewEventWithBody, Outage, StoredEvent } from '../store/store.js';
 import type { DeliveryWaits } from './delivery-wait.js';
@@ -49,7 +51,9 @@ export function eventDetailView(e: StoredEvent): EventDetailView {
   };
 }
 
+/** Null for a body that is not JSON, or nests deeper than readers walk (stored before the nesting limit). */
 function parseOrNull(body: Buffer): unknown {
+  if (nestsDeeperThan(body, MAX_READABLE_DEPTH)) return null;
   try {
     return JSON.parse(body.toString('utf8')) as unknown;
   } catch {

@@ -11,7 +11,17 @@ export class CommitListeners {
     return this.listeners.size;
   }
 
+  /**
+   * Calls every listener. A listener that throws does not stop the others, and never reaches the commit
+   * that called it: that commit's events are stored and are answered as such (the error is a warning).
+   */
   notify(): void {
-    for (const listener of this.listeners) listener();
+    for (const listener of this.listeners) {
+      try {
+        listener();
+      } catch (err) {
+        process.emitWarning(err instanceof Error ? err : new Error(String(err)), 'CommitListenerWarning');
+      }
+    }
   }
 }

@@ -220,6 +220,12 @@ export interface DeliveryFilter {
   eventId?: number;
 }
 
+/**
+ * The most times one event is counted as received: PostgreSQL's `integer`. A repeat beyond it is still
+ * answered as a duplicate; the count stays there.
+ */
+export const MAX_RECEIVED_COUNT = 2_147_483_647;
+
 export interface SaveEventResult {
   id: number;
   duplicate: boolean;

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { HookrelayError } from '../../src/errors.js';
-import type { AttemptRecord, EventSearch, NewDelivery, NewEvent, NewNode, Store, StreamPosition } from '../../src/store/store.js';
+import { MAX_RECEIVED_COUNT, type AttemptRecord, type EventSearch, type NewDelivery, type NewEvent, type NewNode, type Store, type StreamPosition } from '../../src/store/store.js';
 
 /**
  * What every Store promises, checked through the interface alone: no test here reaches into a backend's
@@ -149,6 +149,86 @@ export function storeContract(factory: StoreFactory): void {
       stop();
       await store.saveEvent(event('second'));
       expect(calls).toBe(2);
+    });
+  });
+
+  describe('key semantics: two different strings are two keys, the same string one', () => {
+    // A lone surrogate is valid in JSON ("\ud800") and a NUL too ("\u0000"); U+0001 starts an escaped value on
+    // PostgreSQL, so a raw value that looks like one must stay its own key.
+    const KEYS = ['T-\ud800', 'T-\ufffd', 'T-\udc00', 'T-\ud800\udc00', 'T-\u0000', 'T-', '\u0001"T-\\ud800"', '\u0001T', '\u0001'];
+
+    it('stores each of strings that one encoding could merge as its own event; a repeat is a duplicate', async () => {
+      const store = await open();
+      const first = [];
+      for (const key of KEYS) first.push(await store.saveEvent(event(key, { event: `x:${key}`, email: key, checkoutId: key, walletAddress: key })));
+      expect(first.map((s) => s.duplicate)).toEqual(KEYS.map(() => false));
+      expect(new Set(first.map((s) => s.id)).size).toBe(KEYS.length);
+      const again = await Promise.all(KEYS.map((key) => store.saveEvent(event(key, { event: `x:${key}` }))));
+      expect(again).toEqual(first.map((s) => ({ id: s.id, duplicate: true, receivedCount: 2 })));
+      for (const [i, key] of KEYS.entries()) {
+        const stored = (await store.getEvent(first[i]!.id))!;
+        expect(stored).toMatchObject({ transferId: key, event: `x:${key}` });
+        // The lookup columns keep NUL and the escape character too (a lone surrogate there is only in the body).
+        if (!/[\ud800-\udfff]/u.test(key)) expect(stored).toMatchObject({ email: key, checkoutId: key, walletAddress: key });
+        const found = await store.listEvents({ transferId: key }, { limit: 10 });
+        expect(found.items.map((e) => [e.id, e.transferId]), JSON.stringify(key)).toEqual([[first[i]!.id, key]]);
+        expect((await store.listEvents({ event: `x:${key}` }, { limit: 10 })).items.map((e) => e.id)).toEqual([first[i]!.id]);
+        if (!/[\ud800-\udfff]/u.test(key)) expect((await store.listEvents({ email: key }, { limit: 10 })).items.map((e) => e.id)).toEqual([first[i]!.id]);
+        expect(await store.countEvents({ transferId: key, event: `x:${key}` })).toBe(1);
+      }
+      const exported = await store.listEventsForExport({}, 100);
+      expect(exported.map((e) => [e.transferId, e.event])).toEqual(KEYS.map((key) => [key, `x:${key}`]));
+      expect((await store.listEventBodies({}, 100)).map((e) => e.event)).toEqual(KEYS.map((key) => `x:${key}`));
+      // On PostgreSQL a write transaction open anywhere on the server holds new events back for a moment.
+      let read = await store.readNewEvents({}, { tx: null, id: 0 }, 100, false);
+      for (const deadline = Date.now() + 20_000; read.events.length < KEYS.length && read.heldBack && Date.now() < deadline; ) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        read = await store.readNewEvents({}, { tx: null, id: 0 }, 100, false);
+      }
+      expect(read.events.map((e) => e.transferId)).toEqual(KEYS);
+      // Another store takes them through import as the same keys: none is new there twice.
+      const target = await open();
+      const imported = exported.map(({ id: _id, importedAt: _importedAt, ...e }) => e);
+      expect(await target.importEvents(imported)).toEqual({ imported: KEYS.length, duplicates: 0 });
+      expect(await target.importEvents(imported)).toEqual({ imported: 0, duplicates: KEYS.length });
+      for (const key of KEYS) expect(await target.saveEvent(event(key, { event: `x:${key}` }))).toMatchObject({ duplicate: true });
+    });
+
+    it('keeps an edited copy under its original\'s key', async () => {
+      const store = await open();
+      const original = await store.saveEvent(event('T-\ud800'));
+      const other = await store.saveEvent(event('T-\ufffd'));
+      const copyId = await store.saveEditedCopy({
+        source: 'checkout', event: 'transfer:succeeded', transferId: 'T-\ud800', checkoutId: null, email: null, walletAddress: null, validation: 'valid',
+        headers: {}, body: Buffer.from('{}'), editedFrom: original.id, editedAt: 5_000, via: 'api', deliveries: [],
+      });
+      expect(await store.getEvent(copyId)).toMatchObject({ transferId: 'T-\ud800', edit: { number: 1 } });
+      expect((await store.listEvents({ transferId: 'T-\ud800' }, { limit: 10 })).items.map((e) => e.id)).toEqual([copyId, original.id]);
+      expect((await store.listEvents({ transferId: 'T-\ufffd' }, { limit: 10 })).items.map((e) => e.id)).toEqual([other.id]);
+    });
+
+    it('counts a repeat up to the largest integer and stays there, still answered as a duplicate', async () => {
+      const store = await open();
+      const { receivedAt: _at, deliveries: _none, ...imported } = event('many');
+      await store.importEvents([{ ...imported, receivedAt: 1_000, lastReceivedAt: 1_000, receivedCount: MAX_RECEIVED_COUNT - 1 }]);
+      const repeats = [];
+      for (let i = 0; i < 3; i += 1) repeats.push(await store.saveEvent(event('many')));
+      expect(repeats.map((r) => [r.duplicate, r.receivedCount])).toEqual([[true, MAX_RECEIVED_COUNT], [true, MAX_RECEIVED_COUNT], [true, MAX_RECEIVED_COUNT]]);
+      const both = await Promise.all([store.saveEvent(event('many')), store.saveEvent(event('many'))]);
+      expect(both.every((r) => r.duplicate && r.receivedCount <= MAX_RECEIVED_COUNT)).toBe(true);
+      expect((await store.listEventsForExport({ transferId: 'many' }, 1))[0]!.receivedCount).toBe(MAX_RECEIVED_COUNT);
+    });
+
+    it('answers a committed event even when a listener told of the commit throws', async () => {
+      const store = await open();
+      store.onEventsStored(() => {
+        throw new Error('a listener failed');
+      });
+      store.onDeliveriesDue(() => {
+        throw new Error('a listener failed');
+      });
+      expect(await store.saveEvent(event('heard', { deliveries: [forward('fwd')] }))).toMatchObject({ duplicate: false });
+      expect(await store.countEvents({})).toBe(1);
     });
   });
 

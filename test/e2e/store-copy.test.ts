@@ -241,11 +241,12 @@ describeWithPostgres('hookrelay store copy', () => {
 
     const nulDir = makeTempDir();
     const nulSource = new SqliteStore({ dataDir: nulDir, durability: 'normal' });
-    await nulSource.saveEvent(event('nul\u0000here', 1_000));
+    // Keys with NUL are copied (escaped on PostgreSQL); an order key with one is not.
+    await nulSource.saveEvent({ ...event('nul\u0000here', 1_000), deliveries: [{ ruleId: 'fwd', ruleSetHash: 'h', body: null, contentType: 'application/json', orderKey: 'nul\u0000key' }] });
     await nulSource.close();
     const nul = await copyCli(['--from', nulDir, '--to', await database.freshSchemaUrl()]);
     expect(nul.result.code).toBe(1);
-    expect(nul.stderr()).toContain('hookrelay: events 1 to 1: a text field holds a NUL character');
+    expect(nul.stderr()).toContain('hookrelay: deliveries 1 to 1: a text field holds a NUL character');
 
     const missing = await copyCli(['--from', join(dataDir, 'nothing-here'), '--to', usedUrl]);
     expect(missing.result.code).toBe(1);

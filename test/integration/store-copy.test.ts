@@ -1,7 +1,9 @@
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { copyStore, type CopyOptions } from '../../src/store/copy-store.js';
+import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import type { NewEvent, Store } from '../../src/store/store.js';
+import { MAX_RECEIVED_COUNT, type NewEvent, type Store } from '../../src/store/store.js';
+import { createTestDatabase, describeWithPostgres, TEST_POOL, type TestDatabase } from '../helpers/postgres.js';
 import { makeTempDir, removeTempDirs } from '../helpers/temp-dir.js';
 
 // copyStore through the Store interface, between two SQLite stores (fast); between SQLite and PostgreSQL
@@ -85,5 +87,32 @@ describe('copyStore', () => {
       },
     }));
     expect(result.sourceChanged).toBe(true);
+  });
+});
+
+describeWithPostgres('copyStore between SQLite and PostgreSQL', () => {
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+  afterAll(() => database.drop());
+
+  it('keeps keys that a lossy text encoding would merge (lone surrogates, NUL, the escape character) distinct both ways, and counts within an integer', async () => {
+    const keys = ['T-\ud800', 'T-\ufffd', 'T-\udc00x', 'T-\u0000', '\u0001"T-\\ud800"'];
+    const source = open();
+    for (const key of keys) await source.saveEvent({ ...event(key), event: `x:${key}` });
+    // A count beyond PostgreSQL's integer, as an import before counts were bounded could leave it.
+    (source as SqliteStore).db.prepare('UPDATE events SET received_count = ? WHERE id = 1').run(2 ** 40);
+    const postgres = await PostgresStore.open({ url: await database.freshSchemaUrl(), ...TEST_POOL, notifications: false });
+    opened.push(postgres);
+    expect(await copyStore(source, postgres, options())).toMatchObject({ complete: true });
+    const back = open();
+    expect(await copyStore(postgres, back, options())).toMatchObject({ complete: true });
+    for (const store of [postgres, back]) {
+      expect((await store.listEventsForExport({}, 10)).map((e) => [e.transferId, e.event])).toEqual(keys.map((key) => [key, `x:${key}`]));
+      expect((await store.getEvent(1))!.receivedCount).toBe(MAX_RECEIVED_COUNT);
+      // Each copied key is the one ingest finds again: a repeat is a duplicate of its own event.
+      for (const [i, key] of keys.entries()) expect(await store.saveEvent({ ...event(key), event: `x:${key}` })).toMatchObject({ id: i + 1, duplicate: true });
+    }
   });
 });

@@ -23,7 +23,7 @@ describe('loadConfig', () => {
     expect(config.admin).toEqual({ host: '127.0.0.1', streams: { max: 100, heartbeatMs: 15_000, bufferBytes: 1024 * 1024, stallTimeoutMs: 30_000 }, authFailures: { max: 10, windowMs: 60_000 } });
     expect(config.server).toMatchObject({ maxBufferedBytes: 64 * 1024 * 1024, maxConnections: 1024, trustProxy: [] });
     expect(config.logFormat).toBeUndefined();
-    expect(config).toMatchObject({ port: 8080, host: '127.0.0.1', durability: 'full', maxBody: 1024 * 1024, rulesMaxFileBytes: 1024 * 1024, logLevel: 'info' });
+    expect(config).toMatchObject({ port: 8080, host: '127.0.0.1', durability: 'full', maxBody: 1024 * 1024, maxDepth: 64, rulesMaxFileBytes: 1024 * 1024, logLevel: 'info' });
     expect(config.commitIntervalMs).toBeUndefined(); // each store's own default
     expect(config.dataDir).toBe(join(process.cwd(), 'data'));
     expect(config.rulesDir).toBe(join(process.cwd(), 'rules'));
@@ -31,8 +31,8 @@ describe('loadConfig', () => {
   });
 
   it('reads environment variables, with comma-separated secrets for rotation and human sizes', () => {
-    const config = loadConfig({ HOOKRELAY_PORT: '9000', HOOKRELAY_SECRET: 'a, b ,c', HOOKRELAY_MAX_BODY: '2mb', HOOKRELAY_DURABILITY: 'normal', HOOKRELAY_LOG_LEVEL: 'warn', HOOKRELAY_COMMIT_INTERVAL_MS: '0.5', HOOKRELAY_RULES_MAX_FILE_BYTES: '64kb' });
-    expect(config).toMatchObject({ port: 9000, maxBody: 2 * 1024 * 1024, rulesMaxFileBytes: 64 * 1024, durability: 'normal', logLevel: 'warn', commitIntervalMs: 0.5 });
+    const config = loadConfig({ HOOKRELAY_PORT: '9000', HOOKRELAY_SECRET: 'a, b ,c', HOOKRELAY_MAX_BODY: '2mb', HOOKRELAY_MAX_DEPTH: '16', HOOKRELAY_DURABILITY: 'normal', HOOKRELAY_LOG_LEVEL: 'warn', HOOKRELAY_COMMIT_INTERVAL_MS: '0.5', HOOKRELAY_RULES_MAX_FILE_BYTES: '64kb' });
+    expect(config).toMatchObject({ port: 9000, maxBody: 2 * 1024 * 1024, maxDepth: 16, rulesMaxFileBytes: 64 * 1024, durability: 'normal', logLevel: 'warn', commitIntervalMs: 0.5 });
     expect(config.sources[0]!.secrets).toEqual(['a', 'b', 'c']);
   });
 
@@ -111,6 +111,7 @@ describe('loadConfig', () => {
     [{ HOOKRELAY_DURABILITY: 'sometimes' }, 'HOOKRELAY_DURABILITY'],
     [{ HOOKRELAY_COMMIT_INTERVAL_MS: '-1' }, 'HOOKRELAY_COMMIT_INTERVAL_MS'],
     [{ HOOKRELAY_MAX_BODY: 'lots' }, 'HOOKRELAY_MAX_BODY'],
+    [{ HOOKRELAY_MAX_DEPTH: '513' }, 'HOOKRELAY_MAX_DEPTH'],
     [{ HOOKRELAY_LOG_LEVEL: 'loud' }, 'HOOKRELAY_LOG_LEVEL'],
     [{ HOOKRELAY_LOG_FORMAT: 'xml' }, 'HOOKRELAY_LOG_FORMAT'],
     [{ HOOKRELAY_ADMIN_PORT: 'eighty' }, 'HOOKRELAY_ADMIN_PORT'],

@@ -28,6 +28,8 @@ export interface AdminApiParts {
   limiter?: FailedAuthLimiter;
   /** `admin.streams` of the config. */
   streams: StreamHubSettings;
+  /** `maxDepth` of the config: edited bodies are held to it as webhooks are. */
+  maxDepth?: number;
   env: Env;
   destinations?: OperationsContext['destinations'];
   /** This node in the registry: its jobs carry its id, the cluster view marks it. */
@@ -62,6 +64,7 @@ export async function startAdminApi(parts: AdminApiParts): Promise<StartedAdminA
       logger: parts.logger,
       now,
       env: parts.env,
+      ...(parts.maxDepth !== undefined && { maxDepth: parts.maxDepth }),
       node: parts.node,
       ...(parts.readiness && { readiness: parts.readiness }),
       ...(parts.destinations && { destinations: parts.destinations }),

@@ -1,10 +1,11 @@
 import type pg from 'pg';
 import { HookrelayError } from '../../errors.js';
-import type { CopiedDelivery, CopiedRedrive, CopiedSetting, Outage, CopyExtent, CopyRows, CopyTable, Job, KeptRuleSet, StoredAttempt, StoredEvent } from '../store.js';
+import { MAX_RECEIVED_COUNT, type CopiedDelivery, type CopiedRedrive, type CopiedSetting, type Outage, type CopyExtent, type CopyRows, type CopyTable, type Job, type KeptRuleSet, type StoredAttempt, type StoredEvent } from '../store.js';
 import { copyConflict } from '../copy-conflict.js';
 import { COPIED_DELIVERY_COLUMNS, DELIVERY_COLUMNS, toCopiedDelivery, toCopiedRedrive, toOutage, toJob, toStoredAttempt, type CopiedDeliveryColumns, type DeliveryRow, type JobRow, type OutageRow, type RedriveRow } from '../stored-rows.js';
 import { toStoredEvent, type EventRow } from '../sqlite/event-rows.js';
 import type { ClockOffset } from './clock-offset.js';
+import { eventText, readEventRow } from '../storable-text.js';
 
 /** Tables keyed by a text column rather than an id: pages end at a name or hash, and no sequence is advanced. */
 type KeyedByText = 'ruleSets' | 'settings';
@@ -151,7 +152,7 @@ export class CopyQueries {
     const values = [(after as number | null) ?? 0, limit];
     switch (table) {
       case 'events':
-        return (await this.db.query<EventRow>('SELECT * FROM events WHERE id > $1 ORDER BY id LIMIT $2', values)).rows.map(toStoredEvent) as CopyRows[T][];
+        return (await this.db.query<EventRow>('SELECT * FROM events WHERE id > $1 ORDER BY id LIMIT $2', values)).rows.map((row) => toStoredEvent(readEventRow(row))) as CopyRows[T][];
       case 'deliveries': {
         const { rows } = await this.db.query<DeliveryRow & CopiedDeliveryColumns>(
           `SELECT ${DELIVERY_COLUMNS}, ${COPIED_DELIVERY_COLUMNS} FROM deliveries WHERE id > $1 ORDER BY id LIMIT $2`,
@@ -213,8 +214,9 @@ export class CopyQueries {
         }
         case 'events': {
           const e = row as StoredEvent;
-          return [e.id, e.source, e.event, e.transferId, e.checkoutId, e.email, e.walletAddress, e.validation, e.receivedAt, e.lastReceivedAt,
-            e.receivedCount, JSON.stringify(e.headers), e.body, e.importedAt, e.ruleSetHash, e.edit?.number ?? 0, e.edit?.editedFrom ?? null,
+          return [e.id, eventText(e.source), eventText(e.event), eventText(e.transferId), eventText(e.checkoutId), eventText(e.email), eventText(e.walletAddress), e.validation, e.receivedAt, e.lastReceivedAt,
+            // A count SQLite took beyond an integer (an import before counts were bounded) stays at the largest one.
+            Math.min(e.receivedCount, MAX_RECEIVED_COUNT), JSON.stringify(e.headers), e.body, e.importedAt, e.ruleSetHash, e.edit?.number ?? 0, e.edit?.editedFrom ?? null,
             e.edit?.editedAt ?? null, e.edit?.via ?? null, e.totalPriceUsd];
         }
         case 'deliveries': {

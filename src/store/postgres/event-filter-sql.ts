@@ -1,4 +1,5 @@
 import type { EventSelection } from '../store.js';
+import { eventText } from '../storable-text.js';
 import type { SqlParams } from './sql-params.js';
 
 /**
@@ -11,13 +12,15 @@ export function eventSelectionSql(selection: EventSelection, params: SqlParams, 
   const equals = (column: string, value: unknown): void => {
     if (value !== undefined) where.push(`${alias}.${column} = ${params.add(value)}`);
   };
-  equals('event', selection.event);
-  equals('source', selection.source);
+  // The text columns of an event hold eventText forms: a filter compares the same form.
+  const text = (value: string | undefined): string | undefined => (value === undefined ? undefined : eventText(value));
+  equals('event', text(selection.event));
+  equals('source', text(selection.source));
   equals('validation', selection.validation);
-  equals('checkout_id', selection.checkoutId);
-  equals('transfer_id', selection.transferId);
-  if (selection.email !== undefined) where.push(`lower(${alias}.email) = lower(${params.add(selection.email)})`);
-  if (selection.walletAddress !== undefined) where.push(`lower(${alias}.wallet_address) = lower(${params.add(selection.walletAddress)})`);
+  equals('checkout_id', text(selection.checkoutId));
+  equals('transfer_id', text(selection.transferId));
+  if (selection.email !== undefined) where.push(`lower(${alias}.email) = lower(${params.add(eventText(selection.email))})`);
+  if (selection.walletAddress !== undefined) where.push(`lower(${alias}.wallet_address) = lower(${params.add(eventText(selection.walletAddress))})`);
   if (selection.receivedFrom !== undefined) where.push(`${alias}.received_at >= ${params.add(selection.receivedFrom)}`);
   if (selection.receivedTo !== undefined) where.push(`${alias}.received_at < ${params.add(selection.receivedTo)}`);
   if (selection.afterId !== undefined) where.push(`${alias}.id > ${params.add(selection.afterId)}`);

@@ -1,9 +1,11 @@
 import type pg from 'pg';
-import type {
-  EventBody, EventPosition, EventSearch, EventPage, EventSelection, ImportedEvent, ImportResult, StoredEvent,
+import {
+  MAX_RECEIVED_COUNT, type EventBody, type EventPosition, type EventSearch, type EventPage, type EventSelection, type ImportedEvent, type ImportResult,
+  type StoredEvent,
 } from '../store.js';
 import { SUMMARY_COLUMNS, toEventSummary, toStoredEvent, type EventRow } from '../sqlite/event-rows.js';
 import { eventSelectionSql } from './event-filter-sql.js';
+import { eventText, readEventBody, readEventRow } from '../storable-text.js';
 import { named, SqlParams } from './sql-params.js';
 
 const GET_EVENT = named('get_event', 'SELECT * FROM events WHERE id = $1');
@@ -36,7 +38,7 @@ export class EventQueries {
 
   async get(id: number): Promise<StoredEvent | null> {
     const { rows } = await this.db.query<EventRow>({ ...GET_EVENT, values: [id] });
-    return rows[0] ? toStoredEvent(rows[0]) : null;
+    return rows[0] ? toStoredEvent(readEventRow(rows[0])) : null;
   }
 
   /**
@@ -56,7 +58,7 @@ export class EventQueries {
       `SELECT ${SUMMARY_COLUMNS} FROM events e WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ${params.add(page.limit + 1)}`,
       params.values,
     );
-    const items = rows.slice(0, page.limit).map(toEventSummary);
+    const items = rows.slice(0, page.limit).map((row) => toEventSummary(readEventRow(row)));
     const last = items.at(-1);
     return { items, next: rows.length > page.limit && last ? { id: last.id, receivedAt: last.receivedAt } : null };
   }
@@ -75,14 +77,14 @@ export class EventQueries {
     const params = new SqlParams();
     const where = eventSelectionSql(selection, params);
     const { rows } = await this.db.query<EventRow>(`SELECT e.* FROM events e WHERE ${where} ORDER BY e.id LIMIT ${params.add(limit)}`, params.values);
-    return rows.map(toStoredEvent);
+    return rows.map((row) => toStoredEvent(readEventRow(row)));
   }
 
   async listBodies(selection: EventSelection, limit: number): Promise<EventBody[]> {
     const params = new SqlParams();
     const where = eventSelectionSql(selection, params);
     const { rows } = await this.db.query<EventBody>(`SELECT e.id, e.source, e.event, e.body, e.rule_set_hash AS "ruleSetHash" FROM events e WHERE ${where} ORDER BY e.id LIMIT ${params.add(limit)}`, params.values);
-    return rows;
+    return rows.map(readEventBody);
   }
 
   /** In the caller's transaction: events not already present (same key as ingest); an existing one is left as it is. */
@@ -91,7 +93,7 @@ export class EventQueries {
     for (const e of events) {
       const { rowCount } = await client.query({
         ...IMPORT_EVENT,
-        values: [e.source, e.event, e.transferId, e.checkoutId, e.email, e.walletAddress, e.validation, e.receivedAt, e.lastReceivedAt, e.receivedCount,
+        values: [eventText(e.source), eventText(e.event), eventText(e.transferId), eventText(e.checkoutId), eventText(e.email), eventText(e.walletAddress), e.validation, e.receivedAt, e.lastReceivedAt, Math.min(e.receivedCount, MAX_RECEIVED_COUNT),
           JSON.stringify(e.headers), e.body, importedAt, e.ruleSetHash ?? null,
           e.edit?.number ?? 0, e.edit?.editedFrom ?? null, e.edit?.editedAt ?? null, e.edit?.via ?? null, e.totalPriceUsd ?? null],
       });

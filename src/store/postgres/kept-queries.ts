@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { KeptRuleSet, NewEditedCopy, RuleSetKind } from '../store.js';
+import { eventText } from '../storable-text.js';
 import { named } from './sql-params.js';
 
 interface RuleSetRow {
@@ -37,13 +38,13 @@ export class KeptQueries {
 
   /** In the caller's transaction: the copy with the next edit number of its transfer; returns its id. */
   async insertEditedCopy(client: pg.PoolClient, copy: NewEditedCopy): Promise<number> {
-    const key = [copy.transferId, copy.source, copy.event];
+    const key = [eventText(copy.transferId), eventText(copy.source), eventText(copy.event)];
     await client.query({ ...LOCK_TRANSFER, values: key });
     const { n } = (await client.query<{ n: number }>({ ...NEXT_EDIT_NUMBER, values: key })).rows[0]!;
     const { rows } = await client.query<{ id: number }>({
       ...INSERT_COPY,
       values: [
-        copy.source, copy.event, copy.transferId, copy.checkoutId, copy.email, copy.walletAddress, copy.validation, copy.editedAt,
+        key[1], key[2], key[0], eventText(copy.checkoutId), eventText(copy.email), eventText(copy.walletAddress), copy.validation, copy.editedAt,
         JSON.stringify(copy.headers), copy.body, copy.ruleSetHash ?? null, n, copy.editedFrom, copy.via,
         copy.totalPriceUsd ?? null,
       ],

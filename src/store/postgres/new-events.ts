@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { EventSearch, NewEventRead, NewEvents, StreamPosition, StreamStart } from '../store.js';
 import { newEventColumns, toNewEvent, type EventRow } from '../sqlite/event-rows.js';
 import { eventSelectionSql } from './event-filter-sql.js';
+import { readEventRow } from '../storable-text.js';
 import { SqlParams } from './sql-params.js';
 
 /**
@@ -63,7 +64,7 @@ export class NewEventQueries {
     );
     const first = rows[0]!;
     const found = rows.filter((row) => row.tx_text !== null);
-    const events = found.map((row) => toNewEvent(row, withBodies));
+    const events = found.map((row) => toNewEvent(readEventRow(row), withBodies));
     let position: StreamPosition;
     if (found.length === limit) position = { tx: found.at(-1)!.tx_text, id: found.at(-1)!.id };
     else position = compareTx(first.horizon, from.tx!) > 0 ? { tx: first.horizon, id: 0 } : from;

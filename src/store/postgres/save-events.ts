@@ -1,5 +1,6 @@
 import type pg from 'pg';
-import type { NewDelivery, NewEvent, SaveEventResult } from '../store.js';
+import { MAX_RECEIVED_COUNT, type NewDelivery, type NewEvent, type SaveEventResult } from '../store.js';
+import { eventText } from '../storable-text.js';
 import { NEXT_ORDER_SEQ } from './order-seq.js';
 import { named, withDeadline } from './sql-params.js';
 
@@ -22,8 +23,10 @@ const SAVE_EVENTS = named('save_events', `
            rule_set_hash, total_price_usd
     FROM input ORDER BY ord
     -- A received event has edit number 0: only the original of a transfer can be repeated, never an edited copy.
+    -- The count stops at the largest integer instead of failing every later repeat.
     ON CONFLICT (transfer_id, source, event, edit_number) DO UPDATE
-      SET received_count = e.received_count + excluded.received_count, last_received_at = excluded.last_received_at
+      SET received_count = least(e.received_count::bigint + excluded.received_count, ${MAX_RECEIVED_COUNT})::int,
+          last_received_at = excluded.last_received_at
     RETURNING e.id, e.transfer_id, e.source, e.event, e.received_count, (e.xmax = 0) AS inserted
   ), planned AS (
     INSERT INTO deliveries (event_id, rule_id, rule_set_hash, origin, state, body, content_type, next_attempt_at, dead_reason, created_at, updated_at,
@@ -38,12 +41,11 @@ const SAVE_EVENTS = named('save_events', `
     ORDER BY d.ord, d.seq
     RETURNING 1
   )
-  SELECT s.transfer_id, s.source, s.event, s.id, s.received_count, s.inserted FROM saved s`);
+  -- Each answer is matched to its input row here, by the key as the database compares it.
+  SELECT i.ord, s.id, s.received_count, s.inserted FROM saved s JOIN input i ON s.transfer_id = i.transfer_id AND s.source = i.source AND s.event = i.event`);
 
 interface SavedRow {
-  transfer_id: string;
-  source: string;
-  event: string;
+  ord: number;
   id: number;
   received_count: number;
   inserted: boolean;
@@ -76,7 +78,7 @@ export async function saveEvents(
   const ordered = [...groups.values()].sort((a, b) => compareKeys(keyOf(a.first), keyOf(b.first)));
   const columns: unknown[][] = Array.from({ length: 24 }, () => []);
   ordered.forEach(({ first: e, copies, lastReceivedAt }, ord) => {
-    const values = [ord, e.source, e.event, e.transferId, e.checkoutId, e.email, e.walletAddress, e.validation, e.receivedAt, lastReceivedAt, copies, JSON.stringify(e.headers), e.body, e.ruleSetHash ?? null];
+    const values = [ord, eventText(e.source), eventText(e.event), eventText(e.transferId), eventText(e.checkoutId), eventText(e.email), eventText(e.walletAddress), e.validation, e.receivedAt, lastReceivedAt, copies, JSON.stringify(e.headers), e.body, e.ruleSetHash ?? null];
     values.forEach((value, i) => columns[i]!.push(value));
     (e.deliveries ?? []).forEach((d: NewDelivery, seq) => {
       const dead = d.deadReason !== undefined;
@@ -87,16 +89,19 @@ export async function saveEvents(
     columns[23]!.push(e.totalPriceUsd ?? null);
   });
   const { rows } = await db.query<SavedRow>(withDeadline({ ...SAVE_EVENTS, values: columns }, timeoutMs));
-  const saved = new Map(rows.map((row) => [keyOf({ transferId: row.transfer_id, source: row.source, event: row.event }), row]));
+  const saved = new Map<NewEvent, SavedRow>(rows.map((row) => [ordered[row.ord]!.first, row]));
   // Copies answered in the order they were submitted: the first of a new event is the original.
   const seen = new Map<string, number>();
   return events.map((e) => {
     const key = keyOf(e);
-    const row = saved.get(key)!;
-    const copies = groups.get(key)!.copies;
+    const group = groups.get(key)!;
+    const row = saved.get(group.first);
+    // Every input row is inserted or updated, so each has its answer. Were one missing, the items would be
+    // tried again one by one and answered as repeats: never an error for an event that is stored.
+    if (!row) throw new Error('an event of the batch has no answer from the database');
     const index = seen.get(key) ?? 0;
     seen.set(key, index + 1);
-    const receivedCount = row.received_count - copies + index + 1;
+    const receivedCount = Math.max(1, row.received_count - group.copies + index + 1);
     return { id: row.id, duplicate: !(row.inserted && index === 0), receivedCount };
   });
 }

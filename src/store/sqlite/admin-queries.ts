@@ -3,6 +3,7 @@ import type { DeliveryCounts, EventPosition, EventSearch, EventPage } from '../s
 import { coarseTerm, coarseTerms } from './coarse-columns.js';
 import { deliveryStateSql } from './delivery-state-sql.js';
 import { SUMMARY_COLUMNS, toEventSummary, type EventRow } from './event-rows.js';
+import { keyParam, keyValue, withExactKeys } from './key-text.js';
 
 // Equality filters, finest first: the first one given drives the query through its (column, id) index.
 const FINE_COLUMNS: [keyof EventSearch, string][] = [
@@ -58,8 +59,9 @@ export function eventSearchSql(search: EventSearch, page: { limit: number; after
   const rowId = driver.kind === 'state' ? 'd.event_id' : 'e.id';
   for (const [key, column] of FINE_COLUMNS) {
     if (search[key] === undefined) continue;
-    where.push(driver.kind === 'column' && driver.key === key ? `e.${column} = ?` : `EXISTS (SELECT 1 FROM events x WHERE x.${column} = ? AND x.id = ${rowId})`);
-    params.push(search[key]);
+    const param = keyParam(column);
+    where.push(driver.kind === 'column' && driver.key === key ? `e.${column} = ${param}` : `EXISTS (SELECT 1 FROM events x WHERE x.${column} = ${param} AND x.id = ${rowId})`);
+    params.push(keyValue(column, search[key] as string));
   }
   for (const term of coarseTerms(search, 'e')) {
     const drives = driver.kind === 'column' && driver.key === term.spec.key;
@@ -155,7 +157,7 @@ export class AdminQueries {
     // One row more than asked tells whether another page exists.
     const query = eventSearchSql(search, { ...page, limit: page.limit + 1 }, driver);
     const rows = this.prepared<EventRow>(query.sql).all(...query.params);
-    const items = rows.slice(0, page.limit).map(toEventSummary);
+    const items = withExactKeys(this.db, rows.slice(0, page.limit)).map(toEventSummary);
     const last = items.at(-1);
     return { items, next: rows.length > page.limit && last ? { id: last.id, receivedAt: last.receivedAt } : null };
   }

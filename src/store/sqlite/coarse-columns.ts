@@ -1,4 +1,5 @@
 import type { EventFilter } from '../store.js';
+import { keyParam, keyValue } from './key-text.js';
 
 /**
  * Event name, source and validation: few values each, and one of them on nearly every row. Migration 004
@@ -33,9 +34,11 @@ export interface CoarseTerm {
 
 /** `alias.column = value`, plus the partial index's condition when the value is a rare one. */
 export function coarseTerm(spec: CoarseColumn, value: string, alias: string): CoarseTerm {
-  if (value === spec.common) return { sql: `${alias}.${spec.column} = ?`, params: [value], indexed: false };
+  const param = keyParam(spec.column);
+  const bound = keyValue(spec.column, value);
+  if (value === spec.common) return { sql: `${alias}.${spec.column} = ${param}`, params: [bound], indexed: false };
   if (spec.conditionIsTheValue) return { sql: spec.rareCondition(alias, value), params: [], indexed: true };
-  return { sql: `${alias}.${spec.column} = ? AND ${spec.rareCondition(alias, value)}`, params: [value], indexed: true };
+  return { sql: `${alias}.${spec.column} = ${param} AND ${spec.rareCondition(alias, value)}`, params: [bound], indexed: true };
 }
 
 /** The coarse filters given, each with its term on `alias`. */

@@ -3,7 +3,7 @@ import type { CopiedDelivery, CopiedRedrive, CopiedSetting, Outage, CopyExtent, 
 import { copyConflict } from '../copy-conflict.js';
 import { COPIED_DELIVERY_COLUMNS, DELIVERY_COLUMNS, toCopiedDelivery, toCopiedRedrive, toOutage, toJob, toStoredAttempt, type CopiedDeliveryColumns, type DeliveryRow, type JobRow, type OutageRow, type RedriveRow } from '../stored-rows.js';
 import { toStoredEvent, type EventRow } from './event-rows.js';
-import { keyText } from './key-text.js';
+import { keyText, withExactKeys } from './key-text.js';
 
 const TABLE_NAMES: Record<Exclude<CopyTable, KeyedByText>, string> = {
   events: 'events',
@@ -139,7 +139,7 @@ export class CopyQueries {
     const from = (after as number | null) ?? 0;
     switch (table) {
       case 'events':
-        return this.db.prepare<[number, number], EventRow>('SELECT * FROM events WHERE id > ? ORDER BY id LIMIT ?').all(from, limit).map(toStoredEvent) as CopyRows[T][];
+        return withExactKeys(this.db, this.db.prepare<[number, number], EventRow>('SELECT * FROM events WHERE id > ? ORDER BY id LIMIT ?').all(from, limit)).map(toStoredEvent) as CopyRows[T][];
       case 'deliveries':
         return this.db
           .prepare<[number, number], DeliveryRow & CopiedDeliveryColumns>(

@@ -1,6 +1,7 @@
 import type { EventFilter, EventSelection } from '../store.js';
 import { coarseTerms } from './coarse-columns.js';
 import { deliveryStateSql } from './delivery-state-sql.js';
+import { keyParam, keyValue } from './key-text.js';
 
 // Columns with an index of their own; event, source and validation are coarse-columns.ts's concern.
 const EQUALS: [keyof EventFilter, string][] = [
@@ -17,8 +18,8 @@ export function eventSelectionSql(selection: EventSelection, alias = 'events'): 
   }
   for (const [key, column] of EQUALS) {
     if (selection[key] !== undefined) {
-      where.push(`${alias}.${column} = ?`);
-      params.push(selection[key]);
+      where.push(`${alias}.${column} = ${keyParam(column)}`);
+      params.push(keyValue(column, selection[key] as string));
     }
   }
   if (selection.receivedFrom !== undefined) { where.push(`${alias}.received_at >= ?`); params.push(selection.receivedFrom); }

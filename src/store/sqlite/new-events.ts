@@ -2,6 +2,7 @@ import type { BetterSqlite3 } from '../../sqlite-driver.js';
 import type { EventSearch, NewEventRead, NewEvents, StreamPosition, StreamStart } from '../store.js';
 import { eventSelectionSql } from './event-filter-sql.js';
 import { newEventColumns, toNewEvent, type EventRow } from './event-rows.js';
+import { withExactKeys } from './key-text.js';
 
 /**
  * Newly stored events in commit order, which on SQLite is id order: one writer at a time hands out ids
@@ -44,7 +45,7 @@ export class NewEventQueries {
       // Filters are few in practice; a client cycling through many only costs a prepare each.
       if (this.reads.size < 64) this.reads.set(sql, statement);
     }
-    const events = statement.all(...where.params, limit).map((row) => toNewEvent(row, withBodies));
+    const events = withExactKeys(this.db, statement.all(...where.params, limit)).map((row) => toNewEvent(row, withBodies));
     const id = events.length === limit ? events.at(-1)!.id : newest;
     return { events, position: { tx: null, id }, heldBack: false };
   }

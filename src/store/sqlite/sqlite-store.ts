@@ -11,10 +11,11 @@ import { startBackgroundCheckpointer, type BackgroundCheckpointer } from './back
 import { EventLoopLoad } from './event-loop-load.js';
 import { GroupCommit } from './group-commit.js';
 import { WalFsync, type FsyncFn } from './wal-fsync.js';
-import { keyText } from './key-text.js';
+import { keyText, withExactKeys } from './key-text.js';
 import { migrate } from './migrate.js';
 import { toBlockedKey } from '../stored-rows.js';
 import { OutboxQueries, type AttemptToRecord } from './outbox.js';
+import { MAX_RECEIVED_COUNT } from '../store.js';
 import type { BulkDeliveryFilter, ClusterNode, GoneNode, NewNode, EventBody, EventSelection, ImportedEvent, ImportOptions, ImportResult } from '../store.js';
 import { BulkQueries } from './bulk-queries.js';
 import { RetentionQueries } from './retention-queries.js';
@@ -152,7 +153,7 @@ export class SqliteStore implements Store {
         VALUES (?, CAST(? AS TEXT), CAST(? AS TEXT), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT (transfer_id, source, event, edit_number) DO NOTHING`),
       countRepeat: this.db.prepare<[number, string | Buffer, string, string | Buffer], { id: number; received_count: number }>(`
-        UPDATE events SET received_count = received_count + 1, last_received_at = ?
+        UPDATE events SET received_count = min(received_count + 1, ${MAX_RECEIVED_COUNT}), last_received_at = ?
         WHERE transfer_id = CAST(? AS TEXT) AND source = ? AND event = CAST(? AS TEXT) AND edit_number = 0
         RETURNING id, received_count`),
       getEvent: this.db.prepare<[number], EventRow>('SELECT * FROM events WHERE id = ?'),
@@ -260,7 +261,7 @@ export class SqliteStore implements Store {
 
   async getEvent(id: number): Promise<StoredEvent | null> {
     const row = this.statements.getEvent.get(id);
-    return row ? toStoredEvent(row) : null;
+    return row ? toStoredEvent(withExactKeys(this.db, [row])[0]!) : null;
   }
 
   async listEvents(filter: EventSearch, page: { limit: number; after?: EventPosition }): Promise<EventPage> {

@@ -1,8 +1,8 @@
 import type { BetterSqlite3 } from '../../sqlite-driver.js';
-import type { EventBody, EventSelection, ImportedEvent, ImportResult, StoredEvent } from '../store.js';
+import { MAX_RECEIVED_COUNT, type EventBody, type EventSelection, type ImportedEvent, type ImportResult, type StoredEvent } from '../store.js';
 import { eventSelectionSql } from './event-filter-sql.js';
 import { toStoredEvent, type EventRow } from './event-rows.js';
-import { keyText } from './key-text.js';
+import { keyText, withExactKeys } from './key-text.js';
 
 /** Export and import of whole events (raw bytes included), synchronous; the store picks the transaction. */
 export class TransferQueries {
@@ -36,18 +36,17 @@ export class TransferQueries {
   /** Oldest first (ascending id), so an import recreates the events in the order they arrived. */
   listFull(selection: EventSelection, limit: number): StoredEvent[] {
     const where = eventSelectionSql(selection, 'e');
-    return this.db
-      .prepare<unknown[], EventRow>(`SELECT e.* FROM events e WHERE ${where.sql} ORDER BY e.id LIMIT ?`)
-      .all(...where.params, limit)
-      .map(toStoredEvent);
+    const rows = this.db.prepare<unknown[], EventRow>(`SELECT e.* FROM events e WHERE ${where.sql} ORDER BY e.id LIMIT ?`).all(...where.params, limit);
+    return withExactKeys(this.db, rows).map(toStoredEvent);
   }
 
   /** Oldest first, only what rules read: a replay batch skips the headers and their JSON. */
   listBodies(selection: EventSelection, limit: number): EventBody[] {
     const where = eventSelectionSql(selection, 'e');
-    return this.db
+    const rows = this.db
       .prepare<unknown[], EventBody>(`SELECT e.id, e.source, e.event, e.body, e.rule_set_hash AS ruleSetHash FROM events e WHERE ${where.sql} ORDER BY e.id LIMIT ?`)
       .all(...where.params, limit);
+    return withExactKeys(this.db, rows);
   }
 
   /** `importedAt`: when retention starts counting their age (null: from `receivedAt`, as if received here). */
@@ -56,7 +55,7 @@ export class TransferQueries {
     for (const e of events) {
       const row = this.insertIfNew.get(
         e.source, keyText(e.event), keyText(e.transferId), e.checkoutId, e.email, e.walletAddress, e.totalPriceUsd ?? null, e.validation,
-        e.receivedAt, e.lastReceivedAt, e.receivedCount, JSON.stringify(e.headers), e.body, importedAt, e.ruleSetHash ?? null,
+        e.receivedAt, e.lastReceivedAt, Math.min(e.receivedCount, MAX_RECEIVED_COUNT), JSON.stringify(e.headers), e.body, importedAt, e.ruleSetHash ?? null,
         e.edit?.number ?? 0, e.edit?.editedFrom ?? null, e.edit?.editedAt ?? null, e.edit?.via ?? null,
       );
       if (row) imported += 1;

@@ -55,6 +55,21 @@ describeEachBackend('storage', (backend) => {
     expect(page.items[0]!.receivedCount).toBe(2);
   });
 
+  it('keeps a transfer id with a lone surrogate apart from its U+FFFD look-alike: stored, then a duplicate; the other stored', async () => {
+    const receiver = await receiverOn();
+    // JSON escapes, as a sender writes them: the bytes on the wire are ASCII.
+    const body = (id: string): Buffer => Buffer.from(`{"event":"x:sur","result":{"id":"${id}"}}`);
+    const surrogate = await postSigned(receiver.webhookUrl(), body('T-\\ud800'), TEST_SECRET);
+    expect([surrogate.status, surrogate.json]).toEqual([200, { id: expect.any(Number), duplicate: false, receivedCount: 1 }]);
+    const again = await postSigned(receiver.webhookUrl(), body('T-\\ud800'), TEST_SECRET);
+    expect([again.status, again.json]).toEqual([200, { id: surrogate.json.id, duplicate: true, receivedCount: 2 }]);
+    const lookAlike = await postSigned(receiver.webhookUrl(), body('T-\\ufffd'), TEST_SECRET);
+    expect([lookAlike.status, lookAlike.json]).toEqual([200, { id: expect.any(Number), duplicate: false, receivedCount: 1 }]);
+    expect(lookAlike.json.id).not.toBe(surrogate.json.id);
+    expect(await receiver.store.getEvent(surrogate.json.id)).toMatchObject({ transferId: 'T-\ud800', receivedCount: 2 });
+    expect(await receiver.store.getEvent(lookAlike.json.id)).toMatchObject({ transferId: 'T-\ufffd', receivedCount: 1 });
+  });
+
   it('stores exactly one row for 25 concurrent identical deliveries', async () => {
     const receiver = await receiverOn();
     const body = sampleTransferSucceeded();

@@ -114,9 +114,10 @@ describeWithPostgres('several nodes on one PostgreSQL database', () => {
     await eventually(() => heard.length > 0, 2_000, 'a notification after the reconnection');
   });
 
-  it('refuses an event with a NUL character in a stored field as a bad payload, storing its batch neighbours', async () => {
+  it('refuses an event whose order key holds a NUL character as a bad payload, storing its batch neighbours', async () => {
     const store = await node(await database.freshSchemaUrl());
-    const [good, bad] = await Promise.allSettled([store.saveEvent(copy('fine', 1)), store.saveEvent(copy('nul\u0000id', 1))]);
+    const nulKey = { ...copy('nul-key', 1), deliveries: [{ ruleId: 'fwd', ruleSetHash: 'h', body: null, contentType: 'application/json', orderKey: 'a\u0000b' }] };
+    const [good, bad] = await Promise.allSettled([store.saveEvent(copy('fine', 1)), store.saveEvent(nulKey)]);
     expect(good).toMatchObject({ status: 'fulfilled', value: { duplicate: false } });
     expect(bad).toMatchObject({ status: 'rejected', reason: { code: 'invalid_payload', status: 422 } });
     expect(await store.countEvents({})).toBe(1);

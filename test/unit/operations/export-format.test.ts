@@ -1,11 +1,17 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { EXPORT_FORMAT, ImportLineError, parseRecordLine, recordFromStored } from '../../../src/operations/export-format.js';
+import { EXPORT_FORMAT, recordFromStored } from '../../../src/operations/export-format.js';
+import { ImportLineError, parseRecordLine as parseWithLimits } from '../../../src/operations/import-record.js';
+import { sampleTransferSucceeded } from '../../../src/samples/transfer-succeeded.js';
 import { SqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
 import { makeTempDir, removeTempDirs } from '../../helpers/temp-dir.js';
 
+const parseRecordLine = (line: string) => parseWithLimits(line, { maxBody: 1024 * 1024, maxDepth: 64 });
+
 afterAll(() => removeTempDirs());
 
-const body = Buffer.from(JSON.stringify({ event: 'transfer:succeeded', result: { id: 'tr_1' } }));
+const sample = sampleTransferSucceeded();
+const ID = sample.result.id;
+const body = Buffer.from(JSON.stringify(sample));
 const record = {
   format: EXPORT_FORMAT,
   source: 'checkout',
@@ -23,20 +29,23 @@ const record = {
 
 describe('export records', () => {
   it('reads the transfer id', () => {
-    const event = parseRecordLine(JSON.stringify({ ...record, transferId: 'tr_1' }));
-    expect(event.transferId).toBe('tr_1');
+    const event = parseRecordLine(JSON.stringify({ ...record, transferId: ID }));
+    expect(event.transferId).toBe(ID);
     expect(event.body.equals(body)).toBe(true);
   });
 
   it('still imports exports that call it resultId', () => {
-    expect(parseRecordLine(JSON.stringify({ ...record, resultId: 'tr_1' })).transferId).toBe('tr_1');
+    expect(parseRecordLine(JSON.stringify({ ...record, resultId: ID })).transferId).toBe(ID);
   });
 
   it('takes the amount from the body (no field of the record), as ingest does', () => {
-    const paid = Buffer.from(JSON.stringify({ event: 'transfer:succeeded', result: { id: 'tr_1', totalPriceUsd: 104.37 } }));
-    expect(parseRecordLine(JSON.stringify({ ...record, transferId: 'tr_1', bodyBase64: paid.toString('base64') })).totalPriceUsd).toBe(104.37);
-    expect(parseRecordLine(JSON.stringify({ ...record, transferId: 'tr_1' })).totalPriceUsd).toBeNull();
-    expect(Object.keys(recordFromStored({ ...parseRecordLine(JSON.stringify({ ...record, transferId: 'tr_1' })), id: 1, importedAt: null, ruleSetHash: null, edit: null, totalPriceUsd: 5 }))).not.toContain('totalPriceUsd');
+    const other = { ...record, event: 'x:paid', validation: 'unrecognised', transferId: 'tr_1' };
+    const paid = Buffer.from(JSON.stringify({ event: 'x:paid', result: { id: 'tr_1', totalPriceUsd: 104.37 } }));
+    const unpaid = Buffer.from(JSON.stringify({ event: 'x:paid', result: { id: 'tr_1' } }));
+    expect(parseRecordLine(JSON.stringify({ ...other, bodyBase64: paid.toString('base64') })).totalPriceUsd).toBe(104.37);
+    expect(parseRecordLine(JSON.stringify({ ...other, bodyBase64: unpaid.toString('base64') })).totalPriceUsd).toBeNull();
+    expect(parseRecordLine(JSON.stringify({ ...record, transferId: ID })).totalPriceUsd).toBe(sample.result.totalPriceUsd);
+    expect(Object.keys(recordFromStored({ ...parseRecordLine(JSON.stringify({ ...record, transferId: ID })), id: 1, importedAt: null, ruleSetHash: null, edit: null, totalPriceUsd: 5 }))).not.toContain('totalPriceUsd');
   });
 
   it('refuses a record whose key does not match its body', () => {
@@ -49,7 +58,7 @@ describe('edited copies in exports', () => {
     const from = new SqliteStore({ dataDir: makeTempDir(), durability: 'normal' });
     const to = new SqliteStore({ dataDir: makeTempDir(), durability: 'normal' });
     try {
-      const event = { source: 'checkout', event: 'transfer:succeeded', transferId: 'tr_1', checkoutId: null, email: null, walletAddress: null, validation: 'valid' as const, headers: {}, body };
+      const event = { source: 'checkout', event: 'transfer:succeeded', transferId: ID, checkoutId: null, email: null, walletAddress: null, validation: 'valid' as const, headers: {}, body };
       const original = await from.saveEvent({ ...event, receivedAt: 1_000, ruleSetHash: 'set-a' });
       const edited = Buffer.from(JSON.stringify({ event: 'transfer:succeeded', result: { id: 'changed-by-the-edit' } }));
       await from.saveEditedCopy({ ...event, validation: 'invalid', body: edited, ruleSetHash: 'set-b', editedFrom: original.id, editedAt: 2_000, via: 'console' });
@@ -59,7 +68,7 @@ describe('edited copies in exports', () => {
       expect(await to.importEvents(lines.map(parseRecordLine))).toEqual({ imported: 2, duplicates: 0 });
       expect(await to.importEvents(lines.map(parseRecordLine))).toEqual({ imported: 0, duplicates: 2 });
       const imported = await to.listEventsForExport({}, 10);
-      expect(imported.map((e) => [e.transferId, e.validation, e.ruleSetHash, e.edit?.number ?? 0])).toEqual([['tr_1', 'valid', 'set-a', 0], ['tr_1', 'invalid', 'set-b', 1]]);
+      expect(imported.map((e) => [e.transferId, e.validation, e.ruleSetHash, e.edit?.number ?? 0])).toEqual([[ID, 'valid', 'set-a', 0], [ID, 'invalid', 'set-b', 1]]);
       expect(imported[1]!.body.equals(edited)).toBe(true);
     } finally {
       await from.close();

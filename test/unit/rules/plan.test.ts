@@ -47,6 +47,18 @@ describe('planDeliveries', () => {
     expect(ruleSet.rules[0]!.describe().order).toEqual({ key: 'result.checkoutId', maxBlockedForMs: 600_000, onBlockedTimeout: 'dead-letter' });
   });
 
+  it('keeps order keys with NUL or lone surrogates distinct, in text both stores hold (a cut that splits a pair included)', async () => {
+    const ruleSet = await ruleSetOf({ 'a.yaml': ruleYaml('ordered', 'order:\n  key: result.checkoutId\n  maxBlockedFor: 10m\n') });
+    const keyOf = async (checkoutId: string): Promise<string> => (await planDeliveries(ruleSet, purchaseInput({ body: { event: 'transfer:succeeded', result: { id: 't', checkoutId } } })))[0]!.orderKey!;
+    const values = ['a\u0000b', 'a\u0000c', 'k\ud800', 'k\ufffd', 'k\udc00', '\u0001"k\\ud800"'];
+    const keys = await Promise.all(values.map(keyOf));
+    expect(new Set(keys).size).toBe(values.length);
+    // A cut after 512 characters may leave half a pair: still storable (over-long keys that share a start group together).
+    keys.push(await keyOf(`${'x'.repeat(511)}\ud83d\ude00`));
+    for (const key of keys) expect(/[\ud800-\udfff\u0000]/u.test(key)).toBe(false);
+    expect(await keyOf('chk-1')).toBe('chk-1');
+  });
+
   it('runs no transform while planning: a transform that never ends is planned at once, to be rendered at delivery', async () => {
     const ruleSet = await ruleSetOf({
       'a.yaml': ruleYaml('endless', 'transform: "( $loop := function() { $loop() }; $loop() )"\n'),
