@@ -78,7 +78,7 @@ describe('destination warnings', () => {
     const allowed = await startTestReceiver({ rulesDir: dir, delivery: { allowNetworks: ['127.0.0.1/32'] } });
     try {
       const warning = refused.logLines().find((l) => l.level === 40 && String(l.msg).includes('rule "local"'));
-      expect(String(warning?.msg)).toMatch(/127\.0\.0\.1, which is refused .*HOOKRELAY_ALLOW_NETWORKS, e\.g\. 127\.0\.0\.1\/32/);
+      expect(String(warning?.msg)).toMatch(/127\.0\.0\.1, which is refused: .*add 127\.0\.0\.1\/32 \(or its network\) to HOOKRELAY_ALLOW_NETWORKS/);
       expect(allowed.logLines().some((l) => String(l.msg).includes('rule "local"'))).toBe(false);
     } finally {
       await refused.close();
