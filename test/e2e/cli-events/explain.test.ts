@@ -53,7 +53,7 @@ describe('hookrelay events explain', { timeout: 120_000 }, () => {
       expect(text.code, text.stderr).toBe(0);
       const lines = text.stdout.split('\n').map((line) => line.trim());
       expect(lines[0]).toBe(`event #${id} transfer:succeeded on checkout: 1 of 2 rules match (everything)`);
-      expect(lines).toContain('✗ crypto-only  no match: 3 failing clauses  (a.yaml:1)'.replace('a.yaml', join(server.rulesDir, 'a.yaml')));
+      expect(lines).toContain('✗ crypto-only  no match: 3 failing clauses  (a.yaml:1)');
       for (const line of FAILING_LINES) expect(lines).toContain(line);
       expect(lines).toContain('POST http://127.0.0.1:9/all');
       expect(lines).toContain('{"email":"ann@example.com"}');
