@@ -173,7 +173,11 @@ export function storeContract(factory: StoreFactory): void {
         const found = await store.listEvents({ transferId: key }, { limit: 10 });
         expect(found.items.map((e) => [e.id, e.transferId]), JSON.stringify(key)).toEqual([[first[i]!.id, key]]);
         expect((await store.listEvents({ event: `x:${key}` }, { limit: 10 })).items.map((e) => e.id)).toEqual([first[i]!.id]);
-        if (!/[\ud800-\udfff]/u.test(key)) expect((await store.listEvents({ email: key }, { limit: 10 })).items.map((e) => e.id)).toEqual([first[i]!.id]);
+        // The search columns are not keys: one driver stores a lone surrogate there as U+FFFD (docs/operations.md), so a
+        // search for a value with U+FFFD may also find those events; any other search finds exactly its own.
+        const byEmail = (await store.listEvents({ email: key }, { limit: 10 })).items.map((e) => e.id);
+        if (key.includes('\ufffd')) expect(byEmail).toContain(first[i]!.id);
+        else if (!/[\ud800-\udfff]/u.test(key)) expect(byEmail).toEqual([first[i]!.id]);
         expect(await store.countEvents({ transferId: key, event: `x:${key}` })).toBe(1);
       }
       const exported = await store.listEventsForExport({}, 100);
