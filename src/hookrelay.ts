@@ -36,7 +36,8 @@ import { openStore } from './store/open-store.js';
 import { configureTransformSandbox } from './rules/transform-sandbox.js';
 import { CommitHealth } from './readiness.js';
 import { retryWhileStoreUnavailable } from './startup-retry.js';
-import type { Outage, Store } from './store/store.js';
+import type { Outage } from './store/outage-store.js';
+import type { Store } from './store/store.js';
 
 /** How often the store's ability to commit is probed while no webhook commit has shown it (readiness). */
 const READINESS_PROBE_MS = 1_000;

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import type { Outage, Store } from '../store/store.js';
+import type { Outage } from '../store/outage-store.js';
+import type { Store } from '../store/store.js';
 import { AlertDamping } from './alert-damping.js';
 
 export interface AlertsOptions {

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
-import type { NewNode, NodeRole, Store } from '../store/store.js';
+import type { NewNode, NodeRole } from '../store/cluster-store.js';
+import type { Store } from '../store/store.js';
 import { VERSION } from '../version.js';
 
 export interface NodeHeartbeatOptions {

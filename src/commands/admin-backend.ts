@@ -2,7 +2,8 @@ import type {
   ClusterView, DeliveryDetailView, DeliveryView, EditedReplayResultView, EventDetailView, EventListItemView, EventSummaryView, JobView, ReplayResultView, ResendResultView,
 } from '../operations/view-schemas.js';
 import type { EventExplanation, ExplainRequest } from '../operations/explain-event.js';
-import type { DeliveryState, EventSearch } from '../store/store.js';
+import type { EventSearch } from '../store/event-store.js';
+import type { DeliveryState } from '../store/outbox-store.js';
 import type { EventWithDeliveries, Paged } from '../operations/browse.js';
 import type { EventExport } from '../operations/export-events.js';
 import type { RouteMode } from '../operations/replay-routing.js';

@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import { HookrelayError } from '../errors.js';
-import type { DeliveryState } from '../store/store.js';
+import type { DeliveryState } from '../store/outbox-store.js';
 import { printDeliveryTable } from './admin-print.js';
 import { runBulk } from './bulk-run.js';
 import { addTargetOptions, openBackend, withBackend, type TargetFlags } from './command-target.js';

@@ -1,7 +1,8 @@
 import { Option, type Command } from 'commander';
 import { parseDuration } from '../duration.js';
 import { HookrelayError } from '../errors.js';
-import type { DeliveryState, Validation } from '../store/store.js';
+import type { Validation } from '../store/event-store.js';
+import type { DeliveryState } from '../store/outbox-store.js';
 import type { EventQuery } from './admin-backend.js';
 
 export interface EventFilterFlags {

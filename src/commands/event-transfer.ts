@@ -1,7 +1,7 @@
 import { createReadStream, createWriteStream, renameSync, rmSync, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { basename, dirname, join } from 'node:path';
-import type { ImportedEvent, ImportResult } from '../store/store.js';
+import type { ImportedEvent, ImportResult } from '../store/event-archive.js';
 import type { EventExport } from './admin-backend.js';
 import { ImportLineError, maxImportLineBytes, parseRecordLine, type ImportPolicy } from '../operations/import-record.js';
 import { boundedLines, LineTooLongError } from './bounded-lines.js';

@@ -5,7 +5,7 @@ import { streamedEventView } from '../operations/views.js';
 import { loadConfig } from '../config.js';
 import { HookrelayError } from '../errors.js';
 import { SqliteEventReader } from '../store/sqlite/event-reader.js';
-import type { NewEventReader } from '../store/store.js';
+import type { NewEventReader } from '../store/new-event-store.js';
 import { remoteAdminToken } from './command-target.js';
 import { readEventStream } from './event-stream-client.js';
 import { INTERRUPTED_EXIT_CODE } from './interrupt.js';

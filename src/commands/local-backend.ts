@@ -29,7 +29,9 @@ import { formatRuleFileError } from '../rules/rule-file-error.js';
 import type { CheckDestination } from '../rules/explain.js';
 import type { RuleSet } from '../rules/types.js';
 import { DATABASE_FILE, SqliteStore } from '../store/sqlite/sqlite-store.js';
-import type { BulkDeliveryFilter, EventSelection, ImportedEvent, ImportResult } from '../store/store.js';
+import type { BulkDeliveryFilter } from '../store/bulk-store.js';
+import type { ImportedEvent, ImportResult } from '../store/event-archive.js';
+import type { EventSelection } from '../store/event-store.js';
 import { configureTransformSandbox } from '../rules/transform-sandbox.js';
 import type { ImportPolicy } from '../operations/import-record.js';
 import type {

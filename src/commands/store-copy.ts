@@ -5,7 +5,8 @@ import { copyStore, type CopyProgress, type CopyResult } from '../store/copy-sto
 import { clientConfig, redactUrl } from '../store/postgres/connection.js';
 import { PostgresStore } from '../store/postgres/postgres-store.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
-import type { CopyTable, Store } from '../store/store.js';
+import type { CopyTable } from '../store/copyable-store.js';
+import type { Store } from '../store/store.js';
 import { positiveInt } from './event-filter-flags.js';
 import { hasDatabase } from './local-backend.js';
 import { INTERRUPTED_EXIT_CODE, onInterrupt } from './interrupt.js';

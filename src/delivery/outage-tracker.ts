@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { RuleSet } from '../rules/types.js';
-import type { Outage, Store } from '../store/store.js';
+import type { Outage } from '../store/outage-store.js';
+import type { Store } from '../store/store.js';
 import type { CircuitBreaker } from './circuit-breaker.js';
 import type { OutageListener } from './worker.js';
 

@@ -4,7 +4,8 @@ import type { KeptRule } from '../rules/types.js';
 import { pauseReason } from './delivery-pauses.js';
 import type { Env } from '../rules/env-references.js';
 import type { CompiledRule, RuleSet } from '../rules/types.js';
-import type { RuleSetKind, Store } from '../store/store.js';
+import type { RuleSetKind } from '../store/rule-set-store.js';
+import type { Store } from '../store/store.js';
 
 /**
  * Which version of its rule a delivery is sent with, and whether it is sent now.

@@ -1,4 +1,4 @@
-import type { NewEvent, Validation } from '../store/store.js';
+import type { NewEvent, Validation } from '../store/event-store.js';
 import type { EventEnvelope } from './event-schemas.js';
 
 const stringOrNull = (value: unknown): string | null => (typeof value === 'string' && value.length > 0 ? value : null);

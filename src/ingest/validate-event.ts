@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { HookrelayError } from '../errors.js';
 import { isMissingAt } from '../missing-field.js';
-import type { Validation } from '../store/store.js';
+import type { Validation } from '../store/event-store.js';
 import { EventEnvelopeSchema, KNOWN_EVENT_SCHEMAS, type EventEnvelope } from './event-schemas.js';
 
 export interface ValidatedEvent {

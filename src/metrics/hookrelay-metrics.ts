@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { DestinationView } from '../delivery/destination-limiter.js';
 import type { IngestOutcome } from '../ingest/ingest-handler.js';
-import type { DeliveryState, OutboxStats } from '../store/store.js';
+import type { DeliveryState, OutboxStats } from '../store/outbox-store.js';
 import { MAX_DESTINATION_LABELS, eventLabeller, sourceLabeller } from './label-values.js';
 
 export interface MetricsOptions {

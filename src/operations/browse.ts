@@ -1,6 +1,8 @@
 import type { DeliveryPauses } from '../delivery/delivery-pauses.js';
 import { HookrelayError } from '../errors.js';
-import type { DeliveryDetail, DeliveryFilter, EventSearch, Store } from '../store/store.js';
+import type { EventSearch } from '../store/event-store.js';
+import type { DeliveryDetail, DeliveryFilter } from '../store/outbox-store.js';
+import type { Store } from '../store/store.js';
 import type { OperationsContext } from './context.js';
 import { deliveryWaits, type WaitSources } from './delivery-wait.js';
 import { assertRetryable } from './retry-skips.js';

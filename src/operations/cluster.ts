@@ -1,4 +1,5 @@
-import type { ClusterNode, GoneNode, NewNode, Store } from '../store/store.js';
+import type { ClusterNode, GoneNode, NewNode } from '../store/cluster-store.js';
+import type { Store } from '../store/store.js';
 import type { ClusterView } from './view-schemas.js';
 
 /** How many nodes that left or went missing a cluster view lists: restarts leave one each. */

@@ -6,7 +6,8 @@ import type { Env } from '../rules/env-references.js';
 import type { RuleSetStatus } from '../rules/watcher.js';
 import type { RuleSet } from '../rules/types.js';
 import type { ReadinessReport } from '../readiness.js';
-import type { NewNode, Store } from '../store/store.js';
+import type { NewNode } from '../store/cluster-store.js';
+import type { Store } from '../store/store.js';
 import type { DestinationsView } from './view-schemas.js';
 
 /** What the operations work with: assembled once by the composition root (server) or per command (local CLI). */

@@ -1,5 +1,5 @@
 import { HookrelayError } from '../errors.js';
-import type { EventPosition } from '../store/store.js';
+import type { EventPosition } from '../store/event-store.js';
 
 // Opaque to clients: a versioned prefix and the position, base64url-encoded. Only this module reads them.
 const EVENT_PREFIX = 'e1';

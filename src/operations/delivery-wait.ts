@@ -1,7 +1,9 @@
 import { pauseReason } from '../delivery/delivery-pauses.js';
 import { destinationKey } from '../delivery/destination-limiter.js';
 import type { CompiledRule, RuleSet } from '../rules/types.js';
-import type { BlockedKey, Delivery, Outage, Store } from '../store/store.js';
+import type { Outage } from '../store/outage-store.js';
+import type { BlockedKey, Delivery } from '../store/outbox-store.js';
+import type { Store } from '../store/store.js';
 import type { OperationsContext } from './context.js';
 import type { DeliveryWaitView, DestinationsView } from './view-schemas.js';
 

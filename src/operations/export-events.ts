@@ -1,4 +1,5 @@
-import type { EventSearch, EventSelection, Store } from '../store/store.js';
+import type { EventSearch, EventSelection } from '../store/event-store.js';
+import type { Store } from '../store/store.js';
 import { recordFromStored, type ExportRecord } from './export-format.js';
 import { JOB_BATCH_SIZE, newestEventId, startingAfterId, yieldToEventLoop } from './jobs/batches.js';
 

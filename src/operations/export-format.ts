@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MAX_RECEIVED_COUNT, type StoredEvent } from '../store/store.js';
+import { MAX_RECEIVED_COUNT, type StoredEvent } from '../store/event-store.js';
 import type { EventDetailView } from './view-schemas.js';
 
 /**

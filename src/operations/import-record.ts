@@ -4,7 +4,7 @@ import { nestsDeeperThan } from '../ingest/nesting.js';
 import { parseJsonBody } from '../ingest/parse-json.js';
 import { withoutCredentials } from '../ingest/stored-headers.js';
 import { validateEvent } from '../ingest/validate-event.js';
-import type { ImportedEvent } from '../store/store.js';
+import type { ImportedEvent } from '../store/event-archive.js';
 import { ExportRecordSchema, type ExportRecord } from './export-format.js';
 
 /**

@@ -2,7 +2,7 @@ import { HookrelayError } from '../errors.js';
 import { mismatchReason } from '../rules/explain.js';
 import { planDeliveries } from '../rules/plan.js';
 import type { RuleEventInput, RuleSet } from '../rules/types.js';
-import type { NewDelivery } from '../store/store.js';
+import type { NewDelivery } from '../store/outbox-store.js';
 
 export interface ReplayOptions {
   ruleId?: string;

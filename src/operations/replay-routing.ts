@@ -2,7 +2,8 @@ import { HookrelayError } from '../errors.js';
 import { compileKeptRuleSet } from '../rules/kept-rule-set.js';
 import type { Env } from '../rules/env-references.js';
 import type { RuleSet } from '../rules/types.js';
-import type { EventBody, Store } from '../store/store.js';
+import type { EventBody } from '../store/bulk-store.js';
+import type { Store } from '../store/store.js';
 
 /**
  * Which rules a replay goes through.

@@ -3,7 +3,7 @@ import { sendAttempt } from '../delivery/http-sender.js';
 import { deliveryHeaders, identityHeaders, type DeliveryIdentity } from '../signing/delivery-headers.js';
 import { RECEIVED_SIGNATURE_HEADERS } from '../signing/scheme.js';
 import { HookrelayError } from '../errors.js';
-import type { StoredEvent } from '../store/store.js';
+import type { StoredEvent } from '../store/event-store.js';
 import type { OperationsContext } from './context.js';
 import type { ResendResultView } from './view-schemas.js';
 

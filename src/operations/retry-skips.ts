@@ -1,6 +1,7 @@
 import { HookrelayError } from '../errors.js';
 import type { RuleSet } from '../rules/types.js';
-import type { BulkDeliveryFilter, Store } from '../store/store.js';
+import type { BulkDeliveryFilter } from '../store/bulk-store.js';
+import type { Store } from '../store/store.js';
 
 /**
  * A retry sends a delivery with its rule version, but today's rule set decides whether it goes at all: a

@@ -4,7 +4,7 @@ import { ruleInputOf } from './event-input.js';
 import { HookrelayError } from '../errors.js';
 import { renderOutcome } from '../rules/render-outcome.js';
 import type { RuleEventInput } from '../rules/types.js';
-import type { Delivery, NewDelivery } from '../store/store.js';
+import type { Delivery, NewDelivery } from '../store/outbox-store.js';
 import { DEFAULT_ROUTE_MODE, ReplayRouter, type RouteMode, type Routing } from './replay-routing.js';
 
 export interface RoutedReplayRequest {

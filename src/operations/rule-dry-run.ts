@@ -1,7 +1,8 @@
 import { HookrelayError } from '../errors.js';
 import { dryRunRules } from '../rules/dry-run.js';
 import type { RuleSet } from '../rules/types.js';
-import type { Store, StoredEvent } from '../store/store.js';
+import type { StoredEvent } from '../store/event-store.js';
+import type { Store } from '../store/store.js';
 import { ruleInputOf } from './event-input.js';
 import type { DryRunResultView } from './view-schemas.js';
 

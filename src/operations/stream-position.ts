@@ -1,6 +1,6 @@
 import { parseDuration } from '../duration.js';
 import { HookrelayError } from '../errors.js';
-import type { NewEventReader, StreamPosition } from '../store/store.js';
+import type { NewEventReader, StreamPosition } from '../store/new-event-store.js';
 
 const EVENT_ID = /^\d{1,15}$/;
 /** A position that is not an event's own (PostgreSQL: where a stream started), as `<tx>:<id>`. */

@@ -1,7 +1,11 @@
 import { MAX_READABLE_DEPTH } from '../config.js';
 import { nestsDeeperThan } from '../ingest/nesting.js';
 import { attemptSent, lastAttemptSent, type DeliveryPauses } from '../delivery/delivery-pauses.js';
-import type { Delivery, DeliveryCounts, DeliveryDetail, EventSummary, Job, NewEventSummary, NewEventWithBody, Outage, StoredEvent } from '../store/store.js';
+import type { EventSummary, StoredEvent } from '../store/event-store.js';
+import type { Job } from '../store/job-store.js';
+import type { NewEventSummary, NewEventWithBody } from '../store/new-event-store.js';
+import type { Outage } from '../store/outage-store.js';
+import type { Delivery, DeliveryCounts, DeliveryDetail } from '../store/outbox-store.js';
 import type { DeliveryWaits } from './delivery-wait.js';
 import type { EditedReplayAnswer } from './edited-replay.js';
 import type { RoutedReplayAnswer } from './routed-replay.js';

@@ -1,6 +1,6 @@
 import { hasEnvReferences } from './env-references.js';
 import { SENSITIVE_HEADER } from './describe-rule.js';
-import type { KeptRuleSet } from '../store/store.js';
+import type { KeptRuleSet } from '../store/rule-set-store.js';
 import type { RuleDefinition } from './schema.js';
 import type { CompiledRule, KeptRule, RuleSet } from './types.js';
 

@@ -1,4 +1,4 @@
-import type { NewDelivery } from '../store/store.js';
+import type { NewDelivery } from '../store/outbox-store.js';
 import { orderKeyOf } from './order-key.js';
 import { matchingRules } from './rule-index.js';
 import type { RuleEventInput, RuleSet } from './types.js';

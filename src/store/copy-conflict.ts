@@ -1,5 +1,5 @@
 import { HookrelayError } from '../errors.js';
-import type { CopyTable } from './store.js';
+import type { CopyTable } from './copyable-store.js';
 
 const NOUNS: Record<CopyTable, string> = { settings: 'setting', ruleSets: 'rule set', events: 'event', deliveries: 'delivery', outages: 'outage', redrives: 'redrive', attempts: 'attempt', jobs: 'job' };
 

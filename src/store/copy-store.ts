@@ -1,5 +1,6 @@
 import { copyConflict } from './copy-conflict.js';
-import { COPY_TABLES, type CopyExtent, type CopyKey, type CopyRows, type CopyTable, type Store } from './store.js';
+import { COPY_TABLES, type CopyExtent, type CopyKey, type CopyRows, type CopyTable } from './copyable-store.js';
+import type { Store } from './store.js';
 
 export interface CopyOptions {
   /** Rows per transaction on the target. */

@@ -1,4 +1,8 @@
-import type { BlockedKey, ClusterNode, CopiedDelivery, GoneNode, CopiedRedrive, Delivery, DeliveryOrigin, DeliveryRedrive, Job, JobState, NodeRole, Outage, StoredAttempt } from './store.js';
+import type { ClusterNode, GoneNode, NodeRole } from './cluster-store.js';
+import type { CopiedDelivery, CopiedRedrive } from './copyable-store.js';
+import type { Job, JobState } from './job-store.js';
+import type { DeliveryRedrive, Outage } from './outage-store.js';
+import type { BlockedKey, Delivery, DeliveryOrigin, StoredAttempt } from './outbox-store.js';
 
 // Rows of the tables both backends share, as their drivers return them, and what the Store hands out.
 

@@ -1,6 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { HookrelayError } from '../../src/errors.js';
-import { MAX_RECEIVED_COUNT, type AttemptRecord, type EventSearch, type NewDelivery, type NewEvent, type NewNode, type Store, type StreamPosition } from '../../src/store/store.js';
+import type { NewNode } from '../../src/store/cluster-store.js';
+import type { AttemptRecord } from '../../src/store/delivery-queue.js';
+import { MAX_RECEIVED_COUNT, type EventSearch, type NewEvent } from '../../src/store/event-store.js';
+import type { StreamPosition } from '../../src/store/new-event-store.js';
+import type { NewDelivery } from '../../src/store/outbox-store.js';
+import type { Store } from '../../src/store/store.js';
 
 /**
  * What every Store promises, checked through the interface alone: no test here reaches into a backend's

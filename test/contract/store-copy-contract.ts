@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { copyKeyOf } from '../../src/store/copy-store.js';
-import { COPY_TABLES, type CopyRows, type CopyTable, type NewEvent, type Store } from '../../src/store/store.js';
+import { COPY_TABLES, type CopyRows, type CopyTable } from '../../src/store/copyable-store.js';
+import type { NewEvent } from '../../src/store/event-store.js';
+import type { Store } from '../../src/store/store.js';
 import { storeOpener, type StoreFactory } from './store-contract.js';
 
 /**

@@ -5,7 +5,8 @@ import { sampleTransferSucceeded } from '../../src/samples/transfer-succeeded.js
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { copyKeyOf } from '../../src/store/copy-store.js';
-import { COPY_TABLES, type CopyRows, type CopyTable, type Store } from '../../src/store/store.js';
+import { COPY_TABLES, type CopyRows, type CopyTable } from '../../src/store/copyable-store.js';
+import type { Store } from '../../src/store/store.js';
 import { runCli, startServeProcess, type CliProcess } from '../helpers/cli-process.js';
 import { postSigned, send } from '../helpers/http.js';
 import { createTestDatabase, describeWithPostgres, TEST_POOL, type TestDatabase } from '../helpers/postgres.js';

@@ -5,7 +5,8 @@ import { ImportFileError, readImport } from '../../src/commands/event-transfer.j
 import { EXPORT_FORMAT } from '../../src/operations/export-format.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { MAX_RECEIVED_COUNT, type NewEvent, type Store } from '../../src/store/store.js';
+import { MAX_RECEIVED_COUNT, type NewEvent } from '../../src/store/event-store.js';
+import type { Store } from '../../src/store/store.js';
 import { createTestDatabase, describeWithPostgres, TEST_POOL, type TestDatabase } from '../helpers/postgres.js';
 import { makeTempDir, removeTempDirs } from '../helpers/temp-dir.js';
 

@@ -2,7 +2,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { copyStore, type CopyOptions } from '../../src/store/copy-store.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { MAX_RECEIVED_COUNT, type NewEvent, type Store } from '../../src/store/store.js';
+import { MAX_RECEIVED_COUNT, type NewEvent } from '../../src/store/event-store.js';
+import type { Store } from '../../src/store/store.js';
 import { createTestDatabase, describeWithPostgres, TEST_POOL, type TestDatabase } from '../helpers/postgres.js';
 import { makeTempDir, removeTempDirs } from '../helpers/temp-dir.js';
 

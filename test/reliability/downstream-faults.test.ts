@@ -4,7 +4,7 @@ import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { sampleTransferSucceeded } from '../../src/samples/transfer-succeeded.js';
 import { signHmacSha256Hex } from '../../src/signing/hmac-sha256-hex.js';
-import type { DeliveryDetail } from '../../src/store/store.js';
+import type { DeliveryDetail } from '../../src/store/outbox-store.js';
 import { postSigned } from '../helpers/http.js';
 import { startTestReceiver, TEST_SECRET, type TestReceiver } from '../helpers/receiver.js';
 import { eventually, rulesDirWith, TEST_DELIVERY } from '../helpers/rules.js';

@@ -2,7 +2,8 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { CookieOptions, Request, Response } from 'express';
 import type { SessionVerifier } from '../api/auth.js';
-import type { ConsoleSession, Store } from '../../store/store.js';
+import type { ConsoleSession } from '../../store/console-session-store.js';
+import type { Store } from '../../store/store.js';
 
 export const SESSION_COOKIE = 'hookrelay_session';
 export const CSRF_COOKIE = 'hookrelay_csrf';

@@ -2,7 +2,7 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
 import type { DeliveryRunner, DestinationsReport } from '../delivery-side.js';
-import type { Outage } from '../../store/store.js';
+import type { Outage } from '../../store/outage-store.js';
 import { ruleSetMessageOf } from '../../rules/rule-set-message.js';
 import type { RuleSet } from '../../rules/types.js';
 import type { RuleSetWatcher } from '../../rules/watcher.js';

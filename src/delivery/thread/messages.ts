@@ -1,8 +1,8 @@
 import type { Config } from '../../config.js';
 import type { DestinationsReport } from '../delivery-side.js';
 import type { RuleSetMessage } from '../../rules/rule-set-message.js';
-import type { Outage } from '../../store/store.js';
-import type { DeliveryState } from '../../store/store.js';
+import type { Outage } from '../../store/outage-store.js';
+import type { DeliveryState } from '../../store/outbox-store.js';
 
 /** What the receiver gives the delivery thread when it starts it (structured-cloned). */
 export interface DeliveryThreadData {

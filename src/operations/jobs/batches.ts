@@ -1,4 +1,5 @@
-import type { EventSelection, Store } from '../../store/store.js';
+import type { EventSelection } from '../../store/event-store.js';
+import type { Store } from '../../store/store.js';
 
 /** Rows per batch: one short transaction each, so ingest never waits long for the write lock. */
 export const JOB_BATCH_SIZE = 200;

@@ -1,4 +1,7 @@
-import type { EventSelection, JobProgress, NewDelivery, Store } from '../../store/store.js';
+import type { EventSelection } from '../../store/event-store.js';
+import type { JobProgress } from '../../store/job-store.js';
+import type { NewDelivery } from '../../store/outbox-store.js';
+import type { Store } from '../../store/store.js';
 import { HookrelayError } from '../../errors.js';
 import type { BulkReplayPlanner } from '../bulk-replay-plan.js';
 import { JOB_BATCH_SIZE, startingAfterId, yieldToEventLoop } from './batches.js';

@@ -1,4 +1,5 @@
-import type { BulkDeliveryFilter, JobProgress } from '../../store/store.js';
+import type { BulkDeliveryFilter } from '../../store/bulk-store.js';
+import type { JobProgress } from '../../store/job-store.js';
 import type { RetrySummary } from '../retry-skips.js';
 import { JOB_BATCH_SIZE, yieldToEventLoop } from './batches.js';
 import type { BatchLoop, BatchLoopResult } from './replay-job.js';

@@ -1,5 +1,7 @@
 import type pg from 'pg';
-import type { BulkDeliveryFilter, Job, JobProgress, JobState, NewJob, DeliveryCounts } from '../store.js';
+import type { BulkDeliveryFilter } from '../bulk-store.js';
+import type { Job, JobProgress, JobState, NewJob } from '../job-store.js';
+import type { DeliveryCounts } from '../outbox-store.js';
 import { toJob, type JobRow } from '../stored-rows.js';
 import type { ClockOffset } from './clock-offset.js';
 import { eventSelectionSql } from './event-filter-sql.js';

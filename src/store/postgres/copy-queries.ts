@@ -1,6 +1,11 @@
 import type pg from 'pg';
 import { HookrelayError } from '../../errors.js';
-import { MAX_RECEIVED_COUNT, type CopiedDelivery, type CopiedRedrive, type CopiedSetting, type Outage, type CopyExtent, type CopyRows, type CopyTable, type Job, type KeptRuleSet, type StoredAttempt, type StoredEvent } from '../store.js';
+import type { CopiedDelivery, CopiedRedrive, CopiedSetting, CopyExtent, CopyRows, CopyTable } from '../copyable-store.js';
+import { MAX_RECEIVED_COUNT, type StoredEvent } from '../event-store.js';
+import type { Job } from '../job-store.js';
+import type { Outage } from '../outage-store.js';
+import type { StoredAttempt } from '../outbox-store.js';
+import type { KeptRuleSet } from '../rule-set-store.js';
 import { copyConflict } from '../copy-conflict.js';
 import { COPIED_DELIVERY_COLUMNS, DELIVERY_COLUMNS, toCopiedDelivery, toCopiedRedrive, toOutage, toJob, toStoredAttempt, type CopiedDeliveryColumns, type DeliveryRow, type JobRow, type OutageRow, type RedriveRow } from '../stored-rows.js';
 import { toStoredEvent, type EventRow } from '../sqlite/event-rows.js';

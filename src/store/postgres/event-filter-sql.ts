@@ -1,4 +1,4 @@
-import type { EventSelection } from '../store.js';
+import type { EventSelection } from '../event-store.js';
 import { eventText } from '../storable-text.js';
 import type { SqlParams } from './sql-params.js';
 

@@ -1,5 +1,6 @@
 import type pg from 'pg';
-import type { KeptRuleSet, NewEditedCopy, RuleSetKind } from '../store.js';
+import type { NewEditedCopy } from '../event-store.js';
+import type { KeptRuleSet, RuleSetKind } from '../rule-set-store.js';
 import { eventText } from '../storable-text.js';
 import { named } from './sql-params.js';
 

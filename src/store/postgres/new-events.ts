@@ -1,5 +1,6 @@
 import type pg from 'pg';
-import type { EventSearch, NewEventRead, NewEvents, StreamPosition, StreamStart } from '../store.js';
+import type { EventSearch } from '../event-store.js';
+import type { NewEventRead, NewEvents, StreamPosition, StreamStart } from '../new-event-store.js';
 import { newEventColumns, toNewEvent, type EventRow } from '../sqlite/event-rows.js';
 import { eventSelectionSql } from './event-filter-sql.js';
 import { readEventRow } from '../storable-text.js';

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { NODE_MISSED_HEARTBEATS, type ClusterNode, type GoneNode, type NewNode } from '../store.js';
+import { NODE_MISSED_HEARTBEATS, type ClusterNode, type GoneNode, type NewNode } from '../cluster-store.js';
 import { LEFT_HEARTBEAT_MS, toClusterNode, toGoneNode, type NodeRow } from '../stored-rows.js';
 import type { ClockOffset } from './clock-offset.js';
 import { named } from './sql-params.js';

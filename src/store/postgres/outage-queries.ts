@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { DeliveryRedrive, Outage, RedriveKind, RedriveSpacing } from '../store.js';
+import type { DeliveryRedrive, Outage, RedriveKind, RedriveSpacing } from '../outage-store.js';
 import { toDeliveryRedrive, toOutage, type OutageRow, type RedriveRow } from '../stored-rows.js';
 import type { ClockOffset } from './clock-offset.js';
 import { named } from './sql-params.js';

@@ -2,12 +2,18 @@ import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { HookrelayError } from '../../errors.js';
 import { CommitListeners } from '../commit-listeners.js';
-import type {
-  AttemptRecord, AttemptResolution, BlockedKey, BulkDeliveryFilter, ClusterNode, ConsoleSession, GoneNode, NewNode, ClaimedDelivery, Delivery, DeliveryDetail, DeliveryFilter, DeliveryOrigin, EventBody,
-  EventPosition, EventSearch, EventPage, EventSelection, ImportedEvent, ImportOptions, ImportResult, Job,
-  JobProgress, JobState, KeptRuleSet, NewDelivery, NewEditedCopy, NewEvent, NewJob, OutboxStats, Page, DeliveryCounts, SaveEventResult, Store,
-  StoredEvent, CopyExtent, CopyKey, CopyRows, CopyTable, NewEventRead, NewEvents, StreamPosition, StreamStart,
-} from '../store.js';
+import type { BulkDeliveryFilter, EventBody } from '../bulk-store.js';
+import type { ClusterNode, GoneNode, NewNode } from '../cluster-store.js';
+import type { ConsoleSession } from '../console-session-store.js';
+import type { CopyExtent, CopyKey, CopyRows, CopyTable } from '../copyable-store.js';
+import type { AttemptRecord, AttemptResolution, ClaimedDelivery } from '../delivery-queue.js';
+import type { ImportedEvent, ImportOptions, ImportResult } from '../event-archive.js';
+import type { EventPosition, EventSearch, EventPage, EventSelection, NewEditedCopy, NewEvent, SaveEventResult, StoredEvent } from '../event-store.js';
+import type { Job, JobProgress, JobState, NewJob } from '../job-store.js';
+import type { NewEventRead, NewEvents, StreamPosition, StreamStart } from '../new-event-store.js';
+import type { BlockedKey, Delivery, DeliveryDetail, DeliveryFilter, DeliveryOrigin, NewDelivery, OutboxStats, Page, DeliveryCounts } from '../outbox-store.js';
+import type { KeptRuleSet } from '../rule-set-store.js';
+import type { Store } from '../store.js';
 import { AdminQueries } from './admin-queries.js';
 import { BatchCommit } from './batch-commit.js';
 import { ClockOffset } from './clock-offset.js';
@@ -21,7 +27,7 @@ import { NodeQueries } from './node-queries.js';
 import { migrate } from './migrate.js';
 import { OutboxQueries, type AttemptToRecord } from './outbox-queries.js';
 import { OutageQueries } from './outage-queries.js';
-import type { Outage, RedriveSpacing } from '../store.js';
+import type { Outage, RedriveSpacing } from '../outage-store.js';
 import { saveEvents } from './save-events.js';
 import { withDeadline } from './sql-params.js';
 import { SharedQueries } from './shared-queries.js';

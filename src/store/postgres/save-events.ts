@@ -1,5 +1,6 @@
 import type pg from 'pg';
-import { MAX_RECEIVED_COUNT, type NewDelivery, type NewEvent, type SaveEventResult } from '../store.js';
+import { MAX_RECEIVED_COUNT, type NewEvent, type SaveEventResult } from '../event-store.js';
+import type { NewDelivery } from '../outbox-store.js';
 import { eventText } from '../storable-text.js';
 import { NEXT_ORDER_SEQ } from './order-seq.js';
 import { named, withDeadline } from './sql-params.js';

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { ClockOffset } from './clock-offset.js';
-import type { ConsoleSession } from '../store.js';
+import type { ConsoleSession } from '../console-session-store.js';
 import { named } from './sql-params.js';
 
 interface SessionRow {

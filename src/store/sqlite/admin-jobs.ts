@@ -1,5 +1,6 @@
 import type { BetterSqlite3 } from '../../sqlite-driver.js';
-import { NODE_MISSED_HEARTBEATS, type Job, type JobProgress, type JobState, type NewJob } from '../store.js';
+import { NODE_MISSED_HEARTBEATS } from '../cluster-store.js';
+import type { Job, JobProgress, JobState, NewJob } from '../job-store.js';
 import { toJob, type JobRow } from '../stored-rows.js';
 
 /** The admin_jobs table (bulk replays and retries), synchronous; each call is one statement. */

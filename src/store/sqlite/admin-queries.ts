@@ -1,5 +1,6 @@
 import type { BetterSqlite3 } from '../../sqlite-driver.js';
-import type { DeliveryCounts, EventPosition, EventSearch, EventPage } from '../store.js';
+import type { EventPosition, EventSearch, EventPage } from '../event-store.js';
+import type { DeliveryCounts } from '../outbox-store.js';
 import { coarseTerm, coarseTerms } from './coarse-columns.js';
 import { deliveryStateSql } from './delivery-state-sql.js';
 import { SUMMARY_COLUMNS, toEventSummary, type EventRow } from './event-rows.js';

@@ -1,5 +1,5 @@
 import type { BetterSqlite3 } from '../../sqlite-driver.js';
-import type { BulkDeliveryFilter } from '../store.js';
+import type { BulkDeliveryFilter } from '../bulk-store.js';
 import { eventSelectionSql } from './event-filter-sql.js';
 
 /** Bulk retry of dead-lettered deliveries, one bounded batch per call (the store runs it in one transaction). */

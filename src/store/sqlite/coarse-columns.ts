@@ -1,4 +1,4 @@
-import type { EventFilter } from '../store.js';
+import type { EventFilter } from '../event-store.js';
 import { keyParam, keyValue } from './key-text.js';
 
 /**

@@ -1,5 +1,10 @@
 import type { BetterSqlite3 } from '../../sqlite-driver.js';
-import type { CopiedDelivery, CopiedRedrive, CopiedSetting, Outage, CopyExtent, CopyRows, CopyTable, Job, KeptRuleSet, StoredAttempt, StoredEvent } from '../store.js';
+import type { CopiedDelivery, CopiedRedrive, CopiedSetting, CopyExtent, CopyRows, CopyTable } from '../copyable-store.js';
+import type { StoredEvent } from '../event-store.js';
+import type { Job } from '../job-store.js';
+import type { Outage } from '../outage-store.js';
+import type { StoredAttempt } from '../outbox-store.js';
+import type { KeptRuleSet } from '../rule-set-store.js';
 import { copyConflict } from '../copy-conflict.js';
 import { COPIED_DELIVERY_COLUMNS, DELIVERY_COLUMNS, toCopiedDelivery, toCopiedRedrive, toOutage, toJob, toStoredAttempt, type CopiedDeliveryColumns, type DeliveryRow, type JobRow, type OutageRow, type RedriveRow } from '../stored-rows.js';
 import { toStoredEvent, type EventRow } from './event-rows.js';

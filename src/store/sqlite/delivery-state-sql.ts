@@ -1,4 +1,4 @@
-import type { DeliveryState } from '../store.js';
+import type { DeliveryState } from '../outbox-store.js';
 
 const STATES: readonly DeliveryState[] = ['pending', 'delivered', 'dead'];
 

@@ -1,4 +1,4 @@
-import type { EventFilter, EventSelection } from '../store.js';
+import type { EventFilter, EventSelection } from '../event-store.js';
 import { coarseTerms } from './coarse-columns.js';
 import { deliveryStateSql } from './delivery-state-sql.js';
 import { keyParam, keyValue } from './key-text.js';

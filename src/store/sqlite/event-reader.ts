@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import Database, { type BetterSqlite3 } from '../../sqlite-driver.js';
 import { HookrelayError } from '../../errors.js';
-import type { EventSearch, NewEventRead, NewEventReader, NewEvents, StreamPosition, StreamStart } from '../store.js';
+import type { EventSearch } from '../event-store.js';
+import type { NewEventRead, NewEventReader, NewEvents, StreamPosition, StreamStart } from '../new-event-store.js';
 import { listMigrations } from './migrate.js';
 import { NewEventQueries } from './new-events.js';
 import { DATABASE_FILE } from './sqlite-store.js';

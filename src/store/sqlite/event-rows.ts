@@ -1,4 +1,5 @@
-import type { EditVia, EventEdit, EventSummary, NewEventRead, StoredEvent, Validation } from '../store.js';
+import type { EditVia, EventEdit, EventSummary, StoredEvent, Validation } from '../event-store.js';
+import type { NewEventRead } from '../new-event-store.js';
 
 /** An `events` row as SQLite returns it; `headers`/`body` only when selected, `body_bytes` when computed. */
 export interface EventRow {

@@ -1,6 +1,7 @@
 import type { BetterSqlite3 } from '../../sqlite-driver.js';
 import { keyText } from './key-text.js';
-import type { KeptRuleSet, NewEditedCopy, RuleSetKind } from '../store.js';
+import type { NewEditedCopy } from '../event-store.js';
+import type { KeptRuleSet, RuleSetKind } from '../rule-set-store.js';
 
 interface RuleSetRow {
   hash: string;

@@ -1,5 +1,6 @@
 import type { BetterSqlite3 } from '../../sqlite-driver.js';
-import type { EventSearch, NewEventRead, NewEvents, StreamPosition, StreamStart } from '../store.js';
+import type { EventSearch } from '../event-store.js';
+import type { NewEventRead, NewEvents, StreamPosition, StreamStart } from '../new-event-store.js';
 import { eventSelectionSql } from './event-filter-sql.js';
 import { newEventColumns, toNewEvent, type EventRow } from './event-rows.js';
 import { withExactKeys } from './key-text.js';

@@ -1,5 +1,5 @@
 import type { BetterSqlite3 } from '../../sqlite-driver.js';
-import { NODE_MISSED_HEARTBEATS, type ClusterNode, type GoneNode, type NewNode } from '../store.js';
+import { NODE_MISSED_HEARTBEATS, type ClusterNode, type GoneNode, type NewNode } from '../cluster-store.js';
 import { LEFT_HEARTBEAT_MS, toClusterNode, toGoneNode, type NodeRow } from '../stored-rows.js';
 
 /** Nodes silent this long are forgotten when another registers (they have long stopped being live). */

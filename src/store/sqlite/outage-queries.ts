@@ -1,5 +1,5 @@
 import type { BetterSqlite3 } from '../../sqlite-driver.js';
-import type { DeliveryRedrive, Outage, RedriveKind, RedriveSpacing } from '../store.js';
+import type { DeliveryRedrive, Outage, RedriveKind, RedriveSpacing } from '../outage-store.js';
 import { toDeliveryRedrive, toOutage, type OutageRow, type RedriveRow } from '../stored-rows.js';
 
 /** Outages and the redrive of their dead letters; each method is one transaction of the caller's. */

@@ -1,5 +1,5 @@
 import type { BetterSqlite3 } from '../../sqlite-driver.js';
-import type { ConsoleSession } from '../store.js';
+import type { ConsoleSession } from '../console-session-store.js';
 
 interface SessionRow {
   id_hash: string;

@@ -2,10 +2,10 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database, { type BetterSqlite3 } from '../../sqlite-driver.js';
 import { HookrelayError } from '../../errors.js';
-import type {
-  AttemptRecord, AttemptResolution, BlockedKey, ClaimedDelivery, Delivery, DeliveryDetail, DeliveryFilter, DeliveryOrigin,
-  NewDelivery, NewEvent, OutboxStats, Page, SaveEventResult, Store, StoredEvent,
-} from '../store.js';
+import type { AttemptRecord, AttemptResolution, ClaimedDelivery } from '../delivery-queue.js';
+import type { NewEvent, SaveEventResult, StoredEvent } from '../event-store.js';
+import type { BlockedKey, Delivery, DeliveryDetail, DeliveryFilter, DeliveryOrigin, NewDelivery, OutboxStats, Page } from '../outbox-store.js';
+import type { Store } from '../store.js';
 import { toStoredEvent, type EventRow } from './event-rows.js';
 import { startBackgroundCheckpointer, type BackgroundCheckpointer } from './background-checkpointer.js';
 import { EventLoopLoad } from './event-loop-load.js';
@@ -15,26 +15,32 @@ import { keyText, withExactKeys } from './key-text.js';
 import { migrate } from './migrate.js';
 import { toBlockedKey } from '../stored-rows.js';
 import { OutboxQueries, type AttemptToRecord } from './outbox.js';
-import { MAX_RECEIVED_COUNT } from '../store.js';
-import type { BulkDeliveryFilter, ClusterNode, GoneNode, NewNode, EventBody, EventSelection, ImportedEvent, ImportOptions, ImportResult } from '../store.js';
+import { MAX_RECEIVED_COUNT } from '../event-store.js';
+import type { BulkDeliveryFilter, EventBody } from '../bulk-store.js';
+import type { ClusterNode, GoneNode, NewNode } from '../cluster-store.js';
+import type { ImportedEvent, ImportOptions, ImportResult } from '../event-archive.js';
+import type { EventSelection } from '../event-store.js';
 import { BulkQueries } from './bulk-queries.js';
 import { RetentionQueries } from './retention-queries.js';
 import { TransferQueries } from './transfer-queries.js';
-import type { EventPosition, EventSearch, EventPage, Job, JobProgress, JobState, NewJob, DeliveryCounts } from '../store.js';
+import type { EventPosition, EventSearch, EventPage } from '../event-store.js';
+import type { Job, JobProgress, JobState, NewJob } from '../job-store.js';
+import type { DeliveryCounts } from '../outbox-store.js';
 import { AdminJobQueries } from './admin-jobs.js';
 import { NodeQueries } from './node-queries.js';
 import { AdminQueries } from './admin-queries.js';
 import { CommitListeners } from '../commit-listeners.js';
-import type { KeptRuleSet, NewEditedCopy } from '../store.js';
+import type { NewEditedCopy } from '../event-store.js';
+import type { KeptRuleSet } from '../rule-set-store.js';
 import { KeptQueries } from './kept-queries.js';
-import type { CopyExtent, CopyKey, CopyRows, CopyTable } from '../store.js';
+import type { CopyExtent, CopyKey, CopyRows, CopyTable } from '../copyable-store.js';
 import { CopyQueries } from './copy-queries.js';
-import type { Outage, RedriveSpacing } from '../store.js';
+import type { Outage, RedriveSpacing } from '../outage-store.js';
 import { OutageQueries } from './outage-queries.js';
 import { SharedQueries } from './shared-queries.js';
-import type { ConsoleSession } from '../store.js';
+import type { ConsoleSession } from '../console-session-store.js';
 import { NewEventQueries } from './new-events.js';
-import type { NewEventRead, NewEvents, StreamPosition, StreamStart } from '../store.js';
+import type { NewEventRead, NewEvents, StreamPosition, StreamStart } from '../new-event-store.js';
 
 export interface SqliteStoreOptions {
   dataDir: string;

@@ -1,5 +1,7 @@
 import type { BetterSqlite3 } from '../../sqlite-driver.js';
-import { MAX_RECEIVED_COUNT, type EventBody, type EventSelection, type ImportedEvent, type ImportResult, type StoredEvent } from '../store.js';
+import type { EventBody } from '../bulk-store.js';
+import type { ImportedEvent, ImportResult } from '../event-archive.js';
+import { MAX_RECEIVED_COUNT, type EventSelection, type StoredEvent } from '../event-store.js';
 import { eventSelectionSql } from './event-filter-sql.js';
 import { toStoredEvent, type EventRow } from './event-rows.js';
 import { keyText, withExactKeys } from './key-text.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
-import type { EventFilter, EventSearch, EventSummary, Validation } from '../../../src/store/store.js';
+import type { EventFilter, EventSearch, EventSummary, Validation } from '../../../src/store/event-store.js';
 import { makeTempDir, removeTempDirs } from '../../helpers/temp-dir.js';
 
 // Event name, source and validation are indexed only for their rare values (migration 004); the common

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { get, type IncomingMessage } from 'node:http';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { readEventStream, type StreamMessage } from '../../../src/commands/event-stream-client.js';
-import type { ImportedEvent } from '../../../src/store/store.js';
+import type { ImportedEvent } from '../../../src/store/event-archive.js';
 import { sampleTransferSucceeded } from '../../../src/samples/transfer-succeeded.js';
 import { postSigned, send } from '../../helpers/http.js';
 import { startTestReceiver, TEST_SECRET, type TestReceiver } from '../../helpers/receiver.js';

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
 import { EVENT_COUNT_SQL, RULE_COUNT_SQL, chooseDriver, coarseCandidates, eventSearchSql, type SearchDriver } from '../../../src/store/sqlite/admin-queries.js';
-import type { EventSearch } from '../../../src/store/store.js';
+import type { EventSearch } from '../../../src/store/event-store.js';
 import { makeTempDir, removeTempDirs } from '../../helpers/temp-dir.js';
 
 const stores: SqliteStore[] = [];

@@ -4,7 +4,8 @@ import { JobRunner } from '../../../src/operations/jobs/job-runner.js';
 import { RetentionWorker } from '../../../src/retention/retention-worker.js';
 import { PostgresStore } from '../../../src/store/postgres/postgres-store.js';
 import { SqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
-import type { NewNode, Store } from '../../../src/store/store.js';
+import type { NewNode } from '../../../src/store/cluster-store.js';
+import type { Store } from '../../../src/store/store.js';
 import { createTestDatabase, describeWithPostgres, TEST_POOL, type TestDatabase } from '../../helpers/postgres.js';
 import { makeTempDir, removeTempDirs } from '../../helpers/temp-dir.js';
 

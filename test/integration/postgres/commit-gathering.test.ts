@@ -1,7 +1,7 @@
 import { afterEach, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { PostgresStore } from '../../../src/store/postgres/postgres-store.js';
-import type { NewEvent } from '../../../src/store/store.js';
+import type { NewEvent } from '../../../src/store/event-store.js';
 import { createTestDatabase, describeWithPostgres, TEST_POOL, type TestDatabase } from '../../helpers/postgres.js';
 
 const open: { store: PostgresStore; database: TestDatabase }[] = [];

@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { clientConfig } from '../../../src/store/postgres/connection.js';
 import { listMigrations } from '../../../src/store/postgres/migrate.js';
 import { PostgresStore } from '../../../src/store/postgres/postgres-store.js';
-import type { NewEvent } from '../../../src/store/store.js';
+import type { NewEvent } from '../../../src/store/event-store.js';
 import { eventually } from '../../helpers/rules.js';
 import { createTestDatabase, describeWithPostgres, TEST_POOL, type TestDatabase } from '../../helpers/postgres.js';
 

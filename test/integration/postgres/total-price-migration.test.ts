@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { listMigrations, migrate } from '../../../src/store/postgres/migrate.js';
 import { PostgresStore } from '../../../src/store/postgres/postgres-store.js';
-import type { NewEvent } from '../../../src/store/store.js';
+import type { NewEvent } from '../../../src/store/event-store.js';
 import { AMOUNT_BODIES } from '../../helpers/amount-bodies.js';
 import { createTestDatabase, describeWithPostgres, TEST_POOL, type TestDatabase } from '../../helpers/postgres.js';
 

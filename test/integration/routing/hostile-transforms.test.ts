@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { sampleTransferSucceeded } from '../../../src/samples/transfer-succeeded.js';
-import type { Delivery } from '../../../src/store/store.js';
+import type { Delivery } from '../../../src/store/outbox-store.js';
 import { describeEachBackend } from '../../helpers/backends.js';
 import { postSigned } from '../../helpers/http.js';
 import { startTestReceiver, TEST_SECRET } from '../../helpers/receiver.js';

@@ -6,7 +6,8 @@ import { createDestinationLimiter } from '../../../src/delivery/destination-limi
 import { DeliveryWorker } from '../../../src/delivery/worker.js';
 import type { RuleSet } from '../../../src/rules/types.js';
 import { loadRuleSet } from '../../../src/rules/loader.js';
-import type { ClaimedDelivery, Store } from '../../../src/store/store.js';
+import type { ClaimedDelivery } from '../../../src/store/delivery-queue.js';
+import type { Store } from '../../../src/store/store.js';
 import { eventually, rulesDirWith } from '../../helpers/rules.js';
 import { removeTempDirs } from '../../helpers/temp-dir.js';
 import { startWebhookSink } from '../../helpers/webhook-sink.js';

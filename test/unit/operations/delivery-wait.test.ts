@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { deliveryWaits, type WaitSources } from '../../../src/operations/delivery-wait.js';
-import type { BlockedKey, Delivery, Outage } from '../../../src/store/store.js';
+import type { Outage } from '../../../src/store/outage-store.js';
+import type { BlockedKey, Delivery } from '../../../src/store/outbox-store.js';
 
 const NOW = Date.parse('2026-05-01T12:00:00Z');
 const rule = (id: string, extra: Record<string, unknown> = {}) => ({ id, enabled: true, destination: { url: 'https://hooks.example.com/in' }, retryScheduleMs: [0, 5_000, 30_000, 120_000], ...extra });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { EXPORT_FORMAT } from '../../../src/operations/export-format.js';
 import { ImportLineError, maxImportLineBytes, parseRecordLine } from '../../../src/operations/import-record.js';
 import { sampleTransferSucceeded } from '../../../src/samples/transfer-succeeded.js';
-import { MAX_RECEIVED_COUNT } from '../../../src/store/store.js';
+import { MAX_RECEIVED_COUNT } from '../../../src/store/event-store.js';
 
 const LIMITS = { maxBody: 64 * 1024, maxDepth: 64 };
 

@@ -3,7 +3,7 @@ import Database, { type BetterSqlite3 } from '../../../src/sqlite-driver.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sampleTransferSucceeded } from '../../../src/samples/transfer-succeeded.js';
 import { DATABASE_FILE, SqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
-import type { NewEvent } from '../../../src/store/store.js';
+import type { NewEvent } from '../../../src/store/event-store.js';
 import { makeTempDir, removeTempDirs } from '../../helpers/temp-dir.js';
 
 afterAll(() => removeTempDirs());

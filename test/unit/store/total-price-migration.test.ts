@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { listMigrations, migrate } from '../../../src/store/sqlite/migrate.js';
 import { openDatabase, SqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
-import type { NewEvent } from '../../../src/store/store.js';
+import type { NewEvent } from '../../../src/store/event-store.js';
 import { AMOUNT_BODIES } from '../../helpers/amount-bodies.js';
 import { makeTempDir, removeTempDirs } from '../../helpers/temp-dir.js';
 

@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
-import type { EventSearch, StreamPosition } from '../../../store/store.js';
+import type { EventSearch } from '../../../store/event-store.js';
+import type { StreamPosition } from '../../../store/new-event-store.js';
 import { positionText } from '../../../operations/stream-position.js';
 import type { SharedReads } from './shared-reads.js';
 

@@ -1,4 +1,5 @@
-import type { EventSearch, NewEventReader, StreamPosition } from '../../../store/store.js';
+import type { EventSearch } from '../../../store/event-store.js';
+import type { NewEventReader, StreamPosition } from '../../../store/new-event-store.js';
 import { streamedEventView } from '../../../operations/views.js';
 
 /** Events read from the store per query: bounds what one stream holds in memory besides its socket buffer. */

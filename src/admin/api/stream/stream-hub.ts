@@ -2,7 +2,8 @@ import type { ServerResponse } from 'node:http';
 import { HookrelayError } from '../../../errors.js';
 import { EventStream, type EventStreamOptions, type StreamEndReason, type StreamSettings } from './event-stream.js';
 import { SharedReads } from './shared-reads.js';
-import type { NewEventReader, Store } from '../../../store/store.js';
+import type { NewEventReader } from '../../../store/new-event-store.js';
+import type { Store } from '../../../store/store.js';
 
 /**
  * Commits wake the streams at most this often: under load that is one read and one write per client per

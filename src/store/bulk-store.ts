@@ -1,0 +1,36 @@
+import type { EventFilter, EventSelection, StoredEvent } from './event-store.js';
+import type { DeliveryOrigin, NewDelivery } from './outbox-store.js';
+
+/**
+ * Bulk replay and retry (jobs and the CLI): walking many events in id order and acting on many deliveries at once.
+ */
+export interface BulkStore {
+  /** What rules read of events (id, source, event name, raw bytes), oldest first; page on with `afterId`. */
+  listEventBodies(selection: EventSelection, limit: number): Promise<EventBody[]>;
+  /** The lowest id of the events received at or after `receivedFrom` (null: none): where a time-range walk in id order starts. */
+  firstEventIdReceivedFrom(receivedFrom: number): Promise<number | null>;
+  /** Replay of many events in one transaction: the outbox rows for each event; returns how many rows. */
+  createDeliveriesForEvents(batch: { eventId: number; deliveries: NewDelivery[] }[], origin: DeliveryOrigin): Promise<number>;
+  countDeadDeliveries(filter: BulkDeliveryFilter): Promise<number>;
+  /** Dead deliveries matching `filter`, counted per rule id. */
+  countDeadDeliveriesByRule(filter: BulkDeliveryFilter): Promise<Map<string, number>>;
+  /** Makes up to `limit` matching dead deliveries (ascending id) pending and due at `now`, in one transaction; returns their ids. */
+  retryDeadDeliveries(filter: BulkDeliveryFilter, limit: number, now: number): Promise<number[]>;
+}
+
+/** An event as rules see it (replay): no headers, no parsed columns. */
+export type EventBody = Pick<StoredEvent, 'id' | 'source' | 'event' | 'body' | 'ruleSetHash'>;
+
+/** Dead-lettered deliveries to retry: by rule, by event, or by anything about their events. */
+export interface BulkDeliveryFilter extends EventFilter {
+  ruleId?: string;
+  eventId?: number;
+  /** Only deliveries with an id greater than this. */
+  afterId?: number;
+  /**
+   * Today's rule ids. With it, only the deliveries today's rules still send: of one of these rules, or
+   * planned by a one-off rule set (an edited event sent to a URL, sent as kept). With `removed: true`, only
+   * the others: those the worker dead-letters as "rule removed".
+   */
+  todaysRules?: { ids: readonly string[]; removed?: boolean };
+}
