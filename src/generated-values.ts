@@ -2,11 +2,11 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { HookrelayError } from './errors.js';
-import type { Store } from './store/store.js';
+import type { SettingStore } from './store/setting-store.js';
 
 /** Where generated values are kept: the store (every node reads it) and, on SQLite, a readable file copy. */
 export interface GeneratedValueKeeping {
-  store: Pick<Store, 'claimSetting'>;
+  store: SettingStore;
   dataDir: string;
   /** SQLite: also keep each value in its file in the data dir (0600), as the README describes. */
   fileCopies: boolean;

@@ -1,12 +1,12 @@
 import type { Logger } from 'pino';
 import type { Outage } from '../store/outage-store.js';
-import type { Store } from '../store/store.js';
 import { AlertDamping } from './alert-damping.js';
+import type { OutboxStore } from '../store/outbox-store.js';
 
 export interface AlertsOptions {
   /** Sends one message's text (see createAlertSender). */
   send: (text: string) => unknown;
-  store: Store;
+  store: OutboxStore;
   logger: Logger;
   dampingMs: number;
   deadLetterThreshold: number;

@@ -1,12 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
-import type { NewNode, NodeRole } from '../store/cluster-store.js';
-import type { Store } from '../store/store.js';
+import type { ClusterStore, NewNode, NodeRole } from '../store/cluster-store.js';
 import { VERSION } from '../version.js';
 
 export interface NodeHeartbeatOptions {
-  store: Store;
+  store: ClusterStore;
   role: NodeRole;
   heartbeatMs: number;
   /** The rule set this node routes with now (it changes on a hot reload). */

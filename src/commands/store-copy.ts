@@ -5,13 +5,13 @@ import { copyStore, type CopyProgress, type CopyResult } from '../store/copy-sto
 import { clientConfig, redactUrl } from '../store/postgres/connection.js';
 import { PostgresStore } from '../store/postgres/postgres-store.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
-import type { CopyTable } from '../store/copyable-store.js';
-import type { Store } from '../store/store.js';
+import type { CopyTable, CopyableStore } from '../store/copyable-store.js';
 import { positiveInt } from './event-filter-flags.js';
 import { hasDatabase } from './local-backend.js';
 import { INTERRUPTED_EXIT_CODE, onInterrupt } from './interrupt.js';
 import { printJson, printLine } from './output.js';
 import { createProgress } from './progress-bar.js';
+import type { StoreLifecycle } from '../store/store-lifecycle.js';
 
 type Env = Record<string, string | undefined>;
 
@@ -32,7 +32,7 @@ const OTHER_URL = /^[a-z][a-z0-9+.-]*:\/\//i;
 const COPY_CONNECTION = { poolSize: 2, statementTimeoutMs: 300_000, lockTimeoutMs: 5_000, connectTimeoutMs: 10_000, notifications: false };
 
 interface End {
-  store: Store;
+  store: CopyableStore & StoreLifecycle;
   /** What messages may show: the data dir, or the URL with its password replaced. */
   label: string;
 }

@@ -2,9 +2,10 @@ import { ADMIN_TOKEN_FILE, ADMIN_TOKEN_SETTING, readStoredAdminToken } from '../
 import type { Config } from '../config.js';
 import { PostgresStore } from '../store/postgres/postgres-store.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
-import type { Store } from '../store/store.js';
 import { readStoredSourceSecret, sourceSecretFile, sourceSecretSetting } from '../source-secrets.js';
 import { hasDatabase } from './local-backend.js';
+import type { SettingStore } from '../store/setting-store.js';
+import type { StoreLifecycle } from '../store/store-lifecycle.js';
 
 /** A running server holds the write lock only for short commits; wait this long for it. */
 const BUSY_TIMEOUT_MS = 5_000;
@@ -16,7 +17,7 @@ export interface StoredValue {
 }
 
 /** The store the settings name (PostgreSQL by URL, else the data dir's SQLite file), or null: a data dir without a database is never created. */
-async function openSettingsStore(config: Readonly<Config>): Promise<Store | null> {
+async function openSettingsStore(config: Readonly<Config>): Promise<(SettingStore & StoreLifecycle) | null> {
   const { url, password, ...settings } = config.database;
   if (url !== undefined) return PostgresStore.open({ url, ...(password !== undefined && { password }), ...settings, notifications: false });
   if (!hasDatabase(config.dataDir)) return null;

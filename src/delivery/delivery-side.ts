@@ -2,15 +2,14 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Env } from '../rules/env-references.js';
 import type { RuleSet } from '../rules/types.js';
-import type { Outage } from '../store/outage-store.js';
-import type { Store } from '../store/store.js';
+import type { Outage, OutageStore } from '../store/outage-store.js';
 import { createCircuitBreaker } from './circuit-breaker.js';
 import { createDestinationLimiter, type DestinationView } from './destination-limiter.js';
 import { createGuardedDispatcher } from './guarded-dispatcher.js';
 import { OutageTracker } from './outage-tracker.js';
 import { RuleVersions } from './rule-versions.js';
 import { createSsrfGuard, type LookupFunction } from './ssrf-guard.js';
-import { DeliveryWorker, type DeliveryWorkerOptions } from './worker.js';
+import { DeliveryWorker, type DeliveryWorkerOptions, type DeliveryWorkerStore } from './worker.js';
 
 /** The limiter's destinations with their circuit state (the admin API's answer). */
 export interface DestinationsReport {
@@ -20,7 +19,7 @@ export interface DestinationsReport {
 
 export interface DeliverySideOptions {
   config: Readonly<Config>;
-  store: Store;
+  store: DeliveryWorkerStore & OutageStore;
   rules: () => RuleSet;
   env: Env;
   logger: Logger;

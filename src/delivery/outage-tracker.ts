@@ -1,7 +1,6 @@
 import type { Logger } from 'pino';
 import type { RuleSet } from '../rules/types.js';
-import type { Outage } from '../store/outage-store.js';
-import type { Store } from '../store/store.js';
+import type { Outage, OutageStore } from '../store/outage-store.js';
 import type { CircuitBreaker } from './circuit-breaker.js';
 import type { OutageListener } from './worker.js';
 
@@ -15,7 +14,7 @@ export interface RedriveSettings {
 }
 
 export interface OutageTrackerOptions {
-  store: Store;
+  store: OutageStore;
   rules: () => RuleSet;
   breaker: CircuitBreaker;
   settings: RedriveSettings;

@@ -4,8 +4,7 @@ import type { KeptRule } from '../rules/types.js';
 import { pauseReason } from './delivery-pauses.js';
 import type { Env } from '../rules/env-references.js';
 import type { CompiledRule, RuleSet } from '../rules/types.js';
-import type { RuleSetKind } from '../store/rule-set-store.js';
-import type { Store } from '../store/store.js';
+import type { RuleSetKind, RuleSetStore } from '../store/rule-set-store.js';
 
 /**
  * Which version of its rule a delivery is sent with, and whether it is sent now.
@@ -41,7 +40,7 @@ export class RuleVersions {
   private readonly compiled = new Map<string, RuleVersionLookup>();
 
   constructor(
-    private readonly store: Pick<Store, 'getRuleSet'>,
+    private readonly store: RuleSetStore,
     private readonly env: Env,
   ) {}
 

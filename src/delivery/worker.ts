@@ -2,10 +2,9 @@ import type { Dispatcher } from 'undici';
 import type { Logger } from 'pino';
 import { InFlightSet } from '../in-flight-set.js';
 import type { CompiledRule, RuleEventInput, RuleSet } from '../rules/types.js';
-import type { AttemptResolution, ClaimedDelivery } from '../store/delivery-queue.js';
-import type { StoredEvent } from '../store/event-store.js';
+import type { AttemptResolution, ClaimedDelivery, DeliveryQueue } from '../store/delivery-queue.js';
+import type { EventStore, StoredEvent } from '../store/event-store.js';
 import type { DeliveryState } from '../store/outbox-store.js';
-import type { Store } from '../store/store.js';
 import type { CircuitBreaker } from './circuit-breaker.js';
 import { sampleOutcome } from './adaptive-limit.js';
 import { classifyAttempt } from './classify-attempt.js';
@@ -16,9 +15,13 @@ import { nextAttemptDelay } from './retry-schedule.js';
 import { RuleVersions } from './rule-versions.js';
 import { keepLease } from './lease-keeper.js';
 import { renderOutcome, type RenderOutcome } from '../rules/render-outcome.js';
+import type { RuleSetStore } from '../store/rule-set-store.js';
+
+/** The store roles the worker uses: the outbox's delivery side, events (forwarded headers), rule versions. */
+export type DeliveryWorkerStore = DeliveryQueue & EventStore & RuleSetStore;
 
 export interface DeliveryWorkerOptions {
-  store: Store;
+  store: DeliveryWorkerStore;
   rules: () => RuleSet;
   /** The rule version each delivery was planned with (default: versions from `store`, no `${ENV}` values). */
   ruleVersions?: RuleVersions;

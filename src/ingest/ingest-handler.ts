@@ -5,9 +5,8 @@ import { HookrelayError, asHookrelayError } from '../errors.js';
 import { lingerOnClose } from '../http/lingering-close.js';
 import { sendError, sendJson } from '../http/send-json.js';
 import type { RuleEventInput } from '../rules/types.js';
-import type { NewEvent, SaveEventResult } from '../store/event-store.js';
+import type { EventStore, NewEvent, SaveEventResult } from '../store/event-store.js';
 import type { NewDelivery } from '../store/outbox-store.js';
-import type { Store } from '../store/store.js';
 import { isIdentityEncoding, isJsonContentType } from './content-type.js';
 import { eventColumns } from './event-columns.js';
 import { checkNesting } from './nesting.js';
@@ -28,7 +27,7 @@ export interface IngestOutcome {
 
 export interface IngestDeps {
   sources: ReadonlyMap<string, SourceConfig>;
-  store: Store;
+  store: EventStore;
   maxBody: number;
   /** Bytes of bodies held at once over every request (`server.maxBufferedBytes`). */
   budget: BodyBudget;

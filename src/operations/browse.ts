@@ -1,8 +1,7 @@
 import type { DeliveryPauses } from '../delivery/delivery-pauses.js';
 import { HookrelayError } from '../errors.js';
-import type { EventSearch } from '../store/event-store.js';
-import type { DeliveryDetail, DeliveryFilter } from '../store/outbox-store.js';
-import type { Store } from '../store/store.js';
+import type { EventSearch, EventStore } from '../store/event-store.js';
+import type { DeliveryDetail, DeliveryFilter, OutboxStore } from '../store/outbox-store.js';
 import type { OperationsContext } from './context.js';
 import { deliveryWaits, type WaitSources } from './delivery-wait.js';
 import { assertRetryable } from './retry-skips.js';
@@ -31,7 +30,7 @@ export interface EventWithDeliveries {
  * One page of the events list (admin API, console, `events list`), each event with its forwarding summary:
  * the page's delivery counts come from one store call, not one per event.
  */
-export async function listEventsPage(store: Store, filter: EventSearch, page: PageRequest): Promise<Paged<EventListItemView>> {
+export async function listEventsPage(store: EventStore & OutboxStore, filter: EventSearch, page: PageRequest): Promise<Paged<EventListItemView>> {
   const result = await store.listEvents(filter, { limit: page.limit, ...(page.cursor !== undefined && { after: decodeEventCursor(page.cursor) }) });
   const counts = await store.deliveryCountsByEvent(result.items.map((event) => event.id));
   return {
@@ -41,13 +40,13 @@ export async function listEventsPage(store: Store, filter: EventSearch, page: Pa
 }
 
 /** `waits`: what tells why each pending delivery waits (absent: `wait` is null). */
-export async function listDeliveriesPage(store: Store, filter: DeliveryFilter, page: PageRequest, pauses: DeliveryPauses, waits?: WaitSources): Promise<Paged<DeliveryView>> {
+export async function listDeliveriesPage(store: EventStore & OutboxStore, filter: DeliveryFilter, page: PageRequest, pauses: DeliveryPauses, waits?: WaitSources): Promise<Paged<DeliveryView>> {
   const result = await store.listDeliveries(filter, { limit: page.limit, ...(page.cursor !== undefined && { before: decodeDeliveryCursor(page.cursor) }) });
   const wait = waits && (await deliveryWaits(waits, result.items));
   return { items: result.items.map((d) => deliveryView(d, pauses, wait)), nextCursor: result.nextCursor === null ? null : encodeDeliveryCursor(result.nextCursor) };
 }
 
-async function deliveriesOfEvent(store: Store, eventId: number): Promise<DeliveryDetail[]> {
+async function deliveriesOfEvent(store: EventStore & OutboxStore, eventId: number): Promise<DeliveryDetail[]> {
   const details: DeliveryDetail[] = [];
   let before: number | undefined;
   do {
@@ -61,7 +60,7 @@ async function deliveriesOfEvent(store: Store, eventId: number): Promise<Deliver
   return details;
 }
 
-export async function eventWithDeliveries(store: Store, eventId: number, pauses: DeliveryPauses, waits?: WaitSources): Promise<EventWithDeliveries> {
+export async function eventWithDeliveries(store: EventStore & OutboxStore, eventId: number, pauses: DeliveryPauses, waits?: WaitSources): Promise<EventWithDeliveries> {
   const event = await store.getEvent(eventId);
   if (!event) throw new HookrelayError('not_found', `No event ${eventId}.`);
   const deliveries = await deliveriesOfEvent(store, eventId);
@@ -69,7 +68,7 @@ export async function eventWithDeliveries(store: Store, eventId: number, pauses:
   return { event: eventDetailView(event), deliveries: deliveries.map((d) => deliveryDetailView(d, pauses, wait)) };
 }
 
-export async function getDeliveryDetail(store: Store, id: number, pauses: DeliveryPauses, waits?: WaitSources): Promise<DeliveryDetailView> {
+export async function getDeliveryDetail(store: EventStore & OutboxStore, id: number, pauses: DeliveryPauses, waits?: WaitSources): Promise<DeliveryDetailView> {
   const delivery = await store.getDelivery(id);
   if (!delivery) throw new HookrelayError('not_found', `No delivery ${id}.`);
   return deliveryDetailView(delivery, pauses, waits && (await deliveryWaits(waits, [delivery])));

@@ -1,7 +1,7 @@
 import { ruleInputOf } from './event-input.js';
 import { HookrelayError } from '../errors.js';
 import type { RuleSet } from '../rules/types.js';
-import type { EventBody } from '../store/bulk-store.js';
+import type { EventBody } from '../store/event-store.js';
 import type { NewDelivery } from '../store/outbox-store.js';
 import type { ReplayRouter, RouteMode, Routing } from './replay-routing.js';
 import { planRoutedReplay, type PlannedSend } from './routed-replay.js';

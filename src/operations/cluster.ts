@@ -1,5 +1,4 @@
-import type { ClusterNode, GoneNode, NewNode } from '../store/cluster-store.js';
-import type { Store } from '../store/store.js';
+import type { ClusterNode, ClusterStore, GoneNode, NewNode } from '../store/cluster-store.js';
 import type { ClusterView } from './view-schemas.js';
 
 /** How many nodes that left or went missing a cluster view lists: restarts leave one each. */
@@ -11,7 +10,7 @@ export const GONE_NODES_SHOWN = 20;
  * different rule sets (their rule files differ) or run different versions (an upgrade under way).
  * `self` is the node answering (null in the CLI's local mode).
  */
-export async function clusterView(store: Store, self: NewNode | null | undefined): Promise<ClusterView> {
+export async function clusterView(store: ClusterStore, self: NewNode | null | undefined): Promise<ClusterView> {
   const [nodes, gone] = await Promise.all([store.listLiveNodes(), store.listGoneNodes(GONE_NODES_SHOWN)]);
   return {
     nodes: nodes.map((node) => nodeView(node, self?.id === node.id)),

@@ -6,13 +6,23 @@ import type { Env } from '../rules/env-references.js';
 import type { RuleSetStatus } from '../rules/watcher.js';
 import type { RuleSet } from '../rules/types.js';
 import type { ReadinessReport } from '../readiness.js';
-import type { NewNode } from '../store/cluster-store.js';
-import type { Store } from '../store/store.js';
+import type { ClusterStore, NewNode } from '../store/cluster-store.js';
 import type { DestinationsView } from './view-schemas.js';
+import type { EventStore } from '../store/event-store.js';
+import type { NewEventStore } from '../store/new-event-store.js';
+import type { OutboxStore } from '../store/outbox-store.js';
+import type { BulkStore } from '../store/bulk-store.js';
+import type { EventArchive } from '../store/event-archive.js';
+import type { RuleSetStore } from '../store/rule-set-store.js';
+import type { OutageStore } from '../store/outage-store.js';
+import type { JobStore } from '../store/job-store.js';
+
+/** The store roles the operations act through (none of the delivery worker's, retention's or the copy's). */
+export type OperationsStore = EventStore & NewEventStore & OutboxStore & BulkStore & EventArchive & RuleSetStore & OutageStore & JobStore & ClusterStore;
 
 /** What the operations work with: assembled once by the composition root (server) or per command (local CLI). */
 export interface OperationsContext {
-  store: Store;
+  store: OperationsStore;
   rules: { current(): RuleSet; status(): RuleSetStatus };
   /** Tells the delivery worker new deliveries are due (a no-op when delivery is disabled). */
   wakeWorker: () => void;

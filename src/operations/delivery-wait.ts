@@ -1,9 +1,8 @@
 import { pauseReason } from '../delivery/delivery-pauses.js';
 import { destinationKey } from '../delivery/destination-limiter.js';
 import type { CompiledRule, RuleSet } from '../rules/types.js';
-import type { Outage } from '../store/outage-store.js';
-import type { BlockedKey, Delivery } from '../store/outbox-store.js';
-import type { Store } from '../store/store.js';
+import type { Outage, OutageStore } from '../store/outage-store.js';
+import type { BlockedKey, Delivery, OutboxStore } from '../store/outbox-store.js';
 import type { OperationsContext } from './context.js';
 import type { DeliveryWaitView, DestinationsView } from './view-schemas.js';
 
@@ -13,7 +12,7 @@ import type { DeliveryWaitView, DestinationsView } from './view-schemas.js';
  * node), the store's open outages (shared) and the blocked keys of ordered rules (shared).
  */
 export interface WaitSources {
-  store: Pick<Store, 'listOutages' | 'listBlockedKeys'>;
+  store: OutageStore & OutboxStore;
   /** Today's rules; null when they cannot be read (the CLI with an invalid rules dir). */
   rules: RuleSet | null;
   /** This node's destinations; null where no delivery worker runs (the CLI's local mode, a receiver-only node). */

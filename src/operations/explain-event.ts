@@ -2,7 +2,8 @@ import { HookrelayError } from '../errors.js';
 import { parseJsonBody } from '../ingest/parse-json.js';
 import { explainRules, type CheckDestination, type RuleExplanation } from '../rules/explain.js';
 import type { RuleEventInput, RuleSet } from '../rules/types.js';
-import type { Store } from '../store/store.js';
+import type { EventStore } from '../store/event-store.js';
+import type { OutboxStore } from '../store/outbox-store.js';
 
 /**
  * Explain: why every rule of the loaded rule set does or does not take one event (a stored one, or a
@@ -37,7 +38,7 @@ export interface ExplainRequest {
 
 const DELIVERY_PAGE = 500;
 
-export async function explainStoredEvent(store: Pick<Store, 'getEvent' | 'listDeliveries'>, parts: ExplainParts, eventId: number, request: ExplainRequest = {}): Promise<EventExplanation> {
+export async function explainStoredEvent(store: EventStore & OutboxStore, parts: ExplainParts, eventId: number, request: ExplainRequest = {}): Promise<EventExplanation> {
   const event = await store.getEvent(eventId);
   if (!event) throw new HookrelayError('not_found', `No event ${eventId}.`);
   const input = { source: event.source, event: event.event, body: parseJsonBody(event.body), raw: event.body };
@@ -77,7 +78,7 @@ async function explain(parts: ExplainParts, input: RuleEventInput, request: Expl
 }
 
 /** Distinct rule-set hashes of the event's deliveries, oldest delivery first. */
-async function ruleSetsOfDeliveries(store: Pick<Store, 'listDeliveries'>, eventId: number): Promise<string[]> {
+async function ruleSetsOfDeliveries(store: OutboxStore, eventId: number): Promise<string[]> {
   const hashes: string[] = [];
   let before: number | undefined;
   do {

@@ -1,7 +1,7 @@
-import type { EventSearch, EventSelection } from '../store/event-store.js';
-import type { Store } from '../store/store.js';
+import type { EventSearch, EventSelection, EventStore } from '../store/event-store.js';
 import { recordFromStored, type ExportRecord } from './export-format.js';
 import { JOB_BATCH_SIZE, newestEventId, startingAfterId, yieldToEventLoop } from './jobs/batches.js';
+import type { EventArchive } from '../store/event-archive.js';
 
 /** An export under way: how many events it holds, and their records, oldest first. */
 export interface EventExport {
@@ -10,7 +10,7 @@ export interface EventExport {
 }
 
 /** The events a filter selects, as export records; events arriving meanwhile are left out. */
-export async function exportEvents(store: Store, filter: EventSearch): Promise<EventExport> {
+export async function exportEvents(store: EventStore & EventArchive, filter: EventSearch): Promise<EventExport> {
   const selection: EventSelection = { ...filter, throughId: await newestEventId(store) };
   const total = await store.countEvents(selection);
   async function* records(): AsyncGenerator<ExportRecord> {

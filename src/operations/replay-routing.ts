@@ -2,8 +2,9 @@ import { HookrelayError } from '../errors.js';
 import { compileKeptRuleSet } from '../rules/kept-rule-set.js';
 import type { Env } from '../rules/env-references.js';
 import type { RuleSet } from '../rules/types.js';
-import type { EventBody } from '../store/bulk-store.js';
-import type { Store } from '../store/store.js';
+import type { EventBody } from '../store/event-store.js';
+import type { RuleSetStore } from '../store/rule-set-store.js';
+import type { OutboxStore } from '../store/outbox-store.js';
 
 /**
  * Which rules a replay goes through.
@@ -44,7 +45,7 @@ export class ReplayRouter {
   private readonly originals = new Map<string, Routing | null>();
 
   constructor(
-    private readonly store: Pick<Store, 'getRuleSet' | 'listDeliveries'>,
+    private readonly store: RuleSetStore & OutboxStore,
     private readonly env: Env,
     private readonly today: () => RuleSet,
   ) {}

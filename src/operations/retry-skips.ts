@@ -1,7 +1,7 @@
 import { HookrelayError } from '../errors.js';
 import type { RuleSet } from '../rules/types.js';
-import type { BulkDeliveryFilter } from '../store/bulk-store.js';
-import type { Store } from '../store/store.js';
+import type { BulkDeliveryFilter, BulkStore } from '../store/bulk-store.js';
+import type { RuleSetStore } from '../store/rule-set-store.js';
 
 /**
  * A retry sends a delivery with its rule version, but today's rule set decides whether it goes at all: a
@@ -30,14 +30,14 @@ export function retryableFilter(filter: BulkDeliveryFilter, rules: RuleSet): Bul
 }
 
 /** The dead deliveries of `filter` a bulk retry leaves alone, per rule. */
-export async function retrySkips(store: Pick<Store, 'countDeadDeliveriesByRule'>, filter: BulkDeliveryFilter, rules: RuleSet): Promise<RetrySkip[]> {
+export async function retrySkips(store: BulkStore, filter: BulkDeliveryFilter, rules: RuleSet): Promise<RetrySkip[]> {
   const counts = await store.countDeadDeliveriesByRule({ ...filter, todaysRules: { ids: rules.rules.map((rule) => rule.id), removed: true } });
   return [...counts].map(([ruleId, count]) => ({ ruleId, count, reason: 'rule_removed', message: removedMessage(ruleId) }));
 }
 
 /** Refuses to retry one delivery that today's rules would dead-letter again at once. */
 export async function assertRetryable(
-  store: Pick<Store, 'getRuleSet'>,
+  store: RuleSetStore,
   delivery: { id: number; eventId: number; ruleId: string; ruleSetHash: string },
   rules: RuleSet,
 ): Promise<void> {

@@ -1,8 +1,7 @@
 import { HookrelayError } from '../errors.js';
 import { dryRunRules } from '../rules/dry-run.js';
 import type { RuleSet } from '../rules/types.js';
-import type { StoredEvent } from '../store/event-store.js';
-import type { Store } from '../store/store.js';
+import type { EventStore, StoredEvent } from '../store/event-store.js';
 import { ruleInputOf } from './event-input.js';
 import type { DryRunResultView } from './view-schemas.js';
 
@@ -12,9 +11,8 @@ export interface DryRunTarget {
   last?: number;
 }
 
-type DryRunStore = Pick<Store, 'getEvent' | 'listEvents'>;
 
-async function eventsToTry(store: DryRunStore, target: DryRunTarget): Promise<StoredEvent[]> {
+async function eventsToTry(store: EventStore, target: DryRunTarget): Promise<StoredEvent[]> {
   if (target.eventId !== undefined) {
     const event = await store.getEvent(target.eventId);
     if (!event) throw new HookrelayError('not_found', `No event ${target.eventId}.`);
@@ -29,7 +27,7 @@ async function eventsToTry(store: DryRunStore, target: DryRunTarget): Promise<St
  * What one rule would do with stored events, newest first: whether it matches and why not, and what it
  * would send (POST /rules/:id/dry-run, `rules test --history`). Nothing is stored or sent.
  */
-export async function dryRunRule(store: DryRunStore, ruleSet: RuleSet, ruleId: string, target: DryRunTarget): Promise<DryRunResultView> {
+export async function dryRunRule(store: EventStore, ruleSet: RuleSet, ruleId: string, target: DryRunTarget): Promise<DryRunResultView> {
   const rule = ruleSet.rules.find((r) => r.id === ruleId);
   if (!rule) throw new HookrelayError('not_found', `No rule "${ruleId}" in the current rule set.`, { ruleId });
   const oneRule = { ...ruleSet, rules: [rule] };

@@ -1,5 +1,7 @@
 import type { Logger } from 'pino';
-import type { Store } from '../store/store.js';
+import type { RetentionStore } from '../store/retention-store.js';
+import type { EventStore } from '../store/event-store.js';
+import type { ClusterStore } from '../store/cluster-store.js';
 
 export interface RetentionSettings {
   maxAgeDays: number;
@@ -21,7 +23,7 @@ export interface PruneReport {
 }
 
 export interface RetentionWorkerOptions {
-  store: Store;
+  store: RetentionStore & EventStore & ClusterStore;
   settings: RetentionSettings;
   logger: Logger;
   now?: () => number;

@@ -1,14 +1,10 @@
-import type { EventFilter, EventSelection, StoredEvent } from './event-store.js';
+import type { EventFilter } from './event-store.js';
 import type { DeliveryOrigin, NewDelivery } from './outbox-store.js';
 
 /**
- * Bulk replay and retry (jobs and the CLI): walking many events in id order and acting on many deliveries at once.
+ * Bulk replay and retry (jobs, the admin API and the CLI): many deliveries created or retried in one transaction.
  */
 export interface BulkStore {
-  /** What rules read of events (id, source, event name, raw bytes), oldest first; page on with `afterId`. */
-  listEventBodies(selection: EventSelection, limit: number): Promise<EventBody[]>;
-  /** The lowest id of the events received at or after `receivedFrom` (null: none): where a time-range walk in id order starts. */
-  firstEventIdReceivedFrom(receivedFrom: number): Promise<number | null>;
   /** Replay of many events in one transaction: the outbox rows for each event; returns how many rows. */
   createDeliveriesForEvents(batch: { eventId: number; deliveries: NewDelivery[] }[], origin: DeliveryOrigin): Promise<number>;
   countDeadDeliveries(filter: BulkDeliveryFilter): Promise<number>;
@@ -17,9 +13,6 @@ export interface BulkStore {
   /** Makes up to `limit` matching dead deliveries (ascending id) pending and due at `now`, in one transaction; returns their ids. */
   retryDeadDeliveries(filter: BulkDeliveryFilter, limit: number, now: number): Promise<number[]>;
 }
-
-/** An event as rules see it (replay): no headers, no parsed columns. */
-export type EventBody = Pick<StoredEvent, 'id' | 'source' | 'event' | 'body' | 'ruleSetHash'>;
 
 /** Dead-lettered deliveries to retry: by rule, by event, or by anything about their events. */
 export interface BulkDeliveryFilter extends EventFilter {

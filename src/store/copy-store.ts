@@ -1,6 +1,5 @@
 import { copyConflict } from './copy-conflict.js';
-import { COPY_TABLES, type CopyExtent, type CopyKey, type CopyRows, type CopyTable } from './copyable-store.js';
-import type { Store } from './store.js';
+import { COPY_TABLES, type CopyExtent, type CopyKey, type CopyRows, type CopyTable, type CopyableStore } from './copyable-store.js';
 
 export interface CopyOptions {
   /** Rows per transaction on the target. */
@@ -51,7 +50,7 @@ const RUNNING_JOB_ERROR = 'interrupted: the store was copied while the job ran';
  * data fails with store_copy_conflict before anything is written. Deliveries arrive lease-free: one a
  * worker held when the source stopped is due at once (at-least-once, under its own delivery id).
  */
-export async function copyStore(source: Store, target: Store, options: CopyOptions): Promise<CopyResult> {
+export async function copyStore(source: CopyableStore, target: CopyableStore, options: CopyOptions): Promise<CopyResult> {
   const before = await source.copyExtent();
   const already = await target.copyExtent();
   const total = COPY_TABLES.reduce((sum, table) => sum + before[table].rows, 0);
@@ -92,7 +91,7 @@ export async function copyStore(source: Store, target: Store, options: CopyOptio
  * still has it (retention may have pruned it since).
  */
 async function checkResumable(
-  source: Store,
+  source: CopyableStore,
   table: CopyTable,
   target: CopyExtent,
   write: <T extends CopyTable>(table: T, rows: CopyRows[T][]) => Promise<void>,

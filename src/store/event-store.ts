@@ -1,8 +1,8 @@
 import type { DeliveryState, NewDelivery } from './outbox-store.js';
 
 /**
- * Storing received events and edited copies, and reading them back one by one, a page at a time or as a
- * count (ingest, the delivery worker, the admin views, retention).
+ * Storing received events and edited copies, and reading them back: one by one, a page at a time, in id order
+ * (bulk operations) or as a count (ingest, the delivery worker, the admin views, jobs, retention).
  */
 export interface EventStore {
   /** Stores the event once; resolves only after the transaction holding it has committed. */
@@ -15,6 +15,10 @@ export interface EventStore {
   listEvents(filter: EventSearch, page: { limit: number; after?: EventPosition }): Promise<EventPage>;
   /** How many stored events match. */
   countEvents(selection: EventSelection): Promise<number>;
+  /** What rules read of events (id, source, event name, raw bytes), oldest first; page on with `afterId`. */
+  listEventBodies(selection: EventSelection, limit: number): Promise<EventBody[]>;
+  /** The lowest id of the events received at or after `receivedFrom` (null: none): where a time-range walk in id order starts. */
+  firstEventIdReceivedFrom(receivedFrom: number): Promise<number | null>;
   /** Stores an edited copy (next edit number of its transfer) and its deliveries in one transaction; returns its id. */
   saveEditedCopy(copy: NewEditedCopy): Promise<number>;
 }
@@ -129,3 +133,6 @@ export interface EventPage {
   /** Pass as `after` for the next (older) page; null when this is the last page. */
   next: EventPosition | null;
 }
+
+/** An event as rules see it (replay): no headers, no parsed columns. */
+export type EventBody = Pick<StoredEvent, 'id' | 'source' | 'event' | 'body' | 'ruleSetHash'>;

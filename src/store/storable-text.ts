@@ -1,4 +1,4 @@
-import type { EventBody } from './bulk-store.js';
+import type { EventBody } from './event-store.js';
 import type { EventRow } from './sqlite/event-rows.js';
 
 /** The first character of an escaped value. A value that starts with it is always escaped, so every stored text has one reading. */

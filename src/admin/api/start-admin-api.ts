@@ -5,19 +5,18 @@ import type { SsrfGuard } from '../../delivery/ssrf-guard.js';
 import type { Env } from '../../rules/env-references.js';
 import type { RuleSetWatcher } from '../../rules/watcher.js';
 import type { NewNode } from '../../store/cluster-store.js';
-import type { Store } from '../../store/store.js';
 import type { AdminToken } from '../../admin-token.js';
 import type { AdminApi } from './admin-api.js';
 import type { SessionVerifier } from './auth.js';
 import type { FailedAuthLimiter } from '../failed-auth-limiter.js';
 import { JobRunner } from '../../operations/jobs/job-runner.js';
 import { StreamHub, type StreamHubSettings } from './stream/stream-hub.js';
-import type { OperationsContext } from '../../operations/context.js';
+import type { OperationsContext, OperationsStore } from '../../operations/context.js';
 
 export interface AdminApiParts {
   /** The configured admin token, or the one kept in the store. */
   token: AdminToken;
-  store: Store;
+  store: OperationsStore;
   rules: RuleSetWatcher;
   worker: { wake(): void } | null;
   dispatcher: () => Promise<Dispatcher>;

@@ -2,8 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { CookieOptions, Request, Response } from 'express';
 import type { SessionVerifier } from '../api/auth.js';
-import type { ConsoleSession } from '../../store/console-session-store.js';
-import type { Store } from '../../store/store.js';
+import type { ConsoleSession, ConsoleSessionStore } from '../../store/console-session-store.js';
 
 export const SESSION_COOKIE = 'hookrelay_session';
 export const CSRF_COOKIE = 'hookrelay_csrf';
@@ -13,7 +12,7 @@ const MAX_SESSIONS = 1000;
 
 export interface ConsoleSessionOptions {
   /** Where sessions are kept: the database every node shares. */
-  store: Pick<Store, 'saveConsoleSession' | 'getConsoleSession' | 'deleteConsoleSession'>;
+  store: ConsoleSessionStore;
   /** How long a log-in lasts (default 12 hours). */
   ttlMs?: number;
   /** The public URL the console is reached through (config `publicUrl`): its origin is accepted too. */

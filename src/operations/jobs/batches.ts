@@ -1,5 +1,4 @@
-import type { EventSelection } from '../../store/event-store.js';
-import type { Store } from '../../store/store.js';
+import type { EventSelection, EventStore } from '../../store/event-store.js';
 
 /** Rows per batch: one short transaction each, so ingest never waits long for the write lock. */
 export const JOB_BATCH_SIZE = 200;
@@ -7,7 +6,7 @@ export const JOB_BATCH_SIZE = 200;
 const COUNT_WINDOW = 50_000;
 
 /** The newest event's id now (0 when none): bulk operations leave out events that arrive while they run. */
-export async function newestEventId(store: Store): Promise<number> {
+export async function newestEventId(store: EventStore): Promise<number> {
   return (await store.listEvents({}, { limit: 1 })).items[0]?.id ?? 0;
 }
 
@@ -21,7 +20,7 @@ export function yieldToEventLoop(): Promise<void> {
  * `receivedFrom` when the selection has one (a replay of the last hour skips the years before it), else 0.
  * Null when no event was received since then.
  */
-export async function startingAfterId(store: Store, selection: EventSelection): Promise<number | null> {
+export async function startingAfterId(store: EventStore, selection: EventSelection): Promise<number | null> {
   if (selection.receivedFrom === undefined) return 0;
   const first = await store.firstEventIdReceivedFrom(selection.receivedFrom);
   return first === null ? null : first - 1;
@@ -31,7 +30,7 @@ export async function startingAfterId(store: Store, selection: EventSelection): 
  * How many events up to `throughId` match: counted in id windows with a yield between them, because one
  * count over a million rows with a delivery-state filter would hold the event loop for a noticeable time.
  */
-export async function countEventsThrough(store: Store, selection: EventSelection, throughId: number): Promise<number> {
+export async function countEventsThrough(store: EventStore, selection: EventSelection, throughId: number): Promise<number> {
   const startAfter = await startingAfterId(store, selection);
   if (startAfter === null) return 0;
   // A time range starts at its first event, which exists. Without one, start at the oldest event still stored

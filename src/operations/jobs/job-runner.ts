@@ -2,19 +2,23 @@ import type { Logger } from 'pino';
 import { HookrelayError } from '../../errors.js';
 import type { Env } from '../../rules/env-references.js';
 import type { RuleSet } from '../../rules/types.js';
-import type { BulkDeliveryFilter } from '../../store/bulk-store.js';
-import type { EventSelection } from '../../store/event-store.js';
-import type { Job } from '../../store/job-store.js';
-import type { Store } from '../../store/store.js';
+import type { BulkDeliveryFilter, BulkStore } from '../../store/bulk-store.js';
+import type { EventSelection, EventStore } from '../../store/event-store.js';
+import type { Job, JobStore } from '../../store/job-store.js';
 import { BulkReplayPlanner } from '../bulk-replay-plan.js';
 import { DEFAULT_ROUTE_MODE, ReplayRouter, type RouteMode } from '../replay-routing.js';
 import { countEventsThrough, newestEventId } from './batches.js';
 import { runReplayJob, type BatchLoop, type BatchLoopResult } from './replay-job.js';
 import { retryableFilter, retrySkips } from '../retry-skips.js';
 import { runRetryJob } from './retry-job.js';
+import type { RuleSetStore } from '../../store/rule-set-store.js';
+import type { OutboxStore } from '../../store/outbox-store.js';
+
+/** Jobs, and what replay and retry jobs read and write. */
+export type JobRunnerStore = JobStore & EventStore & BulkStore & RuleSetStore & OutboxStore;
 
 export interface JobRunnerOptions {
-  store: Store;
+  store: JobRunnerStore;
   rules: () => RuleSet;
   /** Values for `${NAME}` references of kept rule versions (original routing). */
   env: Env;

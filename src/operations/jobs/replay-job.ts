@@ -1,17 +1,17 @@
-import type { EventSelection } from '../../store/event-store.js';
+import type { EventSelection, EventStore } from '../../store/event-store.js';
 import type { JobProgress } from '../../store/job-store.js';
 import type { NewDelivery } from '../../store/outbox-store.js';
-import type { Store } from '../../store/store.js';
 import { HookrelayError } from '../../errors.js';
 import type { BulkReplayPlanner } from '../bulk-replay-plan.js';
 import { JOB_BATCH_SIZE, startingAfterId, yieldToEventLoop } from './batches.js';
+import type { BulkStore } from '../../store/bulk-store.js';
 
 /**
  * What runs a bulk operation batch by batch: the admin API's jobs (progress in the jobs table) and the CLI's
  * local mode (progress on the terminal, Ctrl-C as the stop signal) share the loops below.
  */
 export interface BatchLoop {
-  store: Store;
+  store: EventStore & BulkStore;
   /** True once the job must stop (cancelled on any node, or the server is stopping): checked between batches. */
   shouldStop: () => boolean | Promise<boolean>;
   onProgress: (progress: JobProgress) => Promise<void>;

@@ -1,7 +1,6 @@
 import type pg from 'pg';
-import type { EventBody } from '../bulk-store.js';
 import type { ImportedEvent, ImportResult } from '../event-archive.js';
-import { MAX_RECEIVED_COUNT, type EventPosition, type EventSearch, type EventPage, type EventSelection, type StoredEvent } from '../event-store.js';
+import { MAX_RECEIVED_COUNT, type EventPosition, type EventSearch, type EventPage, type EventSelection, type StoredEvent, type EventBody } from '../event-store.js';
 import { SUMMARY_COLUMNS, toEventSummary, toStoredEvent, type EventRow } from '../sqlite/event-rows.js';
 import { eventSelectionSql } from './event-filter-sql.js';
 import { eventText, readEventBody, readEventRow } from '../storable-text.js';

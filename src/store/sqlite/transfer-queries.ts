@@ -1,7 +1,6 @@
 import type { BetterSqlite3 } from '../../sqlite-driver.js';
-import type { EventBody } from '../bulk-store.js';
 import type { ImportedEvent, ImportResult } from '../event-archive.js';
-import { MAX_RECEIVED_COUNT, type EventSelection, type StoredEvent } from '../event-store.js';
+import { MAX_RECEIVED_COUNT, type EventSelection, type StoredEvent, type EventBody } from '../event-store.js';
 import { eventSelectionSql } from './event-filter-sql.js';
 import { toStoredEvent, type EventRow } from './event-rows.js';
 import { keyText, withExactKeys } from './key-text.js';

@@ -3,11 +3,11 @@ import { Agent } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createCircuitBreaker } from '../../../src/delivery/circuit-breaker.js';
 import { createDestinationLimiter } from '../../../src/delivery/destination-limiter.js';
-import { DeliveryWorker } from '../../../src/delivery/worker.js';
+import { DeliveryWorker, type DeliveryWorkerStore } from '../../../src/delivery/worker.js';
 import type { RuleSet } from '../../../src/rules/types.js';
 import { loadRuleSet } from '../../../src/rules/loader.js';
 import type { ClaimedDelivery } from '../../../src/store/delivery-queue.js';
-import type { Store } from '../../../src/store/store.js';
+import { fakeRole } from '../../helpers/role-fake.js';
 import { eventually, rulesDirWith } from '../../helpers/rules.js';
 import { removeTempDirs } from '../../helpers/temp-dir.js';
 import { startWebhookSink } from '../../helpers/webhook-sink.js';
@@ -20,9 +20,9 @@ function claimed(id: number): ClaimedDelivery {
   return { id, eventId: id, ruleId: 'gone', ruleSetHash: 'empty', contentType: 'application/json', attempts: 0, passOffset: 0, leaseToken: 't', orderKey: null, blockedSince: null, payload: Buffer.from('{}'), hasBody: false };
 }
 
-function worker(store: Partial<Store>, options: { maxInFlight?: number; batchSize?: number; rules?: RuleSet; pollIntervalMs?: number } = {}): DeliveryWorker {
+function worker(store: Partial<DeliveryWorkerStore>, options: { maxInFlight?: number; batchSize?: number; rules?: RuleSet; pollIntervalMs?: number } = {}): DeliveryWorker {
   return new DeliveryWorker({
-    store: { onDeliveriesDue: () => () => {}, ...store } as Store,
+    store: fakeRole<DeliveryWorkerStore>({ onDeliveriesDue: () => () => {}, ...store }),
     rules: () => options.rules ?? emptyRules,
     dispatcher: new Agent(),
     limiter: createDestinationLimiter(),

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { deliveryWaits, type WaitSources } from '../../../src/operations/delivery-wait.js';
+import { fakeRole } from '../../helpers/role-fake.js';
 import type { Outage } from '../../../src/store/outage-store.js';
 import type { BlockedKey, Delivery } from '../../../src/store/outbox-store.js';
 
@@ -16,7 +17,7 @@ function delivery(overrides: Partial<Delivery> = {}): Delivery {
 function sources(overrides: Partial<WaitSources> & { outages?: Outage[]; blocked?: BlockedKey[] } = {}): WaitSources {
   const { outages = [], blocked = [], ...rest } = overrides;
   return {
-    store: { listOutages: async () => outages, listBlockedKeys: async () => blocked },
+    store: fakeRole<WaitSources['store']>({ listOutages: async () => outages, listBlockedKeys: async () => blocked }),
     rules: { hash: 'h', rules: [rule('sink')], loadedAt: new Date(NOW), files: [] } as never,
     destinations: null,
     nodeId: null,

@@ -2,8 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { HookrelayError } from '../../../errors.js';
 import { EventStream, type EventStreamOptions, type StreamEndReason, type StreamSettings } from './event-stream.js';
 import { SharedReads } from './shared-reads.js';
-import type { NewEventReader } from '../../../store/new-event-store.js';
-import type { Store } from '../../../store/store.js';
+import type { NewEventStore } from '../../../store/new-event-store.js';
 
 /**
  * Commits wake the streams at most this often: under load that is one read and one write per client per
@@ -60,7 +59,7 @@ export class StreamHub {
     }
   }
 
-  open(res: ServerResponse, options: Omit<EventStreamOptions, 'settings' | 'onEnd' | 'reads'> & { store: NewEventReader & Pick<Store, 'onEventsStored'> }): EventStream {
+  open(res: ServerResponse, options: Omit<EventStreamOptions, 'settings' | 'onEnd' | 'reads'> & { store: NewEventStore }): EventStream {
     this.checkRoom();
     const { store, ...streamOptions } = options;
     this.reads ??= new SharedReads(store);
