@@ -1,8 +1,8 @@
 /**
  * Due times and lease ends on PostgreSQL are database-clock times, so nodes whose clocks disagree still agree
  * on when a delivery falls due and when a lease ends: no node claims early or takes a live lease because its
- * clock runs ahead. The Store interface speaks in the caller's clock (`now`, `nextAttemptAt`: the node's
- * Date.now()), so the store translates: database time = node time + offset, where the offset is measured
+ * clock runs ahead. The store's roles speak in the node's clock (`now`, `nextAttemptAt`: the store's Clock,
+ * the system clock outside tests), so the store translates: database time = node time + offset, where the offset is measured
  * against the database's clock (half a round trip of error) and measured again every `refreshMs`. A new
  * measurement replaces the offset only when it moved by more than `toleranceMs`: jitter of the round trip
  * must not move due times back and forth between two calls.

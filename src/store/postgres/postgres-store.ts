@@ -17,6 +17,7 @@ import type { Store } from '../store.js';
 import { AdminQueries } from './admin-queries.js';
 import { BatchCommit } from './batch-commit.js';
 import { ClockOffset } from './clock-offset.js';
+import { systemClock, type Clock } from '../clock.js';
 import { CopyQueries } from './copy-queries.js';
 import { clientConfig, COMMIT_TIMEOUT_MS, openPool, type PostgresSettings } from './connection.js';
 import { Announcer, DUE_CHANNEL, EVENTS_CHANNEL, NodeNotifications } from './notifications.js';
@@ -42,6 +43,11 @@ const EVENTS_ANNOUNCE_GAP_MS = 25;
 
 const DATABASE_CLOCK_MS = 'SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now';
 
+export interface PostgresStoreOptions extends PostgresSettings {
+  /** Where the store reads now (default: the system clock); leases and heartbeats keep the database's. */
+  clock?: Clock;
+}
+
 /**
  * Whether an ingest commit could go through now: one write that takes the same table locks as one (ROW
  * EXCLUSIVE on events and deliveries, so an operator's LOCK TABLE makes it wait, up to lock_timeout) and
@@ -63,7 +69,9 @@ const PROBE_COMMIT = `
  */
 export class PostgresStore implements Store {
   private readonly pool: pg.Pool;
-  private readonly clock: ClockOffset;
+  /** Leases, heartbeats and due times are the database's clock: node times cross to it through this. */
+  private readonly databaseClock: ClockOffset;
+  private readonly clock: Clock;
   private readonly saveGroup: BatchCommit<NewEvent, SaveEventResult>;
   private readonly attemptGroup: BatchCommit<AttemptToRecord, boolean>;
   private readonly outbox: OutboxQueries;
@@ -88,35 +96,36 @@ export class PostgresStore implements Store {
   private closed = false;
   private readonly commitTimeoutMs: number;
 
-  private constructor(settings: PostgresSettings) {
+  private constructor(settings: PostgresStoreOptions) {
+    this.clock = settings.clock ?? systemClock;
     this.pool = openPool(settings);
     this.commitTimeoutMs = settings.commitTimeoutMs ?? COMMIT_TIMEOUT_MS;
-    this.clock = new ClockOffset(async () => (await this.pool.query<{ now: number }>(DATABASE_CLOCK_MS)).rows[0]!.now);
-    this.outbox = new OutboxQueries(this.pool, this.clock);
+    this.databaseClock = new ClockOffset(async () => (await this.pool.query<{ now: number }>(DATABASE_CLOCK_MS)).rows[0]!.now);
+    this.outbox = new OutboxQueries(this.pool, this.databaseClock);
     this.events = new EventQueries(this.pool);
-    this.admin = new AdminQueries(this.pool, this.clock);
+    this.admin = new AdminQueries(this.pool, this.databaseClock);
     this.kept = new KeptQueries(this.pool);
-    this.copy = new CopyQueries(this.pool, this.clock);
-    this.nodes = new NodeQueries(this.pool, this.clock);
-    this.outages = new OutageQueries(this.pool, this.clock);
-    this.shared = new SharedQueries(this.pool, this.clock);
+    this.copy = new CopyQueries(this.pool, this.databaseClock);
+    this.nodes = new NodeQueries(this.pool, this.databaseClock);
+    this.outages = new OutageQueries(this.pool, this.databaseClock);
+    this.shared = new SharedQueries(this.pool, this.databaseClock);
     this.newEvents = new NewEventQueries(this.pool);
     const groupOptions = { failsEveryItem: isStoreWideError, isRetryable };
     // Every commit costs the shared database a WAL flush: with several nodes each taking part of the load,
     // gathering keeps their batches about as large as one node's would be (see docs/scaling.md).
     // A webhook waits for its commit at most commitTimeoutMs, queueing included: a database that cannot be
     // reached (no reset, so no error) or a table lock held by someone else costs a 503, never a hung sender.
-    this.saveGroup = new BatchCommit((batch, timeLeftMs) => saveEvents(this.pool, batch, (receivedAt, delayMs) => this.clock.toDatabase(receivedAt) + delayMs, timeLeftMs), {
+    this.saveGroup = new BatchCommit((batch, timeLeftMs) => saveEvents(this.pool, batch, (receivedAt, delayMs) => this.databaseClock.toDatabase(receivedAt) + delayMs, timeLeftMs), {
       ...groupOptions,
       gatherMs: settings.commitIntervalMs ?? 0,
       deadlineMs: this.commitTimeoutMs,
       deadlineError: (waitedMs) => commitTimeoutError(waitedMs),
     });
-    this.attemptGroup = new BatchCommit((records) => this.outbox.recordAttempts(records, Date.now()), groupOptions);
+    this.attemptGroup = new BatchCommit((records) => this.outbox.recordAttempts(records, this.clock.now()), groupOptions);
   }
 
   /** Connects, applies the migrations this build has (refusing a newer schema), and starts listening. */
-  static async open(settings: PostgresSettings): Promise<PostgresStore> {
+  static async open(settings: PostgresStoreOptions): Promise<PostgresStore> {
     const store = new PostgresStore(settings);
     try {
       const client = await store.pool.connect();
@@ -129,7 +138,7 @@ export class PostgresStore implements Store {
       } finally {
         client.release(failure);
       }
-      await store.clock.measure();
+      await store.databaseClock.measure();
       if (settings.notifications) {
         const handlers = new Map([[DUE_CHANNEL, () => store.due.notify()], [EVENTS_CHANNEL, () => store.stored.notify()]]);
         store.notifications = new NodeNotifications(clientConfig(settings), store.nodeId, handlers);
@@ -264,7 +273,7 @@ export class PostgresStore implements Store {
   }
 
   saveRenderedBody(deliveryId: number, leaseToken: string, rendered: { body: Buffer; contentType: string }): Promise<boolean> {
-    return this.write(() => this.outbox.saveRenderedBody(deliveryId, leaseToken, rendered, Date.now()));
+    return this.write(() => this.outbox.saveRenderedBody(deliveryId, leaseToken, rendered, this.clock.now()));
   }
 
   releaseDelivery(deliveryId: number, leaseToken: string, nextAttemptAt: number): Promise<void> {
@@ -272,7 +281,7 @@ export class PostgresStore implements Store {
   }
 
   nextDueAt(): Promise<number | null> {
-    return this.read(() => this.outbox.nextDueAt(Date.now()));
+    return this.read(() => this.outbox.nextDueAt(this.clock.now()));
   }
 
   renewLease(deliveryId: number, leaseToken: string, options: { now: number; leaseMs: number }): Promise<boolean> {
@@ -280,11 +289,11 @@ export class PostgresStore implements Store {
   }
 
   listBlockedKeys(ruleId: string, limit: number): Promise<BlockedKey[]> {
-    return this.read(() => this.outbox.blockedKeys(ruleId, limit, Date.now()));
+    return this.read(() => this.outbox.blockedKeys(ruleId, limit, this.clock.now()));
   }
 
   blockedKeyCounts(): Promise<Map<string, number>> {
-    return this.read(() => this.outbox.blockedKeyCounts(Date.now()));
+    return this.read(() => this.outbox.blockedKeyCounts(this.clock.now()));
   }
 
   getDelivery(id: number): Promise<DeliveryDetail | null> {
@@ -299,7 +308,7 @@ export class PostgresStore implements Store {
   }
 
   async createDeliveries(eventId: number, deliveries: NewDelivery[], origin: DeliveryOrigin): Promise<number[]> {
-    const ids = await this.write(() => this.outbox.insert(this.pool, deliveries.map((delivery) => ({ eventId, delivery })), origin, Date.now()));
+    const ids = await this.write(() => this.outbox.insert(this.pool, deliveries.map((delivery) => ({ eventId, delivery })), origin, this.clock.now()));
     if (ids.length > 0) this.deliveriesDue();
     return ids;
   }
@@ -335,7 +344,7 @@ export class PostgresStore implements Store {
   }
 
   async checkWritable(): Promise<void> {
-    await this.write(() => this.pool.query(withDeadline({ text: PROBE_COMMIT, values: [Date.now()] }, this.commitTimeoutMs)));
+    await this.write(() => this.pool.query(withDeadline({ text: PROBE_COMMIT, values: [this.clock.now()] }, this.commitTimeoutMs)));
   }
 
   async close(): Promise<void> {
@@ -379,7 +388,7 @@ export class PostgresStore implements Store {
   }
 
   async importEvents(events: ImportedEvent[], options: ImportOptions = {}): Promise<ImportResult> {
-    const importedAt = options.importedAt === undefined ? Date.now() : options.importedAt;
+    const importedAt = options.importedAt === undefined ? this.clock.now() : options.importedAt;
     const result = await this.transaction((client) => this.events.importAll(client, events, importedAt));
     if (result.imported > 0) this.eventsStored();
     return result;
@@ -387,7 +396,7 @@ export class PostgresStore implements Store {
 
   async createDeliveriesForEvents(batch: { eventId: number; deliveries: NewDelivery[] }[], origin: DeliveryOrigin): Promise<number> {
     const rows = batch.flatMap((item) => item.deliveries.map((delivery) => ({ eventId: item.eventId, delivery })));
-    const ids = await this.write(() => this.outbox.insert(this.pool, rows, origin, Date.now()));
+    const ids = await this.write(() => this.outbox.insert(this.pool, rows, origin, this.clock.now()));
     if (ids.length > 0) this.deliveriesDue();
     return ids.length;
   }

@@ -48,8 +48,8 @@ export class AdminJobQueries {
     return this.finish.run(state, error, now, id).changes === 1;
   }
 
-  failOrphanedJobs(error: string, now: number): number {
-    // Liveness by the store's clock (this process's), whatever time the caller records as finished_at.
-    return this.failRunning.run(error, now, NODE_MISSED_HEARTBEATS, Date.now()).changes;
+  /** Liveness by the store's clock (`storeNow`), whatever time the caller records as finished_at. */
+  failOrphanedJobs(error: string, now: number, storeNow: number): number {
+    return this.failRunning.run(error, now, NODE_MISSED_HEARTBEATS, storeNow).changes;
   }
 }

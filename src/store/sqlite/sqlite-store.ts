@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database, { type BetterSqlite3 } from '../../sqlite-driver.js';
 import { HookrelayError } from '../../errors.js';
+import { systemClock, type Clock } from '../clock.js';
 import type { AttemptRecord, AttemptResolution, ClaimedDelivery } from '../delivery-queue.js';
 import type { EventBody, NewEvent, SaveEventResult, StoredEvent } from '../event-store.js';
 import type { BlockedKey, Delivery, DeliveryDetail, DeliveryFilter, DeliveryOrigin, NewDelivery, OutboxStats, Page } from '../outbox-store.js';
@@ -44,6 +45,8 @@ import type { NewEventRead, NewEvents, StreamPosition, StreamStart } from '../ne
 
 export interface SqliteStoreOptions {
   dataDir: string;
+  /** Where the store reads now (default: the system clock). */
+  clock?: Clock;
   /**
    * full: every commit is fsynced before it is acknowledged (nothing acknowledged is lost on power failure);
    * normal: commits survive a process crash, the last ones may be lost on power failure.
@@ -132,7 +135,10 @@ export class SqliteStore implements Store {
   private readonly due = new CommitListeners();
   private readonly stored = new CommitListeners();
 
+  private readonly clock: Clock;
+
   constructor(options: SqliteStoreOptions) {
+    this.clock = options.clock ?? systemClock;
     this.db = openDatabase(options);
     const attached = options.attached === true;
     if (!attached) migrate(this.db);
@@ -194,10 +200,10 @@ export class SqliteStore implements Store {
       paceWhen: options.paceCommitsWhen ?? (() => loopLoad?.busy() ?? false),
     });
     // Attempt records need no fsync of their own: losing the last ones to a power cut means a repeat attempt.
-    const attemptBatch = this.db.transaction((records: AttemptToRecord[]) => this.outbox.recordAttempts(records, Date.now()));
+    const attemptBatch = this.db.transaction((records: AttemptToRecord[]) => this.outbox.recordAttempts(records, this.clock.now()));
     // Attempts finished since the last commit are recorded in the claim's own transaction: one commit, not two.
     this.claimBatch = this.db.transaction((records: AttemptToRecord[], now: number, limit: number, leaseMs: number) => ({
-      results: records.length > 0 ? this.outbox.recordAttempts(records, Date.now()) : [],
+      results: records.length > 0 ? this.outbox.recordAttempts(records, this.clock.now()) : [],
       value: this.outbox.claim(now, limit, leaseMs),
     }));
     this.attemptGroup = new GroupCommit((records) => withoutLockWait(() => attemptBatch.immediate(records)), { failsEveryItem: isStoreWideError, busyRetry });
@@ -288,7 +294,7 @@ export class SqliteStore implements Store {
   }
 
   async saveRenderedBody(deliveryId: number, leaseToken: string, rendered: { body: Buffer; contentType: string }): Promise<boolean> {
-    return this.write(() => this.outbox.saveRenderedBody(deliveryId, leaseToken, rendered, Date.now()));
+    return this.write(() => this.outbox.saveRenderedBody(deliveryId, leaseToken, rendered, this.clock.now()));
   }
 
   async releaseDelivery(deliveryId: number, leaseToken: string, nextAttemptAt: number): Promise<void> {
@@ -296,7 +302,7 @@ export class SqliteStore implements Store {
   }
 
   async nextDueAt(): Promise<number | null> {
-    return this.outbox.nextDueAt(Date.now());
+    return this.outbox.nextDueAt(this.clock.now());
   }
 
   async renewLease(deliveryId: number, leaseToken: string, options: { now: number; leaseMs: number }): Promise<boolean> {
@@ -304,11 +310,11 @@ export class SqliteStore implements Store {
   }
 
   async listBlockedKeys(ruleId: string, limit: number): Promise<BlockedKey[]> {
-    return this.outbox.blockedKeys(ruleId, limit, Date.now()).map(toBlockedKey);
+    return this.outbox.blockedKeys(ruleId, limit, this.clock.now()).map(toBlockedKey);
   }
 
   async blockedKeyCounts(): Promise<Map<string, number>> {
-    return this.outbox.blockedKeyCounts(Date.now());
+    return this.outbox.blockedKeyCounts(this.clock.now());
   }
 
   async getDelivery(id: number): Promise<DeliveryDetail | null> {
@@ -321,7 +327,7 @@ export class SqliteStore implements Store {
   }
 
   async createDeliveries(eventId: number, deliveries: NewDelivery[], origin: DeliveryOrigin): Promise<number[]> {
-    const ids = this.write(() => this.db.transaction(() => this.outbox.insertDeliveries(eventId, deliveries, origin, Date.now())).immediate());
+    const ids = this.write(() => this.db.transaction(() => this.outbox.insertDeliveries(eventId, deliveries, origin, this.clock.now())).immediate());
     if (ids.length > 0) this.due.notify();
     return ids;
   }
@@ -367,7 +373,7 @@ export class SqliteStore implements Store {
   async checkWritable(): Promise<void> {
     if (this.closed) throw new HookrelayError('store_unavailable', 'The event store is closed.');
     try {
-      this.db.transaction(() => this.statements.touchHealth.run(Date.now())).immediate();
+      this.db.transaction(() => this.statements.touchHealth.run(this.clock.now())).immediate();
     } catch (err) {
       throw asStoreError(err);
     }
@@ -431,14 +437,14 @@ export class SqliteStore implements Store {
   }
 
   async importEvents(events: ImportedEvent[], options: ImportOptions = {}): Promise<ImportResult> {
-    const importedAt = options.importedAt === undefined ? Date.now() : options.importedAt;
+    const importedAt = options.importedAt === undefined ? this.clock.now() : options.importedAt;
     const result = this.write(() => this.db.transaction(() => this.transfer.insertAll(events, importedAt)).immediate());
     if (result.imported > 0) this.stored.notify();
     return result;
   }
 
   async createDeliveriesForEvents(batch: { eventId: number; deliveries: NewDelivery[] }[], origin: DeliveryOrigin): Promise<number> {
-    const now = Date.now();
+    const now = this.clock.now();
     const created = this.write(() =>
       this.db.transaction(() => batch.reduce((sum, item) => sum + this.outbox.insertDeliveries(item.eventId, item.deliveries, origin, now).length, 0)).immediate(),
     );
@@ -505,7 +511,7 @@ export class SqliteStore implements Store {
   }
 
   async failOrphanedJobs(error: string, now: number): Promise<number> {
-    return this.write(() => this.jobs.failOrphanedJobs(error, now));
+    return this.write(() => this.jobs.failOrphanedJobs(error, now, this.clock.now()));
   }
 
   // The node registry and leases (node-queries.ts); the file's one process clock is the store's clock.
@@ -516,27 +522,27 @@ export class SqliteStore implements Store {
   }
 
   async registerNode(node: NewNode): Promise<void> {
-    this.write(() => this.nodes.registerNode(node, Date.now()));
+    this.write(() => this.nodes.registerNode(node, this.clock.now()));
   }
 
   async heartbeatNode(id: string, ruleSetHash: string | null): Promise<boolean> {
-    return this.write(() => this.nodes.heartbeatNode(id, ruleSetHash, Date.now()));
+    return this.write(() => this.nodes.heartbeatNode(id, ruleSetHash, this.clock.now()));
   }
 
   async deregisterNode(id: string): Promise<void> {
-    this.write(() => this.nodes.deregisterNode(id, Date.now()));
+    this.write(() => this.nodes.deregisterNode(id, this.clock.now()));
   }
 
   async listLiveNodes(): Promise<ClusterNode[]> {
-    return this.nodes.listLiveNodes(Date.now());
+    return this.nodes.listLiveNodes(this.clock.now());
   }
 
   async listGoneNodes(limit: number): Promise<GoneNode[]> {
-    return this.nodes.listGoneNodes(Date.now(), limit);
+    return this.nodes.listGoneNodes(this.clock.now(), limit);
   }
 
   async acquireLease(name: string, holder: string, ttlMs: number): Promise<boolean> {
-    return this.write(() => this.nodes.acquireLease(name, holder, ttlMs, Date.now()));
+    return this.write(() => this.nodes.acquireLease(name, holder, ttlMs, this.clock.now()));
   }
 
   async releaseLease(name: string, holder: string): Promise<void> {
