@@ -1,11 +1,10 @@
 import { afterAll, beforeAll } from 'vitest';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { createTestDatabase, describeWithPostgres, TEST_POOL, type TestDatabase } from '../helpers/postgres.js';
-import { storeContract } from './store-contract.js';
-import { storeCopyContract } from './store-copy-contract.js';
+import type { StoreFactory } from './contract-helpers.js';
+import { ROLE_CONTRACTS } from './role-contracts.js';
 
 let database: TestDatabase;
-
 
 describeWithPostgres('Store contract: PostgreSQL', () => {
   beforeAll(async () => {
@@ -13,7 +12,9 @@ describeWithPostgres('Store contract: PostgreSQL', () => {
   });
   afterAll(() => database.drop());
   // Every test on a new, empty schema of this file's database.
-  const factory = { open: async () => PostgresStore.open({ url: await database.freshSchemaUrl(), ...TEST_POOL }) };
-  storeContract(factory);
-  storeCopyContract(factory);
+  const factory: StoreFactory = {
+    open: async (clock) => PostgresStore.open({ url: await database.freshSchemaUrl(), ...TEST_POOL, ...(clock && { clock }) }),
+    databaseClock: true,
+  };
+  for (const contract of ROLE_CONTRACTS) contract(factory);
 });

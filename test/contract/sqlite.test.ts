@@ -1,13 +1,15 @@
 import { afterAll, describe } from 'vitest';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { makeTempDir, removeTempDirs } from '../helpers/temp-dir.js';
-import { storeContract } from './store-contract.js';
-import { storeCopyContract } from './store-copy-contract.js';
+import type { StoreFactory } from './contract-helpers.js';
+import { ROLE_CONTRACTS } from './role-contracts.js';
 
 afterAll(() => removeTempDirs());
 
 describe('Store contract: SQLite', () => {
-  const factory = { open: async () => new SqliteStore({ dataDir: makeTempDir(), durability: 'normal' as const }) };
-  storeContract(factory);
-  storeCopyContract(factory);
+  const factory: StoreFactory = {
+    open: async (clock) => new SqliteStore({ dataDir: makeTempDir(), durability: 'normal', ...(clock && { clock }) }),
+    databaseClock: false,
+  };
+  for (const contract of ROLE_CONTRACTS) contract(factory);
 });

@@ -3,7 +3,7 @@ import { copyKeyOf } from '../../src/store/copy-store.js';
 import { COPY_TABLES, type CopyRows, type CopyTable } from '../../src/store/copyable-store.js';
 import type { NewEvent } from '../../src/store/event-store.js';
 import type { Store } from '../../src/store/store.js';
-import { storeOpener, type StoreFactory } from './store-contract.js';
+import { storeOpener, type StoreFactory } from './contract-helpers.js';
 
 /**
  * What every Store promises to `hookrelay store copy`, through the interface alone: whole tables read in id
