@@ -1,4 +1,4 @@
-import type { AttemptRecord } from './delivery-queue.js';
+import type { AttemptRecord } from './outbox-store.js';
 
 /**
  * When an attempt starts a key's blocked time: a failure that leaves the row pending. An attempt cut short by

@@ -1,4 +1,4 @@
-import type { DeliveryState } from './outbox-store.js';
+import type { AttemptRecord } from './outbox-store.js';
 
 /**
  * The delivery worker's side of the outbox: leasing due deliveries, recording attempts, giving rows back.
@@ -55,19 +55,6 @@ export interface ClaimedDelivery {
   payload: Buffer;
   /** Whether `payload` is the delivery's own body; false: the event's bytes, which a rule with a transform renders first. */
   hasBody: boolean;
-}
-
-export interface AttemptRecord {
-  attempt: number;
-  startedAt: number;
-  durationMs: number;
-  urlOrigin: string;
-  status: number | null;
-  errorCode: string | null;
-  errorMessage: string | null;
-  responseExcerpt: string | null;
-  /** The state the attempt left the delivery in. */
-  outcome: DeliveryState;
 }
 
 export type AttemptResolution =

@@ -1,4 +1,3 @@
-import type { AttemptRecord } from './delivery-queue.js';
 import type { DeliveryRedrive } from './outage-store.js';
 
 /**
@@ -79,6 +78,19 @@ export interface BlockedKey {
   };
   /** Pending deliveries of the key behind the head. */
   waiting: number;
+}
+
+export interface AttemptRecord {
+  attempt: number;
+  startedAt: number;
+  durationMs: number;
+  urlOrigin: string;
+  status: number | null;
+  errorCode: string | null;
+  errorMessage: string | null;
+  responseExcerpt: string | null;
+  /** The state the attempt left the delivery in. */
+  outcome: DeliveryState;
 }
 
 export interface StoredAttempt extends AttemptRecord {

@@ -1,9 +1,8 @@
 import { afterEach } from 'vitest';
 import type { Clock } from '../../src/store/clock.js';
 import type { NewNode } from '../../src/store/cluster-store.js';
-import type { AttemptRecord } from '../../src/store/delivery-queue.js';
 import type { NewEvent } from '../../src/store/event-store.js';
-import type { NewDelivery } from '../../src/store/outbox-store.js';
+import type { AttemptRecord, NewDelivery } from '../../src/store/outbox-store.js';
 import type { Store } from '../../src/store/store.js';
 
 /**

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import type { AttemptRecord, AttemptResolution, ClaimedDelivery } from '../delivery-queue.js';
-import type { BlockedKey, Delivery, DeliveryDetail, DeliveryFilter, DeliveryOrigin, NewDelivery, OutboxStats, Page } from '../outbox-store.js';
+import type { AttemptResolution, ClaimedDelivery } from '../delivery-queue.js';
+import type { AttemptRecord, BlockedKey, Delivery, DeliveryDetail, DeliveryFilter, DeliveryOrigin, NewDelivery, OutboxStats, Page } from '../outbox-store.js';
 import { DELIVERY_COLUMNS, toBlockedKey, toDelivery, toStoredAttempt, type BlockedHeadRow, type DeliveryRow } from '../stored-rows.js';
 import { blockedSinceOf } from '../blocked-since.js';
 import type { ClockOffset } from './clock-offset.js';

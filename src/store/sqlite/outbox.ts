@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { BetterSqlite3 } from '../../sqlite-driver.js';
-import type { AttemptRecord, AttemptResolution, ClaimedDelivery } from '../delivery-queue.js';
-import type { Delivery, DeliveryDetail, DeliveryFilter, DeliveryOrigin, NewDelivery, OutboxStats, Page } from '../outbox-store.js';
+import type { AttemptResolution, ClaimedDelivery } from '../delivery-queue.js';
+import type { AttemptRecord, Delivery, DeliveryDetail, DeliveryFilter, DeliveryOrigin, NewDelivery, OutboxStats, Page } from '../outbox-store.js';
 import { blockedSinceOf } from '../blocked-since.js';
 import { DELIVERY_COLUMNS, toDelivery, toStoredAttempt, type BlockedHeadRow, type DeliveryRow } from '../stored-rows.js';
 
