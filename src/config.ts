@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import bytes from 'bytes';
 import ipaddr from 'ipaddr.js';
 import { parseDocument } from 'yaml';
@@ -106,6 +106,8 @@ export const ConfigSchema = z
     rulesDir: z.string().min(1).default('./rules'),
     /** Largest rule file read; a larger one is reported as an error and not read. */
     rulesMaxFileBytes: byteSize.default(1024 * 1024),
+    /** Pinned contracts (docs/schema.md): `dir` holds one `*.schema.json` per (source, event); default `contracts` beside the rules directory; missing: none. */
+    contracts: z.object({ dir: z.string().min(1).optional() }).strict().default({}),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     /** `pretty`: readable lines; `json`: one JSON object a line. Unset: pretty on a terminal, JSON otherwise. */
     logFormat: z.enum(['json', 'pretty']).optional(),
@@ -507,5 +509,6 @@ export function loadConfig(env: Env, overrides: Partial<Record<keyof Config, unk
   }
   config.dataDir = resolve(config.dataDir);
   config.rulesDir = resolve(config.rulesDir);
+  config.contracts.dir = resolve(config.contracts.dir ?? join(dirname(config.rulesDir), 'contracts'));
   return deepFreeze(config);
 }

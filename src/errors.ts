@@ -34,6 +34,11 @@ export const ERROR_CODES = {
   internal_error: { status: 500, summary: 'An unexpected failure; the log line with the request id has the cause.' },
   invalid_config: { status: 500, summary: 'A setting is invalid; start-up stops and names the setting.' },
   invalid_rules: { status: 500, summary: 'A rule file is invalid; reported as file:line path: message.' },
+  invalid_contracts: { status: 500, summary: 'A pinned contract file is invalid; reported as file:path: message.' },
+  already_released: { status: 409, summary: 'The quarantined event was released before: it was routed then, and is not routed again.' },
+  not_quarantined: { status: 409, summary: 'The event was never held in quarantine: there is nothing to release.' },
+  release_refused: { status: 422, summary: 'Neither the event schema nor the pinned contract accepts the held body yet; details lists the issues (send force: true to release anyway).' },
+  event_quarantined: { status: 409, summary: 'The event is held in quarantine: release it (which routes it once) instead of replaying it.' },
   destination_refused: { status: 400, summary: 'A destination URL resolves to an address the SSRF guard refuses.' },
 } as const satisfies Record<string, { status: number; summary: string }>;
 

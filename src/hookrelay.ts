@@ -28,6 +28,7 @@ import { keptRuleSetOf } from './rules/kept-rules.js';
 import type { RuleSet } from './rules/types.js';
 import { planDeliveries } from './rules/plan.js';
 import { RULE_FILE_LIMITS } from './rules/rule-files.js';
+import { ContractWatcher } from './contracts/contract-watcher.js';
 import { RuleSetWatcher } from './rules/watcher.js';
 import { isLoopbackHost, startServer, type ReadinessReport, type RunningServer } from './server.js';
 import { ensureAdminToken, type AdminToken } from './admin-token.js';
@@ -106,6 +107,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
   let generated: GeneratedSecret[];
   let adminToken: AdminToken;
   let rules: RuleSetWatcher;
+  let contracts: ContractWatcher;
   try {
     // Generated values live in the store, so every node sharing it uses the same ones.
     const keeping = { store, dataDir: config.dataDir, fileCopies: config.database.url === undefined, logger };
@@ -126,6 +128,12 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
       logger,
       keep: (ruleSet) => (started ? keep(ruleSet) : retryWhileStoreUnavailable('keep the rule set', () => keep(ruleSet), startup)),
     });
+    try {
+      contracts = await ContractWatcher.start(config.contracts.dir!, logger);
+    } catch (err) {
+      rules.close();
+      throw err;
+    }
   } catch (err) {
     await store.close();
     throw err;
@@ -206,6 +214,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
       const ruleSet = rules.current();
       return { ruleSetHash: ruleSet.hash, deliveries: await planDeliveries(ruleSet, input) };
     },
+    contracts: () => contracts.current(),
     onDeliveriesCreated: () => delivery?.wake(),
     onOutcome: (outcome) => {
       if (outcome.code === 'store_unavailable') health.failed('webhook commits fail (store_unavailable)');
@@ -247,6 +256,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     env,
     node: node.node,
     readiness,
+    contracts: () => contracts.current(),
     ...(delivers && { destinations }),
   });
   node.onBeat(() => admin.jobs.failOrphanedJobs());
@@ -343,6 +353,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
         // Last, so its jobs are marked failed (shutdown) before the node leaves the registry.
         await node.stop();
         rules.close();
+        contracts.close();
         await dispatcher.close();
         await store.close();
       })()),

@@ -14,7 +14,10 @@ import { parseJsonBody } from './parse-json.js';
 import type { BodyBudget } from './body-budget.js';
 import { BUSY_RETRY_AFTER_S, readRawBody } from './read-body.js';
 import { headersToStore } from './stored-headers.js';
-import { validateEvent } from './validate-event.js';
+import { validateEvent, type SchemaIssue, type ValidatedEvent } from './validate-event.js';
+import { quarantinedColumns } from './quarantine-columns.js';
+import type { ContractSet } from '../contracts/contract-set.js';
+import { MAX_KEPT_ISSUES } from '../contracts/contract-compiler.js';
 import { verifySignature } from '../signing/verify-signature.js';
 
 export interface IngestOutcome {
@@ -37,6 +40,8 @@ export interface IngestDeps {
   now?: () => number;
   /** Routes the event under the current rule set (`planDeliveries`, rules/plan.ts): the outbox rows committed with it, and the rule set that planned them. */
   routeEvent?: (input: RuleEventInput) => Promise<{ ruleSetHash: string; deliveries: NewDelivery[] }>;
+  /** The pinned contracts in force (checked before the commit); absent: none. */
+  contracts?: () => ContractSet;
   /** Called after a new event with deliveries has committed (wakes the delivery worker). */
   onDeliveriesCreated?: () => void;
   /** Called once per request after the response is written (metrics). */
@@ -73,8 +78,18 @@ export function createIngestHandler(deps: IngestDeps): IngestHandler {
     verifySignature(source, req.headers, body, now());
     const parsed = parseJsonBody(body);
     checkNesting(body, maxDepth);
-    const { envelope, validation } = validateEvent(parsed);
-    const routed = deps.routeEvent ? await deps.routeEvent({ source: source.name, event: envelope.event, body: parsed, raw: body }) : null;
+    let validated: ValidatedEvent;
+    try {
+      validated = validateEvent(parsed);
+    } catch (err) {
+      await keepInQuarantine(req, source, body, parsed, err);
+      throw err;
+    }
+    const { envelope, validation } = validated;
+    // A contract never refuses the webhook: `warn` records its violations, `quarantine` holds the event unrouted.
+    const violation = deps.contracts?.().check(source.name, envelope.event, parsed) ?? null;
+    const held = violation?.mode === 'quarantine';
+    const routed = deps.routeEvent && !held ? await deps.routeEvent({ source: source.name, event: envelope.event, body: parsed, raw: body }) : null;
     const deliveries = routed?.deliveries ?? [];
     const event: NewEvent = {
       source: source.name,
@@ -85,6 +100,10 @@ export function createIngestHandler(deps: IngestDeps): IngestHandler {
       ruleSetHash: routed?.ruleSetHash ?? null,
       deliveries,
     };
+    if (violation) {
+      event.issues = { from: 'contract', contract: violation.file, issues: violation.issues };
+      event.held = held;
+    }
     const saved = await deps.store.saveEvent(event);
     try {
       if (!saved.duplicate && deliveries.length > 0) deps.onDeliveriesCreated?.();
@@ -93,6 +112,25 @@ export function createIngestHandler(deps: IngestDeps): IngestHandler {
       deps.logger.error({ err }, 'waking the delivery worker failed');
     }
     return { saved, event: envelope.event };
+  }
+
+  /**
+   * An authentic body (its signature held) that fails the event schema is kept, held in quarantine with its
+   * issues, before the 422 goes out; should the store fail, the sender gets the store's 503 and may send again.
+   */
+  async function keepInQuarantine(req: IncomingMessage, source: SourceConfig, body: Buffer, parsed: unknown, err: unknown): Promise<void> {
+    if (!(err instanceof HookrelayError) || err.code !== 'invalid_payload') return;
+    const issues = (err.details as { issues: SchemaIssue[] }).issues;
+    const saved = await deps.store.saveEvent({
+      source: source.name,
+      ...quarantinedColumns(parsed, body),
+      receivedAt: now(),
+      headers: headersToStore(req.headers),
+      body,
+      issues: { from: 'schema', issues: issues.slice(0, MAX_KEPT_ISSUES) },
+      held: true,
+    });
+    deps.logger.warn({ source: source.name, eventId: saved.id, duplicate: saved.duplicate }, 'body failing the event schema kept in quarantine');
   }
 
   return (req, res, sourceName, requestId) => {

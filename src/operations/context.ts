@@ -1,4 +1,6 @@
 import type { Logger } from 'pino';
+import type { QuarantineStore } from '../store/quarantine-store.js';
+import type { ContractSet } from '../contracts/contract-set.js';
 import type { Dispatcher } from 'undici';
 import type { SourceConfig } from '../config.js';
 import type { SsrfGuard } from '../delivery/ssrf-guard.js';
@@ -18,7 +20,7 @@ import type { OutageStore } from '../store/outage-store.js';
 import type { JobStore } from '../store/job-store.js';
 
 /** The store roles the operations act through (none of the delivery worker's, retention's or the copy's). */
-export type OperationsStore = EventStore & NewEventStore & OutboxStore & BulkStore & EventArchive & RuleSetStore & OutageStore & JobStore & ClusterStore;
+export type OperationsStore = EventStore & NewEventStore & OutboxStore & BulkStore & EventArchive & RuleSetStore & OutageStore & JobStore & ClusterStore & QuarantineStore;
 
 /** What the operations work with: assembled once by the composition root (server) or per command (local CLI). */
 export interface OperationsContext {
@@ -35,6 +37,8 @@ export interface OperationsContext {
   now: () => number;
   /** Levels of nesting an edited body may have (`maxDepth`); default DEFAULT_MAX_DEPTH. */
   maxDepth?: number;
+  /** The pinned contracts in force (a release checks the body against them); absent: none. */
+  contracts?: () => ContractSet;
   /** Values for `${NAME}` references: kept rule versions (replay with original routing) are compiled with them. */
   env: Env;
   /** The node answering (the server); absent in the CLI's local mode, which is no node. */

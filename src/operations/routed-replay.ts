@@ -89,6 +89,7 @@ export async function planRoutedReplay(routing: Routing, input: RuleEventInput, 
 export async function replayWithRouting(ctx: OperationsContext, eventId: number, request: RoutedReplayRequest): Promise<RoutedReplayAnswer> {
   const event = await ctx.store.getEvent(eventId);
   if (!event) throw new HookrelayError('not_found', `No event ${eventId}.`);
+  if (event.quarantine === 'held') throw new HookrelayError('event_quarantined', `Event ${eventId} is held in quarantine: release it to route it.`);
   const router = new ReplayRouter(ctx.store, ctx.env, () => ctx.rules.current());
   const routing = await router.routingFor(event, request.route ?? DEFAULT_ROUTE_MODE);
   const { deliveries, ...plan } = await planRoutedReplay(routing, ruleInputOf(event), request);

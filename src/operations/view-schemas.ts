@@ -24,6 +24,24 @@ export const EventEditSchema = z
   })
   .meta({ id: 'EventEdit', description: 'set for an edited copy of a stored event; null for an event received (or imported)' });
 
+export const QuarantineStateSchema = z.enum(['held', 'released']);
+
+export const EventIssuesSchema = z
+  .object({
+    from: z.enum(['schema', 'contract']).meta({ description: '`schema`: the event schema of the spec (the body was answered 422); `contract`: a pinned contract' }),
+    contract: z.string().optional().meta({ description: 'the contract file, when `from` is `contract`' }),
+    issues: z.array(z.object({ path: z.string(), message: z.string(), code: z.string() })).meta({ description: 'the first issues found (at most 20)' }),
+  })
+  .meta({ id: 'EventIssues', description: 'what a check found wrong with the body; null when nothing' });
+
+export const QuarantineReleaseSchema = z
+  .object({
+    releasedAt: isoTime,
+    releasedBy: z.string(),
+    forced: z.boolean().meta({ description: "released by an operator's decision while the checks still failed" }),
+  })
+  .meta({ id: 'QuarantineRelease' });
+
 export const EventSummarySchema = z
   .object({
     id: int,
@@ -42,6 +60,9 @@ export const EventSummarySchema = z
     receivedCount: int,
     bodyBytes: int,
     edit: EventEditSchema.nullable(),
+    quarantine: QuarantineStateSchema.nullable().meta({ description: '`held`: stored, not routed until released; `released`: routed once at its release; null: never held' }),
+    issues: EventIssuesSchema.nullable(),
+    release: QuarantineReleaseSchema.nullable(),
   })
   .meta({ id: 'EventSummary' });
 
@@ -193,6 +214,11 @@ export const DeadCountSchema = z
 
 export const EventListSchema = z.object({ items: z.array(EventListItemSchema), nextCursor: z.string().nullable() });
 export const DeliveryListSchema = z.object({ items: z.array(DeliverySchema), nextCursor: z.string().nullable() });
+export const ReleaseResultSchema = z
+  .object({ event: EventDetailSchema, deliveryIds: z.array(int).meta({ description: 'the outbox rows the release created (none when no rule matches)' }) })
+  .meta({ id: 'ReleaseResult' });
+export type ReleaseResultView = z.output<typeof ReleaseResultSchema>;
+
 export const EventWithDeliveriesSchema = z.object({ event: EventDetailSchema, deliveries: z.array(DeliveryDetailSchema) });
 export const PlannedSendSchema = z
   .object({

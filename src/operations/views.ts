@@ -32,6 +32,9 @@ export function eventSummaryView(e: EventSummary): EventSummaryView {
     receivedCount: e.receivedCount,
     bodyBytes: e.bodyBytes,
     edit: e.edit && { editedFrom: e.edit.editedFrom, editedAt: iso(e.edit.editedAt), via: e.edit.via, number: e.edit.number },
+    quarantine: e.quarantine,
+    issues: e.issues,
+    release: e.release && { ...e.release, releasedAt: iso(e.release.releasedAt) },
   };
 }
 

@@ -1,4 +1,5 @@
 import type { EventEdit, EventSelection, NewEvent, StoredEvent } from './event-store.js';
+import type { EventQuarantine, QuarantineState } from './quarantine-store.js';
 
 /**
  * Export and import of whole events (`hookrelay events export` / `import`).
@@ -19,9 +20,12 @@ export interface ImportOptions {
 }
 
 /** An event as exported: everything stored about it except its id (a new one is given on import). */
-export interface ImportedEvent extends Omit<NewEvent, 'deliveries'> {
+export interface ImportedEvent extends Omit<NewEvent, 'deliveries' | 'held'> {
   lastReceivedAt: number;
   receivedCount: number;
+  /** A quarantined event keeps its state and release (absent: never held). */
+  quarantine?: QuarantineState | null;
+  release?: EventQuarantine['release'];
   /** An edited copy keeps its edit (its `editedFrom` names an id of the exporting store). */
   edit?: EventEdit | null;
 }

@@ -1,4 +1,5 @@
 import type { DeliveryState, NewDelivery } from './outbox-store.js';
+import type { EventIssues, EventQuarantine, QuarantineState } from './quarantine-store.js';
 
 /**
  * Storing received events and edited copies, and reading them back: one by one, a page at a time, in id order
@@ -23,7 +24,10 @@ export interface EventStore {
   saveEditedCopy(copy: NewEditedCopy): Promise<number>;
 }
 
-/** `invalid`: an edited copy its operator stored on purpose although it fails the event schema. */
+/**
+ * `invalid`: fails the event schema: an edited copy its operator stored on purpose, or a received body answered
+ * 422 and kept in quarantine.
+ */
 export type Validation = 'valid' | 'unrecognised' | 'invalid';
 
 export interface NewEvent {
@@ -44,6 +48,10 @@ export interface NewEvent {
   ruleSetHash?: string | null;
   /** Outbox rows for the rules that matched; written in the same transaction, only if the event is new. */
   deliveries?: NewDelivery[];
+  /** What the spec schema or a pinned contract found wrong with the body; absent: nothing. */
+  issues?: EventIssues | null;
+  /** Stored in quarantine: not routed (no deliveries) until released. */
+  held?: boolean;
 }
 
 /** The front end an edited copy was made through. */
@@ -79,7 +87,7 @@ export interface SaveEventResult {
   receivedCount: number;
 }
 
-export interface StoredEvent extends Omit<NewEvent, 'receivedAt'> {
+export interface StoredEvent extends Omit<NewEvent, 'receivedAt' | 'issues' | 'held'>, EventQuarantine {
   id: number;
   /** Null for a body without a finite `result.totalPriceUsd`, and for a row a node of an earlier version stored. */
   totalPriceUsd: number | null;
@@ -103,6 +111,8 @@ export interface EventFilter {
   walletAddress?: string;
   transferId?: string;
   validation?: Validation;
+  /** Only events held in quarantine, or only those released from it. */
+  quarantine?: QuarantineState;
   receivedFrom?: number;
   receivedTo?: number;
 }
@@ -135,4 +145,7 @@ export interface EventPage {
 }
 
 /** An event as rules see it (replay): no headers, no parsed columns. */
-export type EventBody = Pick<StoredEvent, 'id' | 'source' | 'event' | 'body' | 'ruleSetHash'>;
+export type EventBody = Pick<StoredEvent, 'id' | 'source' | 'event' | 'body' | 'ruleSetHash'> & {
+  /** Set by `listEventBodies`: a held event is routed only by its release, never by a replay. */
+  quarantine?: StoredEvent['quarantine'];
+};

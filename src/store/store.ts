@@ -9,6 +9,7 @@ import type { JobStore } from './job-store.js';
 import type { NewEventStore } from './new-event-store.js';
 import type { OutageStore } from './outage-store.js';
 import type { OutboxStore } from './outbox-store.js';
+import type { QuarantineStore } from './quarantine-store.js';
 import type { RetentionStore } from './retention-store.js';
 import type { RuleSetStore } from './rule-set-store.js';
 import type { SettingStore } from './setting-store.js';
@@ -36,4 +37,5 @@ export interface Store
     SettingStore,
     ConsoleSessionStore,
     CopyableStore,
+    QuarantineStore,
     StoreLifecycle {}

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ROUTE_MODES } from '../../operations/replay-routing.js';
-import { DeliveryStateSchema, ValidationSchema } from '../../operations/view-schemas.js';
+import { DeliveryStateSchema, QuarantineStateSchema, ValidationSchema } from '../../operations/view-schemas.js';
 
 /**
  * What the admin API accepts. These schemas validate every request and are also the source of the
@@ -22,6 +22,7 @@ const eventFilterShape = {
   receivedFrom: unixMs.optional().meta({ description: 'first received at or after (unix ms)' }),
   receivedTo: unixMs.optional().meta({ description: 'first received before (unix ms)' }),
   validation: ValidationSchema.optional(),
+  quarantine: QuarantineStateSchema.optional().meta({ description: 'only events held in quarantine, or only those released from it' }),
   deliveryState: DeliveryStateSchema.optional().meta({ description: 'events with at least one delivery in this state' }),
 };
 
@@ -70,6 +71,13 @@ export const ReplayEventBodySchema = z
   })
   .strict()
   .refine((body) => !body.force || body.ruleId !== undefined, { path: ['force'], message: 'force needs a ruleId' });
+
+export const ReleaseBodySchema = z
+  .object({
+    force: z.boolean().optional().meta({ description: "release although neither the event schema nor the pinned contract accepts the body (an operator's decision, recorded)" }),
+    by: z.string().min(1).max(200).regex(/^[^\u0000-\u001f\u007f]+$/, 'printable text').optional().meta({ description: 'who releases it, recorded with the release (default `api`)' }),
+  })
+  .strict();
 
 export const EditedReplayBodySchema = z
   .object({

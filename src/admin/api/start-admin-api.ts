@@ -36,6 +36,8 @@ export interface AdminApiParts {
   node: NewNode;
   /** This node's readiness with its checks (`GET /readiness`). */
   readiness?: OperationsContext['readiness'];
+  /** The pinned contracts in force: a release checks the held body against them. */
+  contracts?: OperationsContext['contracts'];
 }
 
 export interface StartedAdminApi {
@@ -68,6 +70,7 @@ export async function startAdminApi(parts: AdminApiParts): Promise<StartedAdminA
       node: parts.node,
       ...(parts.readiness && { readiness: parts.readiness }),
       ...(parts.destinations && { destinations: parts.destinations }),
+      ...(parts.contracts && { contracts: parts.contracts }),
     },
     jobs,
     streams,

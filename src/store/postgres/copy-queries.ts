@@ -6,6 +6,7 @@ import type { Job } from '../job-store.js';
 import type { Outage } from '../outage-store.js';
 import type { StoredAttempt } from '../outbox-store.js';
 import type { KeptRuleSet } from '../rule-set-store.js';
+import { quarantineValues } from '../quarantine-columns.js';
 import { copyConflict } from '../copy-conflict.js';
 import { COPIED_DELIVERY_COLUMNS, DELIVERY_COLUMNS, toCopiedDelivery, toCopiedRedrive, toOutage, toJob, toStoredAttempt, type CopiedDeliveryColumns, type DeliveryRow, type JobRow, type OutageRow, type RedriveRow } from '../stored-rows.js';
 import { toStoredEvent, type EventRow } from '../sqlite/event-rows.js';
@@ -43,11 +44,13 @@ const WRITE_SQL: Record<CopyTable, string> = {
   events: `
     INSERT INTO events AS t (id, source, event, transfer_id, checkout_id, email, wallet_address, validation, received_at, last_received_at,
                              received_count, headers, body, imported_at, rule_set_hash, edit_number, edited_from, edited_at, edited_via,
-                             total_price_usd)
+                             total_price_usd, issues, quarantine, released_at, released_by, release_forced)
     SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::bigint[],
                          $10::bigint[], $11::int[], $12::text[], $13::bytea[], $14::bigint[], $15::text[], $16::int[], $17::bigint[],
-                         $18::bigint[], $19::text[], $20::float8[])
-    ON CONFLICT (id) DO UPDATE SET received_count = excluded.received_count, last_received_at = excluded.last_received_at
+                         $18::bigint[], $19::text[], $20::float8[], $21::text[], $22::text[], $23::bigint[], $24::text[], $25::boolean[])
+    ON CONFLICT (id) DO UPDATE SET received_count = excluded.received_count, last_received_at = excluded.last_received_at,
+      quarantine = excluded.quarantine, released_at = excluded.released_at, released_by = excluded.released_by,
+      release_forced = excluded.release_forced, rule_set_hash = excluded.rule_set_hash
     WHERE (t.source, t.event, t.transfer_id, t.edit_number, t.received_at, t.body)
         = (excluded.source, excluded.event, excluded.transfer_id, excluded.edit_number, excluded.received_at, excluded.body)
     RETURNING t.id, (t.xmax = 0) AS inserted`,
@@ -222,7 +225,7 @@ export class CopyQueries {
           return [e.id, eventText(e.source), eventText(e.event), eventText(e.transferId), eventText(e.checkoutId), eventText(e.email), eventText(e.walletAddress), e.validation, e.receivedAt, e.lastReceivedAt,
             // A count SQLite took beyond an integer (an import before counts were bounded) stays at the largest one.
             Math.min(e.receivedCount, MAX_RECEIVED_COUNT), JSON.stringify(e.headers), e.body, e.importedAt, e.ruleSetHash, e.edit?.number ?? 0, e.edit?.editedFrom ?? null,
-            e.edit?.editedAt ?? null, e.edit?.via ?? null, e.totalPriceUsd];
+            e.edit?.editedAt ?? null, e.edit?.via ?? null, e.totalPriceUsd, ...quarantineValues(e, Boolean)];
         }
         case 'deliveries': {
           const d = row as CopiedDelivery;

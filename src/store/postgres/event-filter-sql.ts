@@ -17,6 +17,7 @@ export function eventSelectionSql(selection: EventSelection, params: SqlParams, 
   equals('event', text(selection.event));
   equals('source', text(selection.source));
   equals('validation', selection.validation);
+  equals('quarantine', selection.quarantine);
   equals('checkout_id', text(selection.checkoutId));
   equals('transfer_id', text(selection.transferId));
   if (selection.email !== undefined) where.push(`lower(${alias}.email) = lower(${params.add(eventText(selection.email))})`);

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { ImportedEvent, ImportResult } from '../event-archive.js';
 import { MAX_RECEIVED_COUNT, type EventPosition, type EventSearch, type EventPage, type EventSelection, type StoredEvent, type EventBody } from '../event-store.js';
+import { quarantineValues } from '../quarantine-columns.js';
 import { SUMMARY_COLUMNS, toEventSummary, toStoredEvent, type EventRow } from '../sqlite/event-rows.js';
 import { eventSelectionSql } from './event-filter-sql.js';
 import { eventText, readEventBody, readEventRow } from '../storable-text.js';
@@ -10,8 +11,9 @@ const GET_EVENT = named('get_event', 'SELECT * FROM events WHERE id = $1');
 
 const IMPORT_EVENT = named('import_event', `
   INSERT INTO events (source, event, transfer_id, checkout_id, email, wallet_address, validation, received_at, last_received_at, received_count,
-                      headers, body, imported_at, rule_set_hash, edit_number, edited_from, edited_at, edited_via, total_price_usd)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
+                      headers, body, imported_at, rule_set_hash, edit_number, edited_from, edited_at, edited_via, total_price_usd,
+                      issues, quarantine, released_at, released_by, release_forced)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)
   ON CONFLICT (transfer_id, source, event, edit_number) DO NOTHING
   RETURNING id`);
 
@@ -93,7 +95,8 @@ export class EventQueries {
         ...IMPORT_EVENT,
         values: [eventText(e.source), eventText(e.event), eventText(e.transferId), eventText(e.checkoutId), eventText(e.email), eventText(e.walletAddress), e.validation, e.receivedAt, e.lastReceivedAt, Math.min(e.receivedCount, MAX_RECEIVED_COUNT),
           JSON.stringify(e.headers), e.body, importedAt, e.ruleSetHash ?? null,
-          e.edit?.number ?? 0, e.edit?.editedFrom ?? null, e.edit?.editedAt ?? null, e.edit?.via ?? null, e.totalPriceUsd ?? null],
+          e.edit?.number ?? 0, e.edit?.editedFrom ?? null, e.edit?.editedAt ?? null, e.edit?.via ?? null, e.totalPriceUsd ?? null,
+          ...quarantineValues(e, Boolean)],
       });
       imported += rowCount ?? 0;
     }

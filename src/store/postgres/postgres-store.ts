@@ -30,6 +30,8 @@ import { OutboxQueries, type AttemptToRecord } from './outbox-queries.js';
 import { OutageQueries } from './outage-queries.js';
 import type { Outage, RedriveSpacing } from '../outage-store.js';
 import { saveEvents } from './save-events.js';
+import type { QuarantineRelease, ReleaseOutcome } from '../quarantine-store.js';
+import { QuarantineQueries } from './quarantine-queries.js';
 import { withDeadline } from './sql-params.js';
 import { SharedQueries } from './shared-queries.js';
 import { asReadError, asStoreError, isRetryable, isStoreWideError } from './store-errors.js';
@@ -75,6 +77,7 @@ export class PostgresStore implements Store {
   private readonly saveGroup: BatchCommit<NewEvent, SaveEventResult>;
   private readonly attemptGroup: BatchCommit<AttemptToRecord, boolean>;
   private readonly outbox: OutboxQueries;
+  private readonly quarantined: QuarantineQueries;
   private readonly events: EventQueries;
   private readonly admin: AdminQueries;
   private readonly kept: KeptQueries;
@@ -102,6 +105,7 @@ export class PostgresStore implements Store {
     this.commitTimeoutMs = settings.commitTimeoutMs ?? COMMIT_TIMEOUT_MS;
     this.databaseClock = new ClockOffset(async () => (await this.pool.query<{ now: number }>(DATABASE_CLOCK_MS)).rows[0]!.now);
     this.outbox = new OutboxQueries(this.pool, this.databaseClock);
+    this.quarantined = new QuarantineQueries(this.outbox);
     this.events = new EventQueries(this.pool);
     this.admin = new AdminQueries(this.pool, this.databaseClock);
     this.kept = new KeptQueries(this.pool);
@@ -311,6 +315,12 @@ export class PostgresStore implements Store {
     const ids = await this.write(() => this.outbox.insert(this.pool, deliveries.map((delivery) => ({ eventId, delivery })), origin, this.clock.now()));
     if (ids.length > 0) this.deliveriesDue();
     return ids;
+  }
+
+  async releaseEvent(eventId: number, release: QuarantineRelease, routed: { ruleSetHash: string; deliveries: NewDelivery[] }): Promise<ReleaseOutcome> {
+    const outcome = await this.transaction((client) => this.quarantined.releaseEvent(client, eventId, release, routed));
+    if (outcome.released && outcome.deliveryIds.length > 0) this.deliveriesDue();
+    return outcome;
   }
 
   async retryDelivery(id: number, now: number): Promise<boolean> {

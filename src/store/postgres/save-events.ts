@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { MAX_RECEIVED_COUNT, type NewEvent, type SaveEventResult } from '../event-store.js';
 import type { NewDelivery } from '../outbox-store.js';
 import { eventText } from '../storable-text.js';
+import { issuesText } from '../quarantine-columns.js';
 import { NEXT_ORDER_SEQ } from './order-seq.js';
 import { named, withDeadline } from './sql-params.js';
 
@@ -14,14 +15,15 @@ import { named, withDeadline } from './sql-params.js';
 const SAVE_EVENTS = named('save_events', `
   WITH input AS (
     SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-                         $9::bigint[], $10::bigint[], $11::int[], $12::text[], $13::bytea[], $14::text[], $24::float8[])
+                         $9::bigint[], $10::bigint[], $11::int[], $12::text[], $13::bytea[], $14::text[], $24::float8[],
+                         $25::text[], $26::text[])
       AS i(ord, source, event, transfer_id, checkout_id, email, wallet_address, validation, received_at, last_received_at, copies, headers, body,
-           rule_set_hash, total_price_usd)
+           rule_set_hash, total_price_usd, issues, quarantine)
   ), saved AS (
     INSERT INTO events AS e (source, event, transfer_id, checkout_id, email, wallet_address, validation, received_at, last_received_at,
-                             received_count, headers, body, rule_set_hash, total_price_usd)
+                             received_count, headers, body, rule_set_hash, total_price_usd, issues, quarantine)
     SELECT source, event, transfer_id, checkout_id, email, wallet_address, validation, received_at, last_received_at, copies, headers, body,
-           rule_set_hash, total_price_usd
+           rule_set_hash, total_price_usd, issues, quarantine
     FROM input ORDER BY ord
     -- A received event has edit number 0: only the original of a transfer can be repeated, never an edited copy.
     -- The count stops at the largest integer instead of failing every later repeat.
@@ -77,7 +79,7 @@ export async function saveEvents(
     } else groups.set(key, { first: e, copies: 1, lastReceivedAt: e.receivedAt });
   }
   const ordered = [...groups.values()].sort((a, b) => compareKeys(keyOf(a.first), keyOf(b.first)));
-  const columns: unknown[][] = Array.from({ length: 24 }, () => []);
+  const columns: unknown[][] = Array.from({ length: 26 }, () => []);
   ordered.forEach(({ first: e, copies, lastReceivedAt }, ord) => {
     const values = [ord, eventText(e.source), eventText(e.event), eventText(e.transferId), eventText(e.checkoutId), eventText(e.email), eventText(e.walletAddress), e.validation, e.receivedAt, lastReceivedAt, copies, JSON.stringify(e.headers), e.body, e.ruleSetHash ?? null];
     values.forEach((value, i) => columns[i]!.push(value));
@@ -88,6 +90,9 @@ export async function saveEvents(
     });
     // The amount is the last parameter ($24): the delivery columns keep their numbers.
     columns[23]!.push(e.totalPriceUsd ?? null);
+    // What a check found ($25) and whether the event is held in quarantine ($26): null for nearly every event.
+    columns[24]!.push(issuesText(e.issues));
+    columns[25]!.push(e.held ? 'held' : null);
   });
   const { rows } = await db.query<SavedRow>(withDeadline({ ...SAVE_EVENTS, values: columns }, timeoutMs));
   const saved = new Map<NewEvent, SavedRow>(rows.map((row) => [ordered[row.ord]!.first, row]));

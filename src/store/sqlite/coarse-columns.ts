@@ -8,7 +8,7 @@ import { keyParam, keyValue } from './key-text.js';
  * index's condition word for word, so a filter on a rare value carries that condition (`coarseTerm`).
  */
 export interface CoarseColumn {
-  key: 'event' | 'source' | 'validation';
+  key: 'event' | 'source' | 'validation' | 'quarantine';
   column: string;
   /** The value most rows have: not indexed. */
   common: string;
@@ -23,6 +23,8 @@ export const COARSE_COLUMNS: readonly CoarseColumn[] = [
   { key: 'source', column: 'source', common: 'checkout', rareCondition: (a) => `${a}.source <> 'checkout'`, conditionIsTheValue: false },
   // Two rare values, a partial index each (migration 008): unrecognised, and invalid (edited copies only).
   { key: 'validation', column: 'validation', common: 'valid', rareCondition: (a, value) => `${a}.validation = '${value === 'invalid' ? 'invalid' : 'unrecognised'}'`, conditionIsTheValue: true },
+  // Most events are never held (NULL, which no filter asks for): both states are rare, a partial index each (migration 015).
+  { key: 'quarantine', column: 'quarantine', common: '', rareCondition: (a, value) => `${a}.quarantine = '${value === 'released' ? 'released' : 'held'}'`, conditionIsTheValue: true },
 ];
 
 export interface CoarseTerm {

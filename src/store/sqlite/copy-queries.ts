@@ -5,6 +5,7 @@ import type { Job } from '../job-store.js';
 import type { Outage } from '../outage-store.js';
 import type { StoredAttempt } from '../outbox-store.js';
 import type { KeptRuleSet } from '../rule-set-store.js';
+import { quarantineValues } from '../quarantine-columns.js';
 import { copyConflict } from '../copy-conflict.js';
 import { COPIED_DELIVERY_COLUMNS, DELIVERY_COLUMNS, toCopiedDelivery, toCopiedRedrive, toOutage, toJob, toStoredAttempt, type CopiedDeliveryColumns, type DeliveryRow, type JobRow, type OutageRow, type RedriveRow } from '../stored-rows.js';
 import { toStoredEvent, type EventRow } from './event-rows.js';
@@ -35,9 +36,12 @@ const WRITE_SQL: Record<CopyTable, string> = {
   ruleSets: 'INSERT INTO rule_sets (hash, kind, rules, first_loaded_at) VALUES (?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING',
   events: `
     INSERT INTO events (id, source, event, transfer_id, checkout_id, email, wallet_address, validation, received_at, last_received_at,
-                        received_count, headers, body, imported_at, rule_set_hash, edit_number, edited_from, edited_at, edited_via, total_price_usd)
-    VALUES (?, ?, CAST(? AS TEXT), CAST(? AS TEXT), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-    ON CONFLICT (id) DO UPDATE SET received_count = excluded.received_count, last_received_at = excluded.last_received_at
+                        received_count, headers, body, imported_at, rule_set_hash, edit_number, edited_from, edited_at, edited_via, total_price_usd,
+                        issues, quarantine, released_at, released_by, release_forced)
+    VALUES (?, ?, CAST(? AS TEXT), CAST(? AS TEXT), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT (id) DO UPDATE SET received_count = excluded.received_count, last_received_at = excluded.last_received_at,
+      quarantine = excluded.quarantine, released_at = excluded.released_at, released_by = excluded.released_by,
+      release_forced = excluded.release_forced, rule_set_hash = excluded.rule_set_hash
     WHERE events.source = excluded.source AND events.event = excluded.event AND events.transfer_id = excluded.transfer_id
       AND events.edit_number = excluded.edit_number AND events.received_at = excluded.received_at AND events.body = excluded.body
     RETURNING id`,
@@ -88,7 +92,7 @@ const VALUES: Record<CopyTable, Values> = {
   events: (e: StoredEvent) => [
     e.id, e.source, keyText(e.event), keyText(e.transferId), e.checkoutId, e.email, e.walletAddress, e.validation, e.receivedAt, e.lastReceivedAt,
     e.receivedCount, JSON.stringify(e.headers), e.body, e.importedAt, e.ruleSetHash, e.edit?.number ?? 0, e.edit?.editedFrom ?? null,
-    e.edit?.editedAt ?? null, e.edit?.via ?? null, e.totalPriceUsd,
+    e.edit?.editedAt ?? null, e.edit?.via ?? null, e.totalPriceUsd, ...quarantineValues(e, Number),
   ],
   deliveries: (d: CopiedDelivery) => [
     d.id, d.eventId, d.ruleId, d.ruleSetHash, d.origin, d.state, d.body, d.contentType, d.attempts, d.nextAttemptAt, d.leaseToken,

@@ -1,8 +1,9 @@
 import type { EditVia, EventEdit, EventSummary, StoredEvent, Validation } from '../event-store.js';
 import type { NewEventRead } from '../new-event-store.js';
+import { quarantineOf, type QuarantineColumns } from '../quarantine-columns.js';
 
 /** An `events` row as SQLite returns it; `headers`/`body` only when selected, `body_bytes` when computed. */
-export interface EventRow {
+export interface EventRow extends QuarantineColumns {
   id: number;
   source: string;
   event: string;
@@ -29,7 +30,7 @@ export interface EventRow {
 /** The summary columns of a list page, with the body's size instead of the body. */
 export const SUMMARY_COLUMNS = `e.id, e.source, e.event, e.transfer_id, e.checkout_id, e.email, e.wallet_address, e.total_price_usd, e.validation,
   e.received_at, e.last_received_at, e.received_count, e.edit_number, e.edited_from, e.edited_at, e.edited_via,
-  length(e.body) AS body_bytes`;
+  e.issues, e.quarantine, e.released_at, e.released_by, e.release_forced, length(e.body) AS body_bytes`;
 
 /** What a new-events read selects: the summary with the import time, plus headers and body only `withBodies`. */
 export function newEventColumns(withBodies: boolean): string {
@@ -62,6 +63,7 @@ export function toEventSummary(row: EventRow): EventSummary {
     lastReceivedAt: row.last_received_at,
     receivedCount: row.received_count,
     edit: editOf(row),
+    ...quarantineOf(row),
     bodyBytes: row.body_bytes ?? row.body?.length ?? 0,
   };
 }

@@ -42,6 +42,8 @@ import { SharedQueries } from './shared-queries.js';
 import type { ConsoleSession } from '../console-session-store.js';
 import { NewEventQueries } from './new-events.js';
 import type { NewEventRead, NewEvents, StreamPosition, StreamStart } from '../new-event-store.js';
+import type { QuarantineRelease, ReleaseOutcome } from '../quarantine-store.js';
+import { QuarantineQueries } from './quarantine-queries.js';
 
 export interface SqliteStoreOptions {
   dataDir: string;
@@ -126,6 +128,7 @@ export class SqliteStore implements Store {
   private readonly saveGroup: GroupCommit<NewEvent, SaveEventResult>;
   private readonly attemptGroup: GroupCommit<AttemptToRecord, boolean>;
   private readonly outbox: OutboxQueries;
+  private readonly quarantined: QuarantineQueries;
   private readonly claimBatch: BetterSqlite3.Transaction<(records: AttemptToRecord[], now: number, limit: number, leaseMs: number) => { results: boolean[]; value: ClaimedDelivery[] }>;
   private readonly statements;
   private readonly walFsync: WalFsync | null;
@@ -172,6 +175,7 @@ export class SqliteStore implements Store {
       touchHealth: this.db.prepare('INSERT INTO store_health (id, checked_at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET checked_at = excluded.checked_at'),
     };
     this.outbox = new OutboxQueries(this.db);
+    this.quarantined = new QuarantineQueries(this.db, this.outbox);
     const saveBatch = this.db.transaction((events: NewEvent[]) => events.map((e) => this.insertEvent(e)));
     const walFsync = this.walFsync;
     // The checkpoint thread's WAL restart holds the write lock for a moment under sustained load (longer
@@ -230,6 +234,7 @@ export class SqliteStore implements Store {
       return { id: repeat.id, duplicate: true, receivedCount: repeat.received_count };
     }
     const id = Number(inserted.lastInsertRowid);
+    this.quarantined.markNew(id, e);
     if (e.deliveries?.length) this.outbox.insertDeliveries(id, e.deliveries, 'ingest', e.receivedAt);
     return { id, duplicate: false, receivedCount: 1 };
   }
@@ -330,6 +335,12 @@ export class SqliteStore implements Store {
     const ids = this.write(() => this.db.transaction(() => this.outbox.insertDeliveries(eventId, deliveries, origin, this.clock.now())).immediate());
     if (ids.length > 0) this.due.notify();
     return ids;
+  }
+
+  async releaseEvent(eventId: number, release: QuarantineRelease, routed: { ruleSetHash: string; deliveries: NewDelivery[] }): Promise<ReleaseOutcome> {
+    const outcome = this.write(() => this.db.transaction(() => this.quarantined.releaseEvent(eventId, release, routed)).immediate());
+    if (outcome.released && outcome.deliveryIds.length > 0) this.due.notify();
+    return outcome;
   }
 
   async retryDelivery(id: number, now: number): Promise<boolean> {

@@ -4,6 +4,7 @@ import { MAX_RECEIVED_COUNT, type EventSelection, type StoredEvent, type EventBo
 import { eventSelectionSql } from './event-filter-sql.js';
 import { toStoredEvent, type EventRow } from './event-rows.js';
 import { keyText, withExactKeys } from './key-text.js';
+import { quarantineValues } from '../quarantine-columns.js';
 
 /** Export and import of whole events (raw bytes included), synchronous; the store picks the transaction. */
 export class TransferQueries {
@@ -14,8 +15,8 @@ export class TransferQueries {
     this.insertIfNew = db.prepare<unknown[], { id: number }>(`
       INSERT INTO events (source, event, transfer_id, checkout_id, email, wallet_address, total_price_usd, validation,
                           received_at, last_received_at, received_count, headers, body, imported_at, rule_set_hash,
-                          edit_number, edited_from, edited_at, edited_via)
-      VALUES (?, CAST(? AS TEXT), CAST(? AS TEXT), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                          edit_number, edited_from, edited_at, edited_via, issues, quarantine, released_at, released_by, release_forced)
+      VALUES (?, CAST(? AS TEXT), CAST(? AS TEXT), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
       ON CONFLICT (transfer_id, source, event, edit_number) DO NOTHING
       RETURNING id`);
   }
@@ -57,7 +58,7 @@ export class TransferQueries {
       const row = this.insertIfNew.get(
         e.source, keyText(e.event), keyText(e.transferId), e.checkoutId, e.email, e.walletAddress, e.totalPriceUsd ?? null, e.validation,
         e.receivedAt, e.lastReceivedAt, Math.min(e.receivedCount, MAX_RECEIVED_COUNT), JSON.stringify(e.headers), e.body, importedAt, e.ruleSetHash ?? null,
-        e.edit?.number ?? 0, e.edit?.editedFrom ?? null, e.edit?.editedAt ?? null, e.edit?.via ?? null,
+        e.edit?.number ?? 0, e.edit?.editedFrom ?? null, e.edit?.editedAt ?? null, e.edit?.via ?? null, ...quarantineValues(e, Number),
       );
       if (row) imported += 1;
     }

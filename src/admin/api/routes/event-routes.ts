@@ -6,10 +6,11 @@ import { editTargetOf, replayEdited } from '../../../operations/edited-replay.js
 import type { JobRunner } from '../../../operations/jobs/job-runner.js';
 import { resendEvent } from '../../../operations/resend-event.js';
 import { replayWithRouting } from '../../../operations/routed-replay.js';
-import { BulkReplayBodySchema, EditedReplayBodySchema, EventsQuerySchema, NumericIdParamsSchema, ReplayEventBodySchema, ResendBodySchema } from '../request-schemas.js';
-import { EditedReplayResultSchema, EventListSchema, EventWithDeliveriesSchema, JobSchema, ReplayResultSchema, ResendResultSchema } from '../../../operations/view-schemas.js';
+import { BulkReplayBodySchema, ReleaseBodySchema, EditedReplayBodySchema, EventsQuerySchema, NumericIdParamsSchema, ReplayEventBodySchema, ResendBodySchema } from '../request-schemas.js';
+import { releaseQuarantined } from '../../../operations/release-event.js';
+import { EditedReplayResultSchema, ReleaseResultSchema, EventListSchema, EventWithDeliveriesSchema, JobSchema, ReplayResultSchema, ResendResultSchema } from '../../../operations/view-schemas.js';
 import { defineRoute, type AdminRoute } from '../route-table.js';
-import { editedReplayView, jobView, replayResultView } from '../../../operations/views.js';
+import { editedReplayView, eventDetailView, jobView, replayResultView } from '../../../operations/views.js';
 
 const NOT_FOUND = { status: 404, description: 'no such event (`not_found`)' };
 
@@ -71,6 +72,25 @@ export function eventRoutes(ctx: OperationsContext, jobs: JobRunner): AdminRoute
       async handle({ params, body }) {
         const answer = await replayWithRouting(ctx, params.id, body);
         return { status: answer.dryRun ? 200 : 201, body: replayResultView(answer, deliveryPauses(ctx.rules.current())) };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/events/:id/release',
+      operationId: 'releaseEvent',
+      summary: 'Release an event held in quarantine: route it once',
+      description: "Routes the held event like a new event: today's rules are evaluated now and its deliveries (origin `ingest`) are written with the release, in one transaction; a delivery of an ordered rule joins the back of its key. Allowed when the event schema and the event's pinned contract now accept the body, or with `force` (an operator's decision). Who and when are recorded in `release`. List held events with GET /events?quarantine=held.",
+      params: NumericIdParamsSchema,
+      body: ReleaseBodySchema,
+      success: { status: 200, description: 'the released event and the deliveries its release created', schema: ReleaseResultSchema },
+      errors: [
+        NOT_FOUND,
+        { status: 409, description: 'released before (`already_released`, `details` says when and by whom: it is not routed again), or never held (`not_quarantined`)' },
+        { status: 422, description: 'the body still fails the event schema or its pinned contract (`release_refused`, `details.issues`); send force: true to release anyway' },
+      ],
+      async handle({ params, body }) {
+        const answer = await releaseQuarantined(ctx, params.id, { force: body.force, by: body.by ?? 'api' });
+        return { status: 200, body: { event: eventDetailView(answer.event), deliveryIds: answer.deliveryIds } };
       },
     }),
     defineRoute({
