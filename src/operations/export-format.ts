@@ -31,6 +31,18 @@ const RecordFieldsSchema = z.strictObject({
     .strictObject({ editedFrom: z.int().positive(), editedAt: isoTime, via: z.enum(['console', 'cli', 'api']), number: z.int().positive().max(MAX_RECEIVED_COUNT) })
     .nullable()
     .optional(),
+  /** What a check found wrong with the body (absent in exports older than quarantine). */
+  issues: z
+    .strictObject({
+      from: z.enum(['schema', 'contract']),
+      contract: z.string().optional(),
+      issues: z.array(z.strictObject({ path: z.string(), message: z.string(), code: z.string() })).max(100),
+    })
+    .nullable()
+    .optional(),
+  /** `held` or `released`: an event kept in quarantine keeps its state on import. */
+  quarantine: z.enum(['held', 'released']).nullable().optional(),
+  release: z.strictObject({ releasedAt: isoTime, releasedBy: z.string().max(200), forced: z.boolean() }).nullable().optional(),
 });
 
 /** Exports written before the store took the API's name carry `resultId`: still importable. */
@@ -49,6 +61,9 @@ type RecordFields = Pick<ExportRecord, 'source' | 'event' | 'transferId' | 'vali
   lastReceivedAt: number | string;
   ruleSetHash: string | null;
   edit: { editedFrom: number; editedAt: number | string; via: 'console' | 'cli' | 'api'; number: number } | null;
+  issues: ExportRecord['issues'];
+  quarantine: ExportRecord['quarantine'];
+  release: { releasedAt: number | string; releasedBy: string; forced: boolean } | null;
 };
 
 function toRecord(f: RecordFields): ExportRecord {
@@ -68,6 +83,9 @@ function toRecord(f: RecordFields): ExportRecord {
     bodyBase64: f.bodyBase64,
     ruleSetHash: f.ruleSetHash,
     edit: f.edit && { ...f.edit, editedAt: new Date(f.edit.editedAt).toISOString() },
+    issues: f.issues ?? null,
+    quarantine: f.quarantine ?? null,
+    release: f.release && { ...f.release, releasedAt: new Date(f.release.releasedAt).toISOString() },
   };
 }
 

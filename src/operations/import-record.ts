@@ -1,3 +1,4 @@
+import { quarantinedColumns } from '../ingest/quarantine-columns.js';
 import { HookrelayError } from '../errors.js';
 import { amountOf, eventColumns } from '../ingest/event-columns.js';
 import { nestsDeeperThan } from '../ingest/nesting.js';
@@ -70,6 +71,9 @@ export function parseRecordLine(line: string, limits: ImportLimits): ImportedEve
     body,
     ruleSetHash: record.ruleSetHash ?? null,
     edit: record.edit ? { ...record.edit, editedAt: Date.parse(record.edit.editedAt) } : null,
+    issues: record.issues ?? null,
+    quarantine: record.quarantine ?? null,
+    release: record.release ? { ...record.release, releasedAt: Date.parse(record.release.releasedAt) } : null,
   };
   return event;
 }
@@ -96,6 +100,14 @@ function columnsOf(record: ExportRecord, body: Buffer): Columns {
     parsed = parseJsonBody(body);
   } catch (err) {
     throw refused(err, 'bodyBase64 does not hold a JSON body:');
+  }
+  // A body kept in quarantine after a 422 is keyed by its digest (ingest/quarantine-columns.ts), as ingest keyed it.
+  if (record.issues?.from === 'schema') {
+    const columns = quarantinedColumns(parsed, body);
+    if (columns.event !== record.event || columns.transferId !== record.transferId) {
+      throw new ImportLineError(`the body's event and digest do not match "event" and "transferId"`);
+    }
+    return columns;
   }
   let validated;
   try {

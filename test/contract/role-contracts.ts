@@ -8,6 +8,7 @@ import { jobStoreContract } from './job-store-contract.js';
 import { newEventStoreContract } from './new-event-store-contract.js';
 import { outageStoreContract } from './outage-store-contract.js';
 import { outboxStoreContract } from './outbox-store-contract.js';
+import { quarantineStoreContract } from './quarantine-store-contract.js';
 import { retentionStoreContract } from './retention-store-contract.js';
 import { ruleSetStoreContract } from './rule-set-store-contract.js';
 import { settingStoreContract } from './setting-store-contract.js';
@@ -29,5 +30,6 @@ export const ROLE_CONTRACTS: readonly ((factory: StoreFactory) => void)[] = [
   settingStoreContract,
   consoleSessionStoreContract,
   storeCopyContract,
+  quarantineStoreContract,
   storeLifecycleContract,
 ];

@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { EXPORT_FORMAT, recordFromStored } from '../../../src/operations/export-format.js';
 import { ImportLineError, parseRecordLine as parseWithLimits } from '../../../src/operations/import-record.js';
+import { quarantinedColumns } from '../../../src/ingest/quarantine-columns.js';
 import { sampleTransferSucceeded } from '../../../src/samples/transfer-succeeded.js';
 import { SqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
 import { makeTempDir, removeTempDirs } from '../../helpers/temp-dir.js';
@@ -45,7 +46,21 @@ describe('export records', () => {
     expect(parseRecordLine(JSON.stringify({ ...other, bodyBase64: paid.toString('base64') })).totalPriceUsd).toBe(104.37);
     expect(parseRecordLine(JSON.stringify({ ...other, bodyBase64: unpaid.toString('base64') })).totalPriceUsd).toBeNull();
     expect(parseRecordLine(JSON.stringify({ ...record, transferId: ID })).totalPriceUsd).toBe(sample.result.totalPriceUsd);
-    expect(Object.keys(recordFromStored({ ...parseRecordLine(JSON.stringify({ ...record, transferId: ID })), id: 1, importedAt: null, ruleSetHash: null, edit: null, totalPriceUsd: 5 }))).not.toContain('totalPriceUsd');
+    expect(Object.keys(recordFromStored({ ...parseRecordLine(JSON.stringify({ ...record, transferId: ID })), id: 1, importedAt: null, ruleSetHash: null, edit: null, totalPriceUsd: 5, quarantine: null, issues: null, release: null }))).not.toContain('totalPriceUsd');
+  });
+
+  it('keeps a quarantined body, keyed by its digest, with its state, issues and release', () => {
+    const drifted = Buffer.from(JSON.stringify({ ...sample, result: { ...sample.result, totalPriceUsd: '1' } }));
+    const columns = quarantinedColumns(JSON.parse(drifted.toString()), drifted);
+    const issues = { from: 'schema' as const, issues: [{ path: 'result.totalPriceUsd', message: 'expected number', code: 'invalid_type' }] };
+    const stored = {
+      ...columns, id: 3, source: 'checkout', receivedAt: 1_000, lastReceivedAt: 1_000, receivedCount: 1, headers: {}, body: drifted, importedAt: null,
+      ruleSetHash: null, edit: null, totalPriceUsd: null, quarantine: 'released' as const, issues, release: { releasedAt: 2_000, releasedBy: 'ops', forced: true },
+    };
+    const line = JSON.stringify(recordFromStored(stored));
+    const back = parseRecordLine(line);
+    expect(back).toMatchObject({ transferId: columns.transferId, validation: 'invalid', quarantine: 'released', issues, release: stored.release });
+    expect(() => parseRecordLine(line.replace(columns.transferId, 'sha256:00'))).toThrow(ImportLineError);
   });
 
   it('refuses a record whose key does not match its body', () => {
