@@ -1,5 +1,5 @@
 import type {
-  ClusterView, DeliveryDetailView, DeliveryView, EditedReplayResultView, EventDetailView, EventListItemView, EventSummaryView, JobView, ReplayResultView, ResendResultView,
+  ClusterView, ReleaseResultView, DeliveryDetailView, DeliveryView, EditedReplayResultView, EventDetailView, EventListItemView, EventSummaryView, JobView, ReplayResultView, ResendResultView,
 } from '../operations/view-schemas.js';
 import type { EventExplanation, ExplainRequest } from '../operations/explain-event.js';
 import type { EventSearch } from '../store/event-store.js';
@@ -13,7 +13,7 @@ import type { RoutedReplayRequest } from '../operations/routed-replay.js';
 export type { EventExport, EventWithDeliveries, Paged, ResendSigning };
 
 export type {
-  ClusterView, DeliveryDetailView, DeliveryView, EditedReplayResultView, EventDetailView, EventListItemView, EventSummaryView, JobView, ReplayResultView, RoutedReplayRequest,
+  ClusterView, ReleaseResultView, DeliveryDetailView, DeliveryView, EditedReplayResultView, EventDetailView, EventListItemView, EventSummaryView, JobView, ReplayResultView, RoutedReplayRequest,
 };
 export type ResendResult = ResendResultView;
 
@@ -84,6 +84,8 @@ export interface AdminBackend {
   listEvents(query: EventQuery, page: { limit: number; cursor?: string }): Promise<Paged<EventListItemView>>;
   getEvent(id: number): Promise<EventWithDeliveries>;
   replayEvent(id: number, request: RoutedReplayRequest): Promise<ReplayResultView>;
+  /** Routes an event held in quarantine once (see operations/release-event.ts). */
+  releaseEvent(id: number, request: { force?: boolean; by: string }): Promise<ReleaseResultView>;
   replayEvents(query: EventQuery & { afterId?: number }, options: BulkReplayOptions, control: BulkControl): Promise<BulkResult>;
   /** Edit and replay: the edited body stored as a copy linked to event `id`, then sent (made through the CLI). */
   replayEdited(id: number, request: EditedReplayOptions): Promise<EditedReplayResultView>;

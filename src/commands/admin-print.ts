@@ -15,7 +15,8 @@ function forwardingText({ state, pending, delivered, dead }: EventListItemView['
 
 /** The event name; an edited copy says which event it was edited from, as the console's badge does. */
 function eventName(e: EventListItemView): string {
-  return e.edit ? `${e.event} (edited #${e.edit.editedFrom})` : e.event;
+  const name = e.edit ? `${e.event} (edited #${e.edit.editedFrom})` : e.event;
+  return e.quarantine ? `${name} (${e.quarantine})` : name;
 }
 
 export function printEventTable(page: Paged<EventListItemView>): void {
@@ -87,8 +88,14 @@ export function printEventDetail({ event, deliveries }: EventWithDeliveries): vo
     ...(event.importedAt ? [['imported', event.importedAt] as [string, unknown]] : []),
     ['rule set', event.ruleSetHash ?? 'unknown (stored before rule sets were kept)'],
     ...(event.edit ? [['edited from', `event ${event.edit.editedFrom} (edit ${event.edit.number}, via ${event.edit.via}, ${event.edit.editedAt})`] as [string, unknown]] : []),
+    ...(event.quarantine ? [['quarantine', event.quarantine === 'held' ? 'held: stored, not routed until released' : 'released'] as [string, unknown]] : []),
+    ...(event.release ? [['released', `${event.release.releasedAt} by ${event.release.releasedBy}${event.release.forced ? ' (forced)' : ''}`] as [string, unknown]] : []),
   ];
   for (const [name, value] of fields) printLine(`${name.padEnd(15)} ${value ?? '-'}`);
+  if (event.issues) {
+    printLine(`\nissues (${event.issues.from === 'schema' ? 'event schema' : `contract ${event.issues.contract}`})`);
+    for (const issue of event.issues.issues) printLine(`  ${issue.path}: ${issue.message}`);
+  }
   printLine('\nheaders');
   for (const [name, value] of Object.entries(event.headers)) printLine(`  ${name}: ${value}`);
   printLine('\nbody');

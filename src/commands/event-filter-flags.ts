@@ -3,6 +3,7 @@ import { parseDuration } from '../duration.js';
 import { HookrelayError } from '../errors.js';
 import type { Validation } from '../store/event-store.js';
 import type { DeliveryState } from '../store/outbox-store.js';
+import type { QuarantineState } from '../store/quarantine-store.js';
 import type { EventQuery } from './admin-backend.js';
 
 export interface EventFilterFlags {
@@ -14,6 +15,7 @@ export interface EventFilterFlags {
   transferId?: string;
   validation?: Validation;
   deliveryState?: DeliveryState;
+  quarantine?: QuarantineState;
   from?: string;
   to?: string;
 }
@@ -29,6 +31,7 @@ export function addEventFilterOptions(command: Command): Command {
     .option('--transfer-id <id>', 'result.id (the transfer id)')
     .addOption(new Option('--validation <v>', 'schema check result').choices(['valid', 'unrecognised']))
     .addOption(new Option('--delivery-state <state>', 'has a delivery in this state').choices(['pending', 'delivered', 'dead']))
+    .addOption(new Option('--quarantine <state>', 'held in quarantine (stored, not routed), or released from it').choices(['held', 'released']))
     .option('--from <time>', 'received at or after: ISO time, unix ms, or an age such as 7d or 12h')
     .option('--to <time>', 'received before: ISO time, unix ms, or an age such as 1h');
 }
@@ -59,6 +62,7 @@ export function eventQueryOf(flags: EventFilterFlags): EventQuery {
     transferId: flags.transferId,
     validation: flags.validation,
     deliveryState: flags.deliveryState,
+    quarantine: flags.quarantine,
     receivedFrom: flags.from === undefined ? undefined : parseTime(flags.from, '--from'),
     receivedTo: flags.to === undefined ? undefined : parseTime(flags.to, '--to'),
   };

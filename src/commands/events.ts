@@ -73,6 +73,15 @@ async function replay(id: string | undefined, flags: ReplayFlags): Promise<void>
   });
 }
 
+async function release(id: string, flags: TargetFlags & { force?: boolean; by: string }): Promise<void> {
+  const answer = await withBackend(await openBackend(flags, process.env), (b) => b.releaseEvent(eventId(id), { force: flags.force, by: flags.by }));
+  if (flags.json) printJson(answer);
+  else {
+    const forced = answer.event.release?.forced ? ' (forced)' : '';
+    printLine(`released event ${answer.event.id}${forced}: ${answer.deliveryIds.length} deliveries created`);
+  }
+}
+
 function signingOf(flags: { sign: string; secret?: string }): ResendSigning {
   if (flags.sign === 'original' || flags.sign === 'none') return { mode: flags.sign };
   if (!flags.secret) throw new HookrelayError('bad_request', `--sign ${flags.sign} needs --secret.`);
@@ -166,6 +175,12 @@ export function registerEventsCommand(program: Command): void {
     .action(replay);
 
   addExplainCommand(events);
+
+  addTargetOptions(events.command('release').description('Route an event held in quarantine, once (list them with "events list --quarantine held")'))
+    .argument('<id>', 'event id')
+    .option('--force', 'release although the event schema or the pinned contract still refuses the body (recorded)')
+    .option('--by <name>', 'who releases it, recorded with the release', 'cli')
+    .action(release);
 
   addTargetOptions(events.command('resend').description('POST the stored raw bytes of one event to a URL, once (no delivery is recorded)'))
     .argument('<id>', 'event id')

@@ -14,12 +14,14 @@ import { retryableFilter, retrySkips } from '../operations/retry-skips.js';
 import { DEFAULT_ROUTE_MODE, ReplayRouter } from '../operations/replay-routing.js';
 import { resendEvent } from '../operations/resend-event.js';
 import { replayWithRouting } from '../operations/routed-replay.js';
-import { editedReplayView, replayResultView } from '../operations/views.js';
+import { editedReplayView, eventDetailView, replayResultView } from '../operations/views.js';
 import { deliveryPauses, NO_PAUSES, type DeliveryPauses } from '../delivery/delivery-pauses.js';
 import type { Config } from '../config.js';
 import { createGuardedDispatcher } from '../delivery/guarded-dispatcher.js';
 import { destinationCheck } from '../delivery/destination-check.js';
 import { createSsrfGuard } from '../delivery/ssrf-guard.js';
+import { invalidContractsError, loadContracts } from '../contracts/contract-files.js';
+import { releaseQuarantined } from '../operations/release-event.js';
 import { HookrelayError } from '../errors.js';
 import { createLogger } from '../log.js';
 import { explainStoredEvent, type EventExplanation, type ExplainRequest } from '../operations/explain-event.js';
@@ -35,7 +37,7 @@ import type { EventSelection } from '../store/event-store.js';
 import { configureTransformSandbox } from '../rules/transform-sandbox.js';
 import type { ImportPolicy } from '../operations/import-record.js';
 import type {
-  AdminBackend, BulkControl, ClusterView, BulkResult, DeliveryQuery, DeliveryView, EventExport, EventListItemView, EventQuery, EventWithDeliveries, Paged,
+  AdminBackend, ReleaseResultView, BulkControl, ClusterView, BulkResult, DeliveryQuery, DeliveryView, EventExport, EventListItemView, EventQuery, EventWithDeliveries, Paged,
   BulkReplayOptions, EditedReplayOptions, EditedReplayResultView, ReplayResultView, ResendResult, ResendSigning, RetryQuery, RoutedReplayRequest,
 } from './admin-backend.js';
 
@@ -148,6 +150,15 @@ export class LocalBackend implements AdminBackend {
 
   async getEvent(id: number): Promise<EventWithDeliveries> {
     return eventWithDeliveries(this.store, id, await this.pauses(), await this.waitSources());
+  }
+
+  async releaseEvent(id: number, request: { force?: boolean; by: string }): Promise<ReleaseResultView> {
+    const ruleSet = await this.plannedRules();
+    const load = await loadContracts(this.config.contracts.dir!);
+    if (!load.ok) throw invalidContractsError(load.errors);
+    // Assigned, not spread: the context's unavailable parts are getters that throw when read.
+    const answer = await releaseQuarantined(Object.assign(this.context(ruleSet, null), { contracts: () => load.contracts }), id, request);
+    return { event: eventDetailView(answer.event), deliveryIds: answer.deliveryIds };
   }
 
   async replayEvent(id: number, request: RoutedReplayRequest): Promise<ReplayResultView> {

@@ -1,6 +1,6 @@
 import { HookrelayError } from '../errors.js';
 import type {
-  AdminBackend, BulkControl, ClusterView, BulkResult, DeliveryQuery, DeliveryView, EventExport, EventListItemView, EventQuery, EventWithDeliveries, JobView, Paged,
+  AdminBackend, ReleaseResultView, BulkControl, ClusterView, BulkResult, DeliveryQuery, DeliveryView, EventExport, EventListItemView, EventQuery, EventWithDeliveries, JobView, Paged,
   ResendResult, ResendSigning, RetryQuery, ReplayResultView, RoutedReplayRequest, BulkReplayOptions, EditedReplayOptions, EditedReplayResultView,
 } from './admin-backend.js';
 import type { EventExplanation, ExplainRequest } from '../operations/explain-event.js';
@@ -38,6 +38,10 @@ export class RemoteBackend implements AdminBackend {
 
   getEvent(id: number): Promise<EventWithDeliveries> {
     return this.client.call('GET', `/events/${id}`);
+  }
+
+  releaseEvent(id: number, request: { force?: boolean; by: string }): Promise<ReleaseResultView> {
+    return this.client.call<ReleaseResultView>('POST', `/events/${id}/release`, { body: request });
   }
 
   replayEvent(id: number, request: RoutedReplayRequest): Promise<ReplayResultView> {
