@@ -112,7 +112,7 @@ export function errorBox(err) {
 
 export function errorText(err) {
   const issues = err?.details?.issues;
-  const extra = Array.isArray(issues) && issues.length > 0 ? ` (${issues.map((i) => `${(i.path ?? []).join('.') || 'body'}: ${i.message}`).join('; ')})` : '';
+  const extra = Array.isArray(issues) && issues.length > 0 ? ` (${issues.map((i) => `${(Array.isArray(i.path) ? i.path.join('.') : i.path) || 'body'}: ${i.message}`).join('; ')})` : '';
   return `${err?.message ?? String(err)}${extra}`;
 }
 

@@ -149,6 +149,48 @@ function replayCard(eventId, ruleIds, refresh) {
   );
 }
 
+/** What a check found wrong with the body, and for a held event the release (routes it once). */
+function quarantineCard(event, refresh) {
+  if (!event.issues && !event.quarantine) return null;
+  const out = h('div', { class: 'result', id: 'release-result' });
+  const force = h('input', { type: 'checkbox', id: 'release-force', name: 'force' });
+  const release = async (button) => {
+    button.disabled = true;
+    replace(out);
+    try {
+      const result = await api(`/events/${event.id}/release`, { method: 'POST', body: { by: 'console', ...(force.checked && { force: true }) } });
+      const n = result.deliveryIds.length;
+      replace(out, h('p', { class: 'ok', text: `Released: ${n} deliver${n === 1 ? 'y' : 'ies'} queued.` }));
+      await refresh();
+    } catch (err) {
+      const hint = err.code === 'release_refused' ? 'Tick “even though the checks fail” to release it anyway (recorded).' : null;
+      replace(out, errorBox(err), hint ? h('p', { class: 'muted', text: hint }) : null);
+      button.disabled = false;
+    }
+  };
+  const source = event.issues?.from === 'contract' ? `pinned contract ${event.issues.contract}` : 'the event schema';
+  const state = event.quarantine === 'held'
+    ? 'Held in quarantine: stored, not routed until released.'
+    : event.quarantine === 'released'
+      ? `Released ${event.release ? `by ${event.release.releasedBy}${event.release.forced ? ' (forced)' : ''}` : ''}: routed once at its release.`
+      : 'Forwarded as usual (the contract only warns).';
+  return card(
+    'Quarantine',
+    state,
+    event.issues ? h('p', { text: `Issues found by ${source}:` }) : null,
+    event.issues ? h('ul', { id: 'quarantine-issues' }, event.issues.issues.map((issue) => h('li', { class: 'mono', text: `${issue.path}: ${issue.message}` }))) : null,
+    event.quarantine === 'held'
+      ? h(
+          'div',
+          { class: 'inline-form' },
+          h('label', { class: 'check' }, force, ' even though the checks fail'),
+          h('button', { type: 'button', id: 'release', text: 'Release', on: { click: (e) => release(e.currentTarget) } }),
+        )
+      : null,
+    out,
+  );
+}
+
 function resendCard(eventId) {
   const out = h('div', { class: 'result' });
   const url = h('input', { id: 'resend-url', name: 'url', type: 'url', required: true, placeholder: 'https://example.com/webhooks', autocomplete: 'off' });
@@ -250,6 +292,7 @@ export function renderEventDetail(view, id) {
       view.append(
         h('div', { class: 'page-head' }, h('h1', {}, event.event, ' ', h('span', { class: 'muted', text: `#${event.id}` }), ' ', copyButton(String(event.id), 'event id'))),
         h('div', { class: 'detail-grid' }, h('section', { class: 'card' }, h('h2', { text: 'Event' }), factsOf(event)), replayCard(id, (rules.rules ?? []).map((rule) => rule.id), refresh), resendCard(id)),
+        quarantineCard(event, refresh),
         h('section', { class: 'card', 'aria-label': 'Deliveries' }, h('h2', { text: 'Deliveries' }), deliveriesBox),
         // What was received and why it went where it went come first; editing a copy is folded away below.
         explainCard(id),

@@ -22,6 +22,8 @@ const TEXT_FILTERS = [
 const CHOICE_FILTERS = [
   ['validation', 'Validation', ['valid', 'unrecognised', 'invalid']],
   ['deliveryState', 'Delivery state', ['pending', 'delivered', 'dead']],
+  // held: stored, not routed until released (a body answered 422, or a pinned contract in quarantine mode).
+  ['quarantine', 'Quarantine', ['held', 'released']],
 ];
 const TIME_FILTERS = [
   ['receivedFrom', 'Received from'],
@@ -48,6 +50,7 @@ const COLUMNS = [
         {},
         h('a', { href: `#/events/${e.id}`, class: 'event-link', text: e.event }),
         e.edit ? [' ', h('span', { class: 'badge edited', title: `edited copy of event ${e.edit.editedFrom}`, text: `edited #${e.edit.editedFrom}` })] : null,
+        e.quarantine ? [' ', h('span', { class: `badge quarantine-${e.quarantine}`, title: e.quarantine === 'held' ? 'stored, not routed until released' : 'released from quarantine', text: e.quarantine })] : null,
       ),
   },
   { label: 'Amount', class: 'num', cell: amountCell },
