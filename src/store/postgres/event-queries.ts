@@ -83,7 +83,7 @@ export class EventQueries {
   async listBodies(selection: EventSelection, limit: number): Promise<EventBody[]> {
     const params = new SqlParams();
     const where = eventSelectionSql(selection, params);
-    const { rows } = await this.db.query<EventBody>(`SELECT e.id, e.source, e.event, e.body, e.rule_set_hash AS "ruleSetHash" FROM events e WHERE ${where} ORDER BY e.id LIMIT ${params.add(limit)}`, params.values);
+    const { rows } = await this.db.query<EventBody>(`SELECT e.id, e.source, e.event, e.body, e.rule_set_hash AS "ruleSetHash", e.quarantine FROM events e WHERE ${where} ORDER BY e.id LIMIT ${params.add(limit)}`, params.values);
     return rows.map(readEventBody);
   }
 

@@ -46,7 +46,7 @@ export class TransferQueries {
   listBodies(selection: EventSelection, limit: number): EventBody[] {
     const where = eventSelectionSql(selection, 'e');
     const rows = this.db
-      .prepare<unknown[], EventBody>(`SELECT e.id, e.source, e.event, e.body, e.rule_set_hash AS ruleSetHash FROM events e WHERE ${where.sql} ORDER BY e.id LIMIT ?`)
+      .prepare<unknown[], EventBody>(`SELECT e.id, e.source, e.event, e.body, e.rule_set_hash AS ruleSetHash, e.quarantine FROM events e WHERE ${where.sql} ORDER BY e.id LIMIT ?`)
       .all(...where.params, limit);
     return withExactKeys(this.db, rows);
   }
