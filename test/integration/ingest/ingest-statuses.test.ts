@@ -149,10 +149,14 @@ describe('POST /webhooks/:source statuses', () => {
     expect(await receiver.store.getEvent(prototypeName.json.id)).toMatchObject({ event: 'constructor', validation: 'unrecognised' });
   });
 
-  it('stored nothing for any rejected request', async () => {
+  it('stored nothing for any rejected request but the authentic bodies that fail the schema, held in quarantine', async () => {
     const events = (await receiver.store.listEvents({}, { limit: 1000 })).items;
-    // Only the 200s above: the first valid, the prefixed one, the two content types and the two unrecognised ones.
-    expect(events).toHaveLength(6);
+    // The 200s above: the first valid, the prefixed one, the two content types and the two unrecognised ones.
+    expect(events.filter((e) => e.quarantine === null)).toHaveLength(6);
+    // The 422 invalid_payload answers: each kept, held, with the schema's issues.
+    const held = events.filter((e) => e.quarantine !== null);
+    expect(held.length).toBeGreaterThan(0);
+    expect(held.every((e) => e.quarantine === 'held' && e.validation === 'invalid' && e.issues?.from === 'schema')).toBe(true);
   });
 });
 
