@@ -41,6 +41,9 @@ describeEachBackend('GET /admin/api/events', (backend) => {
       receivedCount: 1,
       bodyBytes: Buffer.byteLength(JSON.stringify(body)),
       edit: null,
+      quarantine: null,
+      issues: null,
+      release: null,
       forwarding: { state: 'none', pending: 0, delivered: 0, dead: 0 },
     });
   });
