@@ -10,6 +10,7 @@ import { outageStoreContract } from './outage-store-contract.js';
 import { outboxStoreContract } from './outbox-store-contract.js';
 import { retentionStoreContract } from './retention-store-contract.js';
 import { ruleSetStoreContract } from './rule-set-store-contract.js';
+import { seenKeysContract } from './seen-keys-contract.js';
 import { settingStoreContract } from './setting-store-contract.js';
 import { storeCopyContract } from './store-copy-contract.js';
 import { storeLifecycleContract } from './store-lifecycle-contract.js';
@@ -30,4 +31,5 @@ export const ROLE_CONTRACTS: readonly ((factory: StoreFactory) => void)[] = [
   consoleSessionStoreContract,
   storeCopyContract,
   storeLifecycleContract,
+  seenKeysContract,
 ];

@@ -10,6 +10,9 @@ import { named, withDeadline } from './sql-params.js';
  * outbox rows of the events that are new. A single statement is its own transaction: one round trip and one
  * commit per batch. The unique key (transfer_id, source, event) decides which copy is first, also when two
  * nodes insert copies at the same instant: the second waits for the first's commit and becomes the repeat.
+ * A key in the ledger of seen keys whose event is gone is a repeat too. The trigger on events records the
+ * keys of the new rows in the ledger (migration 012); should retention remove an event between this
+ * statement's read of it and its insert, the trigger fails the statement and the batch is tried again.
  */
 const SAVE_EVENTS = named('save_events', `
   WITH input AS (
@@ -17,12 +20,16 @@ const SAVE_EVENTS = named('save_events', `
                          $9::bigint[], $10::bigint[], $11::int[], $12::text[], $13::bytea[], $14::text[], $24::float8[])
       AS i(ord, source, event, transfer_id, checkout_id, email, wallet_address, validation, received_at, last_received_at, copies, headers, body,
            rule_set_hash, total_price_usd)
+  ), gone AS (
+    -- Keys the ledger holds whose event retention removed: repeats, answered without storing anything.
+    SELECT i.ord, k.event_id FROM input i JOIN seen_keys k ON k.key = hookrelay_seen_key(i.source, i.event, i.transfer_id, 0)
+    WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.id = k.event_id)
   ), saved AS (
     INSERT INTO events AS e (source, event, transfer_id, checkout_id, email, wallet_address, validation, received_at, last_received_at,
                              received_count, headers, body, rule_set_hash, total_price_usd)
     SELECT source, event, transfer_id, checkout_id, email, wallet_address, validation, received_at, last_received_at, copies, headers, body,
            rule_set_hash, total_price_usd
-    FROM input ORDER BY ord
+    FROM input WHERE ord NOT IN (SELECT ord FROM gone) ORDER BY ord
     -- A received event has edit number 0: only the original of a transfer can be repeated, never an edited copy.
     -- The count stops at the largest integer instead of failing every later repeat.
     ON CONFLICT (transfer_id, source, event, edit_number) DO UPDATE
@@ -43,12 +50,14 @@ const SAVE_EVENTS = named('save_events', `
     RETURNING 1
   )
   -- Each answer is matched to its input row here, by the key as the database compares it.
-  SELECT i.ord, s.id, s.received_count, s.inserted FROM saved s JOIN input i ON s.transfer_id = i.transfer_id AND s.source = i.source AND s.event = i.event`);
+  SELECT i.ord, s.id, s.received_count, s.inserted FROM saved s JOIN input i ON s.transfer_id = i.transfer_id AND s.source = i.source AND s.event = i.event
+  UNION ALL SELECT ord, event_id, NULL, false FROM gone`);
 
 interface SavedRow {
   ord: number;
   id: number;
-  received_count: number;
+  /** Null for a key whose event retention removed. */
+  received_count: number | null;
   inserted: boolean;
 }
 
@@ -102,6 +111,7 @@ export async function saveEvents(
     if (!row) throw new Error('an event of the batch has no answer from the database');
     const index = seen.get(key) ?? 0;
     seen.set(key, index + 1);
+    if (row.received_count === null) return { id: row.id, duplicate: true, receivedCount: null };
     const receivedCount = Math.max(1, row.received_count - group.copies + index + 1);
     return { id: row.id, duplicate: !(row.inserted && index === 0), receivedCount };
   });
