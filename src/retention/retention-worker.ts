@@ -56,7 +56,8 @@ const DEFAULT_SEEN_KEYS_DAYS = 90;
 const VACUUM_PAGES_PER_STEP = 1024;
 
 /**
- * Deletes old events in small batches on a timer: first those older than `maxAgeDays`, then the oldest
+ * Deletes old events in small batches on a timer: first (once, after the upgrade that added the ledger of
+ * seen keys) it puts the keys of the events stored before it in the ledger, then it deletes those older than `maxAgeDays`, then the oldest
  * beyond `maxEvents`, then the keys of removed events older than `seenKeysDays` from the ledger of seen keys.
  * Events with a pending delivery are kept (the store guarantees it). Each batch is its
  * own short transaction, and the worker pauses between batches so webhooks keep being acknowledged.
@@ -137,8 +138,10 @@ export class RetentionWorker {
         report.skipped = true;
         return report;
       }
+      // Keys of events stored before the ledger existed go in first (a no-op once they are all in).
+      const backfilled = await this.repeat(async () => (await store.backfillSeenKeys(settings.batchSize)) > 0);
       const cutoff = started - settings.maxAgeDays * DAY_MS;
-      const ageDone = await this.repeat(async () => {
+      const ageDone = backfilled && await this.repeat(async () => {
         const deleted = await store.pruneEventsOlderThan(cutoff, settings.batchSize);
         report.byAge += deleted;
         return deleted > 0;

@@ -9,6 +9,11 @@ export interface SeenKeysStore {
    * stored stays); one short transaction. Returns how many.
    */
   pruneSeenKeys(seenBefore: number, limit: number): Promise<number>;
+  /**
+   * Puts the keys of up to `limit` events stored before the ledger existed into it (the next ones by id);
+   * one short transaction. Returns how many events it read: 0 once every such key is in.
+   */
+  backfillSeenKeys(limit: number): Promise<number>;
   /** Whether the key of a received event (edit number 0) is in the ledger, and the first event's id. */
   findSeenKey(key: { source: string; event: string; transferId: string }): Promise<SeenKeyRecord | null>;
 }

@@ -38,6 +38,7 @@ export function seenKeysContract(factory: StoreFactory): void {
   describe('the ledger of seen keys', () => {
     it('answers a repeat of an event retention removed as a duplicate of it, storing and planning nothing', async () => {
       const store = await open();
+      expect(await store.backfillSeenKeys(10)).toBe(0); // a new store has no events from before its ledger
       const first = await store.saveEvent(event('tx-1', { deliveries: [forward] }));
       const [claimed] = await store.claimDueDeliveries({ now: Date.now() + 60_000, limit: 1, leaseMs: 60_000 });
       await store.recordAttempt(claimed!.id, claimed!.leaseToken, {

@@ -54,6 +54,21 @@ const PRUNE_SEEN_KEYS = named('prune_seen_keys', `
     SELECT k.key FROM seen_keys k
     WHERE k.seen_at < $1 AND NOT EXISTS (SELECT 1 FROM events e WHERE e.id = k.event_id)
     LIMIT $2 FOR UPDATE SKIP LOCKED)`);
+const BACKFILL_SEEN_KEYS = named('backfill_seen_keys', `
+  WITH walk AS (
+    SELECT next_event_id, below_event_id FROM seen_keys_backfill WHERE id = 1 AND next_event_id < below_event_id FOR UPDATE
+  ), batch AS (
+    SELECT e.id, e.source, e.event, e.transfer_id, e.edit_number, coalesce(e.imported_at, e.received_at) AS seen_at
+    FROM events e, walk w WHERE e.id >= w.next_event_id AND e.id < w.below_event_id ORDER BY e.id LIMIT $1
+  ), kept AS (
+    INSERT INTO seen_keys (key, event_id, seen_at)
+    SELECT hookrelay_seen_key(b.source, b.event, b.transfer_id, b.edit_number), b.id, b.seen_at FROM batch b
+    ON CONFLICT (key) DO NOTHING
+  ), moved AS (
+    UPDATE seen_keys_backfill SET next_event_id = CASE WHEN (SELECT count(*) FROM batch) < $1 THEN below_event_id ELSE (SELECT max(id) + 1 FROM batch) END
+    WHERE id = 1 AND EXISTS (SELECT 1 FROM walk)
+  )
+  SELECT count(*)::int AS n FROM batch`);
 const GET_SEEN = named('get_seen', 'SELECT * FROM seen_keys WHERE key = hookrelay_seen_key($1, $2, $3, 0)');
 
 /** Reads of events (lists, search, export) and the writes of import and retention. */
@@ -141,6 +156,10 @@ export class EventQueries {
 
   async pruneOldest(limit: number): Promise<number> {
     return (await this.db.query({ ...PRUNE_OLDEST, values: [limit] })).rowCount ?? 0;
+  }
+
+  async backfillSeenKeys(limit: number): Promise<number> {
+    return (await this.db.query<{ n: number }>({ ...BACKFILL_SEEN_KEYS, values: [limit] })).rows[0]!.n;
   }
 
   /** Along the BRIN index on seen_at; SKIP LOCKED lets two nodes share the work. */

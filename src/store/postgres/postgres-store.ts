@@ -370,6 +370,10 @@ export class PostgresStore implements Store {
     return this.write(() => this.events.pruneSeenKeys(seenBefore, limit));
   }
 
+  backfillSeenKeys(limit: number): Promise<number> {
+    return this.write(() => this.events.backfillSeenKeys(limit));
+  }
+
   findSeenKey(key: { source: string; event: string; transferId: string }): Promise<SeenKeyRecord | null> {
     return this.read(() => this.events.findSeenKey(key));
   }

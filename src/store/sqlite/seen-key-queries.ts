@@ -80,6 +80,21 @@ export class SeenKeyQueries {
     }
   }
 
+  /** The next events stored before the ledger existed, their keys put in it; returns how many it read. */
+  backfill(limit: number): number {
+    return this.db.transaction(() => {
+      const walk = this.db.prepare<[], { next_event_id: number; below_event_id: number }>(
+        'SELECT next_event_id, below_event_id FROM seen_keys_backfill WHERE id = 1 AND next_event_id < below_event_id').get();
+      if (!walk) return 0;
+      const ids = this.db.prepare<[number, number, number], { id: number }>('SELECT id FROM events WHERE id >= ? AND id < ? ORDER BY id LIMIT ?')
+        .all(walk.next_event_id, walk.below_event_id, limit).map((r) => r.id);
+      this.keepKeysOf(ids);
+      const next = ids.length < limit ? walk.below_event_id : ids.at(-1)! + 1;
+      this.db.prepare<[number]>('UPDATE seen_keys_backfill SET next_event_id = ? WHERE id = 1').run(next);
+      return ids.length;
+    }).immediate();
+  }
+
   pruneOlderThan(seenBefore: number, limit: number): number {
     return this.db.transaction(() => this.prune.run(seenBefore, limit).changes).immediate();
   }

@@ -435,6 +435,10 @@ export class SqliteStore implements Store {
     return this.write(() => this.seenKeys.pruneOlderThan(seenBefore, limit));
   }
 
+  async backfillSeenKeys(limit: number): Promise<number> {
+    return this.write(() => this.seenKeys.backfill(limit));
+  }
+
   async findSeenKey(key: { source: string; event: string; transferId: string }): Promise<SeenKeyRecord | null> {
     return this.seenKeys.get({ ...key, editNumber: 0 });
   }

@@ -36,6 +36,7 @@ describeWithPostgres('PostgreSQL migration 012: the ledger of seen keys', () => 
     try {
       await migrate(old, listMigrations().filter((m) => m.version < 12));
       const before = Number((await old.query<{ id: string }>(OLD_NODE_INSERT, ['before'])).rows[0]!.id);
+      const beforeLater = Number((await old.query<{ id: string }>(OLD_NODE_INSERT, ['before-later'])).rows[0]!.id);
 
       const store = await PostgresStore.open({ url, ...TEST_POOL });
       try {
@@ -46,10 +47,13 @@ describeWithPostgres('PostgreSQL migration 012: the ledger of seen keys', () => 
         const during = Number((await old.query<{ id: string }>(OLD_NODE_INSERT, ['during'])).rows[0]!.id);
         expect(await store.findSeenKey({ ...received('during') })).toMatchObject({ eventId: during });
 
+        // Retention's passes put the keys of the events stored before the ledger in it, a batch at a time.
+        expect([await store.backfillSeenKeys(1), await store.backfillSeenKeys(1), await store.backfillSeenKeys(1)]).toEqual([1, 1, 0]);
+        expect(await store.findSeenKey({ ...received('before') })).toMatchObject({ eventId: before, seenAt: 1000 });
+        expect(await store.findSeenKey({ ...received('before-later') })).toMatchObject({ eventId: beforeLater });
+
         while ((await store.pruneOldestEvents(10)) > 0);
 
-        // Retention put the older key in the ledger as it removed the event.
-        expect(await store.findSeenKey({ ...received('before') })).toMatchObject({ eventId: before, seenAt: 1000 });
         expect(await store.saveEvent(received('before'))).toEqual({ id: before, duplicate: true, receivedCount: null });
         expect(await store.saveEvent(received('during'))).toEqual({ id: during, duplicate: true, receivedCount: null });
         // The previous version's insert of a removed event's key fails (its node answers 503) instead of storing it again.

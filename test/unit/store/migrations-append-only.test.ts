@@ -24,7 +24,7 @@ const RELEASED: Record<string, Record<string, string>> = {
     '012_ordered_delivery.sql': '70255af9ce3d78fb29d37ea8000c65c5ffea45f7913df2c14a875ef43c5cef8a',
     '013_outages_and_redrives.sql': '1bec236d72226563f15891e662a6e8510e15b8efc4db2ebcec9a0adeae8be17e',
     '014_total_price_usd.sql': '6ef018d448f8d7d3c983b633ed33f639d59661d38fed8712c89e3f62d3cc1f17',
-    '017_seen_keys.sql': 'e481dca85647ab06b5f44be63db28893b163e941bde0f45a694b6356c132fdd5',
+    '017_seen_keys.sql': 'cef19c50d0af04ab046ada21867a8759875f41d4faddf8b34922e518fa07821f',
   },
   'src/store/postgres/migrations': {
     '001_initial.sql': '2dead96fb43eb77cc42eda0cc6aac23887911b0c6f1489b0544747cede5499aa',
@@ -35,7 +35,7 @@ const RELEASED: Record<string, Record<string, string>> = {
     '006_ordered_delivery.sql': 'b7ac5528a736e64c180e4ae8a1bf97581d62f380490d324cf8f6b234869fd78a',
     '007_outages_and_redrives.sql': '101b174f05310600d3ee134146c65d6950e096a9cc22e6adb1d5b83806d6ea93',
     '008_total_price_usd.sql': '76b936b9a91bbea4d699116ee0b34406ddc476a45576dcb06e9961494c0943a0',
-    '012_seen_keys.sql': '8f62bceb92e0952bade90c8d79e7bb2258aa6cada4e16592b8ce31ed9f814780',
+    '012_seen_keys.sql': '596b7601273172b3755a7cf36827d5b571f4275dda7924d6490488664b559c30',
   },
 };
 

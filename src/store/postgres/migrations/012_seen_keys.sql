@@ -23,12 +23,21 @@ CREATE TABLE seen_keys (
 
 CREATE INDEX seen_keys_seen_at ON seen_keys USING brin (seen_at);
 
+-- Keys of the events stored before this migration are put in the ledger by retention passes, a batch at a
+-- time from next_event_id up to below_event_id (the events after it get theirs from the trigger below), so
+-- the migration itself reads no events. Until then retention also records an event's key as it removes it.
+CREATE TABLE seen_keys_backfill (
+  id             integer PRIMARY KEY CHECK (id = 1),
+  next_event_id  bigint  NOT NULL,
+  below_event_id bigint  NOT NULL
+);
+INSERT INTO seen_keys_backfill (id, next_event_id, below_event_id) SELECT 1, coalesce(min(id), 0), coalesce(max(id), 0) + 1 FROM events;
+
 -- Every statement that stores events records their keys, whichever hookrelay version runs it: nodes of the
 -- previous version (which insert with ON CONFLICT on the events' unique key) keep the ledger complete during a
 -- rolling upgrade. A key the ledger holds for another event (one retention removed) fails the statement: the
 -- event is a repeat and must not be stored again (this version checks the ledger first; a node of the previous
--- version answers 503 and the sender tries again, until that node is upgraded). Keys of events stored before
--- this migration enter the ledger when retention removes their event.
+-- version answers 503 and the sender tries again, until that node is upgraded).
 CREATE FUNCTION hookrelay_record_seen_keys() RETURNS trigger
   LANGUAGE plpgsql
   AS $$
