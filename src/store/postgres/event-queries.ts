@@ -49,11 +49,13 @@ const FIND_SEEN = named('find_seen', `
   SELECT k.event_id, EXISTS (SELECT 1 FROM events e WHERE e.id = k.event_id) AS stored
   FROM seen_keys k WHERE k.key = hookrelay_seen_key($1, $2, $3, $4)`);
 
+// Oldest first along seen_keys_seen_at, each key's event looked up by its id. OFFSET 0 keeps that lookup a
+// probe per key: as an anti-join the planner may hash the whole events table for one batch.
 const PRUNE_SEEN_KEYS = named('prune_seen_keys', `
   DELETE FROM seen_keys WHERE key IN (
     SELECT k.key FROM seen_keys k
-    WHERE k.seen_at < $1 AND NOT EXISTS (SELECT 1 FROM events e WHERE e.id = k.event_id)
-    LIMIT $2 FOR UPDATE SKIP LOCKED)`);
+    WHERE k.seen_at < $1 AND NOT EXISTS (SELECT 1 FROM events e WHERE e.id = k.event_id OFFSET 0)
+    ORDER BY k.seen_at LIMIT $2 FOR UPDATE SKIP LOCKED)`);
 const BACKFILL_SEEN_KEYS = named('backfill_seen_keys', `
   WITH walk AS (
     SELECT next_event_id, below_event_id FROM seen_keys_backfill WHERE id = 1 AND next_event_id < below_event_id FOR UPDATE
@@ -162,7 +164,7 @@ export class EventQueries {
     return (await this.db.query<{ n: number }>({ ...BACKFILL_SEEN_KEYS, values: [limit] })).rows[0]!.n;
   }
 
-  /** Along the BRIN index on seen_at; SKIP LOCKED lets two nodes share the work. */
+  /** SKIP LOCKED lets two nodes share the work. */
   async pruneSeenKeys(seenBefore: number, limit: number): Promise<number> {
     return (await this.db.query({ ...PRUNE_SEEN_KEYS, values: [seenBefore, limit] })).rowCount ?? 0;
   }

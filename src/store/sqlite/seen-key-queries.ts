@@ -35,7 +35,7 @@ export class SeenKeyQueries {
       DELETE FROM seen_keys WHERE key IN (
         SELECT k.key FROM seen_keys k
         WHERE k.seen_at < ? AND NOT EXISTS (SELECT 1 FROM events e WHERE e.id = k.event_id)
-        LIMIT ?)`);
+        ORDER BY k.seen_at LIMIT ?)`);
     this.eventExists = db.prepare<[number], { id: number }>('SELECT id FROM events WHERE id = ?');
     this.keyColumnsOf = db.prepare<[number], { id: number; source: Buffer; event: Buffer; transfer_id: Buffer; edit_number: number; seen_at: number }>(`
       SELECT id, CAST(source AS BLOB) AS source, CAST(event AS BLOB) AS event, CAST(transfer_id AS BLOB) AS transfer_id, edit_number,

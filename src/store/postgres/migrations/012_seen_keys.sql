@@ -2,10 +2,10 @@
 -- edit number) stored here, with the first event's id and when it was stored (the import time for an imported
 -- event). It outlives the events (retention.seenKeysDays): a repeat of a key whose event retention removed is
 -- still a duplicate. The key is a uuid (16 bytes, fixed size, no length header) made of the first half of a
--- sha256 (src/store/seen-key.ts computes the same): about 100 MB per million keys, table and index, less than half
--- of what the text columns would take (docs/scaling.md). Its own retention deletes in short batches along a BRIN
--- index on seen_at (a few pages): keys are written in time order, so the oldest share the first pages, and the
--- space they leave is reused by new keys instead of growing the table.
+-- sha256 (src/store/seen-key.ts computes the same): about 120 MB per million keys, table and indexes, half of
+-- what the text columns would take (docs/scaling.md). Its own retention deletes the oldest in short batches
+-- along the index on seen_at (appended in time order, so its pages stay full); the space they leave is reused
+-- by new keys instead of growing the table.
 CREATE FUNCTION hookrelay_seen_key(source text, event text, transfer_id text, edit_number integer) RETURNS uuid
   LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
   AS $$
@@ -21,7 +21,7 @@ CREATE TABLE seen_keys (
   seen_at  bigint NOT NULL
 );
 
-CREATE INDEX seen_keys_seen_at ON seen_keys USING brin (seen_at);
+CREATE INDEX seen_keys_seen_at ON seen_keys (seen_at);
 
 -- Keys of the events stored before this migration are put in the ledger by retention passes, a batch at a
 -- time from next_event_id up to below_event_id (the events after it get theirs from the trigger below), so
