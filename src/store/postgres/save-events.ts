@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { MAX_RECEIVED_COUNT, type NewEvent, type SaveEventResult } from '../event-store.js';
 import type { NewDelivery } from '../outbox-store.js';
 import { eventText } from '../storable-text.js';
+import { seenKey, seenKeyText } from '../seen-key.js';
 import { NEXT_ORDER_SEQ } from './order-seq.js';
 import { named, withDeadline } from './sql-params.js';
 
@@ -17,12 +18,13 @@ import { named, withDeadline } from './sql-params.js';
 const SAVE_EVENTS = named('save_events', `
   WITH input AS (
     SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-                         $9::bigint[], $10::bigint[], $11::int[], $12::text[], $13::bytea[], $14::text[], $24::float8[])
+                         $9::bigint[], $10::bigint[], $11::int[], $12::text[], $13::bytea[], $14::text[], $24::float8[], $25::uuid[])
       AS i(ord, source, event, transfer_id, checkout_id, email, wallet_address, validation, received_at, last_received_at, copies, headers, body,
-           rule_set_hash, total_price_usd)
+           rule_set_hash, total_price_usd, seen_key)
   ), gone AS (
     -- Keys the ledger holds whose event retention removed: repeats, answered without storing anything.
-    SELECT i.ord, k.event_id FROM input i JOIN seen_keys k ON k.key = hookrelay_seen_key(i.source, i.event, i.transfer_id, 0)
+    -- The key is computed here (seen-key.ts), as hookrelay_seen_key would: a hash in SQL costs several times more.
+    SELECT i.ord, k.event_id FROM input i JOIN seen_keys k ON k.key = i.seen_key
     WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.id = k.event_id)
   ), saved AS (
     INSERT INTO events AS e (source, event, transfer_id, checkout_id, email, wallet_address, validation, received_at, last_received_at,
@@ -86,7 +88,7 @@ export async function saveEvents(
     } else groups.set(key, { first: e, copies: 1, lastReceivedAt: e.receivedAt });
   }
   const ordered = [...groups.values()].sort((a, b) => compareKeys(keyOf(a.first), keyOf(b.first)));
-  const columns: unknown[][] = Array.from({ length: 24 }, () => []);
+  const columns: unknown[][] = Array.from({ length: 25 }, () => []);
   ordered.forEach(({ first: e, copies, lastReceivedAt }, ord) => {
     const values = [ord, eventText(e.source), eventText(e.event), eventText(e.transferId), eventText(e.checkoutId), eventText(e.email), eventText(e.walletAddress), e.validation, e.receivedAt, lastReceivedAt, copies, JSON.stringify(e.headers), e.body, e.ruleSetHash ?? null];
     values.forEach((value, i) => columns[i]!.push(value));
@@ -95,8 +97,9 @@ export async function saveEvents(
       const row = [ord, seq, d.ruleId, d.ruleSetHash, d.body, d.contentType, dead ? null : dueAt(e.receivedAt, d.delayMs ?? 0), d.deadReason ?? null, d.orderKey ?? null];
       row.forEach((value, i) => columns[14 + i]!.push(value));
     });
-    // The amount is the last parameter ($24): the delivery columns keep their numbers.
+    // The amount and the seen key come last ($24, $25): the delivery columns keep their numbers.
     columns[23]!.push(e.totalPriceUsd ?? null);
+    columns[24]!.push(seenKeyText(seenKey(e.source, e.event, e.transferId, 0)));
   });
   const { rows } = await db.query<SavedRow>(withDeadline({ ...SAVE_EVENTS, values: columns }, timeoutMs));
   const saved = new Map<NewEvent, SavedRow>(rows.map((row) => [ordered[row.ord]!.first, row]));

@@ -35,7 +35,7 @@ const RELEASED: Record<string, Record<string, string>> = {
     '006_ordered_delivery.sql': 'b7ac5528a736e64c180e4ae8a1bf97581d62f380490d324cf8f6b234869fd78a',
     '007_outages_and_redrives.sql': '101b174f05310600d3ee134146c65d6950e096a9cc22e6adb1d5b83806d6ea93',
     '008_total_price_usd.sql': '76b936b9a91bbea4d699116ee0b34406ddc476a45576dcb06e9961494c0943a0',
-    '012_seen_keys.sql': 'ecea28fc5c06b3378f8525e02973661a04f2ab06a2b639f287cba699db976914',
+    '012_seen_keys.sql': 'ba706d420c66ed473a50d40ae614f23ad2adc864ffba084a4d3af86788a9ee85',
   },
 };
 

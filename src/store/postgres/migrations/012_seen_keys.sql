@@ -45,8 +45,13 @@ CREATE FUNCTION hookrelay_record_seen_keys() RETURNS trigger
     clashes integer;
   BEGIN
     WITH written AS (
+      -- hookrelay_seen_key written out: a call per row of an SQL function costs twice the hash itself.
       INSERT INTO seen_keys AS k (key, event_id, seen_at)
-      SELECT hookrelay_seen_key(s.source, s.event, s.transfer_id, s.edit_number), s.id, coalesce(s.imported_at, s.received_at)
+      SELECT encode(substring(sha256(convert_to(
+               octet_length(convert_to(s.source, 'UTF8')) || ':' || s.source ||
+               octet_length(convert_to(s.event, 'UTF8')) || ':' || s.event ||
+               octet_length(convert_to(s.transfer_id, 'UTF8')) || ':' || s.transfer_id || s.edit_number, 'UTF8')) FROM 1 FOR 16), 'hex')::uuid,
+             s.id, coalesce(s.imported_at, s.received_at)
       FROM stored s ORDER BY 1
       ON CONFLICT (key) DO UPDATE SET key = excluded.key WHERE k.event_id <> excluded.event_id
       RETURNING k.xmax <> 0 AS clash
