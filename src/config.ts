@@ -261,13 +261,18 @@ export const ConfigSchema = z
         maxAgeDays: z.coerce.number().positive().default(30),
         /** At most this many events are kept; the oldest beyond it are pruned. */
         maxEvents: z.coerce.number().int().positive().default(1_000_000),
+        /**
+         * Keys of removed events stay in the ledger of seen keys this long after they were first stored: a
+         * sender's replay (or a re-import) within it is still a duplicate. A key whose event is stored stays.
+         */
+        seenKeysDays: z.coerce.number().positive().default(90),
         /** How often a pruning pass runs (the first one runs shortly after start). */
         intervalMs: z.coerce.number().int().positive().default(60 * 60_000),
         /** Events deleted per transaction: small, so ingest never waits long for the write lock. */
         batchSize: z.coerce.number().int().positive().max(10_000).default(500),
       })
       .strict()
-      .default({ enabled: true, maxAgeDays: 30, maxEvents: 1_000_000, intervalMs: 3_600_000, batchSize: 500 }),
+      .default({ enabled: true, maxAgeDays: 30, maxEvents: 1_000_000, seenKeysDays: 90, intervalMs: 3_600_000, batchSize: 500 }),
     database: z
       .object({
         /**

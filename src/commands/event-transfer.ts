@@ -93,7 +93,7 @@ const IMPORT_BATCH = 500;
 /**
  * Reads NDJSON written by `events export` and stores the events in batches, one transaction each. Events
  * already present (same source, event name and result id, the ingest key) are counted as duplicates and
- * left untouched, so running an interrupted import again carries on where it stopped. Each line is checked
+ * left untouched, those whose key the ledger of seen keys holds after retention removed them as seen before, so running an interrupted import again carries on where it stopped. Each line is checked
  * as untrusted input (import-record.ts); the first bad one stops the import, after committing the good
  * lines before it, with its line number.
  */
@@ -106,7 +106,7 @@ export async function readImport(
 ): Promise<ImportOutcome> {
   // No prototype: a source may be named anything, "__proto__" included.
   const unconfiguredSources = Object.create(null) as Record<string, number>;
-  const outcome: ImportOutcome = { imported: 0, duplicates: 0, lines: 0, interrupted: false, unconfiguredSources };
+  const outcome: ImportOutcome = { imported: 0, duplicates: 0, seenBefore: 0, lines: 0, interrupted: false, unconfiguredSources };
   const input = file === '-' ? process.stdin : createReadStream(file);
   progress.start(file === '-' ? 0 : await countLines(file));
   let batch: ImportedEvent[] = [];
@@ -115,6 +115,7 @@ export async function readImport(
     const result = await store(batch);
     outcome.imported += result.imported;
     outcome.duplicates += result.duplicates;
+    outcome.seenBefore += result.seenBefore;
     for (const event of batch) {
       if (!policy.sources.has(event.source)) outcome.unconfiguredSources[event.source] = (outcome.unconfiguredSources[event.source] ?? 0) + 1;
     }

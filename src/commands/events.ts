@@ -122,10 +122,10 @@ async function importEvents(file: string, flags: TargetFlags): Promise<void> {
   const local = openLocal(flags, process.env, { create: true });
   try {
     const outcome = await readImport(file, (events) => local.importEvents(events), local.importPolicy(), createProgress('import'), interrupt.signal);
-    const summary = { imported: outcome.imported, duplicates: outcome.duplicates, interrupted: outcome.interrupted, unconfiguredSources: outcome.unconfiguredSources };
+    const summary = { imported: outcome.imported, duplicates: outcome.duplicates, seenBefore: outcome.seenBefore, interrupted: outcome.interrupted, unconfiguredSources: outcome.unconfiguredSources };
     if (flags.json) printJson(summary);
     else {
-      printLine(`imported ${outcome.imported}, duplicates ${outcome.duplicates}${outcome.interrupted ? ' (interrupted: run the same command again to carry on)' : ''}`);
+      printLine(`imported ${outcome.imported}, duplicates ${outcome.duplicates}, seen before ${outcome.seenBefore}${outcome.interrupted ? ' (interrupted: run the same command again to carry on)' : ''}`);
       const unconfigured = Object.entries(outcome.unconfiguredSources);
       if (unconfigured.length > 0) {
         printLine(`of them from sources not configured here: ${unconfigured.map(([name, n]) => `${JSON.stringify(name)} (${n})`).join(', ')}`);
@@ -134,7 +134,7 @@ async function importEvents(file: string, flags: TargetFlags): Promise<void> {
     if (outcome.interrupted) process.exitCode = INTERRUPTED_EXIT_CODE;
   } catch (err) {
     if (err instanceof ImportFileError) {
-      process.stderr.write(`imported ${err.outcome.imported}, duplicates ${err.outcome.duplicates} before the error\n`);
+      process.stderr.write(`imported ${err.outcome.imported}, duplicates ${err.outcome.duplicates}, seen before ${err.outcome.seenBefore} before the error\n`);
     }
     throw err;
   } finally {

@@ -67,7 +67,7 @@ async function openEnd(location: string, role: 'from' | 'to', env: Env): Promise
   }
 }
 
-const TABLE_LABELS: Record<CopyTable, string> = { settings: 'settings', ruleSets: 'rule sets', events: 'events', deliveries: 'deliveries', outages: 'outages', redrives: 'redrives', attempts: 'attempts', jobs: 'jobs' };
+const TABLE_LABELS: Record<CopyTable, string> = { settings: 'settings', ruleSets: 'rule sets', events: 'events', seenKeys: 'seen keys', deliveries: 'deliveries', outages: 'outages', redrives: 'redrives', attempts: 'attempts', jobs: 'jobs' };
 
 /** A bar on a terminal; elsewhere (logs, CI) a plain line per table and at most one every 2 s. */
 function progressReporter(): { update: (p: CopyProgress) => void; stop: () => void } {

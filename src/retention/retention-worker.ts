@@ -1,11 +1,14 @@
 import type { Logger } from 'pino';
 import type { RetentionStore } from '../store/retention-store.js';
+import type { SeenKeysStore } from '../store/seen-keys-store.js';
 import type { EventStore } from '../store/event-store.js';
 import type { ClusterStore } from '../store/cluster-store.js';
 
 export interface RetentionSettings {
   maxAgeDays: number;
   maxEvents: number;
+  /** How long the ledger of seen keys remembers a removed event's key (default 90 days). */
+  seenKeysDays?: number;
   intervalMs: number;
   batchSize: number;
 }
@@ -13,6 +16,8 @@ export interface RetentionSettings {
 export interface PruneReport {
   byAge: number;
   byCount: number;
+  /** Keys of removed events the ledger of seen keys forgot. */
+  seenKeys: number;
   /** Free pages still in the database file after reclaiming (0 once all space is given back). */
   freePagesLeft: number;
   durationMs: number;
@@ -23,7 +28,7 @@ export interface PruneReport {
 }
 
 export interface RetentionWorkerOptions {
-  store: RetentionStore & EventStore & ClusterStore;
+  store: RetentionStore & EventStore & ClusterStore & SeenKeysStore;
   settings: RetentionSettings;
   logger: Logger;
   now?: () => number;
@@ -46,12 +51,15 @@ export interface RetentionWorkerOptions {
 export const RETENTION_LEASE = 'retention';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
+const DEFAULT_SEEN_KEYS_DAYS = 90;
 /** Pages moved per incremental_vacuum step (4 MiB with the default 4 KiB page): short, like a prune batch. */
 const VACUUM_PAGES_PER_STEP = 1024;
 
 /**
- * Deletes old events in small batches on a timer: first those older than `maxAgeDays`, then the oldest
- * beyond `maxEvents`. Events with a pending delivery are kept (the store guarantees it). Each batch is its
+ * Deletes old events in small batches on a timer: first (once, after the upgrade that added the ledger of
+ * seen keys) it puts the keys of the events stored before it in the ledger, then it deletes those older than `maxAgeDays`, then the oldest
+ * beyond `maxEvents`, then the keys of removed events older than `seenKeysDays` from the ledger of seen keys.
+ * Events with a pending delivery are kept (the store guarantees it). Each batch is its
  * own short transaction, and the worker pauses between batches so webhooks keep being acknowledged.
  * Freed pages are then given back to the file system with incremental vacuum. Nodes sharing a database
  * take turns: a pass runs only under the store's `retention` lease, renewed after every batch.
@@ -122,7 +130,7 @@ export class RetentionWorker {
   private async pass(): Promise<PruneReport> {
     const { store, settings, logger } = this.options;
     const started = this.now();
-    const report: PruneReport = { byAge: 0, byCount: 0, freePagesLeft: 0, durationMs: 0, interrupted: false, skipped: false };
+    const report: PruneReport = { byAge: 0, byCount: 0, seenKeys: 0, freePagesLeft: 0, durationMs: 0, interrupted: false, skipped: false };
     let leased = false;
     try {
       leased = await this.holdLease();
@@ -130,8 +138,10 @@ export class RetentionWorker {
         report.skipped = true;
         return report;
       }
+      // Keys of events stored before the ledger existed go in first (a no-op once they are all in).
+      const backfilled = await this.repeat(async () => (await store.backfillSeenKeys(settings.batchSize)) > 0);
       const cutoff = started - settings.maxAgeDays * DAY_MS;
-      const ageDone = await this.repeat(async () => {
+      const ageDone = backfilled && await this.repeat(async () => {
         const deleted = await store.pruneEventsOlderThan(cutoff, settings.batchSize);
         report.byAge += deleted;
         return deleted > 0;
@@ -145,8 +155,14 @@ export class RetentionWorker {
         // Nothing deleted although over the limit: the rest all have pending deliveries.
         return deleted > 0;
       }));
+      const keysCutoff = started - (settings.seenKeysDays ?? DEFAULT_SEEN_KEYS_DAYS) * DAY_MS;
+      const keysDone = countDone && (await this.repeat(async () => {
+        const forgotten = await store.pruneSeenKeys(keysCutoff, settings.batchSize);
+        report.seenKeys += forgotten;
+        return forgotten > 0;
+      }));
       let freePages = Number.POSITIVE_INFINITY;
-      const vacuumDone = countDone && (await this.repeat(async () => {
+      const vacuumDone = keysDone && (await this.repeat(async () => {
         const left = await store.reclaimFreePages(VACUUM_PAGES_PER_STEP);
         // No progress means nothing more can be given back (e.g. a database without auto_vacuum).
         const progressed = left > 0 && left < freePages;
@@ -163,7 +179,7 @@ export class RetentionWorker {
     }
     report.durationMs = this.now() - started;
     if (report.byAge + report.byCount > 0 || report.interrupted) {
-      logger.info({ prunedByAge: report.byAge, prunedByCount: report.byCount, freePagesLeft: report.freePagesLeft, durationMs: report.durationMs, interrupted: report.interrupted }, 'retention pass');
+      logger.info({ prunedByAge: report.byAge, prunedByCount: report.byCount, forgottenSeenKeys: report.seenKeys, freePagesLeft: report.freePagesLeft, durationMs: report.durationMs, interrupted: report.interrupted }, 'retention pass');
     }
     this.options.onPass?.(report);
     return report;

@@ -1,7 +1,7 @@
 import { HookrelayError } from '../errors.js';
 import type { CopyTable } from './copyable-store.js';
 
-const NOUNS: Record<CopyTable, string> = { settings: 'setting', ruleSets: 'rule set', events: 'event', deliveries: 'delivery', outages: 'outage', redrives: 'redrive', attempts: 'attempt', jobs: 'job' };
+const NOUNS: Record<CopyTable, string> = { settings: 'setting', ruleSets: 'rule set', events: 'event', seenKeys: 'seen key', deliveries: 'delivery', outages: 'outage', redrives: 'redrive', attempts: 'attempt', jobs: 'job' };
 
 /** A copied row the target already holds differently: under its id, or (an event) under its transfer. */
 export function copyConflict(table: CopyTable, id: number | string, reason?: string): HookrelayError {

@@ -43,7 +43,7 @@ const RESUMED_BY_ID: ReadonlySet<CopyTable> = new Set(['events', 'deliveries', '
 const RUNNING_JOB_ERROR = 'interrupted: the store was copied while the job ran';
 
 /**
- * Copies every row of `source` into `target` with its id, table by table in id order (settings, rule sets, events,
+ * Copies every row of `source` into `target` with its id, table by table in id order (settings, rule sets, events, seen keys,
  * deliveries, outages, redrives, attempts, jobs: a row's references are copied before it), one transaction per batch. Run
  * again after an interruption (Ctrl-C, kill -9, a lost connection) it carries on after the highest id the
  * target has, once that row and the lowest one are found identical in the source: a target holding other
@@ -105,9 +105,10 @@ async function checkResumable(
   if ((lowest[0] as { id: number } | undefined)?.id === minId) await write(table, lowest);
 }
 
-/** Where a page of a copy ends: a setting's name, a rule set's hash, any other row's id. */
+/** Where a page of a copy ends: a setting's name, a rule set's hash, a seen key, any other row's id. */
 export function copyKeyOf(row: CopyRows[CopyTable]): number | string {
   if ('hash' in row) return row.hash;
+  if ('seenAt' in row) return row.key;
   return 'name' in row ? row.name : row.id;
 }
 

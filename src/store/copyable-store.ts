@@ -1,3 +1,4 @@
+import type { SeenKeyRecord } from './seen-keys-store.js';
 import type { StoredEvent } from './event-store.js';
 import type { Job } from './job-store.js';
 import type { DeliveryRedrive, Outage } from './outage-store.js';
@@ -61,6 +62,7 @@ export interface CopyRows {
   settings: CopiedSetting;
   ruleSets: KeptRuleSet;
   events: StoredEvent;
+  seenKeys: SeenKeyRecord;
   deliveries: CopiedDelivery;
   outages: Outage;
   redrives: CopiedRedrive;
@@ -70,10 +72,10 @@ export interface CopyRows {
 
 export type CopyTable = keyof CopyRows;
 
-export const COPY_TABLES: readonly CopyTable[] = ['settings', 'ruleSets', 'events', 'deliveries', 'outages', 'redrives', 'attempts', 'jobs'];
+export const COPY_TABLES: readonly CopyTable[] = ['settings', 'ruleSets', 'events', 'seenKeys', 'deliveries', 'outages', 'redrives', 'attempts', 'jobs'];
 
-/** Where a page of a copy ends: a setting's name, a rule set's hash, any other row's id. */
-export type CopyKey<T extends CopyTable> = T extends 'ruleSets' | 'settings' ? string : number;
+/** Where a page of a copy ends: a setting's name, a rule set's hash, a seen key, any other row's id. */
+export type CopyKey<T extends CopyTable> = T extends 'ruleSets' | 'settings' | 'seenKeys' ? string : number;
 
 export interface CopyTableExtent {
   rows: number;

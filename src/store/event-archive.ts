@@ -32,5 +32,8 @@ export interface ImportedEvent extends Omit<NewEvent, 'deliveries' | 'held'> {
 
 export interface ImportResult {
   imported: number;
+  /** Already stored (same key as ingest). */
   duplicates: number;
+  /** Not stored: the key is in the ledger of seen keys but its event is gone (retention removed it). */
+  seenBefore: number;
 }

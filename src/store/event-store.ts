@@ -83,8 +83,11 @@ export const MAX_RECEIVED_COUNT = 2_147_483_647;
 export interface SaveEventResult {
   id: number;
   duplicate: boolean;
-  /** How many times this event has been received, counting this one. */
-  receivedCount: number;
+  /**
+   * How many times this event has been received, counting this one; null for a repeat of an event retention
+   * has removed (its key is in the ledger of seen keys, the count went with the event).
+   */
+  receivedCount: number | null;
 }
 
 export interface StoredEvent extends Omit<NewEvent, 'receivedAt' | 'issues' | 'held'>, EventQuarantine {

@@ -12,6 +12,7 @@ import type { OutboxStore } from './outbox-store.js';
 import type { QuarantineStore } from './quarantine-store.js';
 import type { RetentionStore } from './retention-store.js';
 import type { RuleSetStore } from './rule-set-store.js';
+import type { SeenKeysStore } from './seen-keys-store.js';
 import type { SettingStore } from './setting-store.js';
 import type { StoreLifecycle } from './store-lifecycle.js';
 
@@ -38,4 +39,5 @@ export interface Store
     ConsoleSessionStore,
     CopyableStore,
     QuarantineStore,
-    StoreLifecycle {}
+    StoreLifecycle,
+    SeenKeysStore {}

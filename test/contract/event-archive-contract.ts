@@ -16,8 +16,8 @@ export function eventArchiveContract(factory: StoreFactory): void {
       expect(await store.firstEventIdReceivedFrom(9_000)).toBeNull();
       const target = await open();
       const imported = exported.map(({ id: _id, importedAt: _importedAt, ...e }) => e);
-      expect(await target.importEvents(imported.slice(0, 2), { importedAt: null })).toEqual({ imported: 2, duplicates: 0 });
-      expect(await target.importEvents(imported, { importedAt: null })).toEqual({ imported: 1, duplicates: 2 });
+      expect(await target.importEvents(imported.slice(0, 2), { importedAt: null })).toEqual({ imported: 2, duplicates: 0, seenBefore: 0 });
+      expect(await target.importEvents(imported, { importedAt: null })).toEqual({ imported: 1, duplicates: 2, seenBefore: 0 });
       const copies = await target.listEventsForExport({}, 10);
       expect(copies.map((e) => Buffer.compare(e.body, exported.find((x) => x.transferId === e.transferId)!.body))).toEqual([0, 0, 0]);
       expect(copies.every((e) => e.importedAt === null)).toBe(true);

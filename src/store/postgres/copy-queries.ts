@@ -12,9 +12,10 @@ import { COPIED_DELIVERY_COLUMNS, DELIVERY_COLUMNS, toCopiedDelivery, toCopiedRe
 import { toStoredEvent, type EventRow } from '../sqlite/event-rows.js';
 import type { ClockOffset } from './clock-offset.js';
 import { eventText, readEventRow } from '../storable-text.js';
+import type { SeenKeyRecord } from '../seen-keys-store.js';
 
 /** Tables keyed by a text column rather than an id: pages end at a name or hash, and no sequence is advanced. */
-type KeyedByText = 'ruleSets' | 'settings';
+type KeyedByText = 'ruleSets' | 'settings' | 'seenKeys';
 
 const TABLE_NAMES: Record<Exclude<CopyTable, KeyedByText>, string> = {
   events: 'events',
@@ -41,6 +42,13 @@ const WRITE_SQL: Record<CopyTable, string> = {
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[])
     ON CONFLICT (hash) DO NOTHING
     RETURNING hash AS id, true AS inserted`,
+  // A key already there answers when it names the same first event (the trigger on events wrote the keys of
+  // the events copied before it); another event answers nothing: a conflict.
+  seenKeys: `
+    INSERT INTO seen_keys AS t (key, event_id, seen_at)
+    SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::bigint[])
+    ON CONFLICT (key) DO UPDATE SET key = excluded.key WHERE t.event_id = excluded.event_id
+    RETURNING t.key::text AS id, (t.xmax = 0) AS inserted`,
   events: `
     INSERT INTO events AS t (id, source, event, transfer_id, checkout_id, email, wallet_address, validation, received_at, last_received_at,
                              received_count, headers, body, imported_at, rule_set_hash, edit_number, edited_from, edited_at, edited_via,
@@ -129,10 +137,12 @@ export class CopyQueries {
     };
     const ruleSets = (await this.db.query<{ n: number }>('SELECT count(*) AS n FROM rule_sets')).rows[0]!.n;
     const settings = (await this.db.query<{ n: number }>('SELECT count(*) AS n FROM settings')).rows[0]!.n;
+    const seenKeys = (await this.db.query<{ n: number }>('SELECT count(*) AS n FROM seen_keys')).rows[0]!.n;
     return {
       settings: { rows: settings, minId: null, maxId: null },
       ruleSets: { rows: ruleSets, minId: null, maxId: null },
       events: await of('events'),
+      seenKeys: { rows: seenKeys, minId: null, maxId: null },
       deliveries: await of('deliveries'),
       outages: await of('outages'),
       redrives: await of('delivery_redrives'),
@@ -156,6 +166,13 @@ export class CopyQueries {
         [(after as string | null) ?? '', limit],
       );
       return rows.map((r): CopiedSetting => ({ name: r.name, value: r.value, createdAt: r.created_at })) as CopyRows[T][];
+    }
+    if (table === 'seenKeys') {
+      const { rows } = await this.db.query<{ key: string; event_id: number; seen_at: number }>(
+        'SELECT key::text, event_id, seen_at FROM seen_keys WHERE $1::uuid IS NULL OR key > $1::uuid ORDER BY key LIMIT $2',
+        [after, limit],
+      );
+      return rows.map((r): SeenKeyRecord => ({ key: r.key, eventId: r.event_id, seenAt: r.seen_at })) as CopyRows[T][];
     }
     const values = [(after as number | null) ?? 0, limit];
     switch (table) {
@@ -200,8 +217,8 @@ export class CopyQueries {
     if (table === 'ruleSets') return answered.length;
     const seen = new Set(answered.map((r) => r.id));
     const missing = rows.find((row) => !seen.has(keyAt(row)));
-    if (missing) throw copyConflict(table, keyAt(missing), table === 'settings' ? 'another value' : undefined);
-    if (table === 'settings') return answered.filter((r) => r.inserted).length;
+    if (missing) throw copyConflict(table, keyAt(missing), table === 'settings' ? 'another value' : table === 'seenKeys' ? 'first seen as another event' : undefined);
+    if (table === 'settings' || table === 'seenKeys') return answered.filter((r) => r.inserted).length;
     const name = TABLE_NAMES[table as Exclude<CopyTable, KeyedByText>];
     await client.query(advanceSequence(name), [Math.max(...rows.map((row) => (row as { id: number }).id))]);
     if (table === 'deliveries') await client.query(ADVANCE_ORDER_SEQ, [(rows as readonly CopiedDelivery[]).map((d) => d.orderSeq)]);
@@ -219,6 +236,10 @@ export class CopyQueries {
         case 'ruleSets': {
           const r = row as KeptRuleSet;
           return [r.hash, r.kind, JSON.stringify(r.rules), r.firstLoadedAt];
+        }
+        case 'seenKeys': {
+          const k = row as SeenKeyRecord;
+          return [k.key, k.eventId, k.seenAt];
         }
         case 'events': {
           const e = row as StoredEvent;
@@ -261,8 +282,8 @@ export class CopyQueries {
 }
 
 function keyAt(row: unknown): number | string {
-  const { id, hash, name } = row as { id?: number; hash?: string; name?: string };
-  return id ?? hash ?? name ?? '?';
+  const { id, hash, name, key } = row as { id?: number; hash?: string; name?: string; key?: string };
+  return id ?? hash ?? name ?? key ?? '?';
 }
 
 const firstKey = (rows: readonly unknown[]): number | string => keyAt(rows[0]);

@@ -6,6 +6,7 @@ import { SUMMARY_COLUMNS, toEventSummary, toStoredEvent, type EventRow } from '.
 import { eventSelectionSql } from './event-filter-sql.js';
 import { eventText, readEventBody, readEventRow } from '../storable-text.js';
 import { named, SqlParams } from './sql-params.js';
+import type { SeenKeyRecord } from '../seen-keys-store.js';
 
 const GET_EVENT = named('get_event', 'SELECT * FROM events WHERE id = $1');
 
@@ -23,14 +24,56 @@ const NOT_PENDING = "NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e
  * Retention deletes in small batches; SKIP LOCKED lets two nodes pruning at once share the work instead of
  * waiting on each other's rows. Deleting an event deletes its deliveries and attempts (ON DELETE CASCADE).
  */
-const PRUNE_OLDER_THAN = named('prune_older_than', `
-  DELETE FROM events WHERE id IN (
+const PRUNE_OLDER_THAN = named('prune_older_than', deleteKeepingKeys(`
     SELECT e.id FROM events e
     WHERE e.received_at < $1 AND (e.imported_at IS NULL OR e.imported_at < $1) AND ${NOT_PENDING}
-    ORDER BY e.received_at, e.id LIMIT $2 FOR UPDATE SKIP LOCKED)`);
-const PRUNE_OLDEST = named('prune_oldest', `
-  DELETE FROM events WHERE id IN (
-    SELECT e.id FROM events e WHERE ${NOT_PENDING} ORDER BY e.received_at, e.id LIMIT $1 FOR UPDATE SKIP LOCKED)`);
+    ORDER BY e.received_at, e.id LIMIT $2 FOR UPDATE SKIP LOCKED`));
+const PRUNE_OLDEST = named('prune_oldest', deleteKeepingKeys(`
+    SELECT e.id FROM events e WHERE ${NOT_PENDING} ORDER BY e.received_at, e.id LIMIT $1 FOR UPDATE SKIP LOCKED`));
+
+/**
+ * Deletes the events `doomed` selects, and in the same statement puts their keys in the ledger of seen keys
+ * (an event stored before the ledger existed is not there yet): a repeat of one stays a duplicate.
+ */
+function deleteKeepingKeys(doomed: string): string {
+  return `
+    WITH doomed AS (${doomed}),
+    kept AS (
+      INSERT INTO seen_keys (key, event_id, seen_at)
+      SELECT hookrelay_seen_key(e.source, e.event, e.transfer_id, e.edit_number), e.id, coalesce(e.imported_at, e.received_at)
+      FROM events e JOIN doomed d ON d.id = e.id
+      ON CONFLICT (key) DO NOTHING)
+    DELETE FROM events WHERE id IN (SELECT id FROM doomed)`;
+}
+
+/** The ledger's row of a key, and whether its event is still stored. */
+const FIND_SEEN = named('find_seen', `
+  SELECT k.event_id, EXISTS (SELECT 1 FROM events e WHERE e.id = k.event_id) AS stored
+  FROM seen_keys k WHERE k.key = hookrelay_seen_key($1, $2, $3, $4)`);
+
+// Oldest first along seen_keys_seen_at, each key's event looked up by its id. OFFSET 0 keeps that lookup a
+// probe per key: as an anti-join the planner may hash the whole events table for one batch.
+const PRUNE_SEEN_KEYS = named('prune_seen_keys', `
+  DELETE FROM seen_keys WHERE key IN (
+    SELECT k.key FROM seen_keys k
+    WHERE k.seen_at < $1 AND NOT EXISTS (SELECT 1 FROM events e WHERE e.id = k.event_id OFFSET 0)
+    ORDER BY k.seen_at LIMIT $2 FOR UPDATE SKIP LOCKED)`);
+const BACKFILL_SEEN_KEYS = named('backfill_seen_keys', `
+  WITH walk AS (
+    SELECT next_event_id, below_event_id FROM seen_keys_backfill WHERE id = 1 AND next_event_id < below_event_id FOR UPDATE
+  ), batch AS (
+    SELECT e.id, e.source, e.event, e.transfer_id, e.edit_number, coalesce(e.imported_at, e.received_at) AS seen_at
+    FROM events e, walk w WHERE e.id >= w.next_event_id AND e.id < w.below_event_id ORDER BY e.id LIMIT $1
+  ), kept AS (
+    INSERT INTO seen_keys (key, event_id, seen_at)
+    SELECT hookrelay_seen_key(b.source, b.event, b.transfer_id, b.edit_number), b.id, b.seen_at FROM batch b
+    ON CONFLICT (key) DO NOTHING
+  ), moved AS (
+    UPDATE seen_keys_backfill SET next_event_id = CASE WHEN (SELECT count(*) FROM batch) < $1 THEN below_event_id ELSE (SELECT max(id) + 1 FROM batch) END
+    WHERE id = 1 AND EXISTS (SELECT 1 FROM walk)
+  )
+  SELECT count(*)::int AS n FROM batch`);
+const GET_SEEN = named('get_seen', 'SELECT * FROM seen_keys WHERE key = hookrelay_seen_key($1, $2, $3, 0)');
 
 /** Reads of events (lists, search, export) and the writes of import and retention. */
 export class EventQueries {
@@ -89,8 +132,16 @@ export class EventQueries {
 
   /** In the caller's transaction: events not already present (same key as ingest); an existing one is left as it is. */
   async importAll(client: pg.PoolClient, events: readonly ImportedEvent[], importedAt: number | null): Promise<ImportResult> {
-    let imported = 0;
+    const result: ImportResult = { imported: 0, duplicates: 0, seenBefore: 0 };
     for (const e of events) {
+      const seen = (await client.query<{ stored: boolean }>({
+        ...FIND_SEEN, values: [eventText(e.source), eventText(e.event), eventText(e.transferId), e.edit?.number ?? 0],
+      })).rows[0];
+      if (seen) {
+        if (seen.stored) result.duplicates += 1;
+        else result.seenBefore += 1;
+        continue;
+      }
       const { rowCount } = await client.query({
         ...IMPORT_EVENT,
         values: [eventText(e.source), eventText(e.event), eventText(e.transferId), eventText(e.checkoutId), eventText(e.email), eventText(e.walletAddress), e.validation, e.receivedAt, e.lastReceivedAt, Math.min(e.receivedCount, MAX_RECEIVED_COUNT),
@@ -98,9 +149,10 @@ export class EventQueries {
           e.edit?.number ?? 0, e.edit?.editedFrom ?? null, e.edit?.editedAt ?? null, e.edit?.via ?? null, e.totalPriceUsd ?? null,
           ...quarantineValues(e, Boolean)],
       });
-      imported += rowCount ?? 0;
+      if (rowCount) result.imported += 1;
+      else result.duplicates += 1;
     }
-    return { imported, duplicates: events.length - imported };
+    return result;
   }
 
   async pruneOlderThan(storedBefore: number, limit: number): Promise<number> {
@@ -109,5 +161,21 @@ export class EventQueries {
 
   async pruneOldest(limit: number): Promise<number> {
     return (await this.db.query({ ...PRUNE_OLDEST, values: [limit] })).rowCount ?? 0;
+  }
+
+  async backfillSeenKeys(limit: number): Promise<number> {
+    return (await this.db.query<{ n: number }>({ ...BACKFILL_SEEN_KEYS, values: [limit] })).rows[0]!.n;
+  }
+
+  /** SKIP LOCKED lets two nodes share the work. */
+  async pruneSeenKeys(seenBefore: number, limit: number): Promise<number> {
+    return (await this.db.query({ ...PRUNE_SEEN_KEYS, values: [seenBefore, limit] })).rowCount ?? 0;
+  }
+
+  async findSeenKey(key: { source: string; event: string; transferId: string }): Promise<SeenKeyRecord | null> {
+    const { rows } = await this.db.query<{ key: string; event_id: number; seen_at: number }>({
+      ...GET_SEEN, values: [eventText(key.source), eventText(key.event), eventText(key.transferId)],
+    });
+    return rows[0] ? { key: rows[0].key, eventId: rows[0].event_id, seenAt: rows[0].seen_at } : null;
   }
 }

@@ -17,7 +17,13 @@ const GET_RULE_SET = named('get_rule_set', 'SELECT * FROM rule_sets WHERE hash =
 // (a lock key two transfers happen to share only makes them wait on each other).
 const LOCK_TRANSFER = named('lock_transfer', "SELECT pg_advisory_xact_lock(hashtextextended($1 || '/' || $2 || '/' || $3, 0))");
 // Through the idempotency key's index (transfer_id first): the copies of one transfer are few.
-const NEXT_EDIT_NUMBER = named('next_edit_number', 'SELECT coalesce(max(edit_number), 0) + 1 AS n FROM events WHERE transfer_id = $1 AND source = $2 AND event = $3');
+// A number a pruned copy had is not given again: its key stays in the ledger of seen keys. The series is read in
+// its order and the first free number ends it (usually the first one tried).
+const NEXT_EDIT_NUMBER = named('next_edit_number', `
+  SELECT n FROM (SELECT coalesce(max(edit_number), 0) + 1 AS first FROM events WHERE transfer_id = $1 AND source = $2 AND event = $3) f,
+    generate_series(f.first, f.first + 10000) n
+  WHERE NOT EXISTS (SELECT 1 FROM seen_keys k WHERE k.key = hookrelay_seen_key($2, $3, $1, n::int))
+  LIMIT 1`);
 const INSERT_COPY = named('insert_copy', `
   INSERT INTO events (source, event, transfer_id, checkout_id, email, wallet_address, validation, received_at, last_received_at,
                       headers, body, rule_set_hash, edit_number, edited_from, edited_at, edited_via, total_price_usd)

@@ -19,6 +19,7 @@ import { BatchCommit } from './batch-commit.js';
 import { ClockOffset } from './clock-offset.js';
 import { systemClock, type Clock } from '../clock.js';
 import { CopyQueries } from './copy-queries.js';
+import type { SeenKeyRecord } from '../seen-keys-store.js';
 import { clientConfig, COMMIT_TIMEOUT_MS, openPool, type PostgresSettings } from './connection.js';
 import { Announcer, DUE_CHANNEL, EVENTS_CHANNEL, NodeNotifications } from './notifications.js';
 import { NewEventQueries } from './new-events.js';
@@ -373,6 +374,18 @@ export class PostgresStore implements Store {
 
   pruneOldestEvents(limit: number): Promise<number> {
     return this.write(() => this.events.pruneOldest(limit));
+  }
+
+  pruneSeenKeys(seenBefore: number, limit: number): Promise<number> {
+    return this.write(() => this.events.pruneSeenKeys(seenBefore, limit));
+  }
+
+  backfillSeenKeys(limit: number): Promise<number> {
+    return this.write(() => this.events.backfillSeenKeys(limit));
+  }
+
+  findSeenKey(key: { source: string; event: string; transferId: string }): Promise<SeenKeyRecord | null> {
+    return this.read(() => this.events.findSeenKey(key));
   }
 
   /** PostgreSQL's autovacuum makes deleted rows' space reusable by itself; there are no pages to give back here. */

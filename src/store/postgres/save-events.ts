@@ -3,6 +3,7 @@ import { MAX_RECEIVED_COUNT, type NewEvent, type SaveEventResult } from '../even
 import type { NewDelivery } from '../outbox-store.js';
 import { eventText } from '../storable-text.js';
 import { issuesText } from '../quarantine-columns.js';
+import { seenKey, seenKeyText } from '../seen-key.js';
 import { NEXT_ORDER_SEQ } from './order-seq.js';
 import { named, withDeadline } from './sql-params.js';
 
@@ -11,20 +12,28 @@ import { named, withDeadline } from './sql-params.js';
  * outbox rows of the events that are new. A single statement is its own transaction: one round trip and one
  * commit per batch. The unique key (transfer_id, source, event) decides which copy is first, also when two
  * nodes insert copies at the same instant: the second waits for the first's commit and becomes the repeat.
+ * A key in the ledger of seen keys whose event is gone is a repeat too. The trigger on events records the
+ * keys of the new rows in the ledger (migration 012); should retention remove an event between this
+ * statement's read of it and its insert, the trigger fails the statement and the batch is tried again.
  */
 const SAVE_EVENTS = named('save_events', `
   WITH input AS (
     SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
                          $9::bigint[], $10::bigint[], $11::int[], $12::text[], $13::bytea[], $14::text[], $24::float8[],
-                         $25::text[], $26::text[])
+                         $25::text[], $26::text[], $27::uuid[])
       AS i(ord, source, event, transfer_id, checkout_id, email, wallet_address, validation, received_at, last_received_at, copies, headers, body,
-           rule_set_hash, total_price_usd, issues, quarantine)
+           rule_set_hash, total_price_usd, issues, quarantine, seen_key)
+  ), gone AS (
+    -- Keys the ledger holds whose event retention removed: repeats, answered without storing anything.
+    -- The key is computed here (seen-key.ts), as hookrelay_seen_key would: a hash in SQL costs several times more.
+    SELECT i.ord, k.event_id FROM input i JOIN seen_keys k ON k.key = i.seen_key
+    WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.id = k.event_id)
   ), saved AS (
     INSERT INTO events AS e (source, event, transfer_id, checkout_id, email, wallet_address, validation, received_at, last_received_at,
                              received_count, headers, body, rule_set_hash, total_price_usd, issues, quarantine)
     SELECT source, event, transfer_id, checkout_id, email, wallet_address, validation, received_at, last_received_at, copies, headers, body,
            rule_set_hash, total_price_usd, issues, quarantine
-    FROM input ORDER BY ord
+    FROM input WHERE ord NOT IN (SELECT ord FROM gone) ORDER BY ord
     -- A received event has edit number 0: only the original of a transfer can be repeated, never an edited copy.
     -- The count stops at the largest integer instead of failing every later repeat.
     ON CONFLICT (transfer_id, source, event, edit_number) DO UPDATE
@@ -45,12 +54,14 @@ const SAVE_EVENTS = named('save_events', `
     RETURNING 1
   )
   -- Each answer is matched to its input row here, by the key as the database compares it.
-  SELECT i.ord, s.id, s.received_count, s.inserted FROM saved s JOIN input i ON s.transfer_id = i.transfer_id AND s.source = i.source AND s.event = i.event`);
+  SELECT i.ord, s.id, s.received_count, s.inserted FROM saved s JOIN input i ON s.transfer_id = i.transfer_id AND s.source = i.source AND s.event = i.event
+  UNION ALL SELECT ord, event_id, NULL, false FROM gone`);
 
 interface SavedRow {
   ord: number;
   id: number;
-  received_count: number;
+  /** Null for a key whose event retention removed. */
+  received_count: number | null;
   inserted: boolean;
 }
 
@@ -79,7 +90,7 @@ export async function saveEvents(
     } else groups.set(key, { first: e, copies: 1, lastReceivedAt: e.receivedAt });
   }
   const ordered = [...groups.values()].sort((a, b) => compareKeys(keyOf(a.first), keyOf(b.first)));
-  const columns: unknown[][] = Array.from({ length: 26 }, () => []);
+  const columns: unknown[][] = Array.from({ length: 27 }, () => []);
   ordered.forEach(({ first: e, copies, lastReceivedAt }, ord) => {
     const values = [ord, eventText(e.source), eventText(e.event), eventText(e.transferId), eventText(e.checkoutId), eventText(e.email), eventText(e.walletAddress), e.validation, e.receivedAt, lastReceivedAt, copies, JSON.stringify(e.headers), e.body, e.ruleSetHash ?? null];
     values.forEach((value, i) => columns[i]!.push(value));
@@ -88,11 +99,13 @@ export async function saveEvents(
       const row = [ord, seq, d.ruleId, d.ruleSetHash, d.body, d.contentType, dead ? null : dueAt(e.receivedAt, d.delayMs ?? 0), d.deadReason ?? null, d.orderKey ?? null];
       row.forEach((value, i) => columns[14 + i]!.push(value));
     });
-    // The amount is the last parameter ($24): the delivery columns keep their numbers.
+    // The amount, what a check found, the quarantine state and the seen key come last ($24-$27): the delivery
+    // columns keep their numbers.
     columns[23]!.push(e.totalPriceUsd ?? null);
     // What a check found ($25) and whether the event is held in quarantine ($26): null for nearly every event.
     columns[24]!.push(issuesText(e.issues));
     columns[25]!.push(e.held ? 'held' : null);
+    columns[26]!.push(seenKeyText(seenKey(e.source, e.event, e.transferId, 0)));
   });
   const { rows } = await db.query<SavedRow>(withDeadline({ ...SAVE_EVENTS, values: columns }, timeoutMs));
   const saved = new Map<NewEvent, SavedRow>(rows.map((row) => [ordered[row.ord]!.first, row]));
@@ -107,6 +120,7 @@ export async function saveEvents(
     if (!row) throw new Error('an event of the batch has no answer from the database');
     const index = seen.get(key) ?? 0;
     seen.set(key, index + 1);
+    if (row.received_count === null) return { id: row.id, duplicate: true, receivedCount: null };
     const receivedCount = Math.max(1, row.received_count - group.copies + index + 1);
     return { id: row.id, duplicate: !(row.inserted && index === 0), receivedCount };
   });

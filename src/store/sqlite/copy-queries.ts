@@ -10,6 +10,9 @@ import { copyConflict } from '../copy-conflict.js';
 import { COPIED_DELIVERY_COLUMNS, DELIVERY_COLUMNS, toCopiedDelivery, toCopiedRedrive, toOutage, toJob, toStoredAttempt, type CopiedDeliveryColumns, type DeliveryRow, type JobRow, type OutageRow, type RedriveRow } from '../stored-rows.js';
 import { toStoredEvent, type EventRow } from './event-rows.js';
 import { keyText, withExactKeys } from './key-text.js';
+import type { SeenKeyQueries } from './seen-key-queries.js';
+import type { SeenKeyRecord } from '../seen-keys-store.js';
+import { seenKeyBytes } from '../seen-key.js';
 
 const TABLE_NAMES: Record<Exclude<CopyTable, KeyedByText>, string> = {
   events: 'events',
@@ -21,7 +24,7 @@ const TABLE_NAMES: Record<Exclude<CopyTable, KeyedByText>, string> = {
 };
 
 /** Tables keyed by a text column rather than an id: pages end at a name or hash, and nothing is resumed by id. */
-type KeyedByText = 'ruleSets' | 'settings';
+type KeyedByText = 'ruleSets' | 'settings' | 'seenKeys';
 
 // Each write names the conflict target `id`: an id already there takes the row's changing columns only when
 // its identity matches (the WHERE), and RETURNING then answers for it; a row under another identity answers
@@ -34,6 +37,11 @@ const WRITE_SQL: Record<CopyTable, string> = {
     ON CONFLICT (name) DO UPDATE SET name = excluded.name WHERE settings.value = excluded.value
     RETURNING name`,
   ruleSets: 'INSERT INTO rule_sets (hash, kind, rules, first_loaded_at) VALUES (?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING',
+  // A key already there answers when it names the same first event; another event: a conflict.
+  seenKeys: `
+    INSERT INTO seen_keys (key, event_id, seen_at) VALUES (?, ?, ?)
+    ON CONFLICT (key) DO UPDATE SET key = excluded.key WHERE seen_keys.event_id = excluded.event_id
+    RETURNING key`,
   events: `
     INSERT INTO events (id, source, event, transfer_id, checkout_id, email, wallet_address, validation, received_at, last_received_at,
                         received_count, headers, body, imported_at, rule_set_hash, edit_number, edited_from, edited_at, edited_via, total_price_usd,
@@ -89,6 +97,7 @@ type Values = (row: never) => unknown[];
 const VALUES: Record<CopyTable, Values> = {
   settings: (s: CopiedSetting) => [s.name, s.value, s.createdAt],
   ruleSets: (r: KeptRuleSet) => [r.hash, r.kind, JSON.stringify(r.rules), r.firstLoadedAt],
+  seenKeys: (k: SeenKeyRecord) => [seenKeyBytes(k.key), k.eventId, k.seenAt],
   events: (e: StoredEvent) => [
     e.id, e.source, keyText(e.event), keyText(e.transferId), e.checkoutId, e.email, e.walletAddress, e.validation, e.receivedAt, e.lastReceivedAt,
     e.receivedCount, JSON.stringify(e.headers), e.body, e.importedAt, e.ruleSetHash, e.edit?.number ?? 0, e.edit?.editedFrom ?? null,
@@ -111,7 +120,7 @@ const VALUES: Record<CopyTable, Values> = {
 
 /** Whole tables read and written with their ids, for `hookrelay store copy`; synchronous, the store picks the transaction. */
 export class CopyQueries {
-  constructor(private readonly db: BetterSqlite3.Database) {}
+  constructor(private readonly db: BetterSqlite3.Database, private readonly seenKeys: SeenKeyQueries) {}
 
   extent(): CopyExtent {
     const ruleSets = this.db.prepare<[], { n: number }>('SELECT count(*) AS n FROM rule_sets').get()!.n;
@@ -120,10 +129,12 @@ export class CopyQueries {
       return { rows: row.n, minId: row.lo, maxId: row.hi };
     };
     const settings = this.db.prepare<[], { n: number }>('SELECT count(*) AS n FROM settings').get()!.n;
+    const seenKeys = this.db.prepare<[], { n: number }>('SELECT count(*) AS n FROM seen_keys').get()!.n;
     return {
       settings: { rows: settings, minId: null, maxId: null },
       ruleSets: { rows: ruleSets, minId: null, maxId: null },
       events: of('events'),
+      seenKeys: { rows: seenKeys, minId: null, maxId: null },
       deliveries: of('deliveries'),
       outages: of('outages'),
       redrives: of('delivery_redrives'),
@@ -145,6 +156,7 @@ export class CopyQueries {
         .all((after as string | null) ?? '', limit)
         .map((r): CopiedSetting => ({ name: r.name, value: r.value, createdAt: r.created_at })) as CopyRows[T][];
     }
+    if (table === 'seenKeys') return this.seenKeys.read(after as string | null, limit) as CopyRows[T][];
     const from = (after as number | null) ?? 0;
     switch (table) {
       case 'events':
@@ -176,6 +188,7 @@ export class CopyQueries {
     const values = VALUES[table] as (row: CopyRows[T]) => unknown[];
     if (table === 'ruleSets') return rows.reduce((sum, row) => sum + statement.run(...values(row)).changes, 0);
     if (table === 'settings') return rows.reduce((sum, row) => sum + this.writeSetting(statement, row as CopiedSetting), 0);
+    if (table === 'seenKeys') return rows.reduce((sum, row) => sum + this.writeSeenKey(statement, row as SeenKeyRecord), 0);
     const present = this.db.prepare<[number], { id: number }>(`SELECT id FROM ${TABLE_NAMES[table as Exclude<CopyTable, KeyedByText>]} WHERE id = ?`);
     let added = 0;
     for (const row of rows) {
@@ -189,9 +202,24 @@ export class CopyQueries {
         throw err;
       }
       if (written === undefined) throw copyConflict(table, id);
+      if (table === 'events') this.recordSeenKey(row as StoredEvent);
       if (!existed) added += 1;
     }
     return added;
+  }
+
+  /** As PostgreSQL's trigger on events does: a copied event's key enters the ledger, unless it names another event there. */
+  private recordSeenKey(e: StoredEvent): void {
+    const { key, seen } = this.seenKeys.lookup({ ...e, editNumber: e.edit?.number ?? 0 });
+    if (seen && seen.eventId !== e.id) throw copyConflict('events', e.id, `its key was first seen as event ${seen.eventId}`);
+    if (!seen) this.seenKeys.record(key, e.id, e.importedAt ?? e.receivedAt);
+  }
+
+  /** 1 when the key was new, 0 when the target held it for the same event; another event is a conflict. */
+  private writeSeenKey(statement: BetterSqlite3.Statement, row: SeenKeyRecord): number {
+    const existed = this.seenKeys.has(row.key);
+    if (statement.get(...VALUES.seenKeys(row as never)) === undefined) throw copyConflict('seenKeys', row.key, `first seen as event ${row.eventId}`);
+    return existed ? 0 : 1;
   }
 
   /** 1 when the setting was new, 0 when the target held the same value; a different value is a conflict. */

@@ -2,6 +2,8 @@ import type { BetterSqlite3 } from '../../sqlite-driver.js';
 import { keyText } from './key-text.js';
 import type { NewEditedCopy } from '../event-store.js';
 import type { KeptRuleSet, RuleSetKind } from '../rule-set-store.js';
+import type { SeenKeyQueries } from './seen-key-queries.js';
+import { seenKey } from '../seen-key.js';
 
 interface RuleSetRow {
   hash: string;
@@ -17,7 +19,7 @@ export class KeptQueries {
   private readonly nextEditNumber;
   private readonly insertCopy;
 
-  constructor(db: BetterSqlite3.Database) {
+  constructor(db: BetterSqlite3.Database, private readonly seenKeys: SeenKeyQueries) {
     this.insertRuleSet = db.prepare('INSERT INTO rule_sets (hash, kind, rules, first_loaded_at) VALUES (?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING');
     this.ruleSetByHash = db.prepare<[string], RuleSetRow>('SELECT * FROM rule_sets WHERE hash = ?');
     // Through the idempotency key's index (transfer_id first): the copies of one transfer are few.
@@ -42,11 +44,14 @@ export class KeptQueries {
 
   /** Must run inside a write transaction: the edit number is read and used in it. */
   insertEditedCopy(copy: NewEditedCopy): number {
-    const { n } = this.nextEditNumber.get(keyText(copy.transferId), copy.source, keyText(copy.event))!;
+    const stored = this.nextEditNumber.get(keyText(copy.transferId), copy.source, keyText(copy.event))!.n;
+    const n = this.seenKeys.freeEditNumber(copy, stored);
     const inserted = this.insertCopy.run(
       copy.source, keyText(copy.event), keyText(copy.transferId), copy.checkoutId, copy.email, copy.walletAddress, copy.totalPriceUsd ?? null, copy.validation, copy.editedAt, copy.editedAt,
       JSON.stringify(copy.headers), copy.body, copy.ruleSetHash ?? null, n, copy.editedFrom, copy.editedAt, copy.via,
     );
-    return Number(inserted.lastInsertRowid);
+    const id = Number(inserted.lastInsertRowid);
+    this.seenKeys.record(seenKey(copy.source, copy.event, copy.transferId, n), id, copy.editedAt);
+    return id;
   }
 }

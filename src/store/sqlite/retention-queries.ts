@@ -1,5 +1,6 @@
 import type { BetterSqlite3 } from '../../sqlite-driver.js';
 import { deliveryStateSql } from './delivery-state-sql.js';
+import type { SeenKeyQueries } from './seen-key-queries.js';
 
 const NOT_PENDING = `NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND ${deliveryStateSql('d', 'pending')})`;
 
@@ -18,23 +19,29 @@ export const AGED_EVENT_IDS_SQL = `SELECT e.id FROM events e
  * deleted: that delivery still needs the event's bytes.
  */
 export class RetentionQueries {
-  private readonly deleteOlderThan;
-  private readonly deleteOldest;
+  private readonly agedIds;
+  private readonly oldestIds;
+  private readonly deleteEvent;
 
-  constructor(private readonly db: BetterSqlite3.Database) {
+  constructor(private readonly db: BetterSqlite3.Database, private readonly seenKeys: SeenKeyQueries) {
     // LIMIT keeps each transaction short.
-    this.deleteOlderThan = db.prepare<[number, number, number]>(`DELETE FROM events WHERE id IN (${AGED_EVENT_IDS_SQL})`);
-    this.deleteOldest = db.prepare<[number]>(`
-      DELETE FROM events WHERE id IN (
-        SELECT e.id FROM events e WHERE ${NOT_PENDING} ORDER BY e.received_at, e.id LIMIT ?)`);
+    this.agedIds = db.prepare<[number, number, number], { id: number }>(AGED_EVENT_IDS_SQL);
+    this.oldestIds = db.prepare<[number], { id: number }>(`SELECT e.id FROM events e WHERE ${NOT_PENDING} ORDER BY e.received_at, e.id LIMIT ?`);
+    this.deleteEvent = db.prepare<[number]>('DELETE FROM events WHERE id = ?');
   }
 
   pruneOlderThan(storedBefore: number, limit: number): number {
-    return this.db.transaction(() => this.deleteOlderThan.run(storedBefore, storedBefore, limit).changes).immediate();
+    return this.db.transaction(() => this.delete(this.agedIds.all(storedBefore, storedBefore, limit).map((r) => r.id))).immediate();
   }
 
   pruneOldest(limit: number): number {
-    return this.db.transaction(() => this.deleteOldest.run(limit).changes).immediate();
+    return this.db.transaction(() => this.delete(this.oldestIds.all(limit).map((r) => r.id))).immediate();
+  }
+
+  /** Deletes the events after putting their keys in the ledger, in the caller's transaction: a repeat stays a duplicate. */
+  private delete(ids: readonly number[]): number {
+    this.seenKeys.keepKeysOf(ids);
+    return ids.reduce((sum, id) => sum + this.deleteEvent.run(id).changes, 0);
   }
 
   /** Moves up to `maxPages` free pages to the end of the file and truncates them; returns the free pages left. */

@@ -15,6 +15,8 @@ import { WalFsync, type FsyncFn } from './wal-fsync.js';
 import { keyText, withExactKeys } from './key-text.js';
 import { migrate } from './migrate.js';
 import { toBlockedKey } from '../stored-rows.js';
+import { SeenKeyQueries } from './seen-key-queries.js';
+import type { SeenKeyRecord } from '../seen-keys-store.js';
 import { OutboxQueries, type AttemptToRecord } from './outbox.js';
 import { MAX_RECEIVED_COUNT } from '../event-store.js';
 import type { BulkDeliveryFilter } from '../bulk-store.js';
@@ -129,6 +131,7 @@ export class SqliteStore implements Store {
   private readonly attemptGroup: GroupCommit<AttemptToRecord, boolean>;
   private readonly outbox: OutboxQueries;
   private readonly quarantined: QuarantineQueries;
+  private readonly seenKeys: SeenKeyQueries;
   private readonly claimBatch: BetterSqlite3.Transaction<(records: AttemptToRecord[], now: number, limit: number, leaseMs: number) => { results: boolean[]; value: ClaimedDelivery[] }>;
   private readonly statements;
   private readonly walFsync: WalFsync | null;
@@ -171,11 +174,15 @@ export class SqliteStore implements Store {
         UPDATE events SET received_count = min(received_count + 1, ${MAX_RECEIVED_COUNT}), last_received_at = ?
         WHERE transfer_id = CAST(? AS TEXT) AND source = ? AND event = CAST(? AS TEXT) AND edit_number = 0
         RETURNING id, received_count`),
+      countRepeatOf: this.db.prepare<[number, number], { id: number; received_count: number }>(`
+        UPDATE events SET received_count = min(received_count + 1, ${MAX_RECEIVED_COUNT}), last_received_at = ? WHERE id = ?
+        RETURNING id, received_count`),
       getEvent: this.db.prepare<[number], EventRow>('SELECT * FROM events WHERE id = ?'),
       touchHealth: this.db.prepare('INSERT INTO store_health (id, checked_at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET checked_at = excluded.checked_at'),
     };
     this.outbox = new OutboxQueries(this.db);
     this.quarantined = new QuarantineQueries(this.db, this.outbox);
+    this.seenKeys = new SeenKeyQueries(this.db);
     const saveBatch = this.db.transaction((events: NewEvent[]) => events.map((e) => this.insertEvent(e)));
     const walFsync = this.walFsync;
     // The checkpoint thread's WAL restart holds the write lock for a moment under sustained load (longer
@@ -225,16 +232,24 @@ export class SqliteStore implements Store {
 
   /** Runs inside the group transaction: one insert; a repeat only bumps the received counter. */
   private insertEvent(e: NewEvent): SaveEventResult {
+    const { key, seen } = this.seenKeys.lookup({ ...e, editNumber: 0 });
+    if (seen) {
+      const repeat = this.statements.countRepeatOf.get(e.receivedAt, seen.eventId);
+      // Its event is gone (retention): still a duplicate, never stored or forwarded again.
+      return repeat ? { id: repeat.id, duplicate: true, receivedCount: repeat.received_count } : { id: seen.eventId, duplicate: true, receivedCount: null };
+    }
     const inserted = this.statements.insertEvent.run(
       e.source, keyText(e.event), keyText(e.transferId), e.checkoutId, e.email, e.walletAddress, e.totalPriceUsd ?? null, e.validation,
       e.receivedAt, e.receivedAt, JSON.stringify(e.headers), e.body, e.ruleSetHash ?? null,
     );
     if (inserted.changes === 0) {
+      // Stored before the ledger existed: its key enters the ledger when retention removes it.
       const repeat = this.statements.countRepeat.get(e.receivedAt, keyText(e.transferId), e.source, keyText(e.event))!;
       return { id: repeat.id, duplicate: true, receivedCount: repeat.received_count };
     }
     const id = Number(inserted.lastInsertRowid);
     this.quarantined.markNew(id, e);
+    this.seenKeys.record(key, id, e.receivedAt);
     if (e.deliveries?.length) this.outbox.insertDeliveries(id, e.deliveries, 'ingest', e.receivedAt);
     return { id, duplicate: false, receivedCount: 1 };
   }
@@ -357,7 +372,7 @@ export class SqliteStore implements Store {
   private keptSql?: KeptQueries;
 
   private get kept(): KeptQueries {
-    return (this.keptSql ??= new KeptQueries(this.db));
+    return (this.keptSql ??= new KeptQueries(this.db, this.seenKeys));
   }
 
   async saveRuleSet(ruleSet: KeptRuleSet): Promise<void> {
@@ -408,11 +423,11 @@ export class SqliteStore implements Store {
   private bulkSql?: BulkQueries;
 
   private get retention(): RetentionQueries {
-    return (this.retentionSql ??= new RetentionQueries(this.db));
+    return (this.retentionSql ??= new RetentionQueries(this.db, this.seenKeys));
   }
 
   private get transfer(): TransferQueries {
-    return (this.transferSql ??= new TransferQueries(this.db));
+    return (this.transferSql ??= new TransferQueries(this.db, this.seenKeys));
   }
 
   private get bulk(): BulkQueries {
@@ -425,6 +440,18 @@ export class SqliteStore implements Store {
 
   async pruneOldestEvents(limit: number): Promise<number> {
     return this.write(() => this.retention.pruneOldest(limit));
+  }
+
+  async pruneSeenKeys(seenBefore: number, limit: number): Promise<number> {
+    return this.write(() => this.seenKeys.pruneOlderThan(seenBefore, limit));
+  }
+
+  async backfillSeenKeys(limit: number): Promise<number> {
+    return this.write(() => this.seenKeys.backfill(limit));
+  }
+
+  async findSeenKey(key: { source: string; event: string; transferId: string }): Promise<SeenKeyRecord | null> {
+    return this.seenKeys.get({ ...key, editNumber: 0 });
   }
 
   async reclaimFreePages(maxPages: number): Promise<number> {
@@ -565,7 +592,7 @@ export class SqliteStore implements Store {
   private copySql?: CopyQueries;
 
   private get copy(): CopyQueries {
-    return (this.copySql ??= new CopyQueries(this.db));
+    return (this.copySql ??= new CopyQueries(this.db, this.seenKeys));
   }
 
   async copyExtent(): Promise<CopyExtent> {

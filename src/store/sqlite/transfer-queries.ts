@@ -5,12 +5,13 @@ import { eventSelectionSql } from './event-filter-sql.js';
 import { toStoredEvent, type EventRow } from './event-rows.js';
 import { keyText, withExactKeys } from './key-text.js';
 import { quarantineValues } from '../quarantine-columns.js';
+import type { SeenKeyQueries } from './seen-key-queries.js';
 
 /** Export and import of whole events (raw bytes included), synchronous; the store picks the transaction. */
 export class TransferQueries {
   private readonly insertIfNew;
 
-  constructor(private readonly db: BetterSqlite3.Database) {
+  constructor(private readonly db: BetterSqlite3.Database, private readonly seenKeys: SeenKeyQueries) {
     // Same key as ingest: an event already stored is left exactly as it is.
     this.insertIfNew = db.prepare<unknown[], { id: number }>(`
       INSERT INTO events (source, event, transfer_id, checkout_id, email, wallet_address, total_price_usd, validation,
@@ -53,15 +54,24 @@ export class TransferQueries {
 
   /** `importedAt`: when retention starts counting their age (null: from `receivedAt`, as if received here). */
   insertAll(events: readonly ImportedEvent[], importedAt: number | null): ImportResult {
-    let imported = 0;
+    const result: ImportResult = { imported: 0, duplicates: 0, seenBefore: 0 };
     for (const e of events) {
+      const { key, seen } = this.seenKeys.lookup({ ...e, editNumber: e.edit?.number ?? 0 });
+      if (seen) {
+        if (seen.stored) result.duplicates += 1;
+        else result.seenBefore += 1;
+        continue;
+      }
       const row = this.insertIfNew.get(
         e.source, keyText(e.event), keyText(e.transferId), e.checkoutId, e.email, e.walletAddress, e.totalPriceUsd ?? null, e.validation,
         e.receivedAt, e.lastReceivedAt, Math.min(e.receivedCount, MAX_RECEIVED_COUNT), JSON.stringify(e.headers), e.body, importedAt, e.ruleSetHash ?? null,
         e.edit?.number ?? 0, e.edit?.editedFrom ?? null, e.edit?.editedAt ?? null, e.edit?.via ?? null, ...quarantineValues(e, Number),
       );
-      if (row) imported += 1;
+      if (row) {
+        this.seenKeys.record(key, row.id, importedAt ?? e.receivedAt);
+        result.imported += 1;
+      } else result.duplicates += 1;
     }
-    return { imported, duplicates: events.length - imported };
+    return result;
   }
 }

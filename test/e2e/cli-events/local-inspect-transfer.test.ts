@@ -61,9 +61,9 @@ describe('events list|show|export|import on a data dir, beside a running server'
       const fresh = makeTempDir();
       const imported = await hookrelay(['events', 'import', file, '--data-dir', fresh, '--json']);
       expect(imported.code).toBe(0);
-      expect(imported.json).toEqual({ imported: 8, duplicates: 0, interrupted: false, unconfiguredSources: {} });
+      expect(imported.json).toEqual({ imported: 8, duplicates: 0, seenBefore: 0, interrupted: false, unconfiguredSources: {} });
       const again = await hookrelay(['events', 'import', file, '--data-dir', fresh]);
-      expect(again.stdout.trim()).toBe('imported 0, duplicates 8');
+      expect(again.stdout.trim()).toBe('imported 0, duplicates 8, seen before 0');
       // An imported event keeps its receipt time and says when it was imported (its retention age counts from then).
       const importedId = (await hookrelay(['events', 'list', '--data-dir', fresh, '--limit', '1', '--json'])).json.items[0].id;
       const importedShown = await hookrelay(['events', 'show', String(importedId), '--data-dir', fresh, '--json']);
@@ -108,13 +108,13 @@ describe('events list|show|export|import on a data dir, beside a running server'
     const result = await hookrelay(['events', 'import', file, '--data-dir', dir]);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('line 2:');
-    expect(result.stderr).toContain('imported 1, duplicates 0 before the error');
+    expect(result.stderr).toContain('imported 1, duplicates 0, seen before 0 before the error');
 
     // Another instance's source is imported, and said to be one this instance does not receive.
     const elsewhere = join(makeTempDir(), 'elsewhere.ndjson');
     writeFileSync(elsewhere, `${good.replace('"source":"checkout"', '"source":"elsewhere"')}\n`);
     const other = await hookrelay(['events', 'import', elsewhere, '--data-dir', makeTempDir()]);
-    expect([other.code, other.stdout]).toEqual([0, 'imported 1, duplicates 0\nof them from sources not configured here: "elsewhere" (1)\n']);
+    expect([other.code, other.stdout]).toEqual([0, 'imported 1, duplicates 0, seen before 0\nof them from sources not configured here: "elsewhere" (1)\n']);
 
     const badTime = await hookrelay(['events', 'list', '--data-dir', dir, '--from', 'yesterday-ish']);
     expect(badTime.code).toBe(1);

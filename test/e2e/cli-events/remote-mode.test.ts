@@ -46,7 +46,7 @@ describe('events and deliveries commands against a running server (--url, admin 
 
       const fresh = makeTempDir();
       const imported = await hookrelay(['events', 'import', file, '--data-dir', fresh, '--json']);
-      expect(imported.json).toEqual({ imported: 6, duplicates: 0, interrupted: false, unconfiguredSources: {} });
+      expect(imported.json).toEqual({ imported: 6, duplicates: 0, seenBefore: 0, interrupted: false, unconfiguredSources: {} });
       expect((await hookrelay(['events', 'export', '--data-dir', fresh])).stdout).toBe(localExport.stdout);
     } finally {
       await server.stop();

@@ -27,9 +27,14 @@ function nodeRow(id: string): NewNode {
   return { id, host: 'test', pid: 1, role: 'all', version: 'test', ruleSetHash: null, heartbeatMs: 60_000, startedAt: Date.now() };
 }
 
+let seeded = 0;
+
+/** Events with new transfer ids each time: a removed event's key stays in the ledger of seen keys. */
 async function seedDead(store: Store, count: number): Promise<void> {
+  const first = seeded;
+  seeded += count;
   await Promise.all(
-    Array.from({ length: count }, (_, i) =>
+    Array.from({ length: count }, (_, n) => first + n).map((i) =>
       store.saveEvent({
         source: 'checkout', event: 'transfer:succeeded', transferId: `dead-${i}`, checkoutId: null, email: null, walletAddress: null, validation: 'valid',
         receivedAt: Date.now() - 40 * 86_400_000, headers: {}, body: Buffer.from(`{"result":{"id":"dead-${i}"}}`),

@@ -80,8 +80,8 @@ describe('edited copies in exports', () => {
       const lines = (await from.listEventsForExport({}, 10)).map((e) => JSON.stringify(recordFromStored(e)));
       expect(JSON.parse(lines[1]!)).toMatchObject({ ruleSetHash: 'set-b', edit: { editedFrom: original.id, editedAt: '1970-01-01T00:00:02.000Z', via: 'console', number: 1 } });
 
-      expect(await to.importEvents(lines.map(parseRecordLine))).toEqual({ imported: 2, duplicates: 0 });
-      expect(await to.importEvents(lines.map(parseRecordLine))).toEqual({ imported: 0, duplicates: 2 });
+      expect(await to.importEvents(lines.map(parseRecordLine))).toEqual({ imported: 2, duplicates: 0, seenBefore: 0 });
+      expect(await to.importEvents(lines.map(parseRecordLine))).toEqual({ imported: 0, duplicates: 2, seenBefore: 0 });
       const imported = await to.listEventsForExport({}, 10);
       expect(imported.map((e) => [e.transferId, e.validation, e.ruleSetHash, e.edit?.number ?? 0])).toEqual([[ID, 'valid', 'set-a', 0], [ID, 'invalid', 'set-b', 1]]);
       expect(imported[1]!.body.equals(edited)).toBe(true);

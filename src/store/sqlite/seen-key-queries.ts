@@ -1,0 +1,113 @@
+import type { BetterSqlite3 } from '../../sqlite-driver.js';
+import { seenKey, seenKeyBytes, seenKeyText } from '../seen-key.js';
+import type { SeenKeyRecord } from '../seen-keys-store.js';
+import { fromKeyBytes } from './key-text.js';
+
+interface SeenKeyRow {
+  key: Buffer;
+  event_id: number;
+  seen_at: number;
+}
+
+/** The parts of an event's idempotency key. */
+export interface KeyParts {
+  source: string;
+  event: string;
+  transferId: string;
+  editNumber: number;
+}
+
+/** Edit numbers tried past the highest stored one when earlier copies were pruned (their keys stay in the ledger). */
+const MAX_EDIT_NUMBER_SKIPS = 10_000;
+
+/** The ledger of seen keys (migration 017), synchronous; the store picks the transaction. */
+export class SeenKeyQueries {
+  private readonly find;
+  private readonly insert;
+  private readonly prune;
+  private readonly eventExists;
+  private readonly keyColumnsOf;
+
+  constructor(private readonly db: BetterSqlite3.Database) {
+    this.find = db.prepare<[Buffer], SeenKeyRow>('SELECT * FROM seen_keys WHERE key = ?');
+    this.insert = db.prepare<[Buffer, number, number]>('INSERT INTO seen_keys (key, event_id, seen_at) VALUES (?, ?, ?) ON CONFLICT (key) DO NOTHING');
+    this.prune = db.prepare<[number, number]>(`
+      DELETE FROM seen_keys WHERE key IN (
+        SELECT k.key FROM seen_keys k
+        WHERE k.seen_at < ? AND NOT EXISTS (SELECT 1 FROM events e WHERE e.id = k.event_id)
+        ORDER BY k.seen_at LIMIT ?)`);
+    this.eventExists = db.prepare<[number], { id: number }>('SELECT id FROM events WHERE id = ?');
+    this.keyColumnsOf = db.prepare<[number], { id: number; source: Buffer; event: Buffer; transfer_id: Buffer; edit_number: number; seen_at: number }>(`
+      SELECT id, CAST(source AS BLOB) AS source, CAST(event AS BLOB) AS event, CAST(transfer_id AS BLOB) AS transfer_id, edit_number,
+             coalesce(imported_at, received_at) AS seen_at
+      FROM events WHERE id = ?`);
+  }
+
+  /** The first event's id of a key in the ledger, and whether that event is still stored. */
+  lookup(parts: KeyParts): { key: Buffer; seen: { eventId: number; stored: boolean } | null } {
+    const key = seenKey(parts.source, parts.event, parts.transferId, parts.editNumber);
+    const row = this.find.get(key);
+    return { key, seen: row ? { eventId: row.event_id, stored: this.eventExists.get(row.event_id) !== undefined } : null };
+  }
+
+  get(parts: KeyParts): SeenKeyRecord | null {
+    const row = this.find.get(seenKey(parts.source, parts.event, parts.transferId, parts.editNumber));
+    return row ? toRecord(row) : null;
+  }
+
+  has(keyText: string): boolean {
+    return this.find.get(seenKeyBytes(keyText)) !== undefined;
+  }
+
+  record(key: Buffer, eventId: number, seenAt: number): void {
+    this.insert.run(key, eventId, seenAt);
+  }
+
+  /** The lowest edit number from `from` on whose key the ledger does not hold (a pruned copy's number is not given again). */
+  freeEditNumber(parts: Omit<KeyParts, 'editNumber'>, from: number): number {
+    for (let n = from; n < from + MAX_EDIT_NUMBER_SKIPS; n += 1) {
+      if (!this.find.get(seenKey(parts.source, parts.event, parts.transferId, n))) return n;
+    }
+    throw new Error(`no free edit number among ${MAX_EDIT_NUMBER_SKIPS} after ${from}`);
+  }
+
+  /** Puts the keys of events about to be deleted into the ledger (those stored before it existed are not there yet). */
+  keepKeysOf(eventIds: readonly number[]): void {
+    for (const id of eventIds) {
+      const row = this.keyColumnsOf.get(id);
+      if (!row) continue;
+      this.insert.run(seenKey(fromKeyBytes(row.source), fromKeyBytes(row.event), fromKeyBytes(row.transfer_id), row.edit_number), row.id, row.seen_at);
+    }
+  }
+
+  /** The next events stored before the ledger existed, their keys put in it; returns how many it read. */
+  backfill(limit: number): number {
+    return this.db.transaction(() => {
+      const walk = this.db.prepare<[], { next_event_id: number; below_event_id: number }>(
+        'SELECT next_event_id, below_event_id FROM seen_keys_backfill WHERE id = 1 AND next_event_id < below_event_id').get();
+      if (!walk) return 0;
+      const ids = this.db.prepare<[number, number, number], { id: number }>('SELECT id FROM events WHERE id >= ? AND id < ? ORDER BY id LIMIT ?')
+        .all(walk.next_event_id, walk.below_event_id, limit).map((r) => r.id);
+      this.keepKeysOf(ids);
+      const next = ids.length < limit ? walk.below_event_id : ids.at(-1)! + 1;
+      this.db.prepare<[number]>('UPDATE seen_keys_backfill SET next_event_id = ? WHERE id = 1').run(next);
+      return ids.length;
+    }).immediate();
+  }
+
+  pruneOlderThan(seenBefore: number, limit: number): number {
+    return this.db.transaction(() => this.prune.run(seenBefore, limit).changes).immediate();
+  }
+
+  /** Copy: up to `limit` rows after `after` (uuid text), ascending. */
+  read(after: string | null, limit: number): SeenKeyRecord[] {
+    return this.db
+      .prepare<[Buffer, number], SeenKeyRow>('SELECT * FROM seen_keys WHERE key > ? ORDER BY key LIMIT ?')
+      .all(after === null ? Buffer.alloc(0) : seenKeyBytes(after), limit)
+      .map(toRecord);
+  }
+}
+
+function toRecord(row: SeenKeyRow): SeenKeyRecord {
+  return { key: seenKeyText(row.key), eventId: row.event_id, seenAt: row.seen_at };
+}
