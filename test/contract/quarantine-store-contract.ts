@@ -73,7 +73,7 @@ export function quarantineStoreContract(factory: StoreFactory): void {
       await source.releaseEvent(id, { releasedAt: 7_000, releasedBy: 'carol', forced: true }, { ruleSetHash: 'h2', deliveries: [] });
       const exported = await source.listEventsForExport({}, 10);
       const target = await open();
-      expect(await target.importEvents(exported.map(({ id: _id, importedAt: _at, ...e }) => e))).toEqual({ imported: 2, duplicates: 0 });
+      expect(await target.importEvents(exported.map(({ id: _id, importedAt: _at, ...e }) => e))).toEqual({ imported: 2, duplicates: 0, seenBefore: 0 });
       const imported = await target.listEventsForExport({}, 10);
       expect(imported.map((e) => [e.transferId, e.quarantine, e.issues, e.release])).toEqual(exported.map((e) => [e.transferId, e.quarantine, e.issues, e.release]));
       const copy = await open();
