@@ -206,7 +206,6 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
       const ruleSet = rules.current();
       return { ruleSetHash: ruleSet.hash, deliveries: await planDeliveries(ruleSet, input) };
     },
-    onDeliveriesCreated: () => delivery?.wake(),
     onOutcome: (outcome) => {
       if (outcome.code === 'store_unavailable') health.failed('webhook commits fail (store_unavailable)');
       else if (outcome.status === 200) health.succeeded();
@@ -235,7 +234,6 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     token: adminToken,
     store,
     rules,
-    worker: delivers ? { wake: () => delivery?.wake() } : null,
     dispatcher: dispatcher.get,
     guard,
     sources,
@@ -289,7 +287,8 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     throw err;
   }
   node.start();
-  // Commits of this process that make deliveries due (replays, retries, imports) wake the thread too.
+  // The store's signal is the one wake-up. The thread reads through a connection of its own, so this
+  // process's commits (ingest, replays, retries) reach it here; other nodes' through its own LISTEN.
   if (inThread) store.onDeliveriesDue(() => delivery?.wake());
   await side?.start();
   retention?.start();

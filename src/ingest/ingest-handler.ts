@@ -37,8 +37,6 @@ export interface IngestDeps {
   now?: () => number;
   /** Routes the event under the current rule set (`planDeliveries`, rules/plan.ts): the outbox rows committed with it, and the rule set that planned them. */
   routeEvent?: (input: RuleEventInput) => Promise<{ ruleSetHash: string; deliveries: NewDelivery[] }>;
-  /** Called after a new event with deliveries has committed (wakes the delivery worker). */
-  onDeliveriesCreated?: () => void;
   /** Called once per request after the response is written (metrics). */
   onOutcome?: (outcome: IngestOutcome) => void;
 }
@@ -87,7 +85,6 @@ export function createIngestHandler(deps: IngestDeps): IngestHandler {
     };
     const saved = await deps.store.saveEvent(event);
     try {
-      if (!saved.duplicate && deliveries.length > 0) deps.onDeliveriesCreated?.();
     } catch (err) {
       // The event is committed: it is answered as stored; the worker finds its deliveries at its next poll.
       deps.logger.error({ err }, 'waking the delivery worker failed');

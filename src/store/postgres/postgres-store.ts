@@ -26,12 +26,14 @@ import { EventQueries } from './event-queries.js';
 import { KeptQueries } from './kept-queries.js';
 import { NodeQueries } from './node-queries.js';
 import { migrate } from './migrate.js';
-import { OutboxQueries, type AttemptToRecord } from './outbox-queries.js';
+import { OutboxQueries } from './outbox-queries.js';
+import type { AttemptToRecord } from '../attempt-to-record.js';
 import { OutageQueries } from './outage-queries.js';
 import type { Outage, RedriveSpacing } from '../outage-store.js';
 import { saveEvents } from './save-events.js';
 import { withDeadline } from './sql-params.js';
 import { SharedQueries } from './shared-queries.js';
+import { leavesDeliveriesPending } from '../deliveries-due.js';
 import { asReadError, asStoreError, isRetryable, isStoreWideError } from './store-errors.js';
 
 /** How often event streams re-read while no notification can reach this node (notifications off or lost). */
@@ -251,7 +253,7 @@ export class PostgresStore implements Store {
       throw asStoreError(err);
     }
     if (!result.duplicate) this.eventsStored();
-    if (!result.duplicate && event.deliveries?.some((d) => d.deadReason === undefined && !d.delayMs)) this.deliveriesDue();
+    if (!result.duplicate && leavesDeliveriesPending(event.deliveries)) this.deliveriesDue();
     return result;
   }
 
@@ -309,7 +311,7 @@ export class PostgresStore implements Store {
 
   async createDeliveries(eventId: number, deliveries: NewDelivery[], origin: DeliveryOrigin): Promise<number[]> {
     const ids = await this.write(() => this.outbox.insert(this.pool, deliveries.map((delivery) => ({ eventId, delivery })), origin, this.clock.now()));
-    if (ids.length > 0) this.deliveriesDue();
+    if (leavesDeliveriesPending(deliveries)) this.deliveriesDue();
     return ids;
   }
 
@@ -339,7 +341,7 @@ export class PostgresStore implements Store {
       return copyId;
     });
     this.eventsStored();
-    if (deliveries.some((d) => d.deadReason === undefined)) this.deliveriesDue();
+    if (leavesDeliveriesPending(deliveries)) this.deliveriesDue();
     return id;
   }
 
@@ -397,7 +399,7 @@ export class PostgresStore implements Store {
   async createDeliveriesForEvents(batch: { eventId: number; deliveries: NewDelivery[] }[], origin: DeliveryOrigin): Promise<number> {
     const rows = batch.flatMap((item) => item.deliveries.map((delivery) => ({ eventId: item.eventId, delivery })));
     const ids = await this.write(() => this.outbox.insert(this.pool, rows, origin, this.clock.now()));
-    if (ids.length > 0) this.deliveriesDue();
+    if (batch.some((item) => leavesDeliveriesPending(item.deliveries))) this.deliveriesDue();
     return ids.length;
   }
 

@@ -15,7 +15,8 @@ import { WalFsync, type FsyncFn } from './wal-fsync.js';
 import { keyText, withExactKeys } from './key-text.js';
 import { migrate } from './migrate.js';
 import { toBlockedKey } from '../stored-rows.js';
-import { OutboxQueries, type AttemptToRecord } from './outbox.js';
+import { OutboxQueries } from './outbox.js';
+import type { AttemptToRecord } from '../attempt-to-record.js';
 import { MAX_RECEIVED_COUNT } from '../event-store.js';
 import type { BulkDeliveryFilter } from '../bulk-store.js';
 import type { ClusterNode, GoneNode, NewNode } from '../cluster-store.js';
@@ -42,6 +43,7 @@ import { SharedQueries } from './shared-queries.js';
 import type { ConsoleSession } from '../console-session-store.js';
 import { NewEventQueries } from './new-events.js';
 import type { NewEventRead, NewEvents, StreamPosition, StreamStart } from '../new-event-store.js';
+import { leavesDeliveriesPending } from '../deliveries-due.js';
 
 export interface SqliteStoreOptions {
   dataDir: string;
@@ -244,7 +246,7 @@ export class SqliteStore implements Store {
     }
     if (!result.duplicate) {
       this.stored.notify();
-      if (event.deliveries?.length) this.due.notify();
+      if (leavesDeliveriesPending(event.deliveries)) this.due.notify();
     }
     return result;
   }
@@ -328,7 +330,7 @@ export class SqliteStore implements Store {
 
   async createDeliveries(eventId: number, deliveries: NewDelivery[], origin: DeliveryOrigin): Promise<number[]> {
     const ids = this.write(() => this.db.transaction(() => this.outbox.insertDeliveries(eventId, deliveries, origin, this.clock.now())).immediate());
-    if (ids.length > 0) this.due.notify();
+    if (leavesDeliveriesPending(deliveries)) this.due.notify();
     return ids;
   }
 
@@ -366,7 +368,7 @@ export class SqliteStore implements Store {
       }).immediate(),
     );
     this.stored.notify();
-    if (copy.deliveries?.length) this.due.notify();
+    if (leavesDeliveriesPending(copy.deliveries)) this.due.notify();
     return id;
   }
 
@@ -448,7 +450,7 @@ export class SqliteStore implements Store {
     const created = this.write(() =>
       this.db.transaction(() => batch.reduce((sum, item) => sum + this.outbox.insertDeliveries(item.eventId, item.deliveries, origin, now).length, 0)).immediate(),
     );
-    if (created > 0) this.due.notify();
+    if (batch.some((item) => leavesDeliveriesPending(item.deliveries))) this.due.notify();
     return created;
   }
 
