@@ -261,6 +261,10 @@ export class PostgresStore implements Store {
     return this.read(() => this.events.get(id));
   }
 
+  getEventHeaders(eventId: number): Promise<Record<string, string> | null> {
+    return this.read(() => this.events.headers(eventId));
+  }
+
   claimDueDeliveries(options: { now: number; limit: number; leaseMs: number }): Promise<ClaimedDelivery[]> {
     return this.write(() => this.outbox.claim(options.now, options.limit, options.leaseMs));
   }

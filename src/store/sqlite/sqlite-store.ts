@@ -171,6 +171,7 @@ export class SqliteStore implements Store {
         WHERE transfer_id = CAST(? AS TEXT) AND source = ? AND event = CAST(? AS TEXT) AND edit_number = 0
         RETURNING id, received_count`),
       getEvent: this.db.prepare<[number], EventRow>('SELECT * FROM events WHERE id = ?'),
+      getEventHeaders: this.db.prepare<[number], { headers: string }>('SELECT headers FROM events WHERE id = ?'),
       touchHealth: this.db.prepare('INSERT INTO store_health (id, checked_at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET checked_at = excluded.checked_at'),
     };
     this.outbox = new OutboxQueries(this.db);
@@ -276,6 +277,11 @@ export class SqliteStore implements Store {
   async getEvent(id: number): Promise<StoredEvent | null> {
     const row = this.statements.getEvent.get(id);
     return row ? toStoredEvent(withExactKeys(this.db, [row])[0]!) : null;
+  }
+
+  async getEventHeaders(eventId: number): Promise<Record<string, string> | null> {
+    const row = this.statements.getEventHeaders.get(eventId);
+    return row ? (JSON.parse(row.headers) as Record<string, string>) : null;
   }
 
   async listEvents(filter: EventSearch, page: { limit: number; after?: EventPosition }): Promise<EventPage> {
