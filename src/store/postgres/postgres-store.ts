@@ -15,7 +15,7 @@ import type { AttemptRecord, BlockedKey, Delivery, DeliveryCounts, DeliveryDetai
 import type { KeptRuleSet } from '../rule-set-store.js';
 import type { Store } from '../store.js';
 import { AdminQueries } from './admin-queries.js';
-import { BatchCommit } from './batch-commit.js';
+import { PostgresGroupCommit } from './group-commit.js';
 import { ClockOffset } from './clock-offset.js';
 import { systemClock, type Clock } from '../clock.js';
 import { CopyQueries } from './copy-queries.js';
@@ -74,8 +74,8 @@ export class PostgresStore implements Store {
   /** Leases, heartbeats and due times are the database's clock: node times cross to it through this. */
   private readonly databaseClock: ClockOffset;
   private readonly clock: Clock;
-  private readonly saveGroup: BatchCommit<NewEvent, SaveEventResult>;
-  private readonly attemptGroup: BatchCommit<AttemptToRecord, boolean>;
+  private readonly saveGroup: PostgresGroupCommit<NewEvent, SaveEventResult>;
+  private readonly attemptGroup: PostgresGroupCommit<AttemptToRecord, boolean>;
   private readonly outbox: OutboxQueries;
   private readonly events: EventQueries;
   private readonly admin: AdminQueries;
@@ -117,13 +117,13 @@ export class PostgresStore implements Store {
     // gathering keeps their batches about as large as one node's would be (see docs/scaling.md).
     // A webhook waits for its commit at most commitTimeoutMs, queueing included: a database that cannot be
     // reached (no reset, so no error) or a table lock held by someone else costs a 503, never a hung sender.
-    this.saveGroup = new BatchCommit((batch, timeLeftMs) => saveEvents(this.pool, batch, (receivedAt, delayMs) => this.databaseClock.toDatabase(receivedAt) + delayMs, timeLeftMs), {
+    this.saveGroup = new PostgresGroupCommit((batch, timeLeftMs) => saveEvents(this.pool, batch, (receivedAt, delayMs) => this.databaseClock.toDatabase(receivedAt) + delayMs, timeLeftMs), {
       ...groupOptions,
       gatherMs: settings.commitIntervalMs ?? 0,
       deadlineMs: this.commitTimeoutMs,
       deadlineError: (waitedMs) => commitTimeoutError(waitedMs),
     });
-    this.attemptGroup = new BatchCommit((records) => this.outbox.recordAttempts(records, this.clock.now()), groupOptions);
+    this.attemptGroup = new PostgresGroupCommit((records) => this.outbox.recordAttempts(records, this.clock.now()), groupOptions);
   }
 
   /** Connects, applies the migrations this build has (refusing a newer schema), and starts listening. */

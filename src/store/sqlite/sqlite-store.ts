@@ -10,7 +10,7 @@ import type { Store } from '../store.js';
 import { toStoredEvent, type EventRow } from './event-rows.js';
 import { startBackgroundCheckpointer, type BackgroundCheckpointer } from './background-checkpointer.js';
 import { EventLoopLoad } from './event-loop-load.js';
-import { GroupCommit } from './group-commit.js';
+import { SqliteGroupCommit } from './group-commit.js';
 import { WalFsync, type FsyncFn } from './wal-fsync.js';
 import { keyText, withExactKeys } from './key-text.js';
 import { migrate } from './migrate.js';
@@ -125,8 +125,8 @@ export function openDatabase(options: SqliteStoreOptions): BetterSqlite3.Databas
 
 export class SqliteStore implements Store {
   readonly db: BetterSqlite3.Database;
-  private readonly saveGroup: GroupCommit<NewEvent, SaveEventResult>;
-  private readonly attemptGroup: GroupCommit<AttemptToRecord, boolean>;
+  private readonly saveGroup: SqliteGroupCommit<NewEvent, SaveEventResult>;
+  private readonly attemptGroup: SqliteGroupCommit<AttemptToRecord, boolean>;
   private readonly outbox: OutboxQueries;
   private readonly claimBatch: BetterSqlite3.Transaction<(records: AttemptToRecord[], now: number, limit: number, leaseMs: number) => { results: boolean[]; value: ClaimedDelivery[] }>;
   private readonly statements;
@@ -195,7 +195,7 @@ export class SqliteStore implements Store {
     const commitIntervalMs = options.commitIntervalMs ?? 0;
     this.loopLoad = walFsync && commitIntervalMs > 0 && !options.paceCommitsWhen ? new EventLoopLoad() : null;
     const loopLoad = this.loopLoad;
-    this.saveGroup = new GroupCommit((events) => withoutLockWait(() => saveBatch.immediate(events)), {
+    this.saveGroup = new SqliteGroupCommit((events) => withoutLockWait(() => saveBatch.immediate(events)), {
       ...(walFsync && { makeDurable: () => walFsync.sync() }),
       failsEveryItem: isStoreWideError,
       busyRetry,
@@ -209,7 +209,7 @@ export class SqliteStore implements Store {
       results: records.length > 0 ? this.outbox.recordAttempts(records, this.clock.now()) : [],
       value: this.outbox.claim(now, limit, leaseMs),
     }));
-    this.attemptGroup = new GroupCommit((records) => withoutLockWait(() => attemptBatch.immediate(records)), { failsEveryItem: isStoreWideError, busyRetry });
+    this.attemptGroup = new SqliteGroupCommit((records) => withoutLockWait(() => attemptBatch.immediate(records)), { failsEveryItem: isStoreWideError, busyRetry });
   }
 
   /** Synchronous writes outside a group commit still report store faults as store_unavailable. */
