@@ -11,6 +11,7 @@ import { outboxStoreContract } from './outbox-store-contract.js';
 import { retentionStoreContract } from './retention-store-contract.js';
 import { ruleSetStoreContract } from './rule-set-store-contract.js';
 import { settingStoreContract } from './setting-store-contract.js';
+import { storePolicyContract } from './policy-contract.js';
 import { storeCopyContract } from './store-copy-contract.js';
 import { storeLifecycleContract } from './store-lifecycle-contract.js';
 
@@ -30,4 +31,5 @@ export const ROLE_CONTRACTS: readonly ((factory: StoreFactory) => void)[] = [
   consoleSessionStoreContract,
   storeCopyContract,
   storeLifecycleContract,
+  storePolicyContract,
 ];
