@@ -3,7 +3,7 @@ import { deliveryAfterAttempt } from '../../../src/store/attempt-to-record.js';
 import { leavesDeliveriesPending } from '../../../src/store/deliveries-due.js';
 import { afterFailedBatch } from '../../../src/store/group-commit.js';
 import { spaceRedrives } from '../../../src/store/redrive-spacing.js';
-import type { AttemptRecord, NewDelivery } from '../../../src/store/store.js';
+import type { AttemptRecord, NewDelivery } from '../../../src/store/outbox-store.js';
 
 const delivery = (overrides: Partial<NewDelivery> = {}): NewDelivery => ({ ruleId: 'r', ruleSetHash: 'h', body: null, contentType: 'application/json', ...overrides });
 
