@@ -215,7 +215,6 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
       return { ruleSetHash: ruleSet.hash, deliveries: await planDeliveries(ruleSet, input) };
     },
     contracts: () => contracts.current(),
-    onDeliveriesCreated: () => delivery?.wake(),
     onOutcome: (outcome) => {
       if (outcome.code === 'store_unavailable') health.failed('webhook commits fail (store_unavailable)');
       else if (outcome.status === 200) health.succeeded();
@@ -244,7 +243,6 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     token: adminToken,
     store,
     rules,
-    worker: delivers ? { wake: () => delivery?.wake() } : null,
     dispatcher: dispatcher.get,
     guard,
     sources,
@@ -299,7 +297,8 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     throw err;
   }
   node.start();
-  // Commits of this process that make deliveries due (replays, retries, imports) wake the thread too.
+  // The store's signal is the one wake-up. The thread reads through a connection of its own, so this
+  // process's commits (ingest, replays, retries) reach it here; other nodes' through its own LISTEN.
   if (inThread) store.onDeliveriesDue(() => delivery?.wake());
   await side?.start();
   retention?.start();

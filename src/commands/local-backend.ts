@@ -129,7 +129,6 @@ export class LocalBackend implements AdminBackend {
     return {
       store: this.store,
       rules: { current: () => ruleSet ?? unavailable(), status: unavailable },
-      wakeWorker: () => {},
       get dispatcher() {
         return dispatcher ?? unavailable();
       },
@@ -237,7 +236,7 @@ export class LocalBackend implements AdminBackend {
 
   /** The admin jobs' batch loop driven from the terminal: Ctrl-C stops it between batches; a running server's worker polls for the new rows. */
   private batchLoop(control: BulkControl): BatchLoop {
-    return { store: this.store, shouldStop: () => control.signal.aborted, onProgress: async (progress) => control.onProgress(progress), wakeWorker: () => {} };
+    return { store: this.store, shouldStop: () => control.signal.aborted, onProgress: async (progress) => control.onProgress(progress) };
   }
 
   /** Local mode is no node: the list has the server(s) that registered in this data dir. */

@@ -4,6 +4,7 @@ import { InFlightSet } from '../in-flight-set.js';
 import type { CompiledRule, RuleEventInput, RuleSet } from '../rules/types.js';
 import type { AttemptResolution, ClaimedDelivery, DeliveryQueue } from '../store/delivery-queue.js';
 import type { EventStore, StoredEvent } from '../store/event-store.js';
+import type { EventHeadersStore } from '../store/event-headers-store.js';
 import type { DeliveryState } from '../store/outbox-store.js';
 import type { CircuitBreaker } from './circuit-breaker.js';
 import { sampleOutcome } from './adaptive-limit.js';
@@ -18,7 +19,7 @@ import { renderOutcome, type RenderOutcome } from '../rules/render-outcome.js';
 import type { RuleSetStore } from '../store/rule-set-store.js';
 
 /** The store roles the worker uses: the outbox's delivery side, events (forwarded headers), rule versions. */
-export type DeliveryWorkerStore = DeliveryQueue & EventStore & RuleSetStore;
+export type DeliveryWorkerStore = DeliveryQueue & EventStore & EventHeadersStore & RuleSetStore;
 
 export interface DeliveryWorkerOptions {
   store: DeliveryWorkerStore;
@@ -441,8 +442,9 @@ export class DeliveryWorker {
   /** The received headers the rule forwards: read with the event only for rules that forward any. */
   private async receivedHeaders(delivery: ClaimedDelivery, rule: CompiledRule): Promise<Record<string, string>> {
     if (rule.destination.forwardHeaders.length === 0) return {};
-    const event = await this.options.store.getEvent(delivery.eventId);
-    return event ? forwardedHeaders(event.headers, rule.destination.forwardHeaders) : {};
+    // The headers alone: the body is in the claim already, and may be large.
+    const headers = await this.options.store.getEventHeaders(delivery.eventId);
+    return headers ? forwardedHeaders(headers, rule.destination.forwardHeaders) : {};
   }
 
   private resolve(delivery: ClaimedDelivery, rule: CompiledRule, result: AttemptResult, now: number): AttemptResolution {

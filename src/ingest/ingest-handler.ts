@@ -42,8 +42,6 @@ export interface IngestDeps {
   routeEvent?: (input: RuleEventInput) => Promise<{ ruleSetHash: string; deliveries: NewDelivery[] }>;
   /** The pinned contracts in force (checked before the commit); absent: none. */
   contracts?: () => ContractSet;
-  /** Called after a new event with deliveries has committed (wakes the delivery worker). */
-  onDeliveriesCreated?: () => void;
   /** Called once per request after the response is written (metrics). */
   onOutcome?: (outcome: IngestOutcome) => void;
 }
@@ -106,7 +104,6 @@ export function createIngestHandler(deps: IngestDeps): IngestHandler {
     }
     const saved = await deps.store.saveEvent(event);
     try {
-      if (!saved.duplicate && deliveries.length > 0) deps.onDeliveriesCreated?.();
     } catch (err) {
       // The event is committed: it is answered as stored; the worker finds its deliveries at its next poll.
       deps.logger.error({ err }, 'waking the delivery worker failed');

@@ -75,7 +75,7 @@ export async function getDeliveryDetail(store: EventStore & OutboxStore, id: num
 }
 
 /** Makes a delivered or dead delivery pending and due now (`not_found`, or `conflict` when already pending). */
-export async function retryDelivery(ctx: Pick<OperationsContext, 'store' | 'now' | 'wakeWorker' | 'rules'>, id: number, pauses: DeliveryPauses): Promise<DeliveryView> {
+export async function retryDelivery(ctx: Pick<OperationsContext, 'store' | 'now' | 'rules'>, id: number, pauses: DeliveryPauses): Promise<DeliveryView> {
   const existing = await ctx.store.getDelivery(id);
   if (!existing) throw new HookrelayError('not_found', `No delivery ${id}.`);
   if (existing.state !== 'pending') await assertRetryable(ctx.store, existing, ctx.rules.current());
@@ -84,6 +84,5 @@ export async function retryDelivery(ctx: Pick<OperationsContext, 'store' | 'now'
   // The store wakes the workers as it commits, so a read now could already see the next attempt: answer with
   // the state the retry left (what `retryDelivery` sets), as it was when the retry committed.
   const { attemptLog: _attempts, ...before } = existing;
-  ctx.wakeWorker();
   return deliveryView({ ...before, state: 'pending', nextAttemptAt: now, deadReason: null, updatedAt: now }, pauses);
 }

@@ -26,8 +26,6 @@ export type OperationsStore = EventStore & NewEventStore & OutboxStore & BulkSto
 export interface OperationsContext {
   store: OperationsStore;
   rules: { current(): RuleSet; status(): RuleSetStatus };
-  /** Tells the delivery worker new deliveries are due (a no-op when delivery is disabled). */
-  wakeWorker: () => void;
   /** The SSRF-guarded dispatcher (made on first use): resends reach only addresses the guard allows. */
   dispatcher: () => Promise<Dispatcher>;
   /** The same SSRF guard: explain asks it about destinations without connecting. */

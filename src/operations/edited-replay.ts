@@ -145,7 +145,6 @@ export async function replayEdited(ctx: OperationsContext, eventId: number, requ
     editedAt,
     via: request.via,
   });
-  if (deliveries.length > 0) ctx.wakeWorker();
   const copy = (await ctx.store.getEvent(copyId))!;
   const page = await ctx.store.listDeliveries({ eventId: copyId }, { limit: 500 });
   return { ...plan, copy, created: page.items.reverse() };

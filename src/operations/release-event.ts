@@ -58,6 +58,5 @@ export async function releaseQuarantined(ctx: OperationsContext, eventId: number
   const deliveries = await planDeliveries(ruleSet, { ...input, event: named });
   const outcome = await ctx.store.releaseEvent(eventId, { releasedAt: ctx.now(), releasedBy: request.by, forced: failing !== null }, { ruleSetHash: ruleSet.hash, deliveries });
   if (!outcome.released) throw notReleasable(eventId, outcome.reason, await ctx.store.getEvent(eventId));
-  if (outcome.deliveryIds.length > 0) ctx.wakeWorker();
   return { event: (await ctx.store.getEvent(eventId)) ?? event, deliveryIds: outcome.deliveryIds };
 }

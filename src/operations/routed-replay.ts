@@ -96,7 +96,6 @@ export async function replayWithRouting(ctx: OperationsContext, eventId: number,
   const dryRun = request.dryRun ?? false;
   if (dryRun || deliveries.length === 0) return { ...plan, dryRun, created: [] };
   const ids = await ctx.store.createDeliveries(eventId, deliveries, 'replay');
-  ctx.wakeWorker();
   const created = await Promise.all(ids.map((id) => ctx.store.getDelivery(id)));
   return { ...plan, dryRun, created: created.filter((d) => d !== null).map(({ attemptLog: _attempts, ...delivery }) => delivery) };
 }

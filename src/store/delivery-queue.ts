@@ -24,9 +24,10 @@ export interface DeliveryQueue {
    */
   renewLease(deliveryId: number, leaseToken: string, options: { now: number; leaseMs: number }): Promise<boolean>;
   /**
-   * Calls `listener` after a commit made deliveries due (ingest, replay, retry): on this process, and on
-   * PostgreSQL on any node (LISTEN/NOTIFY, when available). Idle workers wake on it instead of at their next
-   * poll. Returns the function that stops the calls.
+   * Calls `listener` after a commit left deliveries pending (ingest, replay, retry, redrive; the rule is
+   * `leavesDeliveriesPending`, deliveries-due.ts): on this process, and on PostgreSQL on any node
+   * (LISTEN/NOTIFY, when available). The one wake-up of the delivery workers, instead of their next poll.
+   * Returns the function that stops the calls.
    */
   onDeliveriesDue(listener: () => void): () => void;
 }

@@ -4,6 +4,7 @@ import type { ConsoleSessionStore } from './console-session-store.js';
 import type { CopyableStore } from './copyable-store.js';
 import type { DeliveryQueue } from './delivery-queue.js';
 import type { EventArchive } from './event-archive.js';
+import type { EventHeadersStore } from './event-headers-store.js';
 import type { EventStore } from './event-store.js';
 import type { JobStore } from './job-store.js';
 import type { NewEventStore } from './new-event-store.js';
@@ -25,6 +26,7 @@ import type { StoreLifecycle } from './store-lifecycle.js';
  */
 export interface Store
   extends EventStore,
+    EventHeadersStore,
     NewEventStore,
     DeliveryQueue,
     OutboxStore,

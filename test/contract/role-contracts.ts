@@ -13,6 +13,7 @@ import { retentionStoreContract } from './retention-store-contract.js';
 import { ruleSetStoreContract } from './rule-set-store-contract.js';
 import { seenKeysContract } from './seen-keys-contract.js';
 import { settingStoreContract } from './setting-store-contract.js';
+import { storePolicyContract } from './policy-contract.js';
 import { storeCopyContract } from './store-copy-contract.js';
 import { storeLifecycleContract } from './store-lifecycle-contract.js';
 
@@ -34,4 +35,5 @@ export const ROLE_CONTRACTS: readonly ((factory: StoreFactory) => void)[] = [
   quarantineStoreContract,
   storeLifecycleContract,
   seenKeysContract,
+  storePolicyContract,
 ];

@@ -18,7 +18,6 @@ export interface AdminApiParts {
   token: AdminToken;
   store: OperationsStore;
   rules: RuleSetWatcher;
-  worker: { wake(): void } | null;
   dispatcher: () => Promise<Dispatcher>;
   guard: SsrfGuard;
   sources: readonly SourceConfig[];
@@ -51,15 +50,13 @@ export interface StartedAdminApi {
 /** Everything the admin API needs at start: its token, the job runner (failing jobs a restart interrupted) and the stream hub; the router comes on first use. */
 export async function startAdminApi(parts: AdminApiParts): Promise<StartedAdminApi> {
   const token = parts.token;
-  const wakeWorker = (): void => parts.worker?.wake();
   const now = Date.now;
-  const jobs = await JobRunner.start({ store: parts.store, rules: () => parts.rules.current(), env: parts.env, wakeWorker, logger: parts.logger, now, nodeId: parts.node.id });
+  const jobs = await JobRunner.start({ store: parts.store, rules: () => parts.rules.current(), env: parts.env, logger: parts.logger, now, nodeId: parts.node.id });
   const streams = new StreamHub(parts.streams);
   const build = async (): Promise<AdminApi> => (await import('./admin-api.js')).createAdminApi({
     context: {
       store: parts.store,
       rules: parts.rules,
-      wakeWorker,
       dispatcher: parts.dispatcher,
       guard: parts.guard,
       sources: new Map(parts.sources.map((source) => [source.name, source])),

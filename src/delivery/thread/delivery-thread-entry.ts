@@ -1,8 +1,6 @@
 // The delivery thread: the worker, its destinations' limits and circuits and the outage tracker, on a
 // connection of their own, so that claims, sends and attempt records never hold up the receiver's event loop.
 import { parentPort, workerData } from 'node:worker_threads';
-import type { Level } from 'pino';
-import { createLogger } from '../../log.js';
 import { ruleSetFromMessage } from '../../rules/rule-set-message.js';
 import { configureTransformSandbox } from '../../rules/transform-sandbox.js';
 import type { RuleSet } from '../../rules/types.js';
@@ -10,13 +8,14 @@ import { openStore } from '../../store/open-store.js';
 import type { Store } from '../../store/store.js';
 import { createDeliverySide, type DeliverySide } from '../delivery-side.js';
 import { setThreadNice } from './thread-priority.js';
+import { createThreadLogger } from './thread-log.js';
 import type { AttemptNote, DeliveryThreadData, FromDeliveryThread, ToDeliveryThread } from './messages.js';
 
 const port = parentPort!;
 const data = workerData as DeliveryThreadData;
 const send = (message: FromDeliveryThread): void => port.postMessage(message);
-// Lines go to the receiver, which writes them to its own log (its format, its destination).
-const logger = createLogger(data.logLevel as Level, { write: (line: string) => send({ type: 'log', line }) });
+// Log calls go to the receiver, which writes them to its own log (its format, its destination).
+const logger = createThreadLogger(data.logLevel, (entry) => send({ type: 'log', entry }));
 
 let store: Store | null = null;
 let ruleSet: RuleSet | null = null;

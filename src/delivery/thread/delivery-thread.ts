@@ -8,6 +8,7 @@ import type { RuleSet } from '../../rules/types.js';
 import type { RuleSetWatcher } from '../../rules/watcher.js';
 import { startThreadPool } from './thread-priority.js';
 import type { AttemptNote, DeliveryThreadData, FromDeliveryThread, ToDeliveryThread } from './messages.js';
+import { writeThreadLogEntry } from './thread-log.js';
 
 export interface DeliveryThreadOptions {
   config: Readonly<Config>;
@@ -192,7 +193,7 @@ export class DeliveryThread implements DeliveryRunner {
   private receive(message: Exclude<FromDeliveryThread, { type: 'ready' | 'failed' }>): void {
     switch (message.type) {
       case 'log':
-        relayLogLine(this.options.logger, message.line);
+        writeThreadLogEntry(this.options.logger, message.entry);
         break;
       case 'attempts':
         this.active = message.active;
@@ -213,21 +214,4 @@ export class DeliveryThread implements DeliveryRunner {
         break;
     }
   }
-}
-
-/** Fields pino adds to every line: the receiver's logger adds its own. */
-const LINE_FIELDS = new Set(['level', 'time', 'pid', 'hostname', 'service', 'msg']);
-
-/** Writes a line of the thread's log through the receiver's logger, at its level. */
-function relayLogLine(logger: Logger, line: string): void {
-  let parsed: Record<string, unknown>;
-  try {
-    parsed = JSON.parse(line) as Record<string, unknown>;
-  } catch {
-    return;
-  }
-  const level = logger.levels.labels[Number(parsed.level)] as 'info' | undefined;
-  if (level === undefined || typeof logger[level] !== 'function') return;
-  const details = Object.fromEntries(Object.entries(parsed).filter(([key]) => !LINE_FIELDS.has(key)));
-  logger[level]({ thread: 'delivery', ...details }, typeof parsed.msg === 'string' ? parsed.msg : '');
 }

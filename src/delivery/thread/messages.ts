@@ -3,6 +3,7 @@ import type { DestinationsReport } from '../delivery-side.js';
 import type { RuleSetMessage } from '../../rules/rule-set-message.js';
 import type { Outage } from '../../store/outage-store.js';
 import type { DeliveryState } from '../../store/outbox-store.js';
+import type { ThreadLogEntry } from './thread-log.js';
 
 /** What the receiver gives the delivery thread when it starts it (structured-cloned). */
 export interface DeliveryThreadData {
@@ -33,8 +34,8 @@ export type FromDeliveryThread =
   | { type: 'ready' }
   /** It could not start; `code` is the HookrelayError code, when it has one (store_unavailable: try again later). */
   | { type: 'failed'; message: string; code?: string }
-  /** One log line, as the thread's logger wrote it (JSON). */
-  | { type: 'log'; line: string }
+  /** One call of the thread's logger, for the receiver's logger to write. */
+  | { type: 'log'; entry: ThreadLogEntry }
   /** Attempts recorded since the last message (metrics), and how many are in flight now. */
   | { type: 'attempts'; attempts: AttemptNote[]; active: number }
   | { type: 'destinations'; id: number; view: DestinationsReport }

@@ -22,7 +22,6 @@ export interface JobRunnerOptions {
   rules: () => RuleSet;
   /** Values for `${NAME}` references of kept rule versions (original routing). */
   env: Env;
-  wakeWorker: () => void;
   logger: Logger;
   now: () => number;
   /** This node's id in the node registry: recorded with each job it runs. */
@@ -142,7 +141,6 @@ export class JobRunner {
         return this.cancelled.has(job.id);
       },
       onProgress: (progress) => store.updateJobProgress(job.id, progress),
-      wakeWorker: this.options.wakeWorker,
     };
     const work = (async () => {
       try {

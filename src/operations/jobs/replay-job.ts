@@ -15,7 +15,6 @@ export interface BatchLoop {
   /** True once the job must stop (cancelled on any node, or the server is stopping): checked between batches. */
   shouldStop: () => boolean | Promise<boolean>;
   onProgress: (progress: JobProgress) => Promise<void>;
-  wakeWorker: () => void;
 }
 
 export interface ReplayJobInput {
@@ -76,7 +75,6 @@ export async function runReplayJob(loop: BatchLoop, job: ReplayJobInput): Promis
     progress.failed += failed;
     lastId = events.at(-1)!.id;
     await loop.onProgress({ ...progress, total: Math.max(progress.total, progress.processed), summary: job.planner.summary() });
-    if (created > 0 && !job.planner.dryRun) loop.wakeWorker();
     if (events.length < JOB_BATCH_SIZE) break;
     await yieldToEventLoop();
   }

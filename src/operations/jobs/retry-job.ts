@@ -22,7 +22,6 @@ export async function runRetryJob(loop: BatchLoop, filter: BulkDeliveryFilter, t
     progress.total = Math.max(progress.total, progress.processed);
     if (ids.length > 0) lastId = ids.at(-1)!;
     await loop.onProgress({ ...progress });
-    if (ids.length > 0) loop.wakeWorker();
     if (ids.length < JOB_BATCH_SIZE) break;
     await yieldToEventLoop();
   }

@@ -9,6 +9,7 @@ import { named, SqlParams } from './sql-params.js';
 import type { SeenKeyRecord } from '../seen-keys-store.js';
 
 const GET_EVENT = named('get_event', 'SELECT * FROM events WHERE id = $1');
+const GET_EVENT_HEADERS = named('get_event_headers', 'SELECT headers FROM events WHERE id = $1');
 
 const IMPORT_EVENT = named('import_event', `
   INSERT INTO events (source, event, transfer_id, checkout_id, email, wallet_address, validation, received_at, last_received_at, received_count,
@@ -82,6 +83,11 @@ export class EventQueries {
   async get(id: number): Promise<StoredEvent | null> {
     const { rows } = await this.db.query<EventRow>({ ...GET_EVENT, values: [id] });
     return rows[0] ? toStoredEvent(readEventRow(rows[0])) : null;
+  }
+
+  async headers(id: number): Promise<Record<string, string> | null> {
+    const { rows } = await this.db.query<{ headers: string }>({ ...GET_EVENT_HEADERS, values: [id] });
+    return rows[0] ? (JSON.parse(rows[0].headers) as Record<string, string>) : null;
   }
 
   /**

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { DeliveryRedrive, Outage, RedriveKind, RedriveSpacing } from '../outage-store.js';
+import { spaceRedrives } from '../redrive-spacing.js';
 import { toDeliveryRedrive, toOutage, type OutageRow, type RedriveRow } from '../stored-rows.js';
 import type { ClockOffset } from './clock-offset.js';
 import { named } from './sql-params.js';
@@ -56,16 +57,9 @@ export class OutageQueries {
   async close(client: pg.PoolClient, destination: string, closedAt: number, spacing: RedriveSpacing): Promise<{ outage: Outage; redriven: number[] } | null> {
     const closed = (await client.query<OutageRow>({ ...CLOSE, values: [closedAt, destination] })).rows[0];
     if (!closed) return null;
-    const candidates = await this.candidates(client, closed, closedAt, [...spacing.keys()]);
-    const ids: number[] = [];
-    const dueTimes: number[] = [];
-    let dueAt = closedAt;
-    for (const { id, rule_id: ruleId } of candidates) {
-      ids.push(id);
-      dueTimes.push(dueAt);
-      dueAt += spacing.get(ruleId)!;
-    }
-    const redriven = await this.redrive(client, closed.id, 'redrive', closedAt, ids, dueTimes);
+    const candidates = (await this.candidates(client, closed, closedAt, [...spacing.keys()])).map((c) => ({ id: c.id, ruleId: c.rule_id }));
+    const due = spaceRedrives(candidates, spacing, closedAt);
+    const redriven = await this.redrive(client, closed.id, 'redrive', closedAt, due.map((d) => d.id), due.map((d) => d.dueAt));
     const { rows } = await client.query<OutageRow>({ ...COUNT_REDRIVEN, values: [redriven.length, closed.id] });
     return { outage: toOutage(rows[0]!), redriven };
   }

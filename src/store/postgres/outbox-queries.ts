@@ -1,19 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import type { AttemptResolution, ClaimedDelivery } from '../delivery-queue.js';
-import type { AttemptRecord, BlockedKey, Delivery, DeliveryDetail, DeliveryFilter, DeliveryOrigin, NewDelivery, OutboxStats, Page } from '../outbox-store.js';
+import type { ClaimedDelivery } from '../delivery-queue.js';
+import type { BlockedKey, Delivery, DeliveryDetail, DeliveryFilter, DeliveryOrigin, NewDelivery, OutboxStats, Page } from '../outbox-store.js';
 import { DELIVERY_COLUMNS, toBlockedKey, toDelivery, toStoredAttempt, type BlockedHeadRow, type DeliveryRow } from '../stored-rows.js';
-import { blockedSinceOf } from '../blocked-since.js';
+import { deliveryAfterAttempt, type AttemptToRecord } from '../attempt-to-record.js';
 import type { ClockOffset } from './clock-offset.js';
 import { NEXT_ORDER_SEQ } from './order-seq.js';
 import { named, SqlParams } from './sql-params.js';
-
-export interface AttemptToRecord {
-  deliveryId: number;
-  leaseToken: string;
-  attempt: AttemptRecord;
-  resolution: AttemptResolution;
-}
 
 /**
  * One statement claims a batch: the due rows oldest first, locked with SKIP LOCKED so that workers on other
@@ -168,13 +161,14 @@ export class OutboxQueries {
     const columns: unknown[][] = Array.from({ length: 15 }, () => []);
     const retryableDeadAt: (string | null)[] = [];
     const blockedSince: (number | null)[] = [];
-    for (const { deliveryId, leaseToken, attempt: a, resolution: r } of records) {
-      retryableDeadAt.push(r.state === 'dead' && r.retryable ? a.urlOrigin : null);
-      blockedSince.push(blockedSinceOf(a));
-      const lastError = a.errorCode ? `${a.errorCode}: ${a.errorMessage ?? ''}`.trim() : null;
+    for (const record of records) {
+      const { deliveryId, leaseToken, attempt: a } = record;
+      const after = deliveryAfterAttempt(record);
+      retryableDeadAt.push(after.retryableDeadDestination);
+      blockedSince.push(after.blockedSince);
       [
         deliveryId, leaseToken, a.attempt, a.startedAt, a.durationMs, a.urlOrigin, a.status, a.errorCode, a.errorMessage, a.responseExcerpt, a.outcome,
-        r.state, r.state === 'pending' ? this.clock.toDatabase(r.nextAttemptAt) : null, lastError, r.state === 'dead' ? r.reason : null,
+        after.state, after.nextAttemptAt === null ? null : this.clock.toDatabase(after.nextAttemptAt), after.lastError, after.deadReason,
       ].forEach((value, i) => columns[i]!.push(value));
     }
     const { rows } = await this.db.query<{ id: number }>({ ...RECORD_ATTEMPTS, values: [...columns, now, retryableDeadAt, blockedSince] });

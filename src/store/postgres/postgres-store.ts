@@ -15,7 +15,7 @@ import type { AttemptRecord, BlockedKey, Delivery, DeliveryCounts, DeliveryDetai
 import type { KeptRuleSet } from '../rule-set-store.js';
 import type { Store } from '../store.js';
 import { AdminQueries } from './admin-queries.js';
-import { BatchCommit } from './batch-commit.js';
+import { PostgresGroupCommit } from './group-commit.js';
 import { ClockOffset } from './clock-offset.js';
 import { systemClock, type Clock } from '../clock.js';
 import { CopyQueries } from './copy-queries.js';
@@ -27,7 +27,8 @@ import { EventQueries } from './event-queries.js';
 import { KeptQueries } from './kept-queries.js';
 import { NodeQueries } from './node-queries.js';
 import { migrate } from './migrate.js';
-import { OutboxQueries, type AttemptToRecord } from './outbox-queries.js';
+import { OutboxQueries } from './outbox-queries.js';
+import type { AttemptToRecord } from '../attempt-to-record.js';
 import { OutageQueries } from './outage-queries.js';
 import type { Outage, RedriveSpacing } from '../outage-store.js';
 import { saveEvents } from './save-events.js';
@@ -35,6 +36,7 @@ import type { QuarantineRelease, ReleaseOutcome } from '../quarantine-store.js';
 import { QuarantineQueries } from './quarantine-queries.js';
 import { withDeadline } from './sql-params.js';
 import { SharedQueries } from './shared-queries.js';
+import { leavesDeliveriesPending } from '../deliveries-due.js';
 import { asReadError, asStoreError, isRetryable, isStoreWideError } from './store-errors.js';
 
 /** How often event streams re-read while no notification can reach this node (notifications off or lost). */
@@ -75,8 +77,8 @@ export class PostgresStore implements Store {
   /** Leases, heartbeats and due times are the database's clock: node times cross to it through this. */
   private readonly databaseClock: ClockOffset;
   private readonly clock: Clock;
-  private readonly saveGroup: BatchCommit<NewEvent, SaveEventResult>;
-  private readonly attemptGroup: BatchCommit<AttemptToRecord, boolean>;
+  private readonly saveGroup: PostgresGroupCommit<NewEvent, SaveEventResult>;
+  private readonly attemptGroup: PostgresGroupCommit<AttemptToRecord, boolean>;
   private readonly outbox: OutboxQueries;
   private readonly quarantined: QuarantineQueries;
   private readonly events: EventQueries;
@@ -120,13 +122,13 @@ export class PostgresStore implements Store {
     // gathering keeps their batches about as large as one node's would be (see docs/scaling.md).
     // A webhook waits for its commit at most commitTimeoutMs, queueing included: a database that cannot be
     // reached (no reset, so no error) or a table lock held by someone else costs a 503, never a hung sender.
-    this.saveGroup = new BatchCommit((batch, timeLeftMs) => saveEvents(this.pool, batch, (receivedAt, delayMs) => this.databaseClock.toDatabase(receivedAt) + delayMs, timeLeftMs), {
+    this.saveGroup = new PostgresGroupCommit((batch, timeLeftMs) => saveEvents(this.pool, batch, (receivedAt, delayMs) => this.databaseClock.toDatabase(receivedAt) + delayMs, timeLeftMs), {
       ...groupOptions,
       gatherMs: settings.commitIntervalMs ?? 0,
       deadlineMs: this.commitTimeoutMs,
       deadlineError: (waitedMs) => commitTimeoutError(waitedMs),
     });
-    this.attemptGroup = new BatchCommit((records) => this.outbox.recordAttempts(records, this.clock.now()), groupOptions);
+    this.attemptGroup = new PostgresGroupCommit((records) => this.outbox.recordAttempts(records, this.clock.now()), groupOptions);
   }
 
   /** Connects, applies the migrations this build has (refusing a newer schema), and starts listening. */
@@ -256,12 +258,16 @@ export class PostgresStore implements Store {
       throw asStoreError(err);
     }
     if (!result.duplicate) this.eventsStored();
-    if (!result.duplicate && event.deliveries?.some((d) => d.deadReason === undefined && !d.delayMs)) this.deliveriesDue();
+    if (!result.duplicate && leavesDeliveriesPending(event.deliveries)) this.deliveriesDue();
     return result;
   }
 
   getEvent(id: number): Promise<StoredEvent | null> {
     return this.read(() => this.events.get(id));
+  }
+
+  getEventHeaders(eventId: number): Promise<Record<string, string> | null> {
+    return this.read(() => this.events.headers(eventId));
   }
 
   claimDueDeliveries(options: { now: number; limit: number; leaseMs: number }): Promise<ClaimedDelivery[]> {
@@ -314,13 +320,13 @@ export class PostgresStore implements Store {
 
   async createDeliveries(eventId: number, deliveries: NewDelivery[], origin: DeliveryOrigin): Promise<number[]> {
     const ids = await this.write(() => this.outbox.insert(this.pool, deliveries.map((delivery) => ({ eventId, delivery })), origin, this.clock.now()));
-    if (ids.length > 0) this.deliveriesDue();
+    if (leavesDeliveriesPending(deliveries)) this.deliveriesDue();
     return ids;
   }
 
   async releaseEvent(eventId: number, release: QuarantineRelease, routed: { ruleSetHash: string; deliveries: NewDelivery[] }): Promise<ReleaseOutcome> {
     const outcome = await this.transaction((client) => this.quarantined.releaseEvent(client, eventId, release, routed));
-    if (outcome.released && outcome.deliveryIds.length > 0) this.deliveriesDue();
+    if (outcome.released && leavesDeliveriesPending(routed.deliveries)) this.deliveriesDue();
     return outcome;
   }
 
@@ -350,7 +356,7 @@ export class PostgresStore implements Store {
       return copyId;
     });
     this.eventsStored();
-    if (deliveries.some((d) => d.deadReason === undefined)) this.deliveriesDue();
+    if (leavesDeliveriesPending(deliveries)) this.deliveriesDue();
     return id;
   }
 
@@ -420,7 +426,7 @@ export class PostgresStore implements Store {
   async createDeliveriesForEvents(batch: { eventId: number; deliveries: NewDelivery[] }[], origin: DeliveryOrigin): Promise<number> {
     const rows = batch.flatMap((item) => item.deliveries.map((delivery) => ({ eventId: item.eventId, delivery })));
     const ids = await this.write(() => this.outbox.insert(this.pool, rows, origin, this.clock.now()));
-    if (ids.length > 0) this.deliveriesDue();
+    if (batch.some((item) => leavesDeliveriesPending(item.deliveries))) this.deliveriesDue();
     return ids.length;
   }
 

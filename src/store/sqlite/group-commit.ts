@@ -1,3 +1,5 @@
+import { afterFailedBatch, DEFAULT_MAX_BATCH, type GroupCommitOptions } from '../group-commit.js';
+
 /** Waiting out a write lock that another connection holds (see `BusyRetry`). */
 export interface BusyRetry {
   /** The commit failed only because another connection held the write lock; nothing was written. */
@@ -15,17 +17,13 @@ interface Entry<Item, Result> {
   reject: (e: unknown) => void;
 }
 
-export interface GroupCommitOptions {
+export interface SqliteGroupCommitOptions extends GroupCommitOptions {
   /**
    * Awaited after each commit before anyone is answered (the WAL fsync). While it runs, new items only queue
    * up: they could not be answered before the next fsync anyway. When it ends they are committed at once, as
    * one transaction, and the next fsync starts.
    */
   makeDurable?: () => Promise<void>;
-  /** Upper bound per transaction, so one huge burst does not hold the write lock for long (default 256). */
-  maxBatch?: number;
-  /** Errors that fail every item alike (disk full, lock held elsewhere): no point retrying item by item. */
-  failsEveryItem?: (err: unknown) => boolean;
   /**
    * A lock held elsewhere for a moment (the checkpoint thread's WAL restart, a CLI import) makes the batch
    * wait and try again instead of failing every request in it at once.
@@ -47,11 +45,12 @@ export interface GroupCommitOptions {
 }
 
 /**
- * Collects work submitted during one turn of the event loop and commits it in a single transaction, so
- * that N concurrent requests pay for one commit instead of N. Each submitter's promise settles only after
- * the transaction holding its item has committed and been made durable (or failed).
+ * Group commit (../group-commit.ts) on SQLite: collects work submitted during one turn of the event loop and
+ * commits it in a single synchronous transaction, so that N concurrent requests pay for one commit instead
+ * of N. Each submitter's promise settles only after the transaction holding its item has committed and been
+ * made durable (or failed).
  */
-export class GroupCommit<Item, Result> {
+export class SqliteGroupCommit<Item, Result> {
   private queue: Entry<Item, Result>[] = [];
   private scheduled = false;
   /** A committed batch is waiting for `makeDurable`; items submitted meanwhile wait to form the next batch. */
@@ -72,10 +71,10 @@ export class GroupCommit<Item, Result> {
    */
   constructor(
     private readonly commitBatch: (items: Item[]) => Result[],
-    options: GroupCommitOptions = {},
+    options: SqliteGroupCommitOptions = {},
   ) {
     this.makeDurable = options.makeDurable;
-    this.maxBatch = options.maxBatch ?? 256;
+    this.maxBatch = options.maxBatch ?? DEFAULT_MAX_BATCH;
     this.failsEveryItem = options.failsEveryItem ?? (() => false);
     this.busyRetry = options.busyRetry;
     this.minCommitIntervalMs = options.makeDurable ? (options.minCommitIntervalMs ?? 0) : 0;
@@ -145,12 +144,11 @@ export class GroupCommit<Item, Result> {
         this.schedule(this.busyRetry!.pauseMs);
         return;
       }
-      if (batch.length === 1 || this.failsEveryItem(batchError)) {
+      if (afterFailedBatch(batchError, batch.length, this.failsEveryItem) === 'fail-all') {
         for (const entry of batch) entry.reject(batchError);
         this.scheduleRest();
         return;
       }
-      // One bad item must not fail its neighbours: fall back to one transaction each.
       for (const entry of batch) {
         try {
           settled.push({ entry, result: this.commitBatch([entry.item])[0]! });

@@ -1,5 +1,6 @@
 import type { BetterSqlite3 } from '../../sqlite-driver.js';
 import type { DeliveryRedrive, Outage, RedriveKind, RedriveSpacing } from '../outage-store.js';
+import { spaceRedrives } from '../redrive-spacing.js';
 import { toDeliveryRedrive, toOutage, type OutageRow, type RedriveRow } from '../stored-rows.js';
 
 /** Outages and the redrive of their dead letters; each method is one transaction of the caller's. */
@@ -41,14 +42,10 @@ export class OutageQueries {
   close(destination: string, closedAt: number, spacing: RedriveSpacing): { outage: Outage; redriven: number[] } | null {
     const row = this.closeOpen.get(closedAt, destination);
     if (!row) return null;
-    const candidates = this.candidates(destination, row.opened_at, closedAt);
+    const candidates = this.candidates(destination, row.opened_at, closedAt).map((c) => ({ id: c.id, ruleId: c.rule_id }));
     const redriven: number[] = [];
-    let dueAt = closedAt;
-    for (const { id, rule_id: ruleId } of candidates) {
-      const gap = spacing.get(ruleId);
-      if (gap === undefined) continue; // its rule did not opt in, or was removed
+    for (const { id, dueAt } of spaceRedrives(candidates, spacing, closedAt)) {
       if (this.redrive(id, row.id, 'redrive', closedAt, dueAt)) redriven.push(id);
-      dueAt += gap;
     }
     return { outage: toOutage(this.countRedriven.get(redriven.length, row.id)!), redriven };
   }

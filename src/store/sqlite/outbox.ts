@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { BetterSqlite3 } from '../../sqlite-driver.js';
-import type { AttemptResolution, ClaimedDelivery } from '../delivery-queue.js';
-import type { AttemptRecord, Delivery, DeliveryDetail, DeliveryFilter, DeliveryOrigin, NewDelivery, OutboxStats, Page } from '../outbox-store.js';
-import { blockedSinceOf } from '../blocked-since.js';
+import type { ClaimedDelivery } from '../delivery-queue.js';
+import type { Delivery, DeliveryDetail, DeliveryFilter, DeliveryOrigin, NewDelivery, OutboxStats, Page } from '../outbox-store.js';
+import { deliveryAfterAttempt, type AttemptToRecord } from '../attempt-to-record.js';
 import { DELIVERY_COLUMNS, toDelivery, toStoredAttempt, type BlockedHeadRow, type DeliveryRow } from '../stored-rows.js';
 
 /**
@@ -29,15 +29,6 @@ const NEXT_ORDER_SEQ_SQL = `(SELECT coalesce(max(p.order_seq), 0) + 1 FROM deliv
 
 /** A claimed row as `claimRows` returns it: id, event_id, rule_id, rule_set_hash, content_type, attempts, order_key, blocked_since, payload, pass_offset, has_body. */
 type ClaimRow = [number, number, string, string, string, number, string | null, number | null, Buffer, number, number];
-
-
-
-export interface AttemptToRecord {
-  deliveryId: number;
-  leaseToken: string;
-  attempt: AttemptRecord;
-  resolution: AttemptResolution;
-}
 
 /** The outbox's SQL, synchronous; the store decides which transaction each call runs in. */
 export class OutboxQueries {
@@ -126,14 +117,14 @@ export class OutboxQueries {
   }
 
   recordAttempts(records: readonly AttemptToRecord[], now: number): boolean[] {
-    return records.map(({ deliveryId, leaseToken, attempt: a, resolution }) => {
+    return records.map((record) => {
+      const { deliveryId, leaseToken, attempt: a } = record;
       // The attempt happened whatever the lease says, so it is always recorded.
       this.insertAttempt.run(deliveryId, a.attempt, a.startedAt, a.durationMs, a.urlOrigin, a.status, a.errorCode, a.errorMessage, a.responseExcerpt, a.outcome);
-      const lastError = a.errorCode ? `${a.errorCode}: ${a.errorMessage ?? ''}`.trim() : null;
+      const after = deliveryAfterAttempt(record);
       const result = this.resolve.run(
-        resolution.state, a.attempt, resolution.state === 'pending' ? resolution.nextAttemptAt : null, a.status, lastError,
-        resolution.state === 'dead' ? resolution.reason : null, resolution.state === 'dead' && resolution.retryable ? a.urlOrigin : null,
-        now, resolution.state, blockedSinceOf(a), deliveryId, leaseToken,
+        after.state, after.attempts, after.nextAttemptAt, after.lastStatus, after.lastError, after.deadReason, after.retryableDeadDestination,
+        now, after.state, after.blockedSince, deliveryId, leaseToken,
       );
       return result.changes === 1;
     });

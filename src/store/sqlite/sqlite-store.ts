@@ -10,14 +10,15 @@ import type { Store } from '../store.js';
 import { toStoredEvent, type EventRow } from './event-rows.js';
 import { startBackgroundCheckpointer, type BackgroundCheckpointer } from './background-checkpointer.js';
 import { EventLoopLoad } from './event-loop-load.js';
-import { GroupCommit } from './group-commit.js';
+import { SqliteGroupCommit } from './group-commit.js';
 import { WalFsync, type FsyncFn } from './wal-fsync.js';
 import { keyText, withExactKeys } from './key-text.js';
 import { migrate } from './migrate.js';
 import { toBlockedKey } from '../stored-rows.js';
 import { SeenKeyQueries } from './seen-key-queries.js';
 import type { SeenKeyRecord } from '../seen-keys-store.js';
-import { OutboxQueries, type AttemptToRecord } from './outbox.js';
+import { OutboxQueries } from './outbox.js';
+import type { AttemptToRecord } from '../attempt-to-record.js';
 import { MAX_RECEIVED_COUNT } from '../event-store.js';
 import type { BulkDeliveryFilter } from '../bulk-store.js';
 import type { ClusterNode, GoneNode, NewNode } from '../cluster-store.js';
@@ -46,6 +47,7 @@ import { NewEventQueries } from './new-events.js';
 import type { NewEventRead, NewEvents, StreamPosition, StreamStart } from '../new-event-store.js';
 import type { QuarantineRelease, ReleaseOutcome } from '../quarantine-store.js';
 import { QuarantineQueries } from './quarantine-queries.js';
+import { leavesDeliveriesPending } from '../deliveries-due.js';
 
 export interface SqliteStoreOptions {
   dataDir: string;
@@ -127,8 +129,8 @@ export function openDatabase(options: SqliteStoreOptions): BetterSqlite3.Databas
 
 export class SqliteStore implements Store {
   readonly db: BetterSqlite3.Database;
-  private readonly saveGroup: GroupCommit<NewEvent, SaveEventResult>;
-  private readonly attemptGroup: GroupCommit<AttemptToRecord, boolean>;
+  private readonly saveGroup: SqliteGroupCommit<NewEvent, SaveEventResult>;
+  private readonly attemptGroup: SqliteGroupCommit<AttemptToRecord, boolean>;
   private readonly outbox: OutboxQueries;
   private readonly quarantined: QuarantineQueries;
   private readonly seenKeys: SeenKeyQueries;
@@ -178,6 +180,7 @@ export class SqliteStore implements Store {
         UPDATE events SET received_count = min(received_count + 1, ${MAX_RECEIVED_COUNT}), last_received_at = ? WHERE id = ?
         RETURNING id, received_count`),
       getEvent: this.db.prepare<[number], EventRow>('SELECT * FROM events WHERE id = ?'),
+      getEventHeaders: this.db.prepare<[number], { headers: string }>('SELECT headers FROM events WHERE id = ?'),
       touchHealth: this.db.prepare('INSERT INTO store_health (id, checked_at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET checked_at = excluded.checked_at'),
     };
     this.outbox = new OutboxQueries(this.db);
@@ -203,7 +206,7 @@ export class SqliteStore implements Store {
     const commitIntervalMs = options.commitIntervalMs ?? 0;
     this.loopLoad = walFsync && commitIntervalMs > 0 && !options.paceCommitsWhen ? new EventLoopLoad() : null;
     const loopLoad = this.loopLoad;
-    this.saveGroup = new GroupCommit((events) => withoutLockWait(() => saveBatch.immediate(events)), {
+    this.saveGroup = new SqliteGroupCommit((events) => withoutLockWait(() => saveBatch.immediate(events)), {
       ...(walFsync && { makeDurable: () => walFsync.sync() }),
       failsEveryItem: isStoreWideError,
       busyRetry,
@@ -217,7 +220,7 @@ export class SqliteStore implements Store {
       results: records.length > 0 ? this.outbox.recordAttempts(records, this.clock.now()) : [],
       value: this.outbox.claim(now, limit, leaseMs),
     }));
-    this.attemptGroup = new GroupCommit((records) => withoutLockWait(() => attemptBatch.immediate(records)), { failsEveryItem: isStoreWideError, busyRetry });
+    this.attemptGroup = new SqliteGroupCommit((records) => withoutLockWait(() => attemptBatch.immediate(records)), { failsEveryItem: isStoreWideError, busyRetry });
   }
 
   /** Synchronous writes outside a group commit still report store faults as store_unavailable. */
@@ -264,7 +267,7 @@ export class SqliteStore implements Store {
     }
     if (!result.duplicate) {
       this.stored.notify();
-      if (event.deliveries?.length) this.due.notify();
+      if (leavesDeliveriesPending(event.deliveries)) this.due.notify();
     }
     return result;
   }
@@ -294,6 +297,11 @@ export class SqliteStore implements Store {
   async getEvent(id: number): Promise<StoredEvent | null> {
     const row = this.statements.getEvent.get(id);
     return row ? toStoredEvent(withExactKeys(this.db, [row])[0]!) : null;
+  }
+
+  async getEventHeaders(eventId: number): Promise<Record<string, string> | null> {
+    const row = this.statements.getEventHeaders.get(eventId);
+    return row ? (JSON.parse(row.headers) as Record<string, string>) : null;
   }
 
   async listEvents(filter: EventSearch, page: { limit: number; after?: EventPosition }): Promise<EventPage> {
@@ -348,13 +356,13 @@ export class SqliteStore implements Store {
 
   async createDeliveries(eventId: number, deliveries: NewDelivery[], origin: DeliveryOrigin): Promise<number[]> {
     const ids = this.write(() => this.db.transaction(() => this.outbox.insertDeliveries(eventId, deliveries, origin, this.clock.now())).immediate());
-    if (ids.length > 0) this.due.notify();
+    if (leavesDeliveriesPending(deliveries)) this.due.notify();
     return ids;
   }
 
   async releaseEvent(eventId: number, release: QuarantineRelease, routed: { ruleSetHash: string; deliveries: NewDelivery[] }): Promise<ReleaseOutcome> {
     const outcome = this.write(() => this.db.transaction(() => this.quarantined.releaseEvent(eventId, release, routed)).immediate());
-    if (outcome.released && outcome.deliveryIds.length > 0) this.due.notify();
+    if (outcome.released && leavesDeliveriesPending(routed.deliveries)) this.due.notify();
     return outcome;
   }
 
@@ -392,7 +400,7 @@ export class SqliteStore implements Store {
       }).immediate(),
     );
     this.stored.notify();
-    if (copy.deliveries?.length) this.due.notify();
+    if (leavesDeliveriesPending(copy.deliveries)) this.due.notify();
     return id;
   }
 
@@ -486,7 +494,7 @@ export class SqliteStore implements Store {
     const created = this.write(() =>
       this.db.transaction(() => batch.reduce((sum, item) => sum + this.outbox.insertDeliveries(item.eventId, item.deliveries, origin, now).length, 0)).immediate(),
     );
-    if (created > 0) this.due.notify();
+    if (batch.some((item) => leavesDeliveriesPending(item.deliveries))) this.due.notify();
     return created;
   }
 

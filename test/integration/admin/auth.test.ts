@@ -90,7 +90,7 @@ describe('console sessions (SessionVerifier)', () => {
   async function apiWithSessions(): Promise<string> {
     const { app } = await startAdminFixture();
     const adminApi = createAdminApi({
-      context: { store: app.store, rules: app.rules, wakeWorker: () => {}, dispatcher: undefined as never, guard: undefined as never, sources: new Map(), logger: createLogger('silent'), now: Date.now, env: {} },
+      context: { store: app.store, rules: app.rules, dispatcher: undefined as never, guard: undefined as never, sources: new Map(), logger: createLogger('silent'), now: Date.now, env: {} },
       jobs: app.adminJobs,
       streams: app.eventStreams,
       token: app.adminToken,

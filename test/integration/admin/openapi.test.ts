@@ -16,7 +16,7 @@ interface RouteLayer {
 function registeredRoutes(fixture: AdminFixture): string[] {
   const { app } = fixture;
   const api = createAdminApi({
-    context: { store: app.store, rules: app.rules, wakeWorker: () => {}, dispatcher: undefined as never, guard: undefined as never, sources: new Map(), logger: createLogger('silent'), now: Date.now, env: {} },
+    context: { store: app.store, rules: app.rules, dispatcher: undefined as never, guard: undefined as never, sources: new Map(), logger: createLogger('silent'), now: Date.now, env: {} },
     jobs: app.adminJobs,
     streams: app.eventStreams,
     token: app.adminToken,

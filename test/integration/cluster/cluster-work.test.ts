@@ -66,7 +66,7 @@ function holdingProgress(store: Store): { store: Store; release: () => void; rea
   return { store: held, release, reached };
 }
 
-const runner = (store: Store, nodeId: string) => JobRunner.start({ store, rules: () => SEEDED_RULES, env: {}, wakeWorker: () => {}, logger, now: Date.now, nodeId });
+const runner = (store: Store, nodeId: string) => JobRunner.start({ store, rules: () => SEEDED_RULES, env: {}, logger, now: Date.now, nodeId });
 
 function clusterWork(openNodes: () => Promise<TwoNodes>): void {
   let opened: Store[] = [];

@@ -51,7 +51,7 @@ describe('a walk over a time range starts at the first event received in it', ()
         return events;
       };
       const rules = { rules: [], hash: 'none', loadedAt: new Date(), files: [] } as unknown as RuleSet;
-      const loop = { store, shouldStop: () => false, onProgress: async () => undefined, wakeWorker: () => undefined };
+      const loop = { store, shouldStop: () => false, onProgress: async () => undefined };
       const planner = new BulkReplayPlanner(new ReplayRouter(store, {}, () => rules), 'current', null, false);
       const result = await runReplayJob(loop, { selection: { receivedFrom: 2_500 }, throughId: ids.at(-1)!, planner, total: 2 });
       expect(result.progress.processed).toBe(2);

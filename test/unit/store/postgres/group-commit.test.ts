@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { BatchCommit } from '../../../../src/store/postgres/batch-commit.js';
+import { PostgresGroupCommit } from '../../../../src/store/postgres/group-commit.js';
 
 const tick = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 5));
 
-describe('BatchCommit: group commit on an asynchronous database', () => {
+describe('PostgresGroupCommit: group commit on an asynchronous database', () => {
   it('commits what arrives while a batch commits as the next batch, and answers each after its own commit', async () => {
     const batches: number[][] = [];
     const commits: (() => void)[] = [];
-    const group = new BatchCommit<number, number>((items) => {
+    const group = new PostgresGroupCommit<number, number>((items) => {
       batches.push(items);
       return new Promise((resolve) => commits.push(() => resolve(items.map((n) => n * 10))));
     });
@@ -29,14 +29,14 @@ describe('BatchCommit: group commit on an asynchronous database', () => {
   });
 
   it('fails every item alike on a store-wide error, and one by one when a single item is bad', async () => {
-    const down = new BatchCommit<number, number>(async () => {
+    const down = new PostgresGroupCommit<number, number>(async () => {
       throw Object.assign(new Error('gone'), { code: '57P01' });
     }, { failsEveryItem: (err) => (err as { code?: string }).code === '57P01' });
     const outcomes = await Promise.allSettled([1, 2, 3].map((n) => down.submit(n)));
     expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected', 'rejected']);
 
     const calls: number[][] = [];
-    const picky = new BatchCommit<number, number>(async (items) => {
+    const picky = new PostgresGroupCommit<number, number>(async (items) => {
       calls.push(items);
       if (items.includes(2)) throw new Error('bad item 2');
       return items;
@@ -48,7 +48,7 @@ describe('BatchCommit: group commit on an asynchronous database', () => {
 
   it('runs a batch again after a deadlock, and settles idle() once everything is answered', async () => {
     let tries = 0;
-    const group = new BatchCommit<number, number>(async (items) => {
+    const group = new PostgresGroupCommit<number, number>(async (items) => {
       tries += 1;
       if (tries < 3) throw Object.assign(new Error('deadlock detected'), { code: '40P01' });
       return items;
@@ -62,7 +62,7 @@ describe('BatchCommit: group commit on an asynchronous database', () => {
   it('answers every submitter by its deadline, queued behind a commit that never ends included, and never commits what it gave up on', async () => {
     const batches: number[][] = [];
     const timeLefts: number[] = [];
-    const group = new BatchCommit<number, number>((items, timeLeftMs) => {
+    const group = new PostgresGroupCommit<number, number>((items, timeLeftMs) => {
       batches.push(items);
       timeLefts.push(timeLeftMs);
       return new Promise(() => {}); // a database that stopped answering
@@ -79,7 +79,7 @@ describe('BatchCommit: group commit on an asynchronous database', () => {
 
   it('gives up on the item-by-item retry of a failed batch at the deadline', async () => {
     const calls: number[][] = [];
-    const group = new BatchCommit<number, number>(async (items) => {
+    const group = new PostgresGroupCommit<number, number>(async (items) => {
       calls.push(items);
       if (items.length > 1) throw new Error('one bad item');
       if (items[0] === 1) return new Promise<number[]>(() => {}); // the first retry hangs
@@ -94,7 +94,7 @@ describe('BatchCommit: group commit on an asynchronous database', () => {
     /** Commits at once and records when each batch started and what it held. */
     function recorded(options: { gatherMs: number; gatherAfter: number }) {
       const batches: { at: number; items: number[] }[] = [];
-      const group = new BatchCommit<number, number>(async (items) => {
+      const group = new PostgresGroupCommit<number, number>(async (items) => {
         batches.push({ at: performance.now(), items });
         return items;
       }, options);

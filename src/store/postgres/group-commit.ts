@@ -1,3 +1,5 @@
+import { afterFailedBatch, DEFAULT_MAX_BATCH, type GroupCommitOptions } from '../group-commit.js';
+
 interface Entry<Item, Result> {
   item: Item;
   resolve: (r: Result) => void;
@@ -7,16 +9,12 @@ interface Entry<Item, Result> {
   settled: boolean;
 }
 
-export interface BatchCommitOptions {
-  /** Upper bound per transaction (default 256). */
-  maxBatch?: number;
+export interface PostgresGroupCommitOptions extends GroupCommitOptions {
   /**
    * Transactions in flight at once (default 1). One at a time is group commit proper: while a batch commits,
    * the next gathers, and the batch size follows the load.
    */
   maxInFlight?: number;
-  /** Errors that fail every item alike (the database is gone): no point trying the items one by one. */
-  failsEveryItem?: (err: unknown) => boolean;
   /** Errors after which the same batch simply runs again (a deadlock): how often, at most (default 3). */
   isRetryable?: (err: unknown) => boolean;
   retries?: number;
@@ -37,11 +35,11 @@ export interface BatchCommitOptions {
 }
 
 /**
- * Group commit for an asynchronous database: items submitted while a batch commits form the next one, and
- * every submitter's promise settles only after the transaction holding its item has committed (or failed).
- * One item that makes the batch fail (bad data) does not fail its neighbours: they are retried one by one.
+ * Group commit (../group-commit.ts) on PostgreSQL, an asynchronous database: items submitted while a batch
+ * commits form the next one, and every submitter's promise settles only after the transaction holding its
+ * item has committed (or failed).
  */
-export class BatchCommit<Item, Result> {
+export class PostgresGroupCommit<Item, Result> {
   private queue: Entry<Item, Result>[] = [];
   private inFlight = 0;
   private scheduled = false;
@@ -64,8 +62,8 @@ export class BatchCommit<Item, Result> {
    * @param commitBatch runs ONE transaction over all items and returns their results in order; `timeLeftMs`
    * is how long the most waited-for of their submitters can still wait (Infinity without a deadline).
    */
-  constructor(private readonly commitBatch: (items: Item[], timeLeftMs: number) => Promise<Result[]>, options: BatchCommitOptions = {}) {
-    this.maxBatch = options.maxBatch ?? 256;
+  constructor(private readonly commitBatch: (items: Item[], timeLeftMs: number) => Promise<Result[]>, options: PostgresGroupCommitOptions = {}) {
+    this.maxBatch = options.maxBatch ?? DEFAULT_MAX_BATCH;
     this.maxInFlight = options.maxInFlight ?? 1;
     this.failsEveryItem = options.failsEveryItem ?? (() => false);
     this.isRetryable = options.isRetryable ?? (() => false);
@@ -159,7 +157,7 @@ export class BatchCommit<Item, Result> {
       const results = await this.commitWithRetries(batch);
       batch.forEach((entry, i) => this.settle(entry, { result: results[i]! }));
     } catch (err) {
-      if (batch.length === 1 || this.failsEveryItem(err)) {
+      if (afterFailedBatch(err, batch.length, this.failsEveryItem) === 'fail-all') {
         for (const entry of batch) this.settle(entry, { error: err });
         return;
       }

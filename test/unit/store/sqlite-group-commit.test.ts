@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { GroupCommit } from '../../../src/store/sqlite/group-commit.js';
+import { SqliteGroupCommit } from '../../../src/store/sqlite/group-commit.js';
 
-describe('GroupCommit', () => {
+describe('SqliteGroupCommit', () => {
   it('commits everything submitted in one turn of the event loop as one batch', async () => {
     const batches: number[][] = [];
-    const group = new GroupCommit<number, number>((items) => {
+    const group = new SqliteGroupCommit<number, number>((items) => {
       batches.push(items);
       return items.map((n) => n * 10);
     });
@@ -15,7 +15,7 @@ describe('GroupCommit', () => {
 
   it('splits a burst larger than the batch limit into several transactions', async () => {
     const sizes: number[] = [];
-    const group = new GroupCommit<number, number>((items) => {
+    const group = new SqliteGroupCommit<number, number>((items) => {
       sizes.push(items.length);
       return items;
     }, { maxBatch: 3 });
@@ -24,7 +24,7 @@ describe('GroupCommit', () => {
   });
 
   it('retries a failed batch item by item so one bad item does not fail its neighbours', async () => {
-    const group = new GroupCommit<number, number>((items) => {
+    const group = new SqliteGroupCommit<number, number>((items) => {
       if (items.includes(2)) throw new Error('bad item 2');
       return items;
     });
@@ -33,7 +33,7 @@ describe('GroupCommit', () => {
   });
 
   it('rejects every item when the store itself fails', async () => {
-    const group = new GroupCommit<number, number>(() => {
+    const group = new SqliteGroupCommit<number, number>(() => {
       throw new Error('disk full');
     });
     const results = await Promise.allSettled([1, 2].map((n) => group.submit(n)));
@@ -42,7 +42,7 @@ describe('GroupCommit', () => {
 
   it('answers nobody before the commit is durable, and reports a failed fsync as a failure', async () => {
     let finishDurable!: (err?: Error) => void;
-    const group = new GroupCommit<number, number>(
+    const group = new SqliteGroupCommit<number, number>(
       (items) => items,
       { makeDurable: () => new Promise<void>((resolve, reject) => (finishDurable = (err) => (err ? reject(err) : resolve()))) },
     );
@@ -63,7 +63,7 @@ describe('GroupCommit', () => {
   it('holds items submitted while a commit waits for durability, and commits them together as soon as it is durable', async () => {
     const batches: number[][] = [];
     const durableWaits: (() => void)[] = [];
-    const group = new GroupCommit<number, number>(
+    const group = new SqliteGroupCommit<number, number>(
       (items) => {
         batches.push([...items]);
         return items;
@@ -95,7 +95,7 @@ describe('GroupCommit', () => {
 
     it('commits an item after a quiet spell at once, and holds items arriving sooner for one shared commit', async () => {
       const commits: { items: number[]; at: number }[] = [];
-      const group = new GroupCommit<number, number>(
+      const group = new SqliteGroupCommit<number, number>(
         (items) => {
           commits.push({ items: [...items], at: performance.now() });
           return items;
@@ -123,7 +123,7 @@ describe('GroupCommit', () => {
 
     it('paces only groups that wait for durability: others commit every turn', async () => {
       const batches: number[][] = [];
-      const group = new GroupCommit<number, number>((items) => {
+      const group = new SqliteGroupCommit<number, number>((items) => {
         batches.push([...items]);
         return items;
       }, { minCommitIntervalMs: 10_000 });
@@ -140,7 +140,7 @@ describe('GroupCommit', () => {
     it('is waited out without blocking: the same batch commits once the lock is gone, later items join it', async () => {
       let lockedUntil = performance.now() + 400;
       const tries: number[][] = [];
-      const group = new GroupCommit<number, number>((items) => {
+      const group = new SqliteGroupCommit<number, number>((items) => {
         tries.push([...items]);
         if (performance.now() < lockedUntil) throw busy();
         return items.map((n) => n * 10);
@@ -163,7 +163,7 @@ describe('GroupCommit', () => {
 
     it('fails every item of the batch once the lock has been held longer than the retry window', async () => {
       let tries = 0;
-      const group = new GroupCommit<number, number>(() => {
+      const group = new SqliteGroupCommit<number, number>(() => {
         tries += 1;
         throw busy();
       }, { failsEveryItem: () => true, busyRetry: { ...retry, forMs: 80 } });
@@ -177,7 +177,7 @@ describe('GroupCommit', () => {
 
     it('is not retried when it is not a lock (a full disk fails at once)', async () => {
       let tries = 0;
-      const group = new GroupCommit<number, number>(() => {
+      const group = new SqliteGroupCommit<number, number>(() => {
         tries += 1;
         throw Object.assign(new Error('disk full'), { code: 'SQLITE_FULL' });
       }, { failsEveryItem: () => true, busyRetry: retry });
@@ -189,7 +189,7 @@ describe('GroupCommit', () => {
   describe('commitAlong', () => {
     it("commits the queued items in the caller's transaction and answers them from it, with no commit of their own", async () => {
       const ownCommits: number[][] = [];
-      const group = new GroupCommit<number, number>((items) => {
+      const group = new SqliteGroupCommit<number, number>((items) => {
         ownCommits.push(items);
         return items;
       });
@@ -204,7 +204,7 @@ describe('GroupCommit', () => {
 
     it('gives the items back when the transaction fails, and they are committed on their own', async () => {
       const ownCommits: number[][] = [];
-      const group = new GroupCommit<number, number>((items) => {
+      const group = new SqliteGroupCommit<number, number>((items) => {
         ownCommits.push(items);
         return items.map((n) => -n);
       });
@@ -217,7 +217,7 @@ describe('GroupCommit', () => {
     });
 
     it('is refused for a group whose commits must be made durable first', () => {
-      const group = new GroupCommit<number, number>((items) => items, { makeDurable: async () => undefined });
+      const group = new SqliteGroupCommit<number, number>((items) => items, { makeDurable: async () => undefined });
       expect(() => group.commitAlong(() => ({ results: [], value: 0 }))).toThrow(/durability/);
     });
   });
