@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { request } from 'undici';
 import { readServePort } from './lib/drain.mjs';
 import { fixedRateLoad } from './lib/fixed-rate.mjs';
 import { DAY_MS, eventValues, seedHistory, tableSizes } from './lib/history-seed.mjs';
@@ -177,29 +178,40 @@ async function maxRate(database) {
   }
 }
 
-/** Polls the server's log until its retention pass is logged: { pruned, durationMs, endedAt } (unix ms). */
-async function awaitRetentionPass(logPath) {
+/**
+ * Waits for the node's retention pass: its log line (with its duration) or, from a build that logs none,
+ * the last-pass gauge of /metrics (then only its end is known). Resolves with { durationMs, endedAt }.
+ */
+async function awaitRetentionPass(node) {
   const deadline = Date.now() + PASS_TIMEOUT_MS;
   while (Date.now() < deadline) {
-    for (const line of readFileSync(logPath, 'utf8').split('\n')) {
+    for (const line of readFileSync(node.logPath, 'utf8').split('\n')) {
       if (!line.includes('"retention pass"')) continue;
-      let entry;
       try {
-        entry = JSON.parse(line);
+        const entry = JSON.parse(line);
+        return { durationMs: entry.durationMs, endedAt: Date.parse(entry.time), interrupted: entry.interrupted };
       } catch {
-        continue; // still being written
+        // still being written
       }
-      return { pruned: (entry.prunedByAge ?? 0) + (entry.prunedByCount ?? 0), durationMs: entry.durationMs, endedAt: Date.parse(entry.time), interrupted: entry.interrupted };
     }
+    const metrics = await (await request(`http://127.0.0.1:${node.port}/metrics`)).body.text();
+    const lastRun = Number(/^hookrelay_retention_last_run_timestamp_seconds (\S+)$/m.exec(metrics)?.[1] ?? 0);
+    // The log line is written asynchronously: give it a few seconds after the gauge.
+    if (lastRun > 0 && Date.now() - lastRun * 1000 > 3000) return { durationMs: null, endedAt: lastRun * 1000, interrupted: false };
     await sleep(250);
   }
   throw new Error(`no retention pass logged within ${PASS_TIMEOUT_MS / 1000} s`);
 }
 
+/** Events received before `ms`, exactly. */
+const countOlder = async (url, ms) => Number((await query(url, 'SELECT count(*) AS n FROM events WHERE received_at < $1', [ms]))[0].n);
+
 const walSince = async (lsn) => Number((await query(BENCH_DATABASE_URL, 'SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1)::bigint AS b', [lsn]))[0].b);
 
 /** One window of open-loop ingest; `retainDays` set: the node's retention pass removes what is older. */
 async function windowRound(database, rate, retainDays, background) {
+  const cutoff = Date.now() - retainDays * DAY_MS;
+  const older = retainDays ? await countOlder(database.url, cutoff) : 0;
   const node = await startNode(database, retainDays);
   try {
     await fixedRateLoad({ port: node.port, rate, seconds: 1, connections: CONNECTIONS, requests: rawSignedRequests(rate) }); // warm-up
@@ -213,11 +225,13 @@ async function windowRound(database, rate, retainDays, background) {
     const work = await databaseWork(before, await databaseSnapshot(database.name), result.ok, background);
     const row = { p50: result.p50, p99: result.p99, failed: result.failed, ok: result.ok, nodeCpuUs, dbCpuUs: work.dbCpuUs, walBytes: work.walBytes };
     if (!retainDays) return row;
-    const pass = await awaitRetentionPass(node.logPath);
+    const pass = await awaitRetentionPass(node);
     const totalWal = await walSince(before.lsn);
     const elapsedS = (Date.now() - windowStart) / 1000;
+    const pruned = older - (await countOlder(database.url, cutoff));
     const size = await historySize(database.url);
-    return { ...row, pass: { ...pass, startsInWindowS: (pass.endedAt - pass.durationMs - windowStart) / 1000, totalWal, elapsedS, size } };
+    const startedAt = pass.durationMs === null ? null : pass.endedAt - pass.durationMs;
+    return { ...row, pass: { ...pass, pruned, startsInWindowS: startedAt && (startedAt - windowStart) / 1000, endsInWindowS: (pass.endedAt - windowStart) / 1000, totalWal, elapsedS, size } };
   } finally {
     await node.stop();
   }
@@ -273,7 +287,7 @@ try {
     for (const days of pair) {
       const r = await windowRound(database, rate, days, background);
       (days ? pruning : quiet).push(r);
-      console.log(`  round ${round}, ${days ? `retention to ${days} days` : 'no retention'}: p50 ${r.p50} p99 ${r.p99} ms, ${r.nodeCpuUs} µs/event${r.pass ? `, pass ${seconds(r.pass.durationMs)} s, ${r.pass.pruned} events` : ''}`);
+      console.log(`  round ${round}, ${days ? `retention to ${days} days` : 'no retention'}: p50 ${r.p50} p99 ${r.p99} ms, ${r.nodeCpuUs} µs/event${r.pass ? `, pass ended ${r.pass.endsInWindowS.toFixed(1)} s into the window, ${r.pass.pruned} events removed` : ''}`);
     }
   }
   const med = (rows, key) => Math.round(median(rows.map((r) => r[key])) * 10) / 10;
@@ -293,14 +307,17 @@ try {
     pruning.map((r, i) => {
       const wal = Math.max(0, r.pass.totalWal - ingestWalPerEvent * r.ok - background * r.pass.elapsedS);
       return {
-        pass: `${i + 1}${r.pass.interrupted ? ' (interrupted)' : ''}`, 'events removed': r.pass.pruned.toLocaleString('en'), seconds: seconds(r.pass.durationMs), 'starts at window s': r.pass.startsInWindowS.toFixed(1),
+        pass: `${i + 1}${r.pass.interrupted ? ' (interrupted)' : ''}`, 'events removed': r.pass.pruned.toLocaleString('en'),
+        seconds: r.pass.durationMs === null ? '–' : seconds(r.pass.durationMs),
+        'window s': `${r.pass.startsInWindowS === null ? '?' : r.pass.startsInWindowS.toFixed(1)}–${r.pass.endsInWindowS.toFixed(1)}`,
         'WAL MB': mb(wal), 'WAL B/event removed': r.pass.pruned ? Math.round(wal / r.pass.pruned) : '–',
         'history data MB after': mb(r.pass.size.tableBytes), 'index MB after': mb(r.pass.size.indexBytes), 'database MB after': mb(r.pass.size.database),
       };
     }),
-    ['pass', 'events removed', 'seconds', 'starts at window s', 'WAL MB', 'WAL B/event removed', 'history data MB after', 'index MB after', 'database MB after'],
+    ['pass', 'events removed', 'seconds', 'window s', 'WAL MB', 'WAL B/event removed', 'history data MB after', 'index MB after', 'database MB after'],
   );
   console.log(`before the first pass: history data ${mb(seeded.tableBytes)} MB, indexes ${mb(seeded.indexBytes)} MB, database ${mb(seeded.database)} MB`);
+  console.log('window s: when the pass started and ended, from the start of the measured window (seconds: the pass\'s own time, from its log).');
   console.log('WAL of a pass: WAL from the window start to the pass end, less the window\'s ingest (the no-retention rounds\' WAL per event) and the server\'s idle rate.');
   console.log('node µs: CPU of the hookrelay process (all threads) per acknowledged event; db µs: CPU of the database\'s backends (retention\'s included) per event.');
   console.log(`whole run: ${Math.round((performance.now() - started) / 1000)} s`);
