@@ -13,7 +13,7 @@
 //    sizes after it.
 // Every server is a fresh process with no rules. All traffic stays on 127.0.0.1.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -238,7 +238,8 @@ async function windowRound(database, rate, retainDays, background) {
 }
 
 const started = performance.now();
-console.log(`bench:history — ${EVENTS.toLocaleString('en')} events over ${DAYS} days, ${ROUNDS} rounds of ${WINDOW_S} s windows, ${SAMPLES} samples per search, node ${process.version}, build ${cli}, PostgreSQL at ${new URL(BENCH_DATABASE_URL).host}`);
+const load1 = () => loadavg()[0].toFixed(1);
+console.log(`bench:history — ${EVENTS.toLocaleString('en')} events over ${DAYS} days, ${ROUNDS} rounds of ${WINDOW_S} s windows, ${SAMPLES} samples per search, node ${process.version}, build ${cli}, PostgreSQL at ${new URL(BENCH_DATABASE_URL).host}, load average ${load1()}`);
 const database = await createBenchDatabase(DATABASE);
 try {
   (await startNode(database, null).then((n) => n.stop())); // migrates, and runs what the build does at start
@@ -320,7 +321,7 @@ try {
   console.log('window s: when the pass started and ended, from the start of the measured window (seconds: the pass\'s own time, from its log).');
   console.log('WAL of a pass: WAL from the window start to the pass end, less the window\'s ingest (the no-retention rounds\' WAL per event) and the server\'s idle rate.');
   console.log('node µs: CPU of the hookrelay process (all threads) per acknowledged event; db µs: CPU of the database\'s backends (retention\'s included) per event.');
-  console.log(`whole run: ${Math.round((performance.now() - started) / 1000)} s`);
+  console.log(`whole run: ${Math.round((performance.now() - started) / 1000)} s; load average now ${load1()} (the machine's, this run's included)`);
 } finally {
   if (process.env.BENCH_HISTORY_KEEP === '1') console.log(`kept database ${DATABASE}`);
   else await database.drop();
