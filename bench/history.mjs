@@ -115,36 +115,35 @@ async function latency(urls) {
   return { p50: at(0.5), p99: at(0.99) };
 }
 
-/** The position of the event that makes a page hold the oldest matches of `where` (the 51st oldest, or the newest). */
-async function oldestPageCursor(url, where, values) {
-  const rows = await query(url, `SELECT id, received_at FROM (SELECT id, received_at, row_number() OVER (ORDER BY id) AS r, count(*) OVER () AS n FROM events WHERE ${where}) s WHERE r = least(${PAGE + 1}, n)`, values);
+/** The cursor of a page holding the oldest matches of `where`: at the 51st oldest match, or the newest if fewer. */
+async function oldestPageCursor(client, where, values) {
+  const { rows } = await client.query(`SELECT id, received_at FROM (SELECT id, received_at, row_number() OVER (ORDER BY id) AS r, count(*) OVER () AS n FROM events WHERE ${where}) s WHERE r = least(${PAGE + 1}, n)`, values);
   return rows[0] ? `&cursor=${encodeEventCursor({ id: Number(rows[0].id), receivedAt: Number(rows[0].received_at) })}` : '';
 }
 
-/** Admin list and searches, newest page and the page of the oldest matches, through the admin API. */
-async function adminCases(database) {
-  const url = database.url;
+/** The query strings of every search, newest page and oldest page, one per sample (read from the seeded rows). */
+async function searches(client) {
   const samples = Array.from({ length: SAMPLES }, (_, k) => k);
-  const one = async (sql, values) => (await query(url, sql, values))[0];
+  const values = async (expr, args) => {
+    const list = [];
+    for (const arg of args) list.push((await client.query(`SELECT ${expr('$1::bigint')} AS v`, [arg])).rows[0].v);
+    return list;
+  };
   const buyers = samples.map((k) => (k * 7919 * 37) % 200_000);
-  const checkouts = await Promise.all(samples.map(async (k) => (await one(`SELECT ${eventValues.checkoutId('$1::bigint')} AS v`, [k * 7])).v));
-  const emails = await Promise.all(buyers.map(async (b) => (await one(`SELECT ${eventValues.email('$1::bigint')} AS v`, [b])).v));
-  const wallets = await Promise.all(buyers.map(async (b) => (await one(`SELECT ${eventValues.wallet('$1::bigint')} AS v`, [b])).v));
-  const newest = await query(url, `SELECT transfer_id, received_at FROM events ORDER BY id DESC LIMIT ${SAMPLES}`);
-  const oldest = await query(url, `SELECT id, transfer_id, received_at FROM events ORDER BY id LIMIT ${SAMPLES + PAGE + 1}`);
+  const filtered = async (name, where, list) => {
+    const oldest = [];
+    for (const v of list) oldest.push(`${name}=${encodeURIComponent(v)}${await oldestPageCursor(client, where, [v])}`);
+    return { name, newest: list.map((v) => `${name}=${encodeURIComponent(v)}`), oldest };
+  };
+  const newest = (await client.query(`SELECT transfer_id, received_at FROM events ORDER BY id DESC LIMIT ${SAMPLES}`)).rows;
+  const oldest = (await client.query(`SELECT id, transfer_id, received_at FROM events ORDER BY id LIMIT ${SAMPLES + PAGE + 1}`)).rows;
   const [newestAt, oldestAt] = [Number(newest[0].received_at), Number(oldest[0].received_at)];
   const hour = 3_600_000;
-  const oldestList = oldest.slice(PAGE).map((r) => `&cursor=${encodeEventCursor({ id: Number(r.id), receivedAt: Number(r.received_at) })}`);
-  const filtered = async (name, column, values) => ({
-    name,
-    newest: values.map((v) => `${name}=${encodeURIComponent(v)}`),
-    oldest: await Promise.all(values.map(async (v) => `${name}=${encodeURIComponent(v)}${await oldestPageCursor(url, column, [v])}`)),
-  });
-  const cases = [
-    { name: 'list, no filter', newest: samples.map(() => ''), oldest: oldestList.slice(0, SAMPLES) },
-    await filtered('checkoutId', 'checkout_id = $1', checkouts),
-    await filtered('email', 'lower(email) = lower($1)', emails),
-    await filtered('walletAddress', 'lower(wallet_address) = lower($1)', wallets),
+  return [
+    { name: 'list, no filter', newest: samples.map(() => ''), oldest: oldest.slice(PAGE, PAGE + SAMPLES).map((r) => `cursor=${encodeEventCursor({ id: Number(r.id), receivedAt: Number(r.received_at) })}`) },
+    await filtered('checkoutId', 'checkout_id = $1', await values(eventValues.checkoutId, samples.map((k) => k * 7))),
+    await filtered('email', 'lower(email) = lower($1)', await values(eventValues.email, buyers)),
+    await filtered('walletAddress', 'lower(wallet_address) = lower($1)', await values(eventValues.wallet, buyers)),
     { name: 'transferId', newest: newest.map((r) => `transferId=${r.transfer_id}`), oldest: oldest.slice(0, SAMPLES).map((r) => `transferId=${r.transfer_id}`) },
     {
       name: 'time range (1 h)',
@@ -152,6 +151,13 @@ async function adminCases(database) {
       oldest: samples.map((k) => `receivedFrom=${oldestAt + k * 1000}&receivedTo=${oldestAt + hour + k * 1000}`),
     },
   ];
+}
+
+/** Admin list and searches, newest page and the page of the oldest matches, through the admin API. */
+async function adminCases(database) {
+  const client = new pg.Client({ connectionString: database.url });
+  await client.connect();
+  const cases = await searches(client).finally(() => client.end());
   const node = await startNode(database, null);
   try {
     const api = `http://127.0.0.1:${node.port}/admin/api/events?limit=${PAGE}&`;
