@@ -276,7 +276,7 @@ try {
     ['table', 'rows (planner)', 'partitions', 'data MB', 'index MB'],
   );
   const perEvent = (seeded.tableBytes + seeded.indexBytes) / EVENTS;
-  console.log(`history (events + deliveries + attempts): ${mb(seeded.tableBytes)} MB data + ${mb(seeded.indexBytes)} MB indexes = ${Math.round(perEvent)} bytes per event (${(perEvent * (EVENTS / DAYS) / 1024 ** 3).toFixed(2)} GB per day at ${Math.round(EVENTS / DAYS).toLocaleString('en')} events a day); database ${mb(seeded.database)} MB`);
+  console.log(`history (events + deliveries + attempts): ${mb(seeded.tableBytes)} MB data + ${mb(seeded.indexBytes)} MB indexes = ${Math.round(perEvent)} bytes per event (${(perEvent * (EVENTS / DAYS) / 1024 ** 3).toFixed(2)} GiB per day at ${Math.round(EVENTS / DAYS).toLocaleString('en')} events a day); database ${mb(seeded.database)} MB`);
   if (unseeded.length) console.log(`tables left empty by the seeding (extend lib/history-seed.mjs or BENCH_HISTORY_SEED_SQL): ${unseeded.join(', ')}`);
 
   console.log(`\nAdmin list and searches, ${PAGE} per page, ${SAMPLES} sequential requests each (ms)`);
