@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { hookrelayDrain, readServePort, resetSink, sinkCount } from './lib/drain.mjs';
-import { BENCH_ADMIN_TOKEN, printTable, ratio, serveCommand, startServer, stopServer } from './lib/run.mjs';
+import { BENCH_ADMIN_TOKEN, printTable, ratio, serveCommand, startServer, stopServer, timedAdminGet } from './lib/run.mjs';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 1_000_000);
 const REPLAY = Math.min(EVENTS, Number(process.env.BENCH_REPLAY ?? 100_000));
@@ -67,20 +67,12 @@ async function buildStore(dataDir) {
   await store.close();
 }
 
-async function timed(url) {
-  const started = performance.now();
-  const res = await request(url, { headers: { authorization: `Bearer ${TOKEN}` } });
-  const body = await res.body.text();
-  if (res.statusCode !== 200) throw new Error(`${url} answered ${res.statusCode}: ${body.slice(0, 300)}`);
-  return performance.now() - started;
-}
-
 const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 
 async function latency(name, urls) {
-  for (let i = 0; i < 20; i++) await timed(urls(i)); // warm-up
+  for (let i = 0; i < 20; i++) await timedAdminGet(urls(i)); // warm-up
   const times = [];
-  for (let i = 0; i < SAMPLES; i++) times.push(await timed(urls(i)));
+  for (let i = 0; i < SAMPLES; i++) times.push(await timedAdminGet(urls(i)));
   times.sort((a, b) => a - b);
   return { name, p50: percentile(times, 50).toFixed(2), p99: percentile(times, 99).toFixed(2), max: times.at(-1).toFixed(2) };
 }

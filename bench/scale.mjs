@@ -7,15 +7,15 @@
 // 3) Ingest at half of each case's median maximum rate, open loop: the acknowledgement's p50/p99.
 // Every case is a fresh process (and a fresh database) per round; rounds alternate the cases; medians.
 // All traffic stays on 127.0.0.1 (PostgreSQL: HOOKRELAY_BENCH_DATABASE_URL, default the test server).
-import { createHmac, randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { readServePort, resetSink, sinkCount } from './lib/drain.mjs';
-import { fixedRateLoad, rawPost } from './lib/fixed-rate.mjs';
+import { fixedRateLoad } from './lib/fixed-rate.mjs';
 import { backgroundWalRate, BENCH_DATABASE_URL, createBenchDatabase, databaseSnapshot, databaseWork } from './lib/postgres-stats.mjs';
+import { SECRET, rawSignedRequests, signedRequest } from './lib/signed-requests.mjs';
 import { ROUNDS, cpuMs, formatRatio, inRounds, load, median, medianRatio, printTable, serveCommand, startServer, stopServer } from './lib/run.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -28,25 +28,8 @@ const { sampleTransferSucceeded } = await import(dist('samples/transfer-succeede
 const DURATION = Number(process.env.BENCH_DURATION ?? 8);
 const DELIVERIES = Number(process.env.BENCH_SCALE_DELIVERIES ?? 20_000);
 const CONNECTIONS = 50;
-const SECRET = 'bench-secret';
 // BENCH_CLI: another build's dist/cli.js, to compare two versions under the same harness.
 const cli = process.env.BENCH_CLI ?? dist('cli.js');
-
-const template = JSON.stringify(sampleTransferSucceeded({ paymentMethod: 'BUY_WITH_CARD' })).replace(/"id":"[^"]+"/, '"id":"00000000-0000-4000-8000-000000000000"');
-
-function signedBody() {
-  const body = template.replace('00000000-0000-4000-8000-000000000000', randomUUID());
-  return { body, headers: { 'content-type': 'application/json', 'x-service-signature': createHmac('sha256', SECRET).update(body).digest('hex') } };
-}
-
-const signedRequest = () => ({
-  method: 'POST',
-  path: '/webhooks/checkout',
-  setupRequest(req) {
-    const { body, headers } = signedBody();
-    return Object.assign(req, { body, headers });
-  },
-});
 
 /** A data dir with a config file (and a rules dir); `database` set: the nodes share that PostgreSQL database. */
 function nodeDir({ database, rules = [] }) {
@@ -91,11 +74,7 @@ async function maxRate(nodes, seconds) {
 /** Open loop at `rate` over every node (rate / nodes each); p99 is the higher of the nodes' p99s. */
 async function fixedRate(nodes, rate, seconds) {
   const per = rate / nodes.length;
-  const requests = () => Array.from({ length: Math.ceil(per * seconds) }, () => {
-    const { body, headers } = signedBody();
-    return rawPost('/webhooks/checkout', headers, body);
-  });
-  const results = await Promise.all(nodes.map((n) => fixedRateLoad({ port: n.port, rate: per, seconds, connections: Math.floor(CONNECTIONS / nodes.length), requests: requests() })));
+  const results = await Promise.all(nodes.map((n) => fixedRateLoad({ port: n.port, rate: per, seconds, connections: Math.floor(CONNECTIONS / nodes.length), requests: rawSignedRequests(Math.ceil(per * seconds)) })));
   return { p50: Math.max(...results.map((r) => r.p50)), p99: Math.max(...results.map((r) => r.p99)), failed: results.reduce((s, r) => s + r.failed, 0) };
 }
 

@@ -18,10 +18,12 @@ async function withClient(url, fn) {
   }
 }
 
-/** CREATE DATABASE hookrelay_bench_<random>; resolves with its URL, its name and `drop()`. */
-export async function createBenchDatabase() {
-  const name = `hookrelay_bench_${randomBytes(5).toString('hex')}`;
-  await withClient(BENCH_DATABASE_URL, (c) => c.query(`CREATE DATABASE ${name}`));
+/** CREATE DATABASE `name` (default hookrelay_bench_<random>; one left by an earlier run is dropped first); resolves with its URL, its name and `drop()`. */
+export async function createBenchDatabase(name = `hookrelay_bench_${randomBytes(5).toString('hex')}`) {
+  await withClient(BENCH_DATABASE_URL, async (c) => {
+    await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await c.query(`CREATE DATABASE ${name}`);
+  });
   const url = new URL(BENCH_DATABASE_URL);
   url.pathname = `/${name}`;
   return { name, url: url.toString(), drop: () => withClient(BENCH_DATABASE_URL, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)) };

@@ -4,6 +4,7 @@ import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } fro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
+import { request } from 'undici';
 
 const packageJson = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
 
@@ -23,7 +24,8 @@ export function serveCommand(cli) {
 export const BENCH_ADMIN_TOKEN = 'bench-admin-token-0123456789';
 
 /**
- * Spawns a server, resolves with its port once `readPort(line)` finds it in stdout. Stdout goes to a file, not
+ * Spawns a server, resolves with its port (and `logPath`, its stdout, removed when it exits) once `readPort(line)`
+ * finds it in stdout. Stdout goes to a file, not
  * a pipe: otherwise this process, which also generates the load, would spend its event loop reading every log
  * line the server writes, and that delay would count as the server's latency.
  */
@@ -45,7 +47,7 @@ export function startServer(command, args, { env = {}, readPort }) {
         }
         if (port) {
           clearInterval(poll);
-          resolve({ child, port });
+          resolve({ child, port, logPath });
           return;
         }
       }
@@ -74,6 +76,15 @@ export async function startFreshServe(checkout, readPort) {
     rmSync(dataDir, { recursive: true, force: true });
   };
   return { ...server, stop };
+}
+
+/** Milliseconds one admin API GET takes (with the bench admin token); throws unless it answers 200. */
+export async function timedAdminGet(url) {
+  const started = performance.now();
+  const res = await request(url, { headers: { authorization: `Bearer ${BENCH_ADMIN_TOKEN}` } });
+  const body = await res.body.text();
+  if (res.statusCode !== 200) throw new Error(`${url} answered ${res.statusCode}: ${body.slice(0, 300)}`);
+  return performance.now() - started;
 }
 
 export async function stopServer(child) {
