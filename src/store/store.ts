@@ -11,6 +11,7 @@ import type { OutageStore } from './outage-store.js';
 import type { OutboxStore } from './outbox-store.js';
 import type { RetentionStore } from './retention-store.js';
 import type { RuleSetStore } from './rule-set-store.js';
+import type { SchemaStore } from './schema-store.js';
 import type { SettingStore } from './setting-store.js';
 import type { StoreLifecycle } from './store-lifecycle.js';
 
@@ -36,4 +37,5 @@ export interface Store
     SettingStore,
     ConsoleSessionStore,
     CopyableStore,
+    SchemaStore,
     StoreLifecycle {}

@@ -42,6 +42,8 @@ import { SharedQueries } from './shared-queries.js';
 import type { ConsoleSession } from '../console-session-store.js';
 import { NewEventQueries } from './new-events.js';
 import type { NewEventRead, NewEvents, StreamPosition, StreamStart } from '../new-event-store.js';
+import { SchemaQueries } from './schema-queries.js';
+import type { DriftFilter, ObservedSchema, SchemaLearning, SchemaLearningSave, StoredDrift } from '../schema-store.js';
 
 export interface SqliteStoreOptions {
   dataDir: string;
@@ -389,6 +391,33 @@ export class SqliteStore implements Store {
     this.loopLoad?.stop();
     await this.checkpointer?.stop();
     this.db.close();
+  }
+
+  // Observed schemas and drifts: their SQL lives in schema-queries.ts.
+  private schemaSql?: SchemaQueries;
+
+  private get schemas(): SchemaQueries {
+    return (this.schemaSql ??= new SchemaQueries(this.db));
+  }
+
+  async loadSchemaLearning(): Promise<SchemaLearning | null> {
+    return this.schemas.load();
+  }
+
+  async saveSchemaLearning(save: SchemaLearningSave): Promise<{ saved: boolean; drifts: StoredDrift[] }> {
+    return this.write(() => this.schemas.saveLearning(save));
+  }
+
+  async restartSchemaLearning(now: number): Promise<number> {
+    return this.write(() => this.schemas.restartLearning(now));
+  }
+
+  async listObservedSchemas(filter: { source?: string; event?: string }): Promise<ObservedSchema[]> {
+    return this.schemas.list(filter);
+  }
+
+  async listDrifts(filter: DriftFilter): Promise<StoredDrift[]> {
+    return this.schemas.drifts(filter);
   }
 
   // Retention, export/import and bulk operations; their SQL lives in retention-, transfer- and bulk-queries.ts.
