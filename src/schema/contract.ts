@@ -56,9 +56,13 @@ export function exportContract(schema: ObservedSchema, mode: ContractMode = 'war
       parentNode.items = node;
       continue;
     }
+    if ('anyKey' in step) {
+      parentNode.additionalProperties = node;
+      continue;
+    }
     const properties = (parentNode.properties ??= {}) as Record<string, unknown>;
     properties[step.key] = node;
-    if (!field.path.endsWith('[]') && field.present >= parentPresence(schema, byPath, field.path) && !lastStep(parent).parent.endsWith('[]')) {
+    if (!field.path.endsWith('[]') && field.present >= parentPresence(schema, byPath, field.path)) {
       ((parentNode.required ??= []) as string[]).push(step.key);
     }
   }

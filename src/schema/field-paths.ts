@@ -23,9 +23,23 @@ export interface BodyFields {
 }
 
 const PLAIN_KEY = /^[A-Za-z_$][\w$-]*$/;
+/**
+ * Keys that are data, not names: hex (transaction hashes), numbers, UUIDs, long strings. An object keyed by
+ * them is a map (`transactionHashes: {"0xab…": [...]}`): its entries share one path, `map.*`.
+ */
+const DATA_KEY = /^(0x[0-9a-fA-F]+|-?\d+(\.\d+)?|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|.{41,})$/s;
 
-/** `result.claimedTokens.tokens[].tokenId`; a key that is not a plain name is quoted: `result["a.b"]`. */
+/** The path of any entry of a map (`map.*`). */
+export function anyKeyPath(parent: string): string {
+  return parent === '' ? '*' : `${parent}.*`;
+}
+
+/**
+ * `result.claimedTokens.tokens[].tokenId`; a map's entries are `map.*`; a key that is not a plain name is
+ * quoted: `result["a.b"]`.
+ */
 export function childPath(parent: string, key: string): string {
+  if (DATA_KEY.test(key)) return anyKeyPath(parent);
   if (PLAIN_KEY.test(key)) return parent === '' ? key : `${parent}.${key}`;
   return `${parent}[${JSON.stringify(key)}]`;
 }

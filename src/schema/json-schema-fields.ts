@@ -1,5 +1,5 @@
 import type { JsonType } from '../store/schema-store.js';
-import { childPath } from './field-paths.js';
+import { anyKeyPath, childPath } from './field-paths.js';
 
 /** What a JSON Schema says of one field path. */
 export interface ExpectedField {
@@ -80,6 +80,8 @@ export function expectedFields(root: SchemaNode): Map<string, ExpectedField> {
       const requiredKeys = new Set(Array.isArray(node.required) ? (node.required as string[]) : []);
       for (const [key, child] of Object.entries(properties)) walk(child, childPath(path, key), requiredKeys.has(key), depth + 1, into);
     }
+    const entries = node.additionalProperties as SchemaNode | boolean | undefined;
+    if (entries && typeof entries === 'object' && Object.keys(entries).length > 0) walk(entries, anyKeyPath(path), false, depth + 1, into);
     const items = node.items as SchemaNode | undefined;
     if (items && typeof items === 'object') walk(items, `${path}[]`, false, depth + 1, into);
   };

@@ -1,5 +1,5 @@
 /** One step of a field path: a key, or the elements of an array. */
-export type PathStep = { key: string } | { items: true };
+export type PathStep = { key: string } | { items: true } | { anyKey: true };
 
 /** The parent path and last step of a field path (`a.b[]` → `a.b`, items); null for a top-level key's parent ''. */
 export function lastStep(path: string): { parent: string; step: PathStep } {
@@ -15,11 +15,12 @@ export function lastStep(path: string): { parent: string; step: PathStep } {
       if (i === 0) break;
     }
   }
+  if (path === '*' || path.endsWith('.*')) return { parent: path.slice(0, -2), step: { anyKey: true } };
   const dot = path.lastIndexOf('.');
   return dot < 0 ? { parent: '', step: { key: path } } : { parent: path.slice(0, dot), step: { key: path.slice(dot + 1) } };
 }
 
-/** The path without array steps, as a rule's `where` (sift) names a field: `a[].b` → `a.b`. */
+/** The path without array steps, as a rule's `where` (sift) names a field: `a[].b` → `a.b` (a map's `*` stays). */
 export function queryPathOf(path: string): string {
   return path.replace(/\[\]/g, '');
 }
