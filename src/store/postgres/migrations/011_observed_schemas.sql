@@ -36,3 +36,8 @@ CREATE TABLE schema_drifts (
   UNIQUE (source, event, drift_key)
 );
 CREATE INDEX schema_drifts_by_event ON schema_drifts (source, event, id);
+
+-- A backfill of the observed schema runs as an admin job of kind `schema-backfill`. A node of the previous
+-- version reads such a job as it reads any other; it starts none.
+ALTER TABLE admin_jobs DROP CONSTRAINT admin_jobs_kind_check;
+ALTER TABLE admin_jobs ADD CONSTRAINT admin_jobs_kind_check CHECK (kind IN ('replay', 'retry', 'schema-backfill'));

@@ -38,3 +38,28 @@ CREATE TABLE schema_drifts (
   UNIQUE (source, event, drift_key)
 );
 CREATE INDEX schema_drifts_by_event ON schema_drifts (source, event, id);
+
+-- A backfill of the observed schema runs as an admin job of kind `schema-backfill`. SQLite cannot change a
+-- CHECK constraint in place, so the jobs table is rebuilt with the wider one (same columns, rows and ids).
+-- A node of the previous version reads such a job as it reads any other; it starts none.
+CREATE TABLE admin_jobs_next (
+  id          INTEGER PRIMARY KEY,
+  kind        TEXT    NOT NULL CHECK (kind IN ('replay', 'retry', 'schema-backfill')),
+  state       TEXT    NOT NULL CHECK (state IN ('running', 'done', 'cancelled', 'failed')),
+  filter      TEXT    NOT NULL,
+  rule_id     TEXT,
+  total       INTEGER NOT NULL,
+  processed   INTEGER NOT NULL DEFAULT 0,
+  created     INTEGER NOT NULL DEFAULT 0,
+  failed      INTEGER NOT NULL DEFAULT 0,
+  started_at  INTEGER NOT NULL,
+  finished_at INTEGER,
+  error       TEXT,
+  summary     TEXT,
+  node_id     TEXT
+);
+INSERT INTO admin_jobs_next (id, kind, state, filter, rule_id, total, processed, created, failed, started_at, finished_at, error, summary, node_id)
+  SELECT id, kind, state, filter, rule_id, total, processed, created, failed, started_at, finished_at, error, summary, node_id FROM admin_jobs;
+DROP TABLE admin_jobs;
+ALTER TABLE admin_jobs_next RENAME TO admin_jobs;
+CREATE INDEX admin_jobs_running ON admin_jobs (id) WHERE state = 'running';
