@@ -38,14 +38,8 @@ export const SCHEMA_LEASE = 'schema';
 
 interface Learning {
   generation: number;
-  /** Loaded without a stored position (first start, or a backfill started over): saved at the next pass even with nothing read. */
-  unsaved: boolean;
   position: StreamPosition;
   aggregate: SchemaAggregate;
-}
-
-function samePosition(a: StreamPosition, b: StreamPosition): boolean {
-  return a.id === b.id && a.tx === b.tx;
 }
 
 /**
@@ -106,7 +100,7 @@ export class SchemaLearner {
     const { store, settings } = this.options;
     const stored = await store.loadSchemaLearning();
     const position = stored?.position ?? (await store.streamPosition(stored?.fromStart ? { receivedFrom: 0 } : { now: true }));
-    return { generation: stored?.generation ?? 0, unsaved: !stored?.position, position, aggregate: new SchemaAggregate(settings, stored?.schemas ?? []) };
+    return { generation: stored?.generation ?? 0, position, aggregate: new SchemaAggregate(settings, stored?.schemas ?? []) };
   }
 
   private async pass(): Promise<LearnReport> {
@@ -120,7 +114,6 @@ export class SchemaLearner {
     }
     this.learning ??= await this.load();
     const learning = this.learning;
-    const start = learning.position;
     const drifts: NewDrift[] = [];
     try {
       let read = 0;
@@ -143,7 +136,7 @@ export class SchemaLearner {
         if (batch.events.length < settings.batchSize) break;
         report.behind = read >= settings.maxEventsPerPass;
       }
-      if (samePosition(start, learning.position) && !learning.unsaved) return report;
+      // Saved even when nothing was read: the save is how a backfill started on another node is noticed.
       const saved = await store.saveSchemaLearning({ generation: learning.generation, position: learning.position, schemas: learning.aggregate.takeChanged(), drifts, now: this.now() });
       if (!saved.saved) {
         // A backfill started learning over: begin again from the stored state.
@@ -151,7 +144,6 @@ export class SchemaLearner {
         report.behind = true;
         return report;
       }
-      learning.unsaved = false;
       report.drifts = saved.drifts;
       if (saved.drifts.length > 0) this.options.onDrifts?.(saved.drifts);
       return report;
