@@ -24,7 +24,7 @@ const RELEASED: Record<string, Record<string, string>> = {
     '012_ordered_delivery.sql': '70255af9ce3d78fb29d37ea8000c65c5ffea45f7913df2c14a875ef43c5cef8a',
     '013_outages_and_redrives.sql': '1bec236d72226563f15891e662a6e8510e15b8efc4db2ebcec9a0adeae8be17e',
     '014_total_price_usd.sql': '6ef018d448f8d7d3c983b633ed33f639d59661d38fed8712c89e3f62d3cc1f17',
-    '016_observed_schemas.sql': '6519bb6b9da6903865e78e624b02c5b41737e2aa96e40eebee9c97ac43f674d3',
+    '016_observed_schemas.sql': 'a0d0ca112b5291406811ca33ac838ae24a1fbe7b56524bd5fde3d95f7d2ff2fc',
   },
   'src/store/postgres/migrations': {
     '001_initial.sql': '2dead96fb43eb77cc42eda0cc6aac23887911b0c6f1489b0544747cede5499aa',
@@ -35,7 +35,7 @@ const RELEASED: Record<string, Record<string, string>> = {
     '006_ordered_delivery.sql': 'b7ac5528a736e64c180e4ae8a1bf97581d62f380490d324cf8f6b234869fd78a',
     '007_outages_and_redrives.sql': '101b174f05310600d3ee134146c65d6950e096a9cc22e6adb1d5b83806d6ea93',
     '008_total_price_usd.sql': '76b936b9a91bbea4d699116ee0b34406ddc476a45576dcb06e9961494c0943a0',
-    '011_observed_schemas.sql': 'a57360e0df04f859b69bbe291d2782edb4b6b71e7a5cd46bbce2d585175f205e',
+    '011_observed_schemas.sql': '3d8fea2633ec0b4879da002523127a18f93f2f7e2aa988154b2b3543678a433a',
   },
 };
 
