@@ -135,6 +135,8 @@ export class SchemaLearner {
         learning.position = batch.position;
         if (batch.events.length < settings.batchSize) break;
         report.behind = read >= settings.maxEventsPerPass;
+        // Webhooks waiting on this event loop are answered between two batches.
+        await new Promise((resolve) => setImmediate(resolve));
       }
       // Saved even when nothing was read: the save is how a backfill started on another node is noticed.
       const saved = await store.saveSchemaLearning({ generation: learning.generation, position: learning.position, schemas: learning.aggregate.takeChanged(), drifts, now: this.now() });
