@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
-import type { NewDrift, StoredDrift } from '../store/schema-store.js';
-import type { Store, StreamPosition } from '../store/store.js';
+import type { NewDrift, SchemaStore, StoredDrift } from '../store/schema-store.js';
+import type { ClusterStore } from '../store/cluster-store.js';
+import type { NewEventStore, StreamPosition } from '../store/new-event-store.js';
 import { SchemaAggregate, type LearnSettings } from './schema-aggregate.js';
 
 export interface LearnerSettings extends LearnSettings {
@@ -22,7 +23,7 @@ export interface LearnReport {
 }
 
 export interface SchemaLearnerOptions {
-  store: Store;
+  store: NewEventStore & ClusterStore & SchemaStore;
   settings: LearnerSettings;
   logger: Logger;
   /** This node's id: the learner runs while it holds the store's `schema` lease. */

@@ -101,7 +101,7 @@ export class JobRunner {
       const total = await store.countEvents({});
       const job = await this.create('schema-backfill', {}, null, total);
       await store.restartSchemaLearning(now());
-      this.launch(job, (loop) => runSchemaBackfillJob(loop, { total, throughId, pollMs: 250, stallMs: 120_000, now }));
+      this.launch(job, (loop) => runSchemaBackfillJob({ ...loop, store }, { total, throughId, pollMs: 250, stallMs: 120_000, now }));
       return job;
     });
   }

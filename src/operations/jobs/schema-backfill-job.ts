@@ -1,5 +1,5 @@
-import type { SchemaLearning } from '../../store/schema-store.js';
-import type { JobProgress } from '../../store/store.js';
+import type { JobProgress } from '../../store/job-store.js';
+import type { SchemaLearning, SchemaStore } from '../../store/schema-store.js';
 import type { BatchLoop, BatchLoopResult } from './replay-job.js';
 
 export interface SchemaBackfillInput {
@@ -26,7 +26,7 @@ function caughtUp(learning: SchemaLearning | null, input: SchemaBackfillInput): 
  * starts again with the oldest stored event, in commit order, recording any drift history shows. The job
  * follows it: `processed` is the events learned so far. Cancelling stops the following, not the learning.
  */
-export async function runSchemaBackfillJob(loop: BatchLoop, input: SchemaBackfillInput): Promise<BatchLoopResult> {
+export async function runSchemaBackfillJob(loop: Omit<BatchLoop, 'store'> & { store: SchemaStore }, input: SchemaBackfillInput): Promise<BatchLoopResult> {
   const progress: JobProgress = { total: input.total, processed: 0, created: 0, failed: 0 };
   let lastMove = input.now();
   let lastMark = '';
