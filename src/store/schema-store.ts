@@ -1,8 +1,4 @@
-/** Where the learner stands in commit order: the shape of the store's `StreamPosition` (store.ts), kept here so the two files do not import each other. */
-export interface LearnerPosition {
-  tx: string | null;
-  id: number;
-}
+import type { StreamPosition } from './new-event-store.js';
 
 /** The JSON types a field path is summarised by (whole and fractional numbers are both `number`). */
 export type JsonType = 'string' | 'number' | 'boolean' | 'null' | 'object' | 'array';
@@ -64,7 +60,7 @@ export function driftKey(drift: Pick<NewDrift, 'kind' | 'path' | 'after'>): stri
 export interface SchemaLearning {
   generation: number;
   /** Null: not started yet; `fromStart` says whether it begins with the oldest stored event or with the next new one. */
-  position: LearnerPosition | null;
+  position: StreamPosition | null;
   fromStart: boolean;
   schemas: ObservedSchema[];
 }
@@ -72,7 +68,7 @@ export interface SchemaLearning {
 export interface SchemaLearningSave {
   /** The generation the learner loaded: the save is refused when a backfill has started over since. */
   generation: number;
-  position: LearnerPosition;
+  position: StreamPosition;
   /** Schemas changed since the last save (whole rows). */
   schemas: ObservedSchema[];
   drifts: NewDrift[];
