@@ -62,6 +62,8 @@ describe('exampleValue', () => {
     expect(exampleValue('result.email', 'ann@example.com', false)).toBe('"ann@example.com"');
     expect(exampleValue('result.note', 'x'.repeat(500), false).length).toBeLessThanOrEqual(82);
     expect(exampleValue('result.n', 12.5, true)).toBe('12.5');
+    expect(exampleValue('result.clientIp', '10.0.0.1', true)).toBe('"*** (8 characters)"');
+    expect(exampleValue('result.membership', 'gold', true)).toBe('"gold"');
   });
 });
 
