@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { rootCommand } from './cli-root.js';
 import { registerClusterCommand } from './commands/cluster.js';
+import { registerSchemaCommand } from './commands/schema.js';
 import { registerDeliveriesCommand } from './commands/deliveries.js';
 import { registerEventsCommand } from './commands/events.js';
 import { registerListenCommand } from './commands/listen.js';
@@ -26,6 +27,7 @@ export function createProgram(): Command {
   registerListenCommand(program);
   registerStoreCommand(program);
   registerClusterCommand(program);
+  registerSchemaCommand(program);
   registerSecretsCommand(program);
   return program;
 }

@@ -273,6 +273,31 @@ export const ConfigSchema = z
       })
       .strict()
       .default({ enabled: true, maxAgeDays: 30, maxEvents: 1_000_000, seenKeysDays: 90, intervalMs: 3_600_000, batchSize: 500 }),
+    schema: z
+      .object({
+        /** Learn the observed schema of each (source, event name) and record its drifts (on the node holding the `schema` lease). */
+        enabled: z.boolean().default(true),
+        /** How often new events are read and the summary saved (one transaction per save). */
+        intervalMs: z.coerce.number().int().positive().default(5_000),
+        /** Events read per query. */
+        batchSize: z.coerce.number().int().positive().max(5_000).default(200),
+        /** Events learned per pass at most; a backlog is worked off pass after pass. */
+        maxEventsPerPass: z.coerce.number().int().positive().default(5_000),
+        /** Field paths kept per (source, event name); sightings of later new paths are counted as truncated. */
+        maxFields: z.coerce.number().int().positive().max(10_000).default(500),
+        /** Nesting walked below the body's root; deeper values are summarised by their type at the cap. */
+        maxDepth: z.coerce.number().int().positive().max(64).default(16),
+        /** Elements of one array walked per body (all elements share the path `name[]`). */
+        maxArrayElements: z.coerce.number().int().positive().default(100),
+        /** (source, event name) pairs learned; events of later new pairs are not. */
+        maxEventTypes: z.coerce.number().int().positive().default(200),
+        /** A field present in every one of this many latest events of its type, then absent, has disappeared (a drift). */
+        disappearAfter: z.coerce.number().int().positive().default(20),
+        /** Hide personal data (e-mail addresses, wallets, names) in example values. */
+        maskExamples: z.boolean().default(true),
+      })
+      .strict()
+      .default({ enabled: true, intervalMs: 5_000, batchSize: 200, maxEventsPerPass: 5_000, maxFields: 500, maxDepth: 16, maxArrayElements: 100, maxEventTypes: 200, disappearAfter: 20, maskExamples: true }),
     database: z
       .object({
         /**

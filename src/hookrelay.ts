@@ -24,6 +24,10 @@ import { lazyHandler } from './http/lazy-handler.js';
 import { HookrelayMetrics } from './metrics/hookrelay-metrics.js';
 import { mountMetricsRoute } from './metrics/metrics-route.js';
 import { RetentionWorker } from './retention/retention-worker.js';
+import { SchemaLearner } from './schema/schema-learner.js';
+import { describeDrift, describeRulesTouched } from './schema/drift-text.js';
+import { rulesTouchedBy } from './schema/rules-touched.js';
+import type { StoredDrift } from './store/schema-store.js';
 import { keptRuleSetOf } from './rules/kept-rules.js';
 import type { RuleSet } from './rules/types.js';
 import { planDeliveries } from './rules/plan.js';
@@ -66,6 +70,8 @@ export interface RunningHookrelay {
   bodyBudget: BodyBudget;
   /** Null when `retention.enabled` is false. */
   retention: RetentionWorker | null;
+  /** Learns the observed schema and its drifts while this node holds the `schema` lease; null when `schema.enabled` is false. */
+  schemaLearner: SchemaLearner | null;
   /** Outages and their redrive; null on a node that does not deliver (role receiver) and with the delivery thread (it runs there). */
   outages: OutageTracker | null;
   /** Null without `alerts.url`. */
@@ -201,6 +207,18 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
   const retention = config.retention.enabled
     ? new RetentionWorker({ store, settings: config.retention, logger, leaseHolder: node.id, onPass: metrics ? (report) => metrics.recordPrune(report) : undefined })
     : null;
+  // Set once the server listens: drift alerts link to the console there (or at publicUrl).
+  let consoleBase: string | null = config.publicUrl ?? null;
+  const announceDrifts = (drifts: StoredDrift[]): void => {
+    const described = rules.current().rules.map((rule) => rule.describe());
+    for (const drift of drifts) {
+      metrics?.recordSchemaDrift(drift);
+      const text = describeDrift(drift) + describeRulesTouched(rulesTouchedBy(drift, described));
+      logger.warn({ drift }, `schema drift: ${text}`);
+      alerts?.schemaDrift(drift, text, consoleBase ? `${consoleBase.replace(/\/$/, '')}/console#/events/${drift.eventId}` : null);
+    }
+  };
+  const schemaLearner = config.schema.enabled ? new SchemaLearner({ store, settings: config.schema, logger, leaseHolder: node.id, onDrifts: announceDrifts }) : null;
 
   const health = new CommitHealth({ probe: () => store.checkWritable(), intervalMs: READINESS_PROBE_MS, deadlineMs: config.database.commitTimeoutMs, logger });
   const ingest = role === 'worker' ? notAReceiverHandler() : createIngestHandler({
@@ -301,7 +319,9 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
   // process's commits (ingest, replays, retries) reach it here; other nodes' through its own LISTEN.
   if (inThread) store.onDeliveriesDue(() => delivery?.wake());
   await side?.start();
+  consoleBase ??= server.adminUrl;
   retention?.start();
+  schemaLearner?.start();
   alerts?.start();
   if (config.admin.port === undefined && !isLoopbackHost(config.host)) {
     logger.warn(
@@ -329,6 +349,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     metrics,
     bodyBudget,
     retention,
+    schemaLearner,
     outages,
     alerts,
     sources,
@@ -348,6 +369,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
         await delivery?.stop(config.server.shutdownGraceMs);
         alerts?.stop();
         await retention?.stop();
+        await schemaLearner?.stop();
         await admin.jobs.stop();
         // Last, so its jobs are marked failed (shutdown) before the node leaves the registry.
         await node.stop();

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Outage } from '../store/outage-store.js';
 import { AlertDamping } from './alert-damping.js';
 import type { OutboxStore } from '../store/outbox-store.js';
+import type { StoredDrift } from '../store/schema-store.js';
 
 export interface AlertsOptions {
   /** Sends one message's text (see createAlertSender). */
@@ -46,6 +47,14 @@ export class Alerts {
     const n = outage.redriven;
     const redrive = n > 0 ? `; ${n} dead letter${n === 1 ? '' : 's'} redriven` : '';
     this.damping.notify(`destination ${outage.destination}`, `hookrelay: destination ${outage.destination} recovered after ${lasted}${redrive}.`);
+  }
+
+  /**
+   * A drift of the sender's body shape, from the node that recorded it (each drift once); damped per
+   * (source, event name). `text` is the drift described, `link` where the console shows its first event.
+   */
+  schemaDrift(drift: StoredDrift, text: string, link: string | null): void {
+    this.damping.notify(`schema ${drift.source} ${drift.event}`, `hookrelay: schema drift: ${text}${link ? ` ${link}` : ''}.`);
   }
 
   start(): void {

@@ -71,6 +71,7 @@ export class HookrelayMetrics {
   private readonly ruleDeadLetters;
   private readonly destinationFailing;
   private readonly connectionsDropped;
+  private readonly schemaDrifts;
 
   constructor(private readonly options: MetricsOptions) {
     this.now = options.now ?? Date.now;
@@ -118,6 +119,12 @@ export class HookrelayMetrics {
       labelNames: ['reason'] as const,
       registers,
     });
+    this.schemaDrifts = new Counter({
+      name: 'hookrelay_schema_drifts_total',
+      help: 'Drifts of the body shape recorded (each once, by the node that learned it), by source, event name (bounded like events_received) and kind.',
+      labelNames: ['source', 'event', 'kind'] as const,
+      registers,
+    });
     this.retentionLastRun = new Gauge({ name: 'hookrelay_retention_last_run_timestamp_seconds', help: 'Unix time the last completed retention pass finished.', registers });
     this.blockedKeys = new Gauge({
       name: 'hookrelay_ordered_keys_blocked',
@@ -163,6 +170,10 @@ export class HookrelayMetrics {
   }
 
   /** The ingest handler's `onOutcome` hook. */
+  recordSchemaDrift(drift: { source: string; event: string; kind: string }): void {
+    this.schemaDrifts.inc({ source: this.sourceLabel(drift.source), event: this.eventLabel(drift.event), kind: drift.kind });
+  }
+
   recordIngest(outcome: IngestOutcome): void {
     const source = this.sourceLabel(outcome.source);
     const accepted = outcome.code === 'stored' || outcome.code === 'duplicate';

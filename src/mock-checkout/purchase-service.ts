@@ -1,5 +1,5 @@
 import { HookrelayError } from '../errors.js';
-import type { CheckoutRecord, DeliveryRecord, SignatureMode, TransferRecord } from './records.js';
+import type { BodyDrift, CheckoutRecord, DeliveryRecord, SignatureMode, TransferRecord } from './records.js';
 import { purchaseSchema, type PurchaseInput } from './schemas.js';
 import type { MockRepository } from './store/repository.js';
 import { buildTransfer } from './transfer-builder.js';
@@ -13,6 +13,7 @@ export interface PurchaseResult {
 export interface PurchaseOptions {
   signature: SignatureMode;
   duplicate: boolean;
+  drift?: BodyDrift;
 }
 
 export type PurchaseService = ReturnType<typeof createPurchaseService>;

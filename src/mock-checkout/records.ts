@@ -45,6 +45,14 @@ export type WalletType = 'EMBEDDED' | 'EXTERNAL';
 /** How the `X-Service-Signature` header of a delivery is made (automation hooks can break it on purpose). */
 export type SignatureMode = 'valid' | 'invalid' | 'empty';
 
+/**
+ * A change of the webhook body's shape, to rehearse a sender that drifts: `new-field` adds
+ * `result.giftMessage`, `missing-field` leaves out `result.walletType`, `type-change` sends
+ * `result.totalPriceUsd` as a string. `none`: the spec's shape.
+ */
+export const BODY_DRIFTS = ['none', 'new-field', 'missing-field', 'type-change'] as const;
+export type BodyDrift = (typeof BODY_DRIFTS)[number];
+
 /** Why a webhook was sent: a purchase, or the dashboard's "Send test webhook" button. */
 export type DeliveryKind = 'purchase' | 'test';
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { BODY_DRIFTS } from './records.js';
 
 const UPPER_SNAKE = /^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*$/;
 
@@ -95,6 +96,7 @@ export const buyerFormSchema = purchaseSchema.extend({
 export const purchaseHookSchema = purchaseSchema.extend({
   signature: z.enum(['valid', 'invalid', 'empty']).default('valid'),
   duplicate: z.boolean().default(false),
+  drift: z.enum(BODY_DRIFTS).default('none'),
 });
 
 export const listQuerySchema = z.object({

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { signHmacSha256Hex } from '../signing/hmac-sha256-hex.js';
 import { SERVICE_SIGNATURE_HEADER } from '../signing/scheme.js';
-import type { CheckoutRecord, DeliveryKind, DeliveryRecord, SignatureMode, TransferRecord } from './records.js';
+import type { BodyDrift, CheckoutRecord, DeliveryKind, DeliveryRecord, SignatureMode, TransferRecord } from './records.js';
 import { isLoopbackUrl } from './schemas.js';
 import type { MockRepository } from './store/repository.js';
 import { formatTimestamp } from './timestamps.js';
@@ -13,6 +13,8 @@ export interface DispatchOptions {
   signature: SignatureMode;
   /** Send the identical bytes twice to every URL, as a retrying sender would. */
   duplicate: boolean;
+  /** Send a body of another shape than the spec's (see BodyDrift); default none. */
+  drift?: BodyDrift;
 }
 
 export interface DispatchDeps extends SenderDeps {
@@ -29,7 +31,7 @@ export type DeliverTransfer = (
 /** Sends `transfer:succeeded` to every webhook URL of the checkout (URLs in parallel) and records each delivery. */
 export function createWebhookDispatcher(deps: DispatchDeps): DeliverTransfer {
   return async (checkout, transfer, options) => {
-    const body = serializeTransferSucceeded(transfer);
+    const body = serializeTransferSucceeded(transfer, options.drift);
     const headers = {
       'Content-Type': 'application/json',
       [SERVICE_SIGNATURE_HEADER]: signatureFor(options.signature, checkout.webhookSecret, body),

@@ -18,9 +18,10 @@ import type { EventArchive } from '../store/event-archive.js';
 import type { RuleSetStore } from '../store/rule-set-store.js';
 import type { OutageStore } from '../store/outage-store.js';
 import type { JobStore } from '../store/job-store.js';
+import type { SchemaStore } from '../store/schema-store.js';
 
 /** The store roles the operations act through (none of the delivery worker's, retention's or the copy's). */
-export type OperationsStore = EventStore & NewEventStore & OutboxStore & BulkStore & EventArchive & RuleSetStore & OutageStore & JobStore & ClusterStore & QuarantineStore;
+export type OperationsStore = EventStore & NewEventStore & OutboxStore & BulkStore & EventArchive & RuleSetStore & OutageStore & JobStore & ClusterStore & QuarantineStore & SchemaStore;
 
 /** What the operations work with: assembled once by the composition root (server) or per command (local CLI). */
 export interface OperationsContext {

@@ -177,7 +177,7 @@ export const OutagesSchema = z.object({ items: z.array(OutageSchema) }).meta({ i
 export const JobSchema = z
   .object({
     id: int,
-    kind: z.enum(['replay', 'retry']),
+    kind: z.enum(['replay', 'retry', 'schema-backfill']),
     state: z.enum(['running', 'done', 'cancelled', 'failed']),
     filter: z.record(z.string(), z.unknown()),
     ruleId: z.string().nullable(),

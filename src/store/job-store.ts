@@ -17,7 +17,7 @@ export interface JobStore {
   failOrphanedJobs(error: string, now: number): Promise<number>;
 }
 
-export type JobKind = 'replay' | 'retry';
+export type JobKind = 'replay' | 'retry' | 'schema-backfill';
 export type JobState = 'running' | 'done' | 'cancelled' | 'failed';
 
 export interface JobProgress {

@@ -14,6 +14,7 @@ import type { QuarantineStore } from './quarantine-store.js';
 import type { RetentionStore } from './retention-store.js';
 import type { RuleSetStore } from './rule-set-store.js';
 import type { SeenKeysStore } from './seen-keys-store.js';
+import type { SchemaStore } from './schema-store.js';
 import type { SettingStore } from './setting-store.js';
 import type { StoreLifecycle } from './store-lifecycle.js';
 
@@ -42,4 +43,5 @@ export interface Store
     CopyableStore,
     QuarantineStore,
     StoreLifecycle,
-    SeenKeysStore {}
+    SeenKeysStore,
+    SchemaStore {}

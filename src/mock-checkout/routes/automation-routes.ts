@@ -10,8 +10,8 @@ export function createAutomationRouter(ctx: MockContext): Router {
   router.post('/checkout/:id/purchase', async (req, res) => {
     const id = requireUuid(req.params.id);
     // An empty body (or none) means "all defaults".
-    const { signature, duplicate, ...input } = parseOrThrow(purchaseHookSchema, req.body ?? {}, 'purchase');
-    const { transfer, deliveries } = await ctx.purchases.purchase(id, input, { signature, duplicate });
+    const { signature, duplicate, drift, ...input } = parseOrThrow(purchaseHookSchema, req.body ?? {}, 'purchase');
+    const { transfer, deliveries } = await ctx.purchases.purchase(id, input, { signature, duplicate, drift });
     res.json({ transfer, deliveries });
   });
 

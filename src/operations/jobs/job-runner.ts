@@ -13,9 +13,11 @@ import { retryableFilter, retrySkips } from '../retry-skips.js';
 import { runRetryJob } from './retry-job.js';
 import type { RuleSetStore } from '../../store/rule-set-store.js';
 import type { OutboxStore } from '../../store/outbox-store.js';
+import type { SchemaStore } from '../../store/schema-store.js';
+import { runSchemaBackfillJob } from './schema-backfill-job.js';
 
-/** Jobs, and what replay and retry jobs read and write. */
-export type JobRunnerStore = JobStore & EventStore & BulkStore & RuleSetStore & OutboxStore;
+/** Jobs, and what replay, retry and schema backfill jobs read and write. */
+export type JobRunnerStore = JobStore & EventStore & BulkStore & RuleSetStore & OutboxStore & SchemaStore;
 
 export interface JobRunnerOptions {
   store: JobRunnerStore;
@@ -87,6 +89,19 @@ export class JobRunner {
       const job = await this.create('retry', filter, deadFilter.ruleId ?? null, total);
       this.launch(job, (loop) => runRetryJob(loop, retryable, total, this.options.now, summary));
       return { ...job, summary };
+    });
+  }
+
+  /** Builds the observed schema again from every stored event (see runSchemaBackfillJob). */
+  async startSchemaBackfill(): Promise<Job> {
+    return this.startJob(async () => {
+      const { store, now } = this.options;
+      const throughId = await newestEventId(store);
+      const total = await store.countEvents({});
+      const job = await this.create('schema-backfill', {}, null, total);
+      await store.restartSchemaLearning(now());
+      this.launch(job, (loop) => runSchemaBackfillJob({ ...loop, store }, { total, throughId, pollMs: 250, stallMs: 120_000, now }));
+      return job;
     });
   }
 

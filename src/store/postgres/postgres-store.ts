@@ -34,6 +34,8 @@ import type { Outage, RedriveSpacing } from '../outage-store.js';
 import { saveEvents } from './save-events.js';
 import type { QuarantineRelease, ReleaseOutcome } from '../quarantine-store.js';
 import { QuarantineQueries } from './quarantine-queries.js';
+import { SchemaQueries } from './schema-queries.js';
+import type { DriftFilter, ObservedSchema, SchemaLearning, SchemaLearningSave, StoredDrift } from '../schema-store.js';
 import { withDeadline } from './sql-params.js';
 import { SharedQueries } from './shared-queries.js';
 import { leavesDeliveriesPending } from '../deliveries-due.js';
@@ -560,6 +562,33 @@ export class PostgresStore implements Store {
 
   deleteConsoleSession(idHash: string): Promise<void> {
     return this.write(() => this.shared.deleteSession(idHash));
+  }
+
+  // Observed schemas and drifts: their SQL lives in schema-queries.ts.
+  private schemaSql?: SchemaQueries;
+
+  private get schemas(): SchemaQueries {
+    return (this.schemaSql ??= new SchemaQueries(this.pool));
+  }
+
+  loadSchemaLearning(): Promise<SchemaLearning | null> {
+    return this.read(() => this.schemas.load());
+  }
+
+  saveSchemaLearning(save: SchemaLearningSave): Promise<{ saved: boolean; drifts: StoredDrift[] }> {
+    return this.transaction((client) => this.schemas.saveLearning(client, save));
+  }
+
+  restartSchemaLearning(now: number): Promise<number> {
+    return this.transaction((client) => this.schemas.restartLearning(client, now));
+  }
+
+  listObservedSchemas(filter: { source?: string; event?: string }): Promise<ObservedSchema[]> {
+    return this.read(() => this.schemas.list(filter));
+  }
+
+  listDrifts(filter: DriftFilter): Promise<StoredDrift[]> {
+    return this.read(() => this.schemas.drifts(filter));
   }
 }
 

@@ -48,6 +48,8 @@ import type { NewEventRead, NewEvents, StreamPosition, StreamStart } from '../ne
 import type { QuarantineRelease, ReleaseOutcome } from '../quarantine-store.js';
 import { QuarantineQueries } from './quarantine-queries.js';
 import { leavesDeliveriesPending } from '../deliveries-due.js';
+import { SchemaQueries } from './schema-queries.js';
+import type { DriftFilter, ObservedSchema, SchemaLearning, SchemaLearningSave, StoredDrift } from '../schema-store.js';
 
 export interface SqliteStoreOptions {
   dataDir: string;
@@ -423,6 +425,33 @@ export class SqliteStore implements Store {
     this.loopLoad?.stop();
     await this.checkpointer?.stop();
     this.db.close();
+  }
+
+  // Observed schemas and drifts: their SQL lives in schema-queries.ts.
+  private schemaSql?: SchemaQueries;
+
+  private get schemas(): SchemaQueries {
+    return (this.schemaSql ??= new SchemaQueries(this.db));
+  }
+
+  async loadSchemaLearning(): Promise<SchemaLearning | null> {
+    return this.schemas.load();
+  }
+
+  async saveSchemaLearning(save: SchemaLearningSave): Promise<{ saved: boolean; drifts: StoredDrift[] }> {
+    return this.write(() => this.schemas.saveLearning(save));
+  }
+
+  async restartSchemaLearning(now: number): Promise<number> {
+    return this.write(() => this.schemas.restartLearning(now));
+  }
+
+  async listObservedSchemas(filter: { source?: string; event?: string }): Promise<ObservedSchema[]> {
+    return this.schemas.list(filter);
+  }
+
+  async listDrifts(filter: DriftFilter): Promise<StoredDrift[]> {
+    return this.schemas.drifts(filter);
   }
 
   // Retention, export/import and bulk operations; their SQL lives in retention-, transfer- and bulk-queries.ts.

@@ -25,6 +25,7 @@ const RELEASED: Record<string, Record<string, string>> = {
     '013_outages_and_redrives.sql': '1bec236d72226563f15891e662a6e8510e15b8efc4db2ebcec9a0adeae8be17e',
     '014_total_price_usd.sql': '6ef018d448f8d7d3c983b633ed33f639d59661d38fed8712c89e3f62d3cc1f17',
     '015_quarantine.sql': 'b58410c217ba37ba27ebcfcf3837187a3cb95eec81f4b3ad911442932bbe0772',
+    '016_observed_schemas.sql': 'a0d0ca112b5291406811ca33ac838ae24a1fbe7b56524bd5fde3d95f7d2ff2fc',
     '017_seen_keys.sql': 'cef19c50d0af04ab046ada21867a8759875f41d4faddf8b34922e518fa07821f',
   },
   'src/store/postgres/migrations': {
@@ -37,6 +38,7 @@ const RELEASED: Record<string, Record<string, string>> = {
     '007_outages_and_redrives.sql': '101b174f05310600d3ee134146c65d6950e096a9cc22e6adb1d5b83806d6ea93',
     '008_total_price_usd.sql': '76b936b9a91bbea4d699116ee0b34406ddc476a45576dcb06e9961494c0943a0',
     '010_quarantine.sql': '5a5668cadb4a9b4de3e14a3b63091154c2cfa53aa009696ff3694d2b13da004d',
+    '011_observed_schemas.sql': '3d8fea2633ec0b4879da002523127a18f93f2f7e2aa988154b2b3543678a433a',
     '012_seen_keys.sql': 'ba706d420c66ed473a50d40ae614f23ad2adc864ffba084a4d3af86788a9ee85',
   },
 };

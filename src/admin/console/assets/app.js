@@ -6,6 +6,7 @@ import { renderDeadLetters } from './dead-letters-page.js';
 import { renderEventDetail } from './event-page.js';
 import { renderEvents } from './events-page.js';
 import { renderRules } from './rules-page.js';
+import { renderSchema } from './schema-page.js';
 import { flash } from './dom.js';
 
 const ROUTES = [
@@ -13,6 +14,7 @@ const ROUTES = [
   { pattern: /^\/events$/, page: 'events', render: (view, _match, query) => renderEvents(view, query) },
   { pattern: /^\/dead-letters$/, page: 'dead-letters', render: (view, _match, query) => renderDeadLetters(view, query) },
   { pattern: /^\/rules$/, page: 'rules', render: (view, _match, query) => renderRules(view, query) },
+  { pattern: /^\/schema$/, page: 'schema', render: (view) => renderSchema(view) },
   { pattern: /^\/cluster$/, page: 'cluster', render: (view) => renderCluster(view) },
 ];
 

@@ -1,0 +1,159 @@
+import type { Logger } from 'pino';
+import type { NewDrift, SchemaStore, StoredDrift } from '../store/schema-store.js';
+import type { ClusterStore } from '../store/cluster-store.js';
+import type { NewEventStore, StreamPosition } from '../store/new-event-store.js';
+import { SchemaAggregate, type LearnSettings } from './schema-aggregate.js';
+
+export interface LearnerSettings extends LearnSettings {
+  /** How often the learner reads new events and flushes the summary (one transaction per flush). */
+  intervalMs: number;
+  /** Events read per query. */
+  batchSize: number;
+  /** Events learned per pass at most: a backlog (a backfill) is worked off over several passes. */
+  maxEventsPerPass: number;
+}
+
+export interface LearnReport {
+  /** Another node holds the `schema` lease: this node learned nothing. */
+  skipped: boolean;
+  learned: number;
+  drifts: StoredDrift[];
+  /** More events were waiting when the pass ended. */
+  behind: boolean;
+}
+
+export interface SchemaLearnerOptions {
+  store: NewEventStore & ClusterStore & SchemaStore;
+  settings: LearnerSettings;
+  logger: Logger;
+  /** This node's id: the learner runs while it holds the store's `schema` lease. */
+  leaseHolder: string;
+  leaseMs?: number;
+  now?: () => number;
+  /** Drifts this node recorded (each once across the cluster): alerts and metrics. */
+  onDrifts?: (drifts: StoredDrift[]) => void;
+}
+
+/** The lease that makes one node at a time learn the observed schema. */
+export const SCHEMA_LEASE = 'schema';
+
+interface Learning {
+  generation: number;
+  position: StreamPosition;
+  aggregate: SchemaAggregate;
+}
+
+/**
+ * Learns the observed schema off the acknowledging path: on a timer, the node holding the `schema` lease
+ * reads the events committed since its position (commit order, as event streams do), folds their bodies
+ * into the summaries in memory, and saves the changed summaries, the new drifts and the position in one
+ * transaction. Ingest writes nothing for it. A node that takes the lease over, or whose save finds that a
+ * backfill started learning over, loads the stored state first.
+ */
+export class SchemaLearner {
+  private readonly now: () => number;
+  private learning: Learning | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<LearnReport> | null = null;
+  private stopping = false;
+
+  constructor(private readonly options: SchemaLearnerOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  start(): void {
+    if (this.timer || this.stopping) return;
+    this.schedule(Math.min(this.options.settings.intervalMs, 1_000));
+  }
+
+  /** Runs one pass now (or joins the one running). */
+  runOnce(): Promise<LearnReport> {
+    this.running ??= this.pass().finally(() => {
+      this.running = null;
+    });
+    return this.running;
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.running?.catch(() => undefined);
+    if (this.learning) await this.options.store.releaseLease(SCHEMA_LEASE, this.options.leaseHolder).catch(() => undefined);
+  }
+
+  private schedule(delayMs: number): void {
+    this.timer = setTimeout(() => {
+      this.runOnce()
+        .then((report) => report.behind)
+        .catch((err: unknown) => {
+          this.options.logger.warn({ err }, 'schema learning pass failed; the next pass carries on from the stored position');
+          return false;
+        })
+        .then((behind) => {
+          if (!this.stopping) this.schedule(behind ? 1 : this.options.settings.intervalMs);
+        });
+    }, delayMs);
+    this.timer.unref();
+  }
+
+  private async load(): Promise<Learning> {
+    const { store, settings } = this.options;
+    const stored = await store.loadSchemaLearning();
+    const position = stored?.position ?? (await store.streamPosition(stored?.fromStart ? { receivedFrom: 0 } : { now: true }));
+    return { generation: stored?.generation ?? 0, position, aggregate: new SchemaAggregate(settings, stored?.schemas ?? []) };
+  }
+
+  private async pass(): Promise<LearnReport> {
+    const { store, settings, leaseHolder } = this.options;
+    const report: LearnReport = { skipped: false, learned: 0, drifts: [], behind: false };
+    if (!(await store.acquireLease(SCHEMA_LEASE, leaseHolder, this.options.leaseMs ?? Math.max(60_000, settings.intervalMs * 3)))) {
+      // Another node learns; what this node had in memory is stale from now on.
+      this.learning = null;
+      report.skipped = true;
+      return report;
+    }
+    this.learning ??= await this.load();
+    const learning = this.learning;
+    const drifts: NewDrift[] = [];
+    try {
+      let read = 0;
+      while (read < settings.maxEventsPerPass && !this.stopping) {
+        const batch = await store.readNewEvents({}, learning.position, Math.min(settings.batchSize, settings.maxEventsPerPass - read), true);
+        for (const event of batch.events) {
+          // An edited copy is an operator's body, not the sender's.
+          if (event.edit) continue;
+          let body: unknown;
+          try {
+            body = JSON.parse(event.body.toString('utf8'));
+          } catch {
+            continue;
+          }
+          drifts.push(...learning.aggregate.observe(event, body));
+          report.learned += 1;
+        }
+        read += batch.events.length;
+        learning.position = batch.position;
+        if (batch.events.length < settings.batchSize) break;
+        report.behind = read >= settings.maxEventsPerPass;
+        // Webhooks waiting on this event loop are answered between two batches.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      // Saved even when nothing was read: the save is how a backfill started on another node is noticed.
+      const saved = await store.saveSchemaLearning({ generation: learning.generation, position: learning.position, schemas: learning.aggregate.takeChanged(), drifts, now: this.now() });
+      if (!saved.saved) {
+        // A backfill started learning over: begin again from the stored state.
+        this.learning = null;
+        report.behind = true;
+        return report;
+      }
+      report.drifts = saved.drifts;
+      if (saved.drifts.length > 0) this.options.onDrifts?.(saved.drifts);
+      return report;
+    } catch (err) {
+      // What is in memory went beyond what is stored: load again next time.
+      this.learning = null;
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import { exampleValue } from '../../../src/schema/example-value.js';
+import { extractFields } from '../../../src/schema/field-paths.js';
+import { lastStep } from '../../../src/schema/schema-paths.js';
+import { sampleTransferSucceeded } from '../../../src/samples/transfer-succeeded.js';
+
+const limits = { maxDepth: 16, maxPaths: 500, maxArrayElements: 100 };
+
+describe('extractFields', () => {
+  it('names every field path with its types, array elements folded into one path', () => {
+    const { fields, truncated } = extractFields({ event: 'x', result: { id: 'a', n: 1.5, tags: ['a', 2], tokens: [{ tokenId: '1' }, { tokenId: 2, extra: null }], 'a.b': true } }, limits);
+    expect(truncated).toBe(0);
+    const types = Object.fromEntries([...fields].map(([path, s]) => [path, [...s.types].sort()]));
+    expect(types).toEqual({
+      event: ['string'],
+      result: ['object'],
+      'result.id': ['string'],
+      'result.n': ['number'],
+      'result.tags': ['array'],
+      'result.tags[]': ['number', 'string'],
+      'result.tokens': ['array'],
+      'result.tokens[]': ['object'],
+      'result.tokens[].tokenId': ['number', 'string'],
+      'result.tokens[].extra': ['null'],
+      'result["a.b"]': ['boolean'],
+    });
+  });
+
+  it('stays within its bounds: paths, depth and array elements', () => {
+    const wide = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`k${i}`, i]));
+    expect(extractFields(wide, { ...limits, maxPaths: 10 })).toMatchObject({ truncated: 40 });
+    expect(extractFields(wide, { ...limits, maxPaths: 10 }).fields.size).toBe(10);
+    let deep: unknown = 'leaf';
+    for (let i = 0; i < 100; i += 1) deep = { d: deep };
+    const deepFields = extractFields(deep, { ...limits, maxDepth: 5 }).fields;
+    expect([...deepFields.keys()]).toEqual(['d', 'd.d', 'd.d.d', 'd.d.d.d', 'd.d.d.d.d']);
+    const array = extractFields({ a: [1, 2, 3, 'x'] }, { ...limits, maxArrayElements: 3 });
+    expect([...array.fields.get('a[]')!.types]).toEqual(['number']);
+  });
+
+  it('walks the sample transfer body', () => {
+    const { fields } = extractFields(sampleTransferSucceeded(), limits);
+    expect(fields.has('result.totalPriceUsd')).toBe(true);
+    expect(fields.has('result.email')).toBe(true);
+  });
+});
+
+describe('lastStep', () => {
+  it('splits a path into its parent and last step', () => {
+    expect(lastStep('a.b')).toEqual({ parent: 'a', step: { key: 'b' } });
+    expect(lastStep('a.b[]')).toEqual({ parent: 'a.b', step: { items: true } });
+    expect(lastStep('a["x.y"]')).toEqual({ parent: 'a', step: { key: 'x.y' } });
+    expect(lastStep('top')).toEqual({ parent: '', step: { key: 'top' } });
+  });
+});
+
+describe('exampleValue', () => {
+  it('masks personal data by default and truncates long strings', () => {
+    expect(exampleValue('result.email', 'ann@example.com', true)).toBe('"***@example.com"');
+    expect(exampleValue('result.walletAddress', '0x52908400098527886E0F7030069857D2E4169EE7', true)).toBe('"0x5290…9EE7"');
+    expect(exampleValue('result.buyerName', 'Ann Smith', true)).toBe('"*** (9 characters)"');
+    expect(exampleValue('result.email', 'ann@example.com', false)).toBe('"ann@example.com"');
+    expect(exampleValue('result.note', 'x'.repeat(500), false).length).toBeLessThanOrEqual(82);
+    expect(exampleValue('result.n', 12.5, true)).toBe('12.5');
+    expect(exampleValue('result.clientIp', '10.0.0.1', true)).toBe('"*** (8 characters)"');
+    expect(exampleValue('result.membership', 'gold', true)).toBe('"gold"');
+  });
+});
+
+describe('maps', () => {
+  it('folds the entries of an object keyed by data (hashes, numbers, uuids) into one path', () => {
+    const { fields } = extractFields({ m: { '0xabc': [1], '0xdef': [2], '42': true } }, limits);
+    expect([...fields.keys()]).toEqual(['m', 'm.*', 'm.*[]']);
+    expect(lastStep('m.*')).toEqual({ parent: 'm', step: { anyKey: true } });
+  });
+});
