@@ -57,8 +57,6 @@ describeEachBackend('schema drift end to end', (backend) => {
     const drifted = await purchase(mock, checkoutId, 'new-field');
     expect(drifted.status).toBe(200);
     await purchase(mock, checkoutId, 'new-field');
-    // A type change fails the spec schema: refused (422), so nothing is stored to learn from.
-    expect((await purchase(mock, checkoutId, 'type-change')).status).toBe(422);
     await eventually(async () => (await app.store.listObservedSchemas({}))[0]?.eventsSeen === 4, 20_000, 'four events learned');
 
     const drifts = await app.store.listDrifts({ limit: 10 });
@@ -89,6 +87,19 @@ describeEachBackend('schema drift end to end', (backend) => {
     const differs = runCli(['schema', 'diff', contractFile, '--url', app.adminUrl, '--token', app.adminToken]);
     expect((await differs.exited).code).toBe(1);
     expect(differs.stdout()).toContain('+ result.giftMessage: observed (string), not in the contract');
+
+    // A type change fails the spec schema: the sender gets 422, the body is kept in quarantine, and what it
+    // showed is learned like any stored body: a second drift, counted (its alert falls in the damping window).
+    const retyped = await purchase(mock, checkoutId, 'type-change');
+    expect(retyped.status).toBe(422);
+    await eventually(async () => (await app.store.listObservedSchemas({}))[0]?.eventsSeen === 5, 20_000, 'the quarantined body learned');
+    const held = await app.store.listEvents({ quarantine: 'held' }, { limit: 10 });
+    expect(held.items).toHaveLength(1);
+    const typeDrifts = (await app.store.listDrifts({ limit: 10 })).filter((d) => d.kind === 'type_changed');
+    expect(typeDrifts).toMatchObject([{ path: 'result.totalPriceUsd', eventId: held.items[0]!.id }]);
+    expect(typeDrifts[0]!.after).toContain('string');
+    const counted = await (await fetch(`${app.adminUrl}/metrics`)).text();
+    expect(counted).toContain('hookrelay_schema_drifts_total{source="checkout",event="transfer:succeeded",kind="type_changed"} 1');
   }, 120_000);
 
   it('a backfill job forgets the observed schema and learns it again from the stored events, with progress', async () => {
