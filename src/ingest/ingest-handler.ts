@@ -40,6 +40,8 @@ export interface IngestDeps {
   onDeliveriesCreated?: () => void;
   /** Called once per request after the response is written (metrics). */
   onOutcome?: (outcome: IngestOutcome) => void;
+  /** Where each source's secret comes from (never the secret): a 401's log line names it, the answer stays generic. */
+  secretOrigins?: ReadonlyMap<string, string>;
 }
 
 export type IngestHandler = (req: IncomingMessage, res: ServerResponse, sourceName: string, requestId: string) => void;
@@ -94,6 +96,12 @@ export function createIngestHandler(deps: IngestDeps): IngestHandler {
     return { saved, event: envelope.event };
   }
 
+  /** For the operator reading the log: which secret the signature was checked against. */
+  const signatureHint = (sourceName: string): Record<string, unknown> => {
+    const secretFrom = deps.secretOrigins?.get(sourceName);
+    return secretFrom === undefined ? {} : { secretFrom, hint: `checked with the secret of source "${sourceName}" from ${secretFrom}; \`hookrelay secrets show ${sourceName}\` prints it` };
+  };
+
   return (req, res, sourceName, requestId) => {
     const started = performance.now();
     const source = deps.sources.get(sourceName);
@@ -117,7 +125,7 @@ export function createIngestHandler(deps: IngestDeps): IngestHandler {
       }
       if (error.code === 'server_busy') headers['retry-after'] = String(BUSY_RETRY_AFTER_S);
       if (!res.headersSent) sendError(res, error, headers);
-      finish(error.status, error.code);
+      finish(error.status, error.code, error.status === 401 ? signatureHint(sourceName) : {});
     };
 
     if (!source) {
