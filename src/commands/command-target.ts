@@ -6,7 +6,7 @@ import { describeStore, storeIdentityOf } from '../runtime/store-identity.js';
 import type { AdminBackend } from './admin-backend.js';
 import { LocalBackend } from './local-backend.js';
 import { RemoteBackend } from './remote-backend.js';
-import { findRunningServer, offlineNote, otherStoreNote, type RunningServer } from './running-server.js';
+import { findRegisteredNode, findRunningServer, offlineNote, otherStoreNote, type RunningServer } from './running-server.js';
 import { readGeneratedAdminToken } from './stored-values.js';
 import { isThisMachine } from './this-machine.js';
 
@@ -84,12 +84,21 @@ export async function openBackend(flags: TargetFlags, env: Env): Promise<AdminBa
   const config = commandConfig(flags, env);
   const server = await findRunningServer(config);
   if (!server) {
+    const node = await findRegisteredNode(config);
+    if (node) return new RemoteBackend(node.url, await sameStoreAdminToken(config, flags.token, env, node.url));
     process.stderr.write(`${offlineNote(config, 'reading')}\n`);
     return LocalBackend.open(config, env);
   }
   if (server.storeDiffers) process.stderr.write(`${otherStoreNote(server, storeIdentityOf(config))}\n`);
   if (flags.rulesDir !== undefined) process.stderr.write(`--rules-dir is not used: the running server at ${server.info.adminUrl} routes with the rules it loaded\n`);
   return new RemoteBackend(server.info.adminUrl, await runningServerAdminToken(server, config, flags.token, env));
+}
+
+/** The admin token of a server on this terminal's store: `--token`, HOOKRELAY_ADMIN_TOKEN, else the generated one kept there. */
+async function sameStoreAdminToken(config: Readonly<Config>, token: string | undefined, env: Env, url: string): Promise<string> {
+  const found = token ?? env.HOOKRELAY_ADMIN_TOKEN ?? (await readGeneratedAdminToken(config))?.value;
+  if (!found) throw new HookrelayError('unauthorized', `The running node at ${url} needs its admin token, which it was given rather than generated: pass --token or set HOOKRELAY_ADMIN_TOKEN.`);
+  return found;
 }
 
 /**

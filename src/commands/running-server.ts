@@ -1,5 +1,7 @@
+import { hostname } from 'node:os';
 import { request } from 'undici';
 import type { Config } from '../config.js';
+import { openCommandStore } from './command-store.js';
 import { readRuntimeFile, runtimeFilePath, type RuntimeInfo } from '../runtime/runtime-file.js';
 import { describeStore, sameStore, storeIdentityOf, type StoreIdentity } from '../runtime/store-identity.js';
 
@@ -40,6 +42,37 @@ export async function findRunningServer(config: Pick<Config, 'dataDir' | 'databa
   const info = readRuntimeFile(config.dataDir);
   if (!info || !pidAlive(info.pid) || !(await answers(info.url))) return undefined;
   return { info, storeDiffers: !sameStore(info.store, storeIdentityOf(config)) };
+}
+
+/** A live node of this configuration's PostgreSQL database, found in the node registry. */
+export interface RegisteredNode {
+  id: string;
+  pid: number;
+  host: string;
+  /** Base URL of its admin API. */
+  url: string;
+}
+
+/**
+ * On PostgreSQL, a live node of the database whose admin API answers, from the node registry: one on this
+ * machine first. Used when no runtime file is in this terminal's data dir (the node runs with another one).
+ */
+export async function findRegisteredNode(config: Readonly<Config>): Promise<RegisteredNode | undefined> {
+  if (config.database.url === undefined) return undefined;
+  const store = await openCommandStore(config);
+  if (!store) return undefined;
+  let nodes;
+  try {
+    nodes = await store.listLiveNodes();
+  } finally {
+    await store.close();
+  }
+  const here = hostname();
+  const candidates = nodes.filter((node) => node.url).sort((a, b) => Number(b.host === here) - Number(a.host === here));
+  for (const node of candidates) {
+    if (await answers(node.url!)) return { id: node.id, pid: node.pid, host: node.host, url: node.url! };
+  }
+  return undefined;
 }
 
 /** What a command says on stderr when it asks a server whose store is not the terminal's. */

@@ -77,7 +77,8 @@ async function serve(flags: ServeFlags): Promise<void> {
     );
   }
   if (app.generatedAdminToken) process.stderr.write(`\nhookrelay generated an admin token (${keptWhere(app.generatedAdminToken.file, 'secrets show --admin-token')}):\n\n    ${app.generatedAdminToken.token}\n\nUse it as "Authorization: Bearer <token>" on ${adminBase}/admin/api and to log in to ${adminBase}/console\n\n`);
-  // Where commands in another terminal find this server, and what it judges with (no secret).
+  // Where commands find this server: the node registry (PostgreSQL), and the runtime file with what it judges with (no secret).
+  await app.node.announce(app.adminUrl).catch((err: unknown) => logger.warn({ err }, 'could not register this node\'s URL; commands find it by its runtime file'));
   writeRuntimeFile(config.dataDir, {
     url: app.url,
     adminUrl: app.adminUrl,

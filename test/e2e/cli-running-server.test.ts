@@ -1,7 +1,9 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, startServeProcess } from '../helpers/cli-process.js';
+import { createTestDatabase, describeWithPostgres, type TestDatabase } from '../helpers/postgres.js';
 import { rulesDirWith } from '../helpers/rules.js';
 import { makeTempDir, removeTempDirs } from '../helpers/temp-dir.js';
 import { startWebhookSink } from '../helpers/webhook-sink.js';
@@ -10,6 +12,7 @@ import { sampleTransferSucceeded } from '../../src/samples/transfer-succeeded.js
 afterAll(() => removeTempDirs());
 
 const SERVER_SECRET = 'mock-shared-secret';
+const ADMIN_TOKEN = 'cli-truth-admin-token-0123456789';
 
 async function hookrelay(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const proc = runCli(args, { env });
@@ -123,3 +126,79 @@ function readRuntimeLike(url: string): string {
     sources: [],
   });
 }
+
+describeWithPostgres('moved to PostgreSQL, an abandoned SQLite file in the data dir', () => {
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+  afterAll(() => database.drop());
+
+  it('lists, retries and shows the cluster from PostgreSQL only, and reads PostgreSQL directly once the server stops', { timeout: 180_000 }, async () => {
+    const sink = await startWebhookSink();
+    const dataDir = makeTempDir();
+    const rulesDir = rulesDirWith({ 'local.yaml': `id: local\non: [transfer:succeeded]\nto:\n  url: ${sink.url}\n` });
+    const base = { HOOKRELAY_DATA_DIR: dataDir, HOOKRELAY_RULES_DIR: rulesDir, HOOKRELAY_SECRET: SERVER_SECRET, HOOKRELAY_ALLOW_NETWORKS: '127.0.0.1/32' };
+    // First on SQLite: two events, then the server stops; the file stays behind.
+    const sqliteServer = await startServeProcess(base);
+    for (let i = 0; i < 2; i += 1) expect((await hookrelay(['send-test'], { HOOKRELAY_DATA_DIR: dataDir })).code).toBe(0);
+    await sink.waitFor(2);
+    sqliteServer.child.kill('SIGTERM');
+    await sqliteServer.exited;
+    const sqlite = new Database(join(dataDir, 'hookrelay.db'), { readonly: true });
+    const sqliteAttempts = (): number => (sqlite.prepare('SELECT count(*) AS n FROM delivery_attempts').get() as { n: number }).n;
+    const attemptsBefore = sqliteAttempts();
+
+    const pg = { ...base, HOOKRELAY_DATABASE_URL: database.url, HOOKRELAY_ADMIN_TOKEN: ADMIN_TOKEN };
+    const server = await startServeProcess(pg);
+    // The user's terminal after `export HOOKRELAY_DATABASE_URL=...`: no secret, no allow-list.
+    const terminal = { HOOKRELAY_DATA_DIR: dataDir, HOOKRELAY_DATABASE_URL: database.url, HOOKRELAY_ADMIN_TOKEN: ADMIN_TOKEN };
+    try {
+      for (let i = 0; i < 3; i += 1) expect((await hookrelay(['send-test'], terminal)).code).toBe(0);
+      await sink.waitFor(5);
+
+      const listed = await hookrelay(['events', 'list', '--json'], terminal);
+      expect(listed.code, listed.stderr).toBe(0);
+      expect(JSON.parse(listed.stdout).items).toHaveLength(3);
+
+      // A terminal that still names the SQLite file is sent to the server, and told so.
+      const stale = await hookrelay(['events', 'list', '--json'], { HOOKRELAY_DATA_DIR: dataDir, HOOKRELAY_ADMIN_TOKEN: ADMIN_TOKEN });
+      expect(stale.code, stale.stderr).toBe(0);
+      expect(JSON.parse(stale.stdout).items).toHaveLength(3);
+      expect(stale.stderr).toContain(`uses PostgreSQL at ${new URL(database.url).hostname}:5432/${database.name}, not the SQLite database ${join(dataDir, 'hookrelay.db')}`);
+      const imported = await hookrelay(['events', 'import', '-'], { HOOKRELAY_DATA_DIR: dataDir });
+      expect(imported.code).not.toBe(0);
+      expect(imported.stderr).toContain("run with the server's settings");
+
+      const deliveries = await hookrelay(['deliveries', 'list', '--json'], terminal);
+      const deliveryId = JSON.parse(deliveries.stdout).items[0].id as number;
+      const retried = await hookrelay(['deliveries', 'retry', String(deliveryId), '--json'], terminal);
+      expect(retried.code, retried.stderr).toBe(0);
+      await sink.waitFor(6);
+      const pgAttempts = await database.query<{ n: string }>('SELECT count(*) AS n FROM delivery_attempts WHERE delivery_id = $1', [deliveryId]);
+      expect(Number(pgAttempts[0]!.n)).toBe(2);
+      expect(sqliteAttempts()).toBe(attemptsBefore);
+
+      const cluster = await hookrelay(['cluster', '--json'], terminal);
+      expect(cluster.code, cluster.stderr).toBe(0);
+      expect(JSON.parse(cluster.stdout).nodes).toEqual([expect.objectContaining({ pid: server.child.pid, self: true })]);
+      // The registry has the node's URL: found without the runtime file, from another data dir.
+      const elsewhere = await hookrelay(['cluster', '--json'], { ...terminal, HOOKRELAY_DATA_DIR: makeTempDir() });
+      expect(elsewhere.code, elsewhere.stderr).toBe(0);
+      expect(JSON.parse(elsewhere.stdout).nodes).toEqual([expect.objectContaining({ pid: server.child.pid, self: true })]);
+      expect(elsewhere.stderr).toBe('');
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.exited;
+      sqlite.close();
+      await sink.close();
+    }
+
+    const offline = await hookrelay(['events', 'list', '--json'], terminal);
+    expect(offline.code, offline.stderr).toBe(0);
+    expect(JSON.parse(offline.stdout).items).toHaveLength(3);
+    expect(offline.stderr).toContain(`; reading PostgreSQL at ${new URL(database.url).hostname}:5432/${database.name} directly`);
+    const noNodes = await hookrelay(['cluster', '--json'], terminal);
+    expect(JSON.parse(noNodes.stdout).nodes).toEqual([]);
+  });
+});
