@@ -15,6 +15,7 @@ export interface TargetFlags {
   rulesDir?: string;
   url?: string;
   token?: string;
+  direct?: boolean;
   json?: boolean;
 }
 
@@ -27,7 +28,8 @@ type Env = Record<string, string | undefined>;
 export function addTargetOptions(command: Command): Command {
   return command
     .option('--data-dir <dir>', 'the data dir serve uses (HOOKRELAY_DATA_DIR, default ./data): its running server is asked, else its store is opened directly')
-    .option('--rules-dir <dir>', 'without a running server: rules used by replay and explain (HOOKRELAY_RULES_DIR, default ./rules)')
+    .option('--rules-dir <dir>', 'without a running server, or with --direct: rules used by replay and explain (HOOKRELAY_RULES_DIR, default ./rules)')
+    .option('--direct', "open the store directly even while a server runs for these settings (only the store it uses; e.g. to resume with --after-id)")
     .option('--url <url>', 'remote mode: a running server, e.g. http://127.0.0.1:8080 (uses its admin API)')
     .option('--token <token>', 'remote mode: admin token (default: HOOKRELAY_ADMIN_TOKEN, else for a server on this machine <data dir>/admin.token)')
     .option('--json', 'print JSON for scripts instead of tables');
@@ -79,9 +81,14 @@ export async function openBackend(flags: TargetFlags, env: Env): Promise<AdminBa
     if (flags.dataDir !== undefined || flags.rulesDir !== undefined) {
       throw new HookrelayError('bad_request', '--url (remote mode) and --data-dir/--rules-dir (local mode) exclude each other.');
     }
+    if (flags.direct) throw new HookrelayError('bad_request', '--url (remote mode) and --direct (the store opened directly) exclude each other.');
     return new RemoteBackend(flags.url, await remoteAdminToken(flags.url, flags.token, env));
   }
   const config = commandConfig(flags, env);
+  if (flags.direct) {
+    await refuseAbandonedStore(config);
+    return LocalBackend.open(config, env);
+  }
   const server = await findRunningServer(config);
   if (!server) {
     const node = await findRegisteredNode(config);

@@ -77,7 +77,7 @@ export class LocalBackend implements AdminBackend {
   static async open(config: Readonly<Config>, env: Record<string, string | undefined>, options: { create?: boolean } = {}): Promise<LocalBackend> {
     const store = await openCommandStore(config, options);
     if (!store) {
-      throw new HookrelayError('not_found', `No hookrelay database: ${describeStore(storeIdentityOf(config))} does not exist. Pass --data-dir <dir> (or set HOOKRELAY_DATABASE_URL) as serve has them, or --url to use a running server's admin API.`);
+      throw new HookrelayError('not_found', `No hookrelay database in ${config.dataDir} (${describeStore(storeIdentityOf(config))} does not exist). Pass --data-dir <dir> (or set HOOKRELAY_DATABASE_URL) as serve has them, or --url to use a running server's admin API.`);
     }
     return new LocalBackend(store, config, env);
   }
