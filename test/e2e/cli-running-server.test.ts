@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import Database from '../../src/sqlite-driver.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, startServeProcess } from '../helpers/cli-process.js';
 import { createTestDatabase, describeWithPostgres, type TestDatabase } from '../helpers/postgres.js';
