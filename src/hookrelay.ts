@@ -38,6 +38,7 @@ import { isLoopbackHost, startServer, type ReadinessReport, type RunningServer }
 import { ensureAdminToken, type AdminToken } from './admin-token.js';
 import { ensureSourceSecrets, type GeneratedSecret } from './source-secrets.js';
 import { openStore } from './store/open-store.js';
+import { secretOrigins } from './runtime/setting-origins.js';
 import { configureTransformSandbox } from './rules/transform-sandbox.js';
 import { CommitHealth } from './readiness.js';
 import { retryWhileStoreUnavailable } from './startup-retry.js';
@@ -233,6 +234,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
       return { ruleSetHash: ruleSet.hash, deliveries: await planDeliveries(ruleSet, input) };
     },
     contracts: () => contracts.current(),
+    secretOrigins: secretOrigins(config, env),
     onOutcome: (outcome) => {
       if (outcome.code === 'store_unavailable') health.failed('webhook commits fail (store_unavailable)');
       else if (outcome.status === 200) health.succeeded();

@@ -54,6 +54,12 @@ export class NodeHeartbeat {
     return this.node.id;
   }
 
+  /** Registers where this node's admin API answers, once it listens: commands find it in the registry. */
+  async announce(url: string): Promise<void> {
+    this.node.url = url;
+    await this.options.store.registerNode({ ...this.node, ruleSetHash: this.options.ruleSetHash() });
+  }
+
   /** Work to do after each heartbeat (failing the jobs of nodes that stopped). */
   onBeat(work: () => Promise<void>): void {
     this.afterBeat = work;

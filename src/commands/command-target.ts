@@ -1,9 +1,12 @@
+import { dirname } from 'node:path';
 import { Option, type Command } from 'commander';
-import { loadConfig } from '../config.js';
+import { loadConfig, type Config } from '../config.js';
 import { HookrelayError } from '../errors.js';
+import { describeStore, storeIdentityOf } from '../runtime/store-identity.js';
 import type { AdminBackend } from './admin-backend.js';
 import { LocalBackend } from './local-backend.js';
 import { RemoteBackend } from './remote-backend.js';
+import { findRegisteredNode, findRunningServer, offlineNote, otherStoreNote, type RunningServer } from './running-server.js';
 import { readGeneratedAdminToken } from './stored-values.js';
 import { isThisMachine } from './this-machine.js';
 
@@ -12,16 +15,21 @@ export interface TargetFlags {
   rulesDir?: string;
   url?: string;
   token?: string;
+  direct?: boolean;
   json?: boolean;
 }
 
 type Env = Record<string, string | undefined>;
 
-/** Where a command works: the data dir (local mode, default) or a running server's admin API (`--url`). */
+/**
+ * Where a command works: the server running for these settings (found by its runtime file in the data dir),
+ * else the store `serve` would open from them, or a server named by `--url`.
+ */
 export function addTargetOptions(command: Command): Command {
   return command
-    .option('--data-dir <dir>', 'local mode: the data dir to open directly (HOOKRELAY_DATA_DIR, default ./data)')
-    .option('--rules-dir <dir>', 'local mode: rules used by replay (HOOKRELAY_RULES_DIR, default ./rules)')
+    .option('--data-dir <dir>', 'the data dir serve uses (HOOKRELAY_DATA_DIR, default ./data): its running server is asked, else its store is opened directly')
+    .option('--rules-dir <dir>', 'without a running server, or with --direct: rules used by replay and explain (HOOKRELAY_RULES_DIR, default ./rules)')
+    .option('--direct', "open the store directly even while a server runs for these settings (only the store it uses; e.g. to resume with --after-id)")
     .option('--url <url>', 'remote mode: a running server, e.g. http://127.0.0.1:8080 (uses its admin API)')
     .option('--token <token>', 'remote mode: admin token (default: HOOKRELAY_ADMIN_TOKEN, else for a server on this machine <data dir>/admin.token)')
     .option('--json', 'print JSON for scripts instead of tables');
@@ -42,17 +50,93 @@ export function addLocalOnlyOptions(command: Command, why: string): Command {
     });
 }
 
-export function openLocal(flags: TargetFlags, env: Env, options: { create?: boolean } = {}): LocalBackend {
-  const config = loadConfig(env, { ...(flags.dataDir && { dataDir: flags.dataDir }), ...(flags.rulesDir && { rulesDir: flags.rulesDir }) });
+/** The configuration `serve` would read in this terminal, with the command's --data-dir/--rules-dir. */
+export function commandConfig(flags: Pick<TargetFlags, 'dataDir' | 'rulesDir'>, env: Env): Readonly<Config> {
+  return loadConfig(env, { ...(flags.dataDir && { dataDir: flags.dataDir }), ...(flags.rulesDir && { rulesDir: flags.rulesDir }) });
+}
+
+/** The store of this configuration opened directly (events import: the admin API has none); never a store a running server no longer uses. */
+export async function openLocal(flags: TargetFlags, env: Env, options: { create?: boolean } = {}): Promise<LocalBackend> {
+  const config = commandConfig(flags, env);
+  await refuseAbandonedStore(config);
   return LocalBackend.open(config, env, options);
 }
 
-export async function openBackend(flags: TargetFlags, env: Env): Promise<AdminBackend> {
-  if (flags.url === undefined) return openLocal(flags, env);
-  if (flags.dataDir !== undefined || flags.rulesDir !== undefined) {
-    throw new HookrelayError('bad_request', '--url (remote mode) and --data-dir/--rules-dir (local mode) exclude each other.');
+/** A command that must open the store itself refuses one that the server running for this configuration no longer uses. */
+export async function refuseAbandonedStore(config: Readonly<Config>): Promise<void> {
+  const server = await findRunningServer(config);
+  if (server?.storeDiffers) {
+    const { adminUrl, pid, store } = server.info;
+    throw new HookrelayError('conflict', `The running server at ${adminUrl} (pid ${pid}) uses ${describeStore(store)}, not ${describeStore(storeIdentityOf(config))} as this terminal's settings say: run with the server's settings.`);
   }
-  return new RemoteBackend(flags.url, await remoteAdminToken(flags.url, flags.token, env));
+}
+
+/** Where a command acts: a server's admin API, or the store of this configuration opened directly. */
+export type CommandTarget = { url: string; token: string } | { config: Readonly<Config> };
+
+/**
+ * `--url`: that server. Otherwise the server running for this configuration (its admin API, so answers are
+ * the running system's), even when it uses another store than this terminal names (said on stderr); with
+ * none, the store `serve` would use, opened directly (said on stderr).
+ */
+export async function findTarget(flags: TargetFlags, env: Env): Promise<CommandTarget> {
+  if (flags.url !== undefined) {
+    if (flags.dataDir !== undefined || flags.rulesDir !== undefined) {
+      throw new HookrelayError('bad_request', '--url (remote mode) and --data-dir/--rules-dir (local mode) exclude each other.');
+    }
+    if (flags.direct) throw new HookrelayError('bad_request', '--url (remote mode) and --direct (the store opened directly) exclude each other.');
+    return { url: flags.url, token: await remoteAdminToken(flags.url, flags.token, env) };
+  }
+  const config = commandConfig(flags, env);
+  if (flags.direct) {
+    await refuseAbandonedStore(config);
+    return { config };
+  }
+  const server = await findRunningServer(config);
+  if (!server) {
+    const node = await findRegisteredNode(config);
+    if (node) return { url: node.url, token: await sameStoreAdminToken(config, flags.token, env, node.url) };
+    process.stderr.write(`${offlineNote(config, 'reading')}\n`);
+    return { config };
+  }
+  if (server.storeDiffers) process.stderr.write(`${otherStoreNote(server, storeIdentityOf(config))}\n`);
+  if (flags.rulesDir !== undefined) process.stderr.write(`--rules-dir is not used: the running server at ${server.info.adminUrl} routes with the rules it loaded\n`);
+  return { url: server.info.adminUrl, token: await runningServerAdminToken(server, config, flags.token, env) };
+}
+
+/** The events, deliveries and cluster commands' backend for `findTarget`'s answer. */
+export async function openBackend(flags: TargetFlags, env: Env): Promise<AdminBackend> {
+  const target = await findTarget(flags, env);
+  return 'url' in target ? new RemoteBackend(target.url, target.token) : LocalBackend.open(target.config, env);
+}
+
+/** The admin token of a server on this terminal's store: `--token`, HOOKRELAY_ADMIN_TOKEN, else the generated one kept there. */
+async function sameStoreAdminToken(config: Readonly<Config>, token: string | undefined, env: Env, url: string): Promise<string> {
+  const found = token ?? env.HOOKRELAY_ADMIN_TOKEN ?? (await readGeneratedAdminToken(config))?.value;
+  if (!found) throw new HookrelayError('unauthorized', `The running node at ${url} needs its admin token, which it was given rather than generated: pass --token or set HOOKRELAY_ADMIN_TOKEN.`);
+  return found;
+}
+
+/**
+ * The admin token of the server found for this configuration: `--token`, HOOKRELAY_ADMIN_TOKEN, else the one
+ * it generated, read from its store: the terminal's when they agree, its data dir's when it runs on SQLite.
+ * A server on another PostgreSQL database keeps its token where this terminal cannot look: say what to pass.
+ */
+export async function runningServerAdminToken(server: RunningServer, config: Readonly<Config>, token: string | undefined, env: Env): Promise<string> {
+  const given = token ?? env.HOOKRELAY_ADMIN_TOKEN;
+  if (given) return given;
+  const { store } = server.info;
+  const serverConfig: Readonly<Config> | undefined = !server.storeDiffers
+    ? config
+    : store.kind === 'sqlite'
+      ? { ...config, dataDir: dirname(store.location), database: { ...config.database, url: undefined } }
+      : undefined;
+  const found = serverConfig && (await readGeneratedAdminToken(serverConfig));
+  if (!found) {
+    const where = serverConfig ? `its admin token comes from ${server.info.adminTokenFrom}` : `it uses ${describeStore(store)}, where this terminal cannot read its admin token (or run with the server's HOOKRELAY_DATABASE_URL)`;
+    throw new HookrelayError('unauthorized', `The running server at ${server.info.adminUrl} needs its admin token: ${where}. Pass --token or set HOOKRELAY_ADMIN_TOKEN.`);
+  }
+  return found.value;
 }
 
 /** `--token`, else HOOKRELAY_ADMIN_TOKEN, else for a server on this machine the token it generated. */

@@ -1,12 +1,13 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { loadConfig } from '../config.js';
+import { destinationCheck } from '../delivery/destination-check.js';
 import { HookrelayError } from '../errors.js';
 import { explainBody, type EventExplanation, type ExplainRequest } from '../operations/explain-event.js';
-import { addTargetOptions, openBackend, withBackend, type TargetFlags } from './command-target.js';
+import { addTargetOptions, commandConfig, openBackend, withBackend, type TargetFlags } from './command-target.js';
 import { positiveInt } from './event-filter-flags.js';
 import { eventExplanationText } from './explain-print.js';
-import { loadCurrentRules, localDestinationCheck } from './local-backend.js';
+import { judgingSettings } from './judging-settings.js';
+import { loadCurrentRules } from './local-backend.js';
 import { printJson } from './output.js';
 
 type ExplainFlags = TargetFlags & { rule?: string; file?: string; source: string };
@@ -22,11 +23,13 @@ async function explain(id: string | undefined, flags: ExplainFlags): Promise<voi
   else process.stdout.write(eventExplanationText(explanation));
 }
 
-/** A body that is not stored, against the local rules dir; no data dir is needed. */
+/** A body that is not stored, against the local rules dir, its destinations judged by the running server's network guard (else offline, said so). */
 async function explainFile(file: string, flags: ExplainFlags, request: ExplainRequest): Promise<EventExplanation> {
   if (flags.url !== undefined) throw new HookrelayError('bad_request', '--file explains a body against local rules (--rules-dir); it has no remote mode.');
-  const config = loadConfig(process.env, flags.rulesDir ? { rulesDir: flags.rulesDir } : {});
-  const parts = { ruleSet: await loadCurrentRules(config, process.env), checkDestination: localDestinationCheck(config) };
+  const config = commandConfig(flags, process.env);
+  const judging = await judgingSettings(config, process.env);
+  process.stderr.write(`${judging.judgedBy}\n`);
+  const parts = { ruleSet: await loadCurrentRules(config, process.env), checkDestination: destinationCheck(judging.guard, { resolveNames: true }) };
   return explainBody(parts, await readFile(file), flags.source, request);
 }
 

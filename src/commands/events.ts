@@ -118,8 +118,8 @@ async function exportEvents(flags: Flags & { output?: string }): Promise<void> {
 }
 
 async function importEvents(file: string, flags: TargetFlags): Promise<void> {
+  const local = await openLocal(flags, process.env, { create: true });
   const interrupt = onInterrupt('import');
-  const local = openLocal(flags, process.env, { create: true });
   try {
     const outcome = await readImport(file, (events) => local.importEvents(events), local.importPolicy(), createProgress('import'), interrupt.signal);
     const summary = { imported: outcome.imported, duplicates: outcome.duplicates, seenBefore: outcome.seenBefore, interrupted: outcome.interrupted, unconfiguredSources: outcome.unconfiguredSources };

@@ -1,5 +1,3 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import type { OperationsContext } from '../operations/context.js';
 import { eventWithDeliveries, listDeliveriesPage, listEventsPage, retryDelivery } from '../operations/browse.js';
 import { BulkReplayPlanner } from '../operations/bulk-replay-plan.js';
@@ -30,19 +28,18 @@ import { loadRuleSet } from '../rules/loader.js';
 import { formatRuleFileError } from '../rules/rule-file-error.js';
 import type { CheckDestination } from '../rules/explain.js';
 import type { RuleSet } from '../rules/types.js';
-import { DATABASE_FILE, SqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { BulkDeliveryFilter } from '../store/bulk-store.js';
 import type { ImportedEvent, ImportResult } from '../store/event-archive.js';
 import type { EventSelection } from '../store/event-store.js';
+import type { Store } from '../store/store.js';
+import { describeStore, storeIdentityOf } from '../runtime/store-identity.js';
+import { openCommandStore } from './command-store.js';
 import { configureTransformSandbox } from '../rules/transform-sandbox.js';
 import type { ImportPolicy } from '../operations/import-record.js';
 import type {
   AdminBackend, ReleaseResultView, BulkControl, ClusterView, BulkResult, DeliveryQuery, DeliveryView, EventExport, EventListItemView, EventQuery, EventWithDeliveries, Paged,
   BulkReplayOptions, EditedReplayOptions, EditedReplayResultView, ReplayResultView, ResendResult, ResendSigning, RetryQuery, RoutedReplayRequest,
 } from './admin-backend.js';
-
-/** A running server holds the write lock only for short commits; wait this long for it. */
-const BUSY_TIMEOUT_MS = 5_000;
 
 /** An interrupted run says where to carry on: after the last id of its last whole batch. */
 function bulkResult({ progress, stopped, lastId }: BatchLoopResult): BulkResult {
@@ -64,33 +61,30 @@ export function localDestinationCheck(config: Readonly<Config>): CheckDestinatio
   return destinationCheck(createSsrfGuard({ allowNetworks: config.delivery.allowNetworks }), { resolveNames: true });
 }
 
-/** Whether `dataDir` holds a hookrelay database: commands that only read refuse to create an empty one. */
-export function hasDatabase(dataDir: string): boolean {
-  return existsSync(join(dataDir, DATABASE_FILE));
-}
-
 /**
- * The data dir opened directly. Safe beside a running server: SQLite in WAL mode lets readers run during
- * its commits, and writes here wait (busy timeout) for its short transactions. The server's worker picks
- * up outbox rows written here at its next poll. Replay, resend, views and cursors are the admin API's own
- * code, so both modes behave and print alike.
+ * The store `serve` would use from this configuration, opened directly when no server runs for it (SQLite
+ * or PostgreSQL alike). A server that starts meanwhile is safe beside it: SQLite in WAL mode lets readers run
+ * during its commits and writes here wait (busy timeout) for its short transactions; a worker picks up the
+ * outbox rows written here at its next poll. Replay, resend, views and cursors are the admin API's own code
+ * (src/operations/), so both modes behave and print alike.
  */
 export class LocalBackend implements AdminBackend {
   readonly mode = 'local';
   private ruleSet: RuleSet | null = null;
 
   private constructor(
-    private readonly store: SqliteStore,
+    private readonly store: Store,
     private readonly config: Readonly<Config>,
     private readonly env: Record<string, string | undefined>,
   ) {}
 
   /** `create: false` refuses a data dir without a database rather than creating an empty one. */
-  static open(config: Readonly<Config>, env: Record<string, string | undefined>, options: { create?: boolean } = {}): LocalBackend {
-    if (!options.create && !hasDatabase(config.dataDir)) {
-      throw new HookrelayError('not_found', `No hookrelay database in ${config.dataDir}. Pass --data-dir <dir>, or --url to use a running server's admin API.`);
+  static async open(config: Readonly<Config>, env: Record<string, string | undefined>, options: { create?: boolean } = {}): Promise<LocalBackend> {
+    const store = await openCommandStore(config, options);
+    if (!store) {
+      throw new HookrelayError('not_found', `No hookrelay database in ${config.dataDir} (${describeStore(storeIdentityOf(config))} does not exist). Pass --data-dir <dir> (or set HOOKRELAY_DATABASE_URL) as serve has them, or --url to use a running server's admin API.`);
     }
-    return new LocalBackend(new SqliteStore({ dataDir: config.dataDir, durability: 'normal', busyTimeoutMs: BUSY_TIMEOUT_MS }), config, env);
+    return new LocalBackend(store, config, env);
   }
 
   /** The current rules, as `serve` would load them from the rules dir. */

@@ -15,7 +15,7 @@ const EXPORT_CONCURRENCY = 8;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function refuseAfterId(afterId: number | undefined): void {
-  if (afterId !== undefined) throw new HookrelayError('bad_request', '--after-id applies to local mode; an admin API job is resumed by running it again with a narrower filter.');
+  if (afterId !== undefined) throw new HookrelayError('bad_request', '--after-id applies to the store opened directly (--direct); an admin API job is resumed by running it again with a narrower filter.');
 }
 
 /** The event filter as the admin API takes it, in queries and in job bodies. */

@@ -2,7 +2,6 @@ import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { loadConfig } from '../config.js';
 import { refusedDestinationWarnings } from '../delivery/destination-warnings.js';
-import { createSsrfGuard } from '../delivery/ssrf-guard.js';
 import { HookrelayError } from '../errors.js';
 import { loadRuleSet } from '../rules/loader.js';
 import { explainBody } from '../operations/explain-event.js';
@@ -10,17 +9,27 @@ import { dryRunRule } from '../operations/rule-dry-run.js';
 import { ruleJsonSchemaText } from '../rules/json-schema.js';
 import { formatRuleFileError } from '../rules/rule-file-error.js';
 import type { CompiledRule, RuleSet } from '../rules/types.js';
-import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { ruleExplanationLines } from './explain-print.js';
 import { configureTransformSandbox } from '../rules/transform-sandbox.js';
-import { hasDatabase } from './local-backend.js';
+import { openCommandStore } from './command-store.js';
+import { judgingSettings } from './judging-settings.js';
+import { refuseAbandonedStore } from './command-target.js';
 
 interface DirFlags {
   rulesDir?: string;
 }
 
+interface LoadedRules {
+  ruleSet: RuleSet;
+  /** Enabled rules whose destination the server's network guard refuses, each naming the setting that allows it. */
+  refused: string[];
+  /** Whose allow-list judged them: the running server's, or this terminal's (offline). */
+  judgedBy: string;
+  offline: boolean;
+}
+
 /** The rule set as `serve` would load it (same env for ${ENV} references); exits 1 listing every error. */
-async function loadOrExit(rulesDir: string | undefined): Promise<RuleSet> {
+async function loadOrExit(rulesDir: string | undefined): Promise<LoadedRules> {
   const config = loadConfig(process.env, rulesDir ? { rulesDir } : {});
   configureTransformSandbox(config.rules.transform);
   const result = await loadRuleSet(config.rulesDir, process.env, config.rulesMaxFileBytes);
@@ -30,10 +39,11 @@ async function loadOrExit(rulesDir: string | undefined): Promise<RuleSet> {
     process.stderr.write(`${result.errors.length} error(s) in ${config.rulesDir}\n`);
     process.exit(1);
   }
-  // What serve warns about at start: destinations its network guard will refuse, and how to allow them.
-  const guard = createSsrfGuard({ allowNetworks: config.delivery.allowNetworks });
-  for (const warning of refusedDestinationWarnings(result.ruleSet, guard)) process.stderr.write(`warning: ${warning}\n`);
-  return result.ruleSet;
+  // What the server warns about at start: destinations its network guard will refuse, and how to allow them.
+  const judging = await judgingSettings(config, process.env);
+  const refused = refusedDestinationWarnings(result.ruleSet, judging.guard);
+  for (const warning of refused) process.stderr.write(`warning: ${warning}\n`);
+  return { ruleSet: result.ruleSet, refused, judgedBy: judging.judgedBy, offline: judging.offline };
 }
 
 function findRule(ruleSet: RuleSet, id: string): CompiledRule {
@@ -62,9 +72,10 @@ async function testWithFile(rule: CompiledRule, ruleSet: RuleSet, file: string, 
 }
 
 async function testWithHistory(ruleId: string, ruleSet: RuleSet, count: number, flags: { dataDir?: string; json: boolean }): Promise<void> {
-  const { dataDir } = loadConfig(process.env, flags.dataDir ? { dataDir: flags.dataDir } : {});
-  if (!hasDatabase(dataDir)) throw new HookrelayError('not_found', `No hookrelay database in ${dataDir}, so there is no history to test against. Pass --data-dir <dir> (the one serve uses).`);
-  const store = new SqliteStore({ dataDir, durability: 'normal' });
+  const config = loadConfig(process.env, flags.dataDir ? { dataDir: flags.dataDir } : {});
+  await refuseAbandonedStore(config);
+  const store = await openCommandStore(config);
+  if (!store) throw new HookrelayError('not_found', `No hookrelay database in ${config.dataDir}, so there is no history to test against. Pass --data-dir <dir> (the one serve uses).`);
   try {
     const { results } = await dryRunRule(store, ruleSet, ruleId, { last: count });
     for (const { eventId, event, matched, reason } of results) {
@@ -83,11 +94,21 @@ export function registerRulesCommand(program: Command): void {
   const rules = program.command('rules').description('Check, test and describe forwarding rules');
   rules
     .command('check')
-    .description('Validate every rule file; exit 1 listing all errors as file:line path: message')
+    .description("Validate every rule file, and judge their destinations with the running server's network guard (else this terminal's settings, said as offline); exit 1 listing all errors, or when a destination would be refused")
     .option('--rules-dir <dir>', 'folder of rule files (HOOKRELAY_RULES_DIR, default ./rules)')
     .action(async (flags: DirFlags) => {
-      const ruleSet = await loadOrExit(flags.rulesDir);
-      process.stdout.write(`${ruleSet.rules.length} rule(s) OK (${ruleSet.rules.filter((r) => r.enabled).length} enabled), rule-set ${ruleSet.hash}\n`);
+      const { ruleSet, refused, judgedBy, offline } = await loadOrExit(flags.rulesDir);
+      process.stderr.write(`${judgedBy}\n`);
+      const counts = `${ruleSet.rules.length} rule(s)`;
+      const enabled = `(${ruleSet.rules.filter((r) => r.enabled).length} enabled), rule-set ${ruleSet.hash}`;
+      if (refused.length === 0) {
+        process.stdout.write(`${counts} OK ${enabled}\n`);
+        return;
+      }
+      // Valid files, but the first matching event would be dead-lettered: not OK.
+      const whose = offline ? "this terminal's settings (offline)" : 'the running server';
+      process.stdout.write(`${counts} valid ${enabled}; ${refused.length} destination(s) refused by ${whose}\n`);
+      process.exitCode = 1;
     });
   rules
     .command('test')
@@ -103,7 +124,7 @@ export function registerRulesCommand(program: Command): void {
       if (!flags.file === !flags.history) throw new Error('give exactly one of --file <event.json> or --history <n>');
       const count = Number(flags.history);
       if (flags.history !== undefined && !(Number.isInteger(count) && count >= 1)) throw new Error('--history needs a whole number of events, at least 1');
-      const ruleSet = await loadOrExit(flags.rulesDir);
+      const { ruleSet } = await loadOrExit(flags.rulesDir);
       const rule = findRule(ruleSet, id);
       if (flags.file) await testWithFile(rule, ruleSet, flags.file, flags.source, Boolean(flags.json));
       else await testWithHistory(rule.id, ruleSet, count, { ...(flags.dataDir !== undefined && { dataDir: flags.dataDir }), json: Boolean(flags.json) });

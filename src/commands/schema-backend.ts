@@ -10,9 +10,10 @@ import { listDriftViews, listObservedSchemaViews } from '../operations/schema-vi
 import type { JobView } from '../operations/view-schemas.js';
 import type { RuleDescription } from '../rules/types.js';
 import { SchemaLearner } from '../schema/schema-learner.js';
-import { SqliteStore } from '../store/sqlite/sqlite-store.js';
+import type { Store } from '../store/store.js';
 import { AdminClient } from './admin-client.js';
-import { hasDatabase, loadCurrentRules } from './local-backend.js';
+import { openCommandStore } from './command-store.js';
+import { loadCurrentRules } from './local-backend.js';
 
 export interface SchemaFilter {
   source?: string;
@@ -74,14 +75,17 @@ export class RemoteSchemaBackend implements SchemaBackend {
  * Drifts a local backfill finds are recorded, not alerted.
  */
 export class LocalSchemaBackend implements SchemaBackend {
-  private readonly store: SqliteStore;
-
-  constructor(
+  private constructor(
     private readonly config: Readonly<Config>,
     private readonly env: Record<string, string | undefined>,
-  ) {
-    if (!hasDatabase(config.dataDir)) throw new HookrelayError('not_found', `No hookrelay database in ${config.dataDir}. Pass --data-dir <dir>, or --url to use a running server's admin API.`);
-    this.store = new SqliteStore({ dataDir: config.dataDir, durability: 'normal', busyTimeoutMs: 5_000 });
+    private readonly store: Store,
+  ) {}
+
+  /** The store `serve` would open from this configuration; a data dir without a database is an error. */
+  static async open(config: Readonly<Config>, env: Record<string, string | undefined>): Promise<LocalSchemaBackend> {
+    const store = await openCommandStore(config);
+    if (!store) throw new HookrelayError('not_found', `No hookrelay database in ${config.dataDir}. Pass --data-dir <dir>, or --url to use a running server's admin API.`);
+    return new LocalSchemaBackend(config, env, store);
   }
 
   schemas(filter: SchemaFilter): Promise<ObservedSchemaView[]> {

@@ -1,11 +1,10 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { loadConfig } from '../config.js';
 import { HookrelayError } from '../errors.js';
 import type { ObservedSchemaView } from '../operations/schema-view-schemas.js';
 import { diffContract, exportContract, type ContractMode, type FieldDifference } from '../schema/contract.js';
 import type { ObservedSchema } from '../store/schema-store.js';
-import { addTargetOptions, remoteAdminToken, type TargetFlags } from './command-target.js';
+import { addTargetOptions, findTarget, type TargetFlags } from './command-target.js';
 import { exitQuietlyWhenStdoutCloses, printJson, printLine } from './output.js';
 import { createProgress } from './progress-bar.js';
 import { LocalSchemaBackend, RemoteSchemaBackend, type SchemaBackend } from './schema-backend.js';
@@ -16,11 +15,11 @@ interface FilterFlags extends TargetFlags {
   event?: string;
 }
 
+/** The running server's admin API when one runs for this configuration, else its store (see `findTarget`). */
 async function openSchemaBackend(flags: TargetFlags): Promise<SchemaBackend> {
   const env = process.env;
-  if (flags.url === undefined) return new LocalSchemaBackend(loadConfig(env, { ...(flags.dataDir && { dataDir: flags.dataDir }), ...(flags.rulesDir && { rulesDir: flags.rulesDir }) }), env);
-  if (flags.dataDir !== undefined || flags.rulesDir !== undefined) throw new HookrelayError('bad_request', '--url (remote mode) and --data-dir/--rules-dir (local mode) exclude each other.');
-  return new RemoteSchemaBackend(flags.url, await remoteAdminToken(flags.url, flags.token, env));
+  const target = await findTarget(flags, env);
+  return 'url' in target ? new RemoteSchemaBackend(target.url, target.token) : LocalSchemaBackend.open(target.config, env);
 }
 
 async function withSchemaBackend<T>(flags: TargetFlags, fn: (backend: SchemaBackend) => Promise<T>): Promise<T> {

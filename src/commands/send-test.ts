@@ -6,6 +6,8 @@ import { HookrelayError } from '../errors.js';
 import { SIGNATURE_SCHEMES, type Signing, type SignatureScheme } from '../signing/scheme.js';
 import { newMessageId, signatureHeaders } from '../signing/sign.js';
 import { sourceSecretFor } from './secrets.js';
+import { findRunningServer, noServerFound, type RunningServer } from './running-server.js';
+import { servedSecret } from './server-secret.js';
 import { readInput } from './read-input.js';
 import { buildBody, collectFieldSetting, readLastBody, saveLastBody, transferIdOf, type FieldSetting } from './send-test-body.js';
 import { checkSecretForScheme } from './signing-secret.js';
@@ -56,11 +58,26 @@ export function localWebhookUrl(config: Pick<Config, 'host' | 'port'>, source: s
   return `http://${host}:${config.port}/webhooks/${source}`;
 }
 
-/** --secret, else the source's configured secret (HOOKRELAY_SECRET, config file), else the one serve generated (kept in the database). */
-async function resolveSecret(flags: SendTestFlags): Promise<{ secret: string; origin: string } | undefined> {
+/**
+ * --secret, else the secret the running server verifies with (asked of it), else, with no server running,
+ * the source's configured secret (HOOKRELAY_SECRET, config file) or the one serve generated (kept in the database).
+ */
+async function resolveSecret(flags: SendTestFlags, config: Readonly<Config>, server: RunningServer | undefined): Promise<{ secret: string; origin: string } | undefined> {
   if (flags.secret !== undefined) return { secret: flags.secret, origin: '--secret' };
+  if (server) {
+    const served = await servedSecret(server, config, flags.source, process.env);
+    return served.value === null ? undefined : { secret: served.value, origin: served.origin };
+  }
   const found = await sourceSecretFor(flags.source, process.env, flags.dataDir);
   return found && { secret: found.value, origin: found.origin };
+}
+
+/** What a 401 means here: which secret was used, and which one the server checks (its log says the same). */
+function unauthorizedHint(signing: { origin: string } | undefined, server: RunningServer | undefined, source: string): string {
+  const used = signing ? `signed with the secret from ${signing.origin}` : 'sent unsigned';
+  const checks = server?.info.sources.find((s) => s.name === source)?.secretFrom;
+  const expected = checks ? `the running server verifies source "${source}" with the secret from ${checks}` : `the server verifies source "${source}" with its own secret`;
+  return `hint: the server refused the signature: this request was ${used}; ${expected}. \`hookrelay secrets show ${source}\` prints the secret in use; the server's log line for this request names the secret it checked.\n`;
 }
 
 async function sendTest(flags: SendTestFlags): Promise<void> {
@@ -68,9 +85,13 @@ async function sendTest(flags: SendTestFlags): Promise<void> {
     throw new HookrelayError('bad_request', '--repeat sends the last body again exactly: it takes no --file, --transfer-id or --set.');
   }
   const config = loadConfig(process.env, flags.dataDir === undefined ? {} : { dataDir: flags.dataDir });
+  // The server running for these settings decides the URL, the scheme and the secret; --url names another receiver.
+  const server = flags.url === undefined ? await findRunningServer(config) : undefined;
+  if (flags.url === undefined && !server) process.stderr.write(`${noServerFound(config)}; sending to the address and with the secret serve would use from this terminal's settings\n`);
+  const served = server?.info.sources.find((s) => s.name === flags.source);
   const source = config.sources.find((s) => s.name === flags.source);
-  const scheme = flags.scheme ?? source?.scheme ?? 'hmac-sha256-hex';
-  const signing = scheme === 'none' ? undefined : await resolveSecret(flags);
+  const scheme = flags.scheme ?? (served?.scheme as SignatureScheme | undefined) ?? source?.scheme ?? 'hmac-sha256-hex';
+  const signing = scheme === 'none' ? undefined : await resolveSecret(flags, config, server);
   if (scheme !== 'none' && !signing) {
     throw new HookrelayError('bad_request', `No secret for source "${flags.source}": pass --secret, set HOOKRELAY_SECRET, or start hookrelay serve once with these settings (it generates one and keeps it in the database${config.database.url === undefined ? ` and in ${config.dataDir}/${flags.source}.secret` : ''}).`);
   }
@@ -79,13 +100,14 @@ async function sendTest(flags: SendTestFlags): Promise<void> {
   const body = flags.repeat
     ? readLastBody(config.dataDir)
     : buildBody({ ...(flags.file !== undefined && { file: await readInput(flags.file) }), ...(flags.transferId !== undefined && { transferId: flags.transferId }), settings: flags.set });
-  const url = flags.url ?? localWebhookUrl(config, flags.source);
+  const url = flags.url ?? (server ? `${server.info.url}/webhooks/${flags.source}` : localWebhookUrl(config, flags.source));
   const transferId = transferIdOf(body);
   process.stderr.write(`POST ${url}${transferId ? ` (transfer ${transferId})` : ''}\n`);
   const signed: Signing = scheme === 'none' ? { scheme } : { scheme, secret: signing!.secret };
   const reply = await post(url, body, signatureHeaders(signed, { id: newMessageId(), timestamp: new Date(), body }), Number(flags.retries));
   saveLastBody(config.dataDir, body);
   process.stdout.write(`HTTP ${reply.status}\n${reply.body}\n`);
+  if (reply.status === 401) process.stderr.write(unauthorizedHint(signing, server, flags.source));
   if (reply.status < 200 || reply.status >= 300) process.exitCode = 1;
 }
 
@@ -93,9 +115,9 @@ export function registerSendTestCommand(program: Command): void {
   program
     .command('send-test')
     .description('Send a realistic signed transfer:succeeded webhook (to this machine\'s receiver by default) and print the response')
-    .option('-u, --url <url>', 'webhook URL (default: this machine\'s receiver as configured, http://127.0.0.1:<HOOKRELAY_PORT>/webhooks/<source>)')
+    .option('-u, --url <url>', 'webhook URL (default: the running server\'s, found by its runtime file in the data dir; with none, http://127.0.0.1:<HOOKRELAY_PORT>/webhooks/<source>)')
     .option('--source <name>', 'source to send as: the URL path, and where the scheme and secret come from', 'checkout')
-    .option('-s, --secret <secret>', 'signing secret (default: the source\'s configured secret, HOOKRELAY_SECRET, else the one serve generated, as `hookrelay secrets show` prints it)')
+    .option('-s, --secret <secret>', 'signing secret (default: the one the running server verifies with, as `hookrelay secrets show` prints it; with no server running, HOOKRELAY_SECRET or the configured or generated one)')
     .option('--data-dir <dir>', 'the local data dir (HOOKRELAY_DATA_DIR, default ./data): the generated secret and the last body sent')
     .addOption(new Option('--scheme <scheme>', 'signature scheme (default: the source\'s)').choices(SIGNATURE_SCHEMES))
     .option('-f, --file <file>', 'send this body (exact bytes unless --set or --transfer-id change it) instead of a generated sample')

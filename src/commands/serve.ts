@@ -4,6 +4,10 @@ import { limitHeapGrowth } from '../heap-growth.js';
 import { startHookrelay } from '../hookrelay.js';
 import { chooseLogFormat, createLogDestination, createLogger } from '../log.js';
 import { exitProcess } from '../process-exit.js';
+import { removeRuntimeFile, writeRuntimeFile } from '../runtime/runtime-file.js';
+import { adminTokenOrigin, allowNetworksOrigin, secretOriginOf } from '../runtime/setting-origins.js';
+import { storeIdentityOf } from '../runtime/store-identity.js';
+import { VERSION } from '../version.js';
 
 interface ServeFlags {
   port?: string;
@@ -48,6 +52,7 @@ async function serve(flags: ServeFlags): Promise<void> {
     };
     app.close().then(
       () => {
+        removeRuntimeFile(config.dataDir, process.pid);
         logger.info('stopped');
         exitAfterFlush(0);
       },
@@ -72,6 +77,20 @@ async function serve(flags: ServeFlags): Promise<void> {
     );
   }
   if (app.generatedAdminToken) process.stderr.write(`\nhookrelay generated an admin token (${keptWhere(app.generatedAdminToken.file, 'secrets show --admin-token')}):\n\n    ${app.generatedAdminToken.token}\n\nUse it as "Authorization: Bearer <token>" on ${adminBase}/admin/api and to log in to ${adminBase}/console\n\n`);
+  // Where commands find this server: the node registry (PostgreSQL), and the runtime file with what it judges with (no secret).
+  await app.node.announce(app.adminUrl).catch((err: unknown) => logger.warn({ err }, 'could not register this node\'s URL; commands find it by its runtime file'));
+  writeRuntimeFile(config.dataDir, {
+    url: app.url,
+    adminUrl: app.adminUrl,
+    pid: process.pid,
+    nodeId: app.node.id,
+    version: VERSION,
+    startedAt: new Date(app.node.node.startedAt).toISOString(),
+    store: storeIdentityOf(config),
+    delivery: { allowNetworks: [...config.delivery.allowNetworks], allowNetworksFrom: allowNetworksOrigin(config, process.env) },
+    adminTokenFrom: adminTokenOrigin(config, process.env),
+    sources: config.sources.map((source) => ({ name: source.name, scheme: source.scheme, secretFrom: secretOriginOf(source, process.env) })),
+  });
   logger.info({ url: app.url, adminUrl: app.adminUrl, webhooks: app.sources.map((s) => `${base}/webhooks/${s.name}`), dataDir: config.dataDir, durability: config.durability, role: app.node.node.role, nodeId: app.node.id }, 'hookrelay listening');
 }
 

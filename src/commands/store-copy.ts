@@ -1,13 +1,13 @@
-import { resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { HookrelayError } from '../errors.js';
 import { copyStore, type CopyProgress, type CopyResult } from '../store/copy-store.js';
 import { clientConfig, redactUrl } from '../store/postgres/connection.js';
 import { PostgresStore } from '../store/postgres/postgres-store.js';
-import { SqliteStore } from '../store/sqlite/sqlite-store.js';
+import { DATABASE_FILE, SqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { CopyTable, CopyableStore } from '../store/copyable-store.js';
 import { positiveInt } from './event-filter-flags.js';
-import { hasDatabase } from './local-backend.js';
 import { INTERRUPTED_EXIT_CODE, onInterrupt } from './interrupt.js';
 import { printJson, printLine } from './output.js';
 import { createProgress } from './progress-bar.js';
@@ -58,7 +58,7 @@ async function openEnd(location: string, role: 'from' | 'to', env: Env): Promise
   }
   if (OTHER_URL.test(location)) throw new HookrelayError('bad_request', `--${role} ${redactUrl(location)}: give a data dir or a postgres:// URL.`);
   const dataDir = resolve(location);
-  if (role === 'from' && !hasDatabase(dataDir)) throw new HookrelayError('not_found', `--from ${location}: no hookrelay database in this directory.`);
+  if (role === 'from' && !existsSync(join(dataDir, DATABASE_FILE))) throw new HookrelayError('not_found', `--from ${location}: no hookrelay database in this directory.`);
   try {
     return { store: new SqliteStore({ dataDir, durability: 'full', busyTimeoutMs: 5_000 }), label: dataDir };
   } catch (err) {

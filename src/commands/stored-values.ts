@@ -1,14 +1,7 @@
 import { ADMIN_TOKEN_FILE, ADMIN_TOKEN_SETTING, readStoredAdminToken } from '../admin-token.js';
 import type { Config } from '../config.js';
-import { PostgresStore } from '../store/postgres/postgres-store.js';
-import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { readStoredSourceSecret, sourceSecretFile, sourceSecretSetting } from '../source-secrets.js';
-import { hasDatabase } from './local-backend.js';
-import type { SettingStore } from '../store/setting-store.js';
-import type { StoreLifecycle } from '../store/store-lifecycle.js';
-
-/** A running server holds the write lock only for short commits; wait this long for it. */
-const BUSY_TIMEOUT_MS = 5_000;
+import { openCommandStore } from './command-store.js';
 
 export interface StoredValue {
   value: string;
@@ -16,20 +9,12 @@ export interface StoredValue {
   origin: string;
 }
 
-/** The store the settings name (PostgreSQL by URL, else the data dir's SQLite file), or null: a data dir without a database is never created. */
-async function openSettingsStore(config: Readonly<Config>): Promise<(SettingStore & StoreLifecycle) | null> {
-  const { url, password, ...settings } = config.database;
-  if (url !== undefined) return PostgresStore.open({ url, ...(password !== undefined && { password }), ...settings, notifications: false });
-  if (!hasDatabase(config.dataDir)) return null;
-  return new SqliteStore({ dataDir: config.dataDir, durability: 'normal', busyTimeoutMs: BUSY_TIMEOUT_MS });
-}
-
 /**
  * A value `serve` generated: the one kept in the store (every node uses it), else, for a data dir whose
  * server has not started since it kept values only in files, that file.
  */
 async function readGenerated(config: Readonly<Config>, setting: string, file: string, readFile: () => string | undefined): Promise<StoredValue | undefined> {
-  const store = await openSettingsStore(config);
+  const store = await openCommandStore(config);
   if (store) {
     try {
       const value = await store.getSetting(setting);

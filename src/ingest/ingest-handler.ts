@@ -44,6 +44,8 @@ export interface IngestDeps {
   contracts?: () => ContractSet;
   /** Called once per request after the response is written (metrics). */
   onOutcome?: (outcome: IngestOutcome) => void;
+  /** Where each source's secret comes from (never the secret): a 401's log line names it, the answer stays generic. */
+  secretOrigins?: ReadonlyMap<string, string>;
 }
 
 export type IngestHandler = (req: IncomingMessage, res: ServerResponse, sourceName: string, requestId: string) => void;
@@ -129,6 +131,11 @@ export function createIngestHandler(deps: IngestDeps): IngestHandler {
     });
     deps.logger.warn({ source: source.name, eventId: saved.id, duplicate: saved.duplicate }, 'body failing the event schema kept in quarantine');
   }
+  /** For the operator reading the log: which secret the signature was checked against. */
+  const signatureHint = (sourceName: string): Record<string, unknown> => {
+    const secretFrom = deps.secretOrigins?.get(sourceName);
+    return secretFrom === undefined ? {} : { secretFrom, hint: `checked with the secret of source "${sourceName}" from ${secretFrom}; \`hookrelay secrets show ${sourceName}\` prints it` };
+  };
 
   return (req, res, sourceName, requestId) => {
     const started = performance.now();
@@ -153,7 +160,7 @@ export function createIngestHandler(deps: IngestDeps): IngestHandler {
       }
       if (error.code === 'server_busy') headers['retry-after'] = String(BUSY_RETRY_AFTER_S);
       if (!res.headersSent) sendError(res, error, headers);
-      finish(error.status, error.code);
+      finish(error.status, error.code, error.status === 401 ? signatureHint(sourceName) : {});
     };
 
     if (!source) {

@@ -19,9 +19,10 @@ import type { RuleSetStore } from '../store/rule-set-store.js';
 import type { OutageStore } from '../store/outage-store.js';
 import type { JobStore } from '../store/job-store.js';
 import type { SchemaStore } from '../store/schema-store.js';
+import type { SettingStore } from '../store/setting-store.js';
 
 /** The store roles the operations act through (none of the delivery worker's, retention's or the copy's). */
-export type OperationsStore = EventStore & NewEventStore & OutboxStore & BulkStore & EventArchive & RuleSetStore & OutageStore & JobStore & ClusterStore & QuarantineStore & SchemaStore;
+export type OperationsStore = EventStore & NewEventStore & OutboxStore & BulkStore & EventArchive & RuleSetStore & OutageStore & JobStore & ClusterStore & QuarantineStore & SchemaStore & SettingStore;
 
 /** What the operations work with: assembled once by the composition root (server) or per command (local CLI). */
 export interface OperationsContext {

@@ -42,6 +42,8 @@ export interface NewNode {
   /** How often this node heartbeats: with NODE_MISSED_HEARTBEATS, how long it stays live without one. */
   heartbeatMs: number;
   startedAt: number;
+  /** Base URL of its admin API once it listens; kept by PostgreSQL (SQLite's node is found by its runtime file). */
+  url?: string | null;
 }
 
 export interface ClusterNode extends NewNode {

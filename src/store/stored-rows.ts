@@ -137,6 +137,8 @@ export interface NodeRow {
   heartbeat_ms: number;
   started_at: number;
   last_heartbeat: number;
+  /** PostgreSQL only. */
+  url?: string | null;
 }
 
 /**
@@ -163,6 +165,7 @@ export function toClusterNode(row: NodeRow, toCallerClock: (storeTime: number) =
     heartbeatMs: row.heartbeat_ms,
     startedAt: row.started_at,
     lastHeartbeat: toCallerClock(row.last_heartbeat),
+    ...(row.url != null && { url: row.url }),
   };
 }
 

@@ -88,7 +88,7 @@ describeWithPostgres('hookrelay serve --role, several processes on one PostgreSQ
   }, 180_000);
 });
 
-it('hookrelay cluster in local mode lists the serve process of the data dir (SQLite)', async () => {
+it('hookrelay cluster asks the serve process of the data dir (SQLite), and reads the data dir once it stopped', async () => {
   const dataDir = makeTempDir();
   const env = { HOOKRELAY_DATA_DIR: dataDir, HOOKRELAY_RULES_DIR: makeTempDir(), HOOKRELAY_SECRET: SECRET, HOOKRELAY_ADMIN_TOKEN: TOKEN };
   const node = await startServeProcess(env, ['--role', 'worker']);
@@ -99,7 +99,8 @@ it('hookrelay cluster in local mode lists the serve process of the data dir (SQL
     const local = runCli(['cluster', '--data-dir', dataDir, '--json'], { env });
     expect((await local.exited).code).toBe(0);
     const view = JSON.parse(local.stdout());
-    expect(view.nodes).toEqual([expect.objectContaining({ id: listening.nodeId, role: 'worker', self: false, pid: node.child.pid })]);
+    // The running node answers (found by its runtime file in the data dir), so it is `self`.
+    expect(view.nodes).toEqual([expect.objectContaining({ id: listening.nodeId, role: 'worker', self: true, pid: node.child.pid })]);
     const refused = await postSigned(`${node.url}/webhooks/checkout`, sampleTransferSucceeded(), SECRET);
     expect(refused.status).toBe(503);
   } finally {
@@ -107,6 +108,7 @@ it('hookrelay cluster in local mode lists the serve process of the data dir (SQL
   }
   const afterStop = runCli(['cluster', '--data-dir', dataDir], { env });
   expect((await afterStop.exited).code).toBe(0);
+  expect(afterStop.stderr()).toContain('no running server found for this configuration');
   expect(afterStop.stdout()).toContain('no live nodes');
   // The node that stopped is not dropped without a word: it left, and the table says when.
   expect(afterStop.stdout()).toContain('gone in the last day:');

@@ -21,11 +21,13 @@ to:
   headers: { Authorization: "Bearer \${FULFIL_TOKEN}" }
 sign: { scheme: hmac-sha256-hex, secret: "\${FULFIL_SECRET}" }
 `;
-const ENV = { FULFIL_TOKEN: 'secret-token-value', FULFIL_SECRET: 'secret-signing-value' };
+/** A data dir of the test's own: rules check looks there for a running server, never in ./data. */
+const NO_SERVER = { HOOKRELAY_DATA_DIR: makeTempDir() };
+const ENV = { ...NO_SERVER, FULFIL_TOKEN: 'secret-token-value', FULFIL_SECRET: 'secret-signing-value' };
 
 describe('hookrelay rules', () => {
   it('check passes on the shipped example rules', async () => {
-    const proc = runCli(['rules', 'check', '--rules-dir', shippedExampleRulesDir()]);
+    const proc = runCli(['rules', 'check', '--rules-dir', shippedExampleRulesDir()], { env: NO_SERVER });
     expect((await proc.exited).code).toBe(0);
     expect(proc.stdout()).toMatch(/rule\(s\) OK/);
   });
@@ -35,7 +37,7 @@ describe('hookrelay rules', () => {
       'a.yaml': 'id: a\non: [transfer:succeeded]\nwhere:\n  result.totalPriceUsd: { $gtee: 1 }\nto:\n  url: http://x.example/\n',
       'b.yaml': 'id: b\non: [transfer:succeeded]\nto:\n  url: http://x.example/\n  methd: POST\n',
     });
-    const proc = runCli(['rules', 'check', '--rules-dir', dir]);
+    const proc = runCli(['rules', 'check', '--rules-dir', dir], { env: NO_SERVER });
     expect((await proc.exited).code).toBe(1);
     expect(proc.stderr()).toMatch(/a\.yaml:4 where\.result\.totalPriceUsd: .*\$gtee/);
     expect(proc.stderr()).toContain('b.yaml:5 to: unknown key "methd"');
@@ -46,7 +48,7 @@ describe('hookrelay rules', () => {
     const dir = rulesDirWith({
       're.yaml': 'id: re\non: [transfer:succeeded]\nwhere:\n  result.email: { $regex: "^(.)\\\\1" }\ntransform: |\n  {\n    "vip": $contains(result.email, /^(?!test)/)\n  }\nto:\n  url: http://x.example/\n',
     });
-    const proc = runCli(['rules', 'check', '--rules-dir', dir]);
+    const proc = runCli(['rules', 'check', '--rules-dir', dir], { env: NO_SERVER });
     expect((await proc.exited).code).toBe(1);
     expect(proc.stderr()).toMatch(/re\.yaml:4 where\.result\.email: \$regex "\^\(\.\)\\\\1" cannot run in linear time: a backreference/);
     expect(proc.stderr()).toMatch(/re\.yaml:7 transform: regular expression \/\^\(\?!test\)\/ cannot run in linear time: a lookahead/);
@@ -56,7 +58,7 @@ describe('hookrelay rules', () => {
     const dir = rulesDirWith({
       'five.yaml': 'id: five\non: [transfer:succeeded]\nwehre:\n  result.totalPriceUsd: { $gte: 100 }\ntransform: "{ \'a\': "\nto:\n  url: hooks.example.com\nsign: { scheme: standard-webhooks, secret: abc }\ntimeout: soon\n',
     });
-    const proc = runCli(['rules', 'check', '--rules-dir', dir]);
+    const proc = runCli(['rules', 'check', '--rules-dir', dir], { env: NO_SERVER });
     expect((await proc.exited).code).toBe(1);
     // Files are named as in the rules directory; the directory is said once, in the count.
     const lines = proc.stderr().trim().split('\n');
@@ -74,7 +76,7 @@ describe('hookrelay rules', () => {
     const dir = rulesDirWith({
       'a.yaml': 'id: a\non: [transfer:succeeded]\nwehre:\n  result.totalPriceUsd: { $gtee: 100 }\ntransform: |\n  { "id": result.id\nto:\n  url: https://x.example/\n',
     });
-    const proc = runCli(['rules', 'check', '--rules-dir', dir]);
+    const proc = runCli(['rules', 'check', '--rules-dir', dir], { env: NO_SERVER });
     expect((await proc.exited).code).toBe(1);
     expect(proc.stderr().trim().split('\n').map((line) => line.replace(`${dir}/`, ''))).toEqual([
       'a.yaml:3: unknown key "wehre" (did you mean "where"?)',
@@ -84,22 +86,26 @@ describe('hookrelay rules', () => {
     ]);
   });
 
-  it('check warns of a destination the network guard refuses, saying which setting and entry allow it', async () => {
+  it('check reports a destination the network guard refuses, saying which setting and entry allow it, and that it judged offline', async () => {
     const dir = rulesDirWith({ 'm.yaml': 'id: m\non: [transfer:succeeded]\nto:\n  url: http://169.254.169.254/latest\n' });
-    const proc = runCli(['rules', 'check', '--rules-dir', dir], { env: { HOOKRELAY_ALLOW_NETWORKS: '169.254.0.0/16' } });
-    expect((await proc.exited).code).toBe(0);
+    const dataDir = makeTempDir();
+    const proc = runCli(['rules', 'check', '--rules-dir', dir], { env: { HOOKRELAY_DATA_DIR: dataDir, HOOKRELAY_ALLOW_NETWORKS: '169.254.0.0/16' } });
+    expect((await proc.exited).code).toBe(1);
+    expect(proc.stdout()).toMatch(/^1 rule\(s\) valid \(1 enabled\), rule-set \w+; 1 destination\(s\) refused by this terminal's settings \(offline\)\n$/);
     expect(proc.stderr()).toBe(
       `warning: rule "m" (m.yaml:1) sends to 169.254.169.254, which is refused: 169.254.169.254 is a cloud metadata endpoint; ` +
-        'to allow it, list 169.254.169.254/32 itself in HOOKRELAY_ALLOW_NETWORKS (delivery.allowNetworks): a network containing it does not allow it\n',
+        'to allow it, list 169.254.169.254/32 itself in HOOKRELAY_ALLOW_NETWORKS (delivery.allowNetworks): a network containing it does not allow it\n' +
+        `no running server found for this configuration (no live ${join(dataDir, 'hookrelay.runtime.json')}); judged offline with this terminal's settings: delivery.allowNetworks [169.254.0.0/16], from HOOKRELAY_ALLOW_NETWORKS\n`,
     );
-    const allowed = runCli(['rules', 'check', '--rules-dir', dir], { env: { HOOKRELAY_ALLOW_NETWORKS: '169.254.169.254/32' } });
+    const allowed = runCli(['rules', 'check', '--rules-dir', dir], { env: { HOOKRELAY_DATA_DIR: dataDir, HOOKRELAY_ALLOW_NETWORKS: '169.254.169.254/32' } });
     expect((await allowed.exited).code).toBe(0);
-    expect(allowed.stderr()).toBe('');
+    expect(allowed.stdout()).toMatch(/^1 rule\(s\) OK/);
+    expect(allowed.stderr()).toContain("judged offline with this terminal's settings: delivery.allowNetworks [169.254.169.254/32], from HOOKRELAY_ALLOW_NETWORKS");
   });
 
   it('check refuses a rule file over HOOKRELAY_RULES_MAX_FILE_BYTES without reading it', async () => {
     const dir = rulesDirWith({ 'a.yaml': `id: a\non: [transfer:succeeded]\nto:\n  url: https://x.example/\ndescription: "${'x'.repeat(600)}"\n` });
-    const proc = runCli(['rules', 'check', '--rules-dir', dir], { env: { HOOKRELAY_RULES_MAX_FILE_BYTES: '512' } });
+    const proc = runCli(['rules', 'check', '--rules-dir', dir], { env: { ...NO_SERVER, HOOKRELAY_RULES_MAX_FILE_BYTES: '512' } });
     expect((await proc.exited).code).toBe(1);
     expect(proc.stderr()).toMatch(/a\.yaml:1: skipped: its \d+ bytes are over the 512-byte limit for a rule file \(HOOKRELAY_RULES_MAX_FILE_BYTES\)/);
   });
@@ -159,7 +165,7 @@ describe('hookrelay rules', () => {
   it('test --history says which of the last N stored events match', async () => {
     const dataDir = makeTempDir();
     const dir = rulesDirWith({ 'big.yaml': BIG_CARD });
-    const server = await startServeProcess({ HOOKRELAY_DATA_DIR: dataDir, HOOKRELAY_RULES_DIR: dir, HOOKRELAY_SECRET: 's', ...ENV });
+    const server = await startServeProcess({ ...ENV, HOOKRELAY_DATA_DIR: dataDir, HOOKRELAY_RULES_DIR: dir, HOOKRELAY_SECRET: 's' });
     for (const price of [5, 200, 300]) await postSigned(`${server.url}/webhooks/checkout`, sampleTransferSucceeded({ unitPriceUsd: price, quantity: 1 }), 's');
     server.child.kill('SIGTERM');
     await server.exited;
@@ -167,7 +173,7 @@ describe('hookrelay rules', () => {
     expect((await proc.exited).code).toBe(0);
     const lines = proc.stdout().trim().split('\n').map((l) => JSON.parse(l));
     expect(lines.map((l) => l.matched)).toEqual([true, true, false]); // newest first
-    const fromEnv = runCli(['rules', 'test', 'big-card', '--history', '2', '--rules-dir', dir], { env: { HOOKRELAY_DATA_DIR: dataDir, ...ENV } });
+    const fromEnv = runCli(['rules', 'test', 'big-card', '--history', '2', '--rules-dir', dir], { env: { ...ENV, HOOKRELAY_DATA_DIR: dataDir } });
     expect((await fromEnv.exited).code).toBe(0);
     expect(fromEnv.stdout()).toContain('2 of the last 2 events match "big-card"');
   });

@@ -15,6 +15,7 @@ import { explainRoutes } from './routes/explain-routes.js';
 import { jobRoutes } from './routes/job-routes.js';
 import { ruleRoutes } from './routes/rule-routes.js';
 import { schemaRoutes } from './routes/schema-routes.js';
+import { sourceRoutes } from './routes/source-routes.js';
 import { streamRoutes } from './routes/stream-routes.js';
 import type { StreamHub } from './stream/stream-hub.js';
 
@@ -42,7 +43,7 @@ export interface AdminApi {
 export function createAdminApi(options: AdminApiOptions): AdminApi {
   const { context, jobs } = options;
   // The stream comes before /events/:id, which would take `stream` for an id.
-  const routes: AdminRoute[] = [...streamRoutes(context, options.streams), ...eventRoutes(context, jobs), ...explainRoutes(context), ...deliveryRoutes(context, jobs), ...jobRoutes(context, jobs), ...ruleRoutes(context), ...destinationRoutes(context), ...clusterRoutes(context), ...schemaRoutes(context, jobs)];
+  const routes: AdminRoute[] = [...streamRoutes(context, options.streams), ...eventRoutes(context, jobs), ...explainRoutes(context), ...deliveryRoutes(context, jobs), ...jobRoutes(context, jobs), ...ruleRoutes(context), ...destinationRoutes(context), ...clusterRoutes(context), ...schemaRoutes(context, jobs), ...sourceRoutes(context)];
   let document: OpenApiDocument;
   routes.push(
     defineRoute({

@@ -11,11 +11,11 @@ const FORGET_AFTER_MS = 24 * 60 * 60 * 1000;
 
 const FORGET = named('forget_nodes', `DELETE FROM nodes WHERE last_heartbeat < ${DB_NOW} - $1`);
 const REGISTER = named('register_node', `
-  INSERT INTO nodes (id, host, pid, role, version, rule_set_hash, heartbeat_ms, started_at, last_heartbeat)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, ${DB_NOW})
+  INSERT INTO nodes (id, host, pid, role, version, rule_set_hash, heartbeat_ms, started_at, last_heartbeat, url)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, ${DB_NOW}, $9)
   ON CONFLICT (id) DO UPDATE SET host = excluded.host, pid = excluded.pid, role = excluded.role, version = excluded.version,
     rule_set_hash = excluded.rule_set_hash, heartbeat_ms = excluded.heartbeat_ms, started_at = excluded.started_at,
-    last_heartbeat = excluded.last_heartbeat`);
+    last_heartbeat = excluded.last_heartbeat, url = excluded.url`);
 // A node that has left stays left: a heartbeat racing its shutdown does not bring it back.
 const HEARTBEAT = named('node_heartbeat', `UPDATE nodes SET last_heartbeat = ${DB_NOW}, rule_set_hash = $2 WHERE id = $1 AND heartbeat_ms <> ${LEFT_HEARTBEAT_MS}`);
 const DEREGISTER = named('node_left', `UPDATE nodes SET heartbeat_ms = ${LEFT_HEARTBEAT_MS}, last_heartbeat = ${DB_NOW} WHERE id = $1`);
@@ -41,7 +41,7 @@ export class NodeQueries {
 
   async registerNode(node: NewNode): Promise<void> {
     await this.db.query({ ...FORGET, values: [FORGET_AFTER_MS] });
-    await this.db.query({ ...REGISTER, values: [node.id, node.host, node.pid, node.role, node.version, node.ruleSetHash, node.heartbeatMs, node.startedAt] });
+    await this.db.query({ ...REGISTER, values: [node.id, node.host, node.pid, node.role, node.version, node.ruleSetHash, node.heartbeatMs, node.startedAt, node.url ?? null] });
   }
 
   async heartbeatNode(id: string, ruleSetHash: string | null): Promise<boolean> {

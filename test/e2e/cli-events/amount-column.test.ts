@@ -24,7 +24,7 @@ describe('events list shows the amount (result.totalPriceUsd)', { timeout: 120_0
         sampleTransferSucceeded({ quantity: 1, unitPriceUsd: 12.48 }),
         { event: 'order:noted', result: { id: 'no-amount' } },
       ]);
-      const local = ['--data-dir', server.dataDir, '--rules-dir', server.rulesDir];
+      const local = ['--data-dir', server.dataDir, '--rules-dir', server.rulesDir, '--direct'];
 
       const table = await hookrelay(['events', 'list', ...local]);
       expect(table.code).toBe(0);

@@ -47,7 +47,7 @@ describe('hookrelay events explain', { timeout: 120_000 }, () => {
     try {
       const [id] = await postAll(server.webhook, [sampleTransferSucceeded({ email: 'ann@example.com', quantity: 2 })]);
       const remote = ['--url', server.url];
-      const local = ['--data-dir', server.dataDir, '--rules-dir', server.rulesDir];
+      const local = ['--data-dir', server.dataDir, '--rules-dir', server.rulesDir, '--direct'];
 
       const text = await hookrelay(['events', 'explain', String(id), ...remote], { HOOKRELAY_ADMIN_TOKEN: ADMIN_TOKEN });
       expect(text.code, text.stderr).toBe(0);

@@ -121,6 +121,7 @@ describe('long operations: Ctrl-C leaves no half-done state, progress only on a 
     expect(onTerminal).toContain('exported 30000 events');
 
     const piped = await hookrelay(['events', 'export', '--data-dir', dataDir, '-o', target]);
-    expect(piped.stderr).toBe(`exported 30000 events to ${target}\n`);
+    // No server runs for this data dir: the first line says the store is read directly.
+    expect(piped.stderr).toBe(`no running server found for this configuration (no live ${join(dataDir, 'hookrelay.runtime.json')}); reading the SQLite database ${join(dataDir, 'hookrelay.db')} directly\nexported 30000 events to ${target}\n`);
   });
 });

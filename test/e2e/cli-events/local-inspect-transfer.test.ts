@@ -14,7 +14,7 @@ describe('events list|show|export|import on a data dir, beside a running server'
     try {
       const bodies = [...awkwardBodies(6), Buffer.from(JSON.stringify(sampleTransferSucceeded())), Buffer.from(JSON.stringify(sampleTransferSucceeded()))];
       const ids = await postAll(server.webhook, bodies);
-      const local = ['--data-dir', server.dataDir, '--rules-dir', server.rulesDir];
+      const local = ['--data-dir', server.dataDir, '--rules-dir', server.rulesDir, '--direct'];
 
       const listed = await hookrelay(['events', 'list', ...local, '--json']);
       expect(listed.code).toBe(0);

@@ -17,7 +17,7 @@ describe('events replay|resend and deliveries list|retry on a data dir, with the
       'fwd.yaml': `id: fwd\non: [order:noted0, transfer:succeeded]\nto:\n  url: ${sink.url}\n`,
       'big.yaml': `id: big\non: [transfer:succeeded]\nwhere:\n  result.quantity: { $gt: 100 }\nto:\n  url: ${sink.url}\n`,
     });
-    const local = ['--data-dir', server.dataDir, '--rules-dir', server.rulesDir];
+    const local = ['--data-dir', server.dataDir, '--rules-dir', server.rulesDir, '--direct'];
     try {
       const [body] = awkwardBodies(1);
       const [id] = await postAll(server.webhook, [body!]);
@@ -109,7 +109,7 @@ describe('events replay|resend and deliveries list|retry on a data dir, with the
       'dead.yaml': `id: dead\non: [order:noted0, order:noted1]\nto:\n  url: ${sink.url}\n`,
       'later.yaml': `id: later\non: [order:noted1]\nto:\n  url: ${sink.url}\nretry: { schedule: [1h] }\n`,
     });
-    const local = ['--data-dir', server.dataDir, '--rules-dir', server.rulesDir];
+    const local = ['--data-dir', server.dataDir, '--rules-dir', server.rulesDir, '--direct'];
     try {
       const ids = await postAll(server.webhook, awkwardBodies(4));
       await sink.waitFor(4, 20_000);
@@ -163,7 +163,7 @@ describe('events replay|resend and deliveries list|retry on a data dir, with the
       const [id] = await postAll(server.webhook, [body]);
       const env = { HOOKRELAY_ALLOW_NETWORKS: '127.0.0.1/32' };
 
-      const original = await hookrelay(['events', 'resend', String(id), '--to', sink.url, '--data-dir', server.dataDir], env);
+      const original = await hookrelay(['events', 'resend', String(id), '--to', sink.url, '--data-dir', server.dataDir, '--direct'], env);
       expect(original.code).toBe(0);
       expect(original.stdout).toMatch(/^HTTP 200 in \d+ ms$/m);
       const [first] = await sink.waitFor(1, 20_000);
@@ -171,13 +171,13 @@ describe('events replay|resend and deliveries list|retry on a data dir, with the
       expect(verifyHmacSha256Hex([SECRET], first!.rawBody, String(first!.headers['x-service-signature']))).toBe(true);
 
       const secret = `whsec_${Buffer.from('resend-secret-for-tests').toString('base64')}`;
-      const resigned = await hookrelay(['events', 'resend', String(id), '--to', sink.url, '--sign', 'standard-webhooks', '--secret', secret, '--data-dir', server.dataDir, '--json'], env);
+      const resigned = await hookrelay(['events', 'resend', String(id), '--to', sink.url, '--sign', 'standard-webhooks', '--secret', secret, '--data-dir', server.dataDir, '--direct', '--json'], env);
       expect(resigned.json).toMatchObject({ status: 200, error: null });
       const [, second] = await sink.waitFor(2, 20_000);
       expect(second!.rawBody.equals(body)).toBe(true);
       expect(() => new Webhook(secret).verify(second!.rawBody.toString(), second!.headers as Record<string, string>)).not.toThrow();
 
-      const refused = await hookrelay(['events', 'resend', String(id), '--to', sink.url, '--data-dir', server.dataDir], { HOOKRELAY_ALLOW_NETWORKS: 'none' });
+      const refused = await hookrelay(['events', 'resend', String(id), '--to', sink.url, '--data-dir', server.dataDir, '--direct'], { HOOKRELAY_ALLOW_NETWORKS: 'none' });
       expect(refused.code).toBe(1);
       expect(refused.stderr).toContain('destination 127.0.0.1 refused');
       expect(sink.received).toHaveLength(2);

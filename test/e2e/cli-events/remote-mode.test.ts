@@ -20,7 +20,7 @@ describe('events and deliveries commands against a running server (--url, admin 
       const bodies = [...awkwardBodies(5), Buffer.from(JSON.stringify(sampleTransferSucceeded()))];
       const ids = await postAll(server.webhook, bodies);
       const remote = ['--url', server.url];
-      const local = ['--data-dir', server.dataDir, '--rules-dir', server.rulesDir];
+      const local = ['--data-dir', server.dataDir, '--rules-dir', server.rulesDir, '--direct'];
 
       const remoteList = await hookrelay(['events', 'list', ...remote, '--event', 'order:noted0', '--json'], withToken);
       const localList = await hookrelay(['events', 'list', ...local, '--event', 'order:noted0', '--json']);

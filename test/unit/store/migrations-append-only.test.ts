@@ -37,6 +37,7 @@ const RELEASED: Record<string, Record<string, string>> = {
     '006_ordered_delivery.sql': 'b7ac5528a736e64c180e4ae8a1bf97581d62f380490d324cf8f6b234869fd78a',
     '007_outages_and_redrives.sql': '101b174f05310600d3ee134146c65d6950e096a9cc22e6adb1d5b83806d6ea93',
     '008_total_price_usd.sql': '76b936b9a91bbea4d699116ee0b34406ddc476a45576dcb06e9961494c0943a0',
+    '009_node_url.sql': 'd86d6815b97c6f5d533718b5bd30cfad174dce76c3b200bdd5739b1755bcb821',
     '010_quarantine.sql': '5a5668cadb4a9b4de3e14a3b63091154c2cfa53aa009696ff3694d2b13da004d',
     '011_observed_schemas.sql': '3d8fea2633ec0b4879da002523127a18f93f2f7e2aa988154b2b3543678a433a',
     '012_seen_keys.sql': 'ba706d420c66ed473a50d40ae614f23ad2adc864ffba084a4d3af86788a9ee85',
