@@ -70,7 +70,7 @@ describe('long operations: Ctrl-C leaves no half-done state, progress only on a 
     expect(proc.stdout()).toContain('interrupted: run the same command again to carry on');
 
     const resumed = await hookrelay(['events', 'import', file, '--data-dir', dataDir, '--json']);
-    expect(resumed.json).toEqual({ imported: EVENTS - kept, duplicates: kept, interrupted: false, unconfiguredSources: {} });
+    expect(resumed.json).toEqual({ imported: EVENTS - kept, duplicates: kept, seenBefore: 0, interrupted: false, unconfiguredSources: {} });
     expect(countEvents(dataDir)).toBe(EVENTS);
   });
 

@@ -15,7 +15,7 @@ describe('events list --quarantine and events release', { timeout: 120_000 }, ()
       const sample = sampleTransferSucceeded();
       const drifted = { ...sample, result: { ...sample.result, quantity: 'two' } };
       expect((await postSigned(server.webhook, drifted, SECRET)).status).toBe(422);
-      const local = ['--data-dir', server.dataDir, '--rules-dir', server.rulesDir];
+      const local = ['--direct', '--data-dir', server.dataDir, '--rules-dir', server.rulesDir];
       const remote = ['--url', server.url];
       const token = { HOOKRELAY_ADMIN_TOKEN: ADMIN_TOKEN };
 

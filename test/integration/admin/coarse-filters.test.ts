@@ -92,7 +92,7 @@ describe('event name, source and validation filters find exactly the matching ev
       const exported = await store.listEventsForExport(filter, 1000);
       expect(exported.map((e) => e.id), JSON.stringify(filter)).toEqual([...want].reverse());
       // Replay's lean read selects the same events, with what rules read of them and nothing else.
-      expect(await store.listEventBodies(filter, 1000), JSON.stringify(filter)).toEqual(exported.map(({ id, source, event, body, ruleSetHash }) => ({ id, source, event, body, ruleSetHash })));
+      expect(await store.listEventBodies(filter, 1000), JSON.stringify(filter)).toEqual(exported.map(({ id, source, event, body, ruleSetHash, quarantine }) => ({ id, source, event, body, ruleSetHash, quarantine })));
       if (filter.deliveryState === undefined) {
         const listed = await store.listEvents(filter as EventFilter, { limit: 1000 });
         expect(listed.items.map((e) => e.id), JSON.stringify(filter)).toEqual(want);
