@@ -1,6 +1,7 @@
 // npm run bench:ingest — the ingest hot path against baselines, in one run on one machine.
 // Cases (each a fresh server process, and for hookrelay a fresh data dir): bare node:http, express hello
-// (express.raw), hookrelay full pipeline with durability full, and with normal. Same load generator,
+// (express.raw), the ideal durable receiver (lib/ideal-receiver.mjs: the same durable work in plain Node,
+// the practical limit), hookrelay full pipeline with durability full, and with normal. Same load generator,
 // 50 connections, ~730-byte signed bodies with a fresh transfer id per request (no duplicates). Then
 // hookrelay full and both baselines again, open loop at half of hookrelay's rate, for the latency tail.
 import { createHmac, randomUUID } from 'node:crypto';
@@ -18,6 +19,7 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 // BENCH_CLI: another build's dist/cli.js, to compare two versions under the same harness.
 const cli = process.env.BENCH_CLI ?? join(root, 'dist/cli.js');
 const baseline = join(root, 'bench/lib/baseline-server.mjs');
+const idealReceiver = join(root, 'bench/lib/ideal-receiver.mjs');
 
 // A realistic body (spec shape); only result.id changes per request.
 const template = JSON.stringify({
@@ -97,6 +99,19 @@ async function baselineCase(name, kind, options) {
   }
 }
 
+/** The durable work alone, in plain Node (lib/ideal-receiver.mjs), with the node options of `npm start`. */
+async function idealCase(name, options) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'hookrelay-bench-ideal-'));
+  const args = serveCommand(cli).slice(0, -2).concat(idealReceiver, cli, dataDir);
+  const server = await startServer(process.execPath, args, { env: { HOOKRELAY_SECRET: SECRET }, readPort: (l) => l.startsWith('{') && JSON.parse(l).port });
+  try {
+    return await measure(name, server, options);
+  } finally {
+    await stopServer(server.child);
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
 async function hookrelayCase(name, durability, options) {
   const dataDir = mkdtempSync(join(tmpdir(), 'hookrelay-bench-'));
   const env = { HOOKRELAY_PORT: '0', HOOKRELAY_HOST: '127.0.0.1', HOOKRELAY_DATA_DIR: dataDir, HOOKRELAY_RULES_DIR: join(dataDir, 'rules'), HOOKRELAY_SECRET: SECRET, HOOKRELAY_DURABILITY: durability, HOOKRELAY_LOG_LEVEL: 'info' };
@@ -112,11 +127,11 @@ async function hookrelayCase(name, durability, options) {
 
 console.log(`bench:ingest — ${CONNECTIONS} connections, ${DURATION}s per case and round, body ${Buffer.byteLength(template)} bytes, node ${process.version}\n`);
 if (process.env.BENCH_ONLY) {
-  // BENCH_ONLY=full|normal|express|node-http: one case, for profiling; BENCH_RATE=N makes it open loop at N rps.
+  // BENCH_ONLY=full|normal|express|node-http|ideal: one case, for profiling; BENCH_RATE=N makes it open loop at N rps.
   const fixedRate = Number(process.env.BENCH_RATE ?? 0) || undefined;
   const only = process.env.BENCH_ONLY;
   const name = `${only}${fixedRate ? ` @ ${fixedRate} rps` : ''}`;
-  const row = ['express', 'node-http'].includes(only) ? await baselineCase(name, only, { fixedRate }) : await hookrelayCase(`hookrelay, durability ${name}`, only, { fixedRate });
+  const row = only === 'ideal' ? await idealCase(name, { fixedRate }) : ['express', 'node-http'].includes(only) ? await baselineCase(name, only, { fixedRate }) : await hookrelayCase(`hookrelay, durability ${name}`, only, { fixedRate });
   printTable([row], ['name', 'rps', 'p50', 'p99', 'rssMb', 'cpuUs', 'non2xx', 'errors']);
   if (row.slowest) console.log(`\nslowest request (ms) per 100 ms slot of the schedule, where one took over 8 ms (second.tenth: ms):\n${Object.entries(row.slowest).map(([slot, ms]) => `${slot}: ${ms}`).join('  ')}`);
   process.exit(0);
@@ -127,11 +142,12 @@ if (process.env.BENCH_ONLY) {
 const cases = [
   ['node:http (bare, 200)', (name) => baselineCase(name, 'node-http')],
   ['express hello (express.raw)', (name) => baselineCase(name, 'express')],
+  ['ideal durable receiver', (name) => idealCase(name)],
   ['hookrelay, durability full', (name) => hookrelayCase(name, 'full')],
   ['hookrelay, durability normal', (name) => hookrelayCase(name, 'normal')],
 ];
 const rounds = await inRounds(cases.map(([name, run]) => () => run(name)));
-const [bare, hello, full] = rounds;
+const [bare, hello, ideal, full] = rounds;
 // Half of hookrelay's rate, open loop, for hookrelay and for both baselines at that same rate: a latency
 // tail is only meaningful next to what a server doing nothing takes on the same machine at the same moment.
 const half = Math.max(1, Math.round(median(full.map((r) => r.rps)) / 2));
@@ -147,13 +163,17 @@ const rows = [
     'vs node:http': formatRatio(medianRatio(rounds[i], bare)),
     'vs express': formatRatio(medianRatio(rounds[i], hello)),
     'cpu vs express': formatRatio(medianRatio(rounds[i], hello, 'cpuUs')),
+    'vs ideal': formatRatio(medianRatio(rounds[i], ideal)),
+    'cpu vs ideal': formatRatio(medianRatio(rounds[i], ideal, 'cpuUs')),
   })),
   ...halfCases.map(([name], i) => combineRounds(name, halfRounds[i])),
 ];
-printTable(rows, ['name', 'rps', 'rps range', 'p50', 'p99', 'p99 range', 'rssMb', 'cpuUs', 'non2xx', 'errors', 'vs node:http', 'vs express', 'cpu vs express']);
+printTable(rows, ['name', 'rps', 'rps range', 'p50', 'p99', 'p99 range', 'rssMb', 'cpuUs', 'non2xx', 'errors', 'vs node:http', 'vs express', 'cpu vs express', 'vs ideal', 'cpu vs ideal']);
 console.log(`\n${ROUNDS} round(s); median per case; latency in ms; rssMb = highest peak resident set of the server process;`);
 console.log('cpuUs = CPU time of the server process (all threads) per request; ratios = median over rounds of');
 console.log('(rps / baseline rps) and (cpuUs / baseline cpuUs) in the same round; the last three rows: open loop at a fixed rate.');
-const [bareHalf, helloHalf, fullHalf] = rows.slice(-3);
-const fullRatio = medianRatio(full, hello);
-console.log(`targets: full >= express hello: ${fullRatio >= 1 ? 'met' : 'NOT met'} (${formatRatio(fullRatio)}); p99 at half load < 10 ms: ${fullHalf.p99 < 10 ? 'met' : 'NOT met'} (${fullHalf.p99} ms; express hello ${helloHalf.p99} ms, node:http ${bareHalf.p99} ms at the same rate); RSS < 150 MB: ${Math.max(...rows.slice(2, 4).map((r) => r.rssMb), fullHalf.rssMb) < 150 ? 'met' : 'NOT met'}`);
+const fullHalf = rows.at(-1);
+const idealRps = medianRatio(full, ideal);
+const idealCpu = medianRatio(full, ideal, 'cpuUs');
+const peakRss = Math.max(...rows.slice(3, 5).map((r) => r.rssMb), fullHalf.rssMb);
+console.log(`targets against the ideal receiver: rps >= 0.9x: ${idealRps >= 0.9 ? 'met' : 'NOT met'} (${formatRatio(idealRps)}); CPU per request <= 1.15x: ${idealCpu <= 1.15 ? 'met' : 'NOT met'} (${formatRatio(idealCpu)}); peak RSS <= express hello's: ${peakRss <= rows[1].rssMb ? 'met' : 'NOT met'} (${peakRss} MB against ${rows[1].rssMb} MB)`);
