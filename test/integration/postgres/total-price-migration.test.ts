@@ -53,9 +53,14 @@ describeWithPostgres('PostgreSQL migration 008: the amount (result.totalPriceUsd
     const url = await database.freshSchemaUrl();
     const store = await PostgresStore.open({ url, ...TEST_POOL });
     try {
-      const schema = new URL(url).searchParams.get('options')!.split('=')[1]!;
-      const [row] = await database.query<{ id: string }>(`INSERT INTO ${schema}.events (source, event, transfer_id, validation, received_at, last_received_at, headers, body)
-        VALUES ('checkout', 'transfer:succeeded', 'old-node', 'valid', 1000, 1000, '{}', $1) RETURNING id`, [AMOUNT_BODIES[0]!.body]);
+      // The previous version's insert, on a connection of its own with the same settings (schema) as the node's.
+      const oldNode = new pg.Client({ connectionString: url });
+      await oldNode.connect();
+      const [row] = await oldNode
+        .query<{ id: string }>(`INSERT INTO events (source, event, transfer_id, validation, received_at, last_received_at, headers, body)
+          VALUES ('checkout', 'transfer:succeeded', 'old-node', 'valid', 1000, 1000, '{}', $1) RETURNING id`, [AMOUNT_BODIES[0]!.body])
+        .then((result) => result.rows)
+        .finally(() => oldNode.end());
       expect(await store.getEvent(Number(row!.id))).toMatchObject({ transferId: 'old-node', totalPriceUsd: null });
       const saved = await store.saveEvent(received('new-node', 12.5));
       expect((await store.listEvents({ transferId: 'new-node' }, { limit: 5 })).items.map((e) => [e.id, e.totalPriceUsd])).toEqual([[saved.id, 12.5]]);
