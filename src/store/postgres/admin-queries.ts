@@ -98,7 +98,7 @@ export class AdminQueries {
     const params = new SqlParams();
     const where = this.deadWhere(filter, params);
     const { rows } = await this.db.query<{ id: number }>(
-      // Retried rows of an ordered rule join the back of their key, in id order among themselves.
+      // Retried rows of an ordered rule join the back of their key in rejoin order (join-back.ts: ascending id).
       `UPDATE deliveries u SET state = 'pending', next_attempt_at = ${params.add(this.clock.toDatabase(now))}, lease_token = NULL, dead_reason = NULL,
          blocked_since = NULL, updated_at = ${params.add(now)}, order_seq = CASE WHEN u.order_key IS NULL THEN NULL ELSE r.seq END
        FROM (SELECT picked.id, nextval('delivery_order_seq') AS seq FROM (

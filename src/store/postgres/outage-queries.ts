@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { rejoinOrder } from '../join-back.js';
 import type { DeliveryRedrive, Outage, RedriveKind, RedriveSpacing } from '../outage-store.js';
 import { spaceRedrives } from '../redrive-spacing.js';
 import { toDeliveryRedrive, toOutage, type OutageRow, type RedriveRow } from '../stored-rows.js';
@@ -20,11 +21,11 @@ const CANDIDATES = named('outage_candidates', `
   ORDER BY id FOR UPDATE`);
 const REDRIVE = named('outage_redrive', `
   WITH input AS (
-    SELECT r.*, nextval('delivery_order_seq') AS seq
-    FROM (SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS u(id, next_attempt_at, due_at) ORDER BY id) r
+    SELECT r.id, r.next_attempt_at, r.due_at, nextval('delivery_order_seq') AS seq
+    FROM (SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) WITH ORDINALITY AS u(id, next_attempt_at, due_at, n) ORDER BY n) r
   ),
   moved AS (
-    -- An ordered rule's redriven row joins the back of its key, as a retry does.
+    -- An ordered rule's redriven row joins the back of its key (join-back.ts), in the order the ids are given.
     UPDATE deliveries d SET state = 'pending', next_attempt_at = r.next_attempt_at, pass_offset = d.attempts, dead_reason = NULL,
       retryable_dead_destination = NULL, lease_token = NULL, updated_at = $4, blocked_since = NULL,
       order_seq = CASE WHEN d.order_key IS NULL THEN NULL ELSE r.seq END
@@ -86,7 +87,8 @@ export class OutageQueries {
 
   private async redrive(client: pg.PoolClient, outageId: number, kind: RedriveKind, now: number, ids: number[], dueTimes: number[]): Promise<number[]> {
     if (ids.length === 0) return [];
-    const values = [ids, dueTimes.map((t) => this.clock.toDatabase(t)), dueTimes, now, outageId, kind];
+    const rejoining = rejoinOrder(ids.map((id, i) => ({ id, dueAt: dueTimes[i]! })));
+    const values = [rejoining.map((r) => r.id), rejoining.map((r) => this.clock.toDatabase(r.dueAt)), rejoining.map((r) => r.dueAt), now, outageId, kind];
     const { rows } = await client.query<{ delivery_id: number }>({ ...REDRIVE, values });
     return rows.map((r) => r.delivery_id);
   }

@@ -81,7 +81,7 @@ const SAVE_RENDERED_BODY = named('save_rendered_body', `
 // Rows waiting behind their key's head are not due: an idle worker must not wake for them.
 const NEXT_DUE = named('next_due', `
   SELECT d.next_attempt_at AS due FROM deliveries d WHERE d.state = 'pending' AND ${HEAD_OF_KEY('$1')} ORDER BY d.next_attempt_at LIMIT 1`);
-/** A retried delivery joins the back of its key. */
+/** A retried delivery joins the back of its key (join-back.ts). */
 const RETRY = named('retry', `
   UPDATE deliveries SET state = 'pending', next_attempt_at = $1, lease_token = NULL, dead_reason = NULL, blocked_since = NULL, updated_at = $2,
     order_seq = ${NEXT_ORDER_SEQ}

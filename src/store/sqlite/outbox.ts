@@ -3,6 +3,7 @@ import type { BetterSqlite3 } from '../../sqlite-driver.js';
 import type { ClaimedDelivery } from '../delivery-queue.js';
 import type { Delivery, DeliveryDetail, DeliveryFilter, DeliveryOrigin, NewDelivery, OutboxStats, Page } from '../outbox-store.js';
 import { deliveryAfterAttempt, type AttemptToRecord } from '../attempt-to-record.js';
+import { joinBackOfKeys } from '../join-back.js';
 import { DELIVERY_COLUMNS, toDelivery, toStoredAttempt, type BlockedHeadRow, type DeliveryRow } from '../stored-rows.js';
 
 /**
@@ -58,7 +59,7 @@ export class OutboxQueries {
       INSERT INTO deliveries (event_id, rule_id, rule_set_hash, origin, state, body, content_type, next_attempt_at, dead_reason, created_at, updated_at,
                               order_key, order_seq)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ${NEXT_ORDER_SEQ_SQL})`);
-    // A delivery made pending again (retry, bulk retry) joins the back of its key.
+    // The back place of a pending ordered row's key: after every other pending row of it.
     this.renumber = db.prepare(`
       UPDATE deliveries SET order_seq = (SELECT coalesce(max(p.order_seq), 0) + 1 FROM deliveries p
         WHERE p.state = 'pending' AND p.order_key IS NOT NULL AND p.rule_id = deliveries.rule_id AND p.order_key = deliveries.order_key AND p.id <> deliveries.id)
@@ -148,9 +149,9 @@ export class OutboxQueries {
     return this.renew.run(leaseEnd, deliveryId, leaseToken).changes === 1;
   }
 
-  /** Gives the pending rows among `ids` that carry an order key the next place in their key, in id order. */
+  /** Gives the pending rows among `ids` that carry an order key the back place of their key (`join-back.ts`). */
   joinBackOfKeys(ids: readonly number[]): void {
-    for (const id of [...ids].sort((a, b) => a - b)) this.renumber.run(id);
+    joinBackOfKeys(ids, (id) => this.renumber.run(id));
   }
 
   blockedKeys(ruleId: string, limit: number, now: number): BlockedHeadRow[] {
