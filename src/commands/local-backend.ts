@@ -225,7 +225,7 @@ export class LocalBackend implements AdminBackend {
     const total = await this.store.countDeadDeliveries(retryable);
     const summary = { skipped: await retrySkips(this.store, filter, rules) };
     control.onProgress({ total, processed: 0, created: 0, failed: 0 });
-    return bulkResult(await runRetryJob(this.batchLoop(control), retryable, total, Date.now, summary));
+    return bulkResult(await runRetryJob(this.batchLoop(control), retryable, total, summary));
   }
 
   /** The admin jobs' batch loop driven from the terminal: Ctrl-C stops it between batches; a running server's worker polls for the new rows. */

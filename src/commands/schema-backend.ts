@@ -101,7 +101,7 @@ export class LocalSchemaBackend implements SchemaBackend {
   async backfill(onProgress: (progress: BackfillProgress) => void, signal: AbortSignal): Promise<BackfillProgress> {
     const throughId = await newestEventId(this.store);
     const total = await this.store.countEvents({});
-    await this.store.restartSchemaLearning(Date.now());
+    await this.store.restartSchemaLearning();
     const learner = new SchemaLearner({ store: this.store, settings: { ...this.config.schema, intervalMs: POLL_MS }, logger: createLogger('warn', pino.destination({ dest: 2, sync: true })), leaseHolder: `cli-${randomUUID()}` });
     learner.start();
     try {

@@ -10,8 +10,8 @@ export interface BulkStore {
   countDeadDeliveries(filter: BulkDeliveryFilter): Promise<number>;
   /** Dead deliveries matching `filter`, counted per rule id. */
   countDeadDeliveriesByRule(filter: BulkDeliveryFilter): Promise<Map<string, number>>;
-  /** Makes up to `limit` matching dead deliveries (ascending id) pending and due at `now`, in one transaction; returns their ids. */
-  retryDeadDeliveries(filter: BulkDeliveryFilter, limit: number, now: number): Promise<number[]>;
+  /** Makes up to `limit` matching dead deliveries (ascending id) pending and due now, in one transaction; returns their ids. */
+  retryDeadDeliveries(filter: BulkDeliveryFilter, limit: number): Promise<number[]>;
 }
 
 /** Dead-lettered deliveries to retry: by rule, by event, or by anything about their events. */

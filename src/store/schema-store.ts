@@ -97,7 +97,7 @@ export interface SchemaStore {
    */
   saveSchemaLearning(save: SchemaLearningSave): Promise<{ saved: boolean; drifts: StoredDrift[] }>;
   /** Forgets every observed schema and starts the learner over from the oldest stored event (a backfill); returns the new generation. Drifts are kept. */
-  restartSchemaLearning(now: number): Promise<number>;
+  restartSchemaLearning(): Promise<number>;
   listObservedSchemas(filter: { source?: string; event?: string }): Promise<ObservedSchema[]>;
   /** Newest first. */
   listDrifts(filter: DriftFilter): Promise<StoredDrift[]>;

@@ -29,9 +29,9 @@ export function outboxStoreContract(factory: StoreFactory): void {
       expect(await store.createDeliveriesForEvents([{ eventId, deliveries: [forward('fwd')] }, { eventId: other.id, deliveries: [forward('fwd'), forward('x')] }], 'replay')).toBe(3);
       expect(await store.countDeadDeliveries({ ruleId: 'bad' })).toBe(2);
       expect(await store.countDeadDeliveries({})).toBe(3);
-      const retried = await store.retryDeadDeliveries({ ruleId: 'bad' }, 1, now);
+      const retried = await store.retryDeadDeliveries({ ruleId: 'bad' }, 1);
       expect(retried).toHaveLength(1);
-      expect(await store.retryDeadDeliveries({ ruleId: 'bad', afterId: retried[0]! }, 10, now)).toHaveLength(1);
+      expect(await store.retryDeadDeliveries({ ruleId: 'bad', afterId: retried[0]! }, 10)).toHaveLength(1);
       const [otherDead] = (await store.listDeliveries({ state: 'dead' }, { limit: 10 })).items;
       expect(await store.retryDelivery(otherDead!.id, now)).toBe(true);
       expect(await store.retryDelivery(otherDead!.id, now)).toBe(false); // already pending

@@ -55,7 +55,7 @@ function schemaStoreContract(open: () => Promise<Store>): void {
     const store = await open();
     try {
       await store.saveSchemaLearning({ generation: 0, position: { tx: null, id: 1 }, schemas: [schema(1)], drifts: [drift('result.x', 1)], now: 10 });
-      const generation = await store.restartSchemaLearning(20);
+      const generation = await store.restartSchemaLearning();
       expect(generation).toBe(1);
       expect(await store.loadSchemaLearning()).toMatchObject({ generation: 1, position: null, fromStart: true, schemas: [] });
       expect((await store.saveSchemaLearning({ generation: 0, position: { tx: null, id: 9 }, schemas: [schema(9)], drifts: [], now: 30 })).saved).toBe(false);

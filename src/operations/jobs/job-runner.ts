@@ -87,7 +87,7 @@ export class JobRunner {
       const total = await this.options.store.countDeadDeliveries(retryable);
       const summary = { skipped: await retrySkips(this.options.store, deadFilter, rules) };
       const job = await this.create('retry', filter, deadFilter.ruleId ?? null, total);
-      this.launch(job, (loop) => runRetryJob(loop, retryable, total, this.options.now, summary));
+      this.launch(job, (loop) => runRetryJob(loop, retryable, total, summary));
       return { ...job, summary };
     });
   }
@@ -99,7 +99,7 @@ export class JobRunner {
       const throughId = await newestEventId(store);
       const total = await store.countEvents({});
       const job = await this.create('schema-backfill', {}, null, total);
-      await store.restartSchemaLearning(now());
+      await store.restartSchemaLearning();
       this.launch(job, (loop) => runSchemaBackfillJob({ ...loop, store }, { total, throughId, pollMs: 250, stallMs: 120_000, now }));
       return job;
     });

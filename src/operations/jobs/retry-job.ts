@@ -10,12 +10,12 @@ import type { BatchLoop, BatchLoopResult } from './replay-job.js';
  * `filter.afterId` resumes an interrupted run. `summary` (what it skips, and why) is reported with its
  * progress.
  */
-export async function runRetryJob(loop: BatchLoop, filter: BulkDeliveryFilter, total: number, now: () => number, summary: RetrySummary): Promise<BatchLoopResult> {
+export async function runRetryJob(loop: BatchLoop, filter: BulkDeliveryFilter, total: number, summary: RetrySummary): Promise<BatchLoopResult> {
   const progress: JobProgress = { total, processed: 0, created: 0, failed: 0, summary: { ...summary } };
   let lastId = filter.afterId;
   for (;;) {
     if (await loop.shouldStop()) return { progress, stopped: true, lastId };
-    const ids = await loop.store.retryDeadDeliveries({ ...filter, afterId: lastId ?? 0 }, JOB_BATCH_SIZE, now());
+    const ids = await loop.store.retryDeadDeliveries({ ...filter, afterId: lastId ?? 0 }, JOB_BATCH_SIZE);
     progress.processed += ids.length;
     progress.created += ids.length;
     // Deliveries dead-lettered after the job started may be included: the total grows with them.

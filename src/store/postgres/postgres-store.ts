@@ -440,8 +440,8 @@ export class PostgresStore implements Store {
     return this.read(() => this.admin.countDeadByRule(filter));
   }
 
-  async retryDeadDeliveries(filter: BulkDeliveryFilter, limit: number, now: number): Promise<number[]> {
-    const ids = await this.write(() => this.admin.retryDead(filter, limit, now));
+  async retryDeadDeliveries(filter: BulkDeliveryFilter, limit: number): Promise<number[]> {
+    const ids = await this.write(() => this.admin.retryDead(filter, limit, this.clock.now()));
     if (ids.length > 0) this.deliveriesDue();
     return ids;
   }
@@ -579,8 +579,8 @@ export class PostgresStore implements Store {
     return this.transaction((client) => this.schemas.saveLearning(client, save));
   }
 
-  restartSchemaLearning(now: number): Promise<number> {
-    return this.transaction((client) => this.schemas.restartLearning(client, now));
+  restartSchemaLearning(): Promise<number> {
+    return this.transaction((client) => this.schemas.restartLearning(client, this.clock.now()));
   }
 
   listObservedSchemas(filter: { source?: string; event?: string }): Promise<ObservedSchema[]> {

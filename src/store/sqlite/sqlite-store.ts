@@ -442,8 +442,8 @@ export class SqliteStore implements Store {
     return this.write(() => this.schemas.saveLearning(save));
   }
 
-  async restartSchemaLearning(now: number): Promise<number> {
-    return this.write(() => this.schemas.restartLearning(now));
+  async restartSchemaLearning(): Promise<number> {
+    return this.write(() => this.schemas.restartLearning(this.clock.now()));
   }
 
   async listObservedSchemas(filter: { source?: string; event?: string }): Promise<ObservedSchema[]> {
@@ -535,9 +535,9 @@ export class SqliteStore implements Store {
     return this.bulk.countDeadByRule(filter);
   }
 
-  async retryDeadDeliveries(filter: BulkDeliveryFilter, limit: number, now: number): Promise<number[]> {
+  async retryDeadDeliveries(filter: BulkDeliveryFilter, limit: number): Promise<number[]> {
     const ids = this.write(() => this.db.transaction(() => {
-      const retried = this.bulk.retryDead(filter, limit, now);
+      const retried = this.bulk.retryDead(filter, limit, this.clock.now());
       this.outbox.joinBackOfKeys(retried);
       return retried;
     }).immediate());
