@@ -279,8 +279,8 @@ export const ConfigSchema = z
         enabled: z.boolean().default(true),
         /** How often new events are read and the summary saved (one transaction per save). */
         intervalMs: z.coerce.number().int().positive().default(5_000),
-        /** Events read per query. */
-        batchSize: z.coerce.number().int().positive().max(5_000).default(200),
+        /** Events read per query, bodies included: with bodies up to the ingest limit, what one batch holds in memory. */
+        batchSize: z.coerce.number().int().positive().max(5_000).default(50),
         /** Events learned per pass at most; a backlog is worked off pass after pass. */
         maxEventsPerPass: z.coerce.number().int().positive().default(5_000),
         /** Field paths kept per (source, event name); sightings of later new paths are counted as truncated. */
@@ -297,7 +297,7 @@ export const ConfigSchema = z
         maskExamples: z.boolean().default(true),
       })
       .strict()
-      .default({ enabled: true, intervalMs: 5_000, batchSize: 200, maxEventsPerPass: 5_000, maxFields: 500, maxDepth: 16, maxArrayElements: 100, maxEventTypes: 200, disappearAfter: 20, maskExamples: true }),
+      .default({ enabled: true, intervalMs: 5_000, batchSize: 50, maxEventsPerPass: 5_000, maxFields: 500, maxDepth: 16, maxArrayElements: 100, maxEventTypes: 200, disappearAfter: 20, maskExamples: true }),
     database: z
       .object({
         /**

@@ -9,11 +9,12 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { fdatasync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { dirname, join } from 'node:path';
-import Database from 'better-sqlite3';
 
 const [cli, dataDir] = process.argv.slice(2);
 const dist = dirname(cli);
 const { KNOWN_EVENT_SCHEMAS, EventEnvelopeSchema } = await import(join(dist, 'ingest/event-schemas.js'));
+// The SQLite driver hookrelay itself loads for this Node.js (src/sqlite-driver.ts).
+const { default: Database } = await import(join(dist, 'sqlite-driver.js'));
 const secret = process.env.HOOKRELAY_SECRET ?? 'bench-secret';
 const MAX_BYTES = 1024 * 1024;
 
