@@ -293,11 +293,17 @@ export const ConfigSchema = z
         maxEventTypes: z.coerce.number().int().positive().default(200),
         /** A field present in every one of this many latest events of its type, then absent, has disappeared (a drift). */
         disappearAfter: z.coerce.number().int().positive().default(20),
+        /**
+         * The largest share of the event loop learning may take while it catches up (0-1): after a pass that
+         * kept the loop busy for T ms it waits T × (1/share − 1) before the next, so a backlog never costs
+         * acknowledgements more than this share; learning lags during a peak and catches up after it.
+         */
+        maxBusyShare: z.coerce.number().positive().max(1).default(0.1),
         /** Hide personal data (e-mail addresses, wallets, names) in example values. */
         maskExamples: z.boolean().default(true),
       })
       .strict()
-      .default({ enabled: true, intervalMs: 5_000, batchSize: 50, maxEventsPerPass: 5_000, maxFields: 500, maxDepth: 16, maxArrayElements: 100, maxEventTypes: 200, disappearAfter: 20, maskExamples: true }),
+      .default({ enabled: true, intervalMs: 5_000, batchSize: 50, maxEventsPerPass: 5_000, maxFields: 500, maxDepth: 16, maxArrayElements: 100, maxEventTypes: 200, disappearAfter: 20, maxBusyShare: 0.1, maskExamples: true }),
     database: z
       .object({
         /**

@@ -4,6 +4,11 @@ import type { ClusterStore } from '../store/cluster-store.js';
 import type { NewEventStore, StreamPosition } from '../store/new-event-store.js';
 import { SchemaAggregate, type LearnSettings } from './schema-aggregate.js';
 
+/** While behind: the pause after `busyMs` of learning that holds it to `share` of the event loop (at least 1 ms). */
+export function catchUpPauseMs(busyMs: number, share: number): number {
+  return Math.max(1, Math.ceil((busyMs * (1 - share)) / share));
+}
+
 export interface LearnerSettings extends LearnSettings {
   /** How often the learner reads new events and flushes the summary (one transaction per flush). */
   intervalMs: number;
@@ -11,6 +16,8 @@ export interface LearnerSettings extends LearnSettings {
   batchSize: number;
   /** Events learned per pass at most: a backlog (a backfill) is worked off over several passes. */
   maxEventsPerPass: number;
+  /** The largest share of the event loop learning takes while it catches up (config `schema.maxBusyShare`). */
+  maxBusyShare: number;
 }
 
 export interface LearnReport {
@@ -91,10 +98,17 @@ export class SchemaLearner {
           return false;
         })
         .then((behind) => {
-          if (!this.stopping) this.schedule(behind ? 1 : this.options.settings.intervalMs);
+          if (!this.stopping) this.schedule(behind ? this.catchUpPause() : this.options.settings.intervalMs);
         });
     }, delayMs);
     this.timer.unref();
+  }
+
+  /** Time the last pass kept the event loop busy (parsing and observing bodies), in ms. */
+  private busyMs = 0;
+
+  private catchUpPause(): number {
+    return catchUpPauseMs(this.busyMs, this.options.settings.maxBusyShare);
   }
 
   private async load(): Promise<Learning> {
@@ -116,10 +130,12 @@ export class SchemaLearner {
     this.learning ??= await this.load();
     const learning = this.learning;
     const drifts: NewDrift[] = [];
+    this.busyMs = 0;
     try {
       let read = 0;
       while (read < settings.maxEventsPerPass && !this.stopping) {
         const batch = await store.readNewEvents({}, learning.position, Math.min(settings.batchSize, settings.maxEventsPerPass - read), true);
+        const startedAt = performance.now();
         for (const event of batch.events) {
           // An edited copy is an operator's body, not the sender's.
           if (event.edit) continue;
@@ -132,6 +148,7 @@ export class SchemaLearner {
           drifts.push(...learning.aggregate.observe(event, body));
           report.learned += 1;
         }
+        this.busyMs += performance.now() - startedAt;
         read += batch.events.length;
         learning.position = batch.position;
         if (batch.events.length < settings.batchSize) break;
