@@ -131,7 +131,7 @@ async function startParts(config: Readonly<Config>, logger: Logger, options: Sta
 
   const store = await retryWhileStoreUnavailable('open the store', () => openStore(config, logger), startup);
   stops.add('store', () => store.close());
-  const identity = await keepIdentity(config, store, startup, logger);
+  const identity = await loadIdentity(config, store, startup, logger);
   const guard = createSsrfGuard({ allowNetworks: config.delivery.allowNetworks, lookup: options.lookup });
   const dispatcher = lazyGuardedDispatcher(guard);
   stops.add('outgoing connections', () => dispatcher.close());
@@ -262,10 +262,10 @@ async function startParts(config: Readonly<Config>, logger: Logger, options: Sta
 }
 
 /** The instance's generated values (source secrets, admin token): kept in the store, so every node sharing it uses the same ones. */
-async function keepIdentity(config: Readonly<Config>, store: Store, startup: Startup, logger: Logger): Promise<{ sources: SourceConfig[]; generated: GeneratedSecret[]; adminToken: AdminToken }> {
-  const keeping = { store, dataDir: config.dataDir, fileCopies: config.database.url === undefined, logger };
-  const { sources, generated } = await retryWhileStoreUnavailable('keep the source secrets', () => ensureSourceSecrets(config.sources, keeping), startup);
-  const adminToken = await retryWhileStoreUnavailable('keep the admin token', () => ensureAdminToken(config.admin.token, keeping), startup);
+async function loadIdentity(config: Readonly<Config>, store: Store, startup: Startup, logger: Logger): Promise<{ sources: SourceConfig[]; generated: GeneratedSecret[]; adminToken: AdminToken }> {
+  const storage = { store, dataDir: config.dataDir, fileCopies: config.database.url === undefined, logger };
+  const { sources, generated } = await retryWhileStoreUnavailable('keep the source secrets', () => ensureSourceSecrets(config.sources, storage), startup);
+  const adminToken = await retryWhileStoreUnavailable('keep the admin token', () => ensureAdminToken(config.admin.token, storage), startup);
   for (const source of sources) {
     if (source.scheme === 'none') {
       logger.warn({ source: source.name }, `SIGNATURE CHECKS ARE OFF for source "${source.name}" (scheme: none): anyone who can reach this port can store events`);
