@@ -45,10 +45,6 @@ const secretList = z
   .union([z.string(), z.array(z.string())])
   .transform((value) => (Array.isArray(value) ? value : value.split(',')).map((s) => s.trim()).filter((s) => s.length > 0));
 
-const DEFAULT_MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
-const DEFAULT_MAX_CONNECTIONS = 1024;
-const AUTH_FAILURE_DEFAULTS = { max: 10, windowMs: 60_000 };
-
 /** Addresses or CIDRs, as a list or a comma-separated string; a bare address is one host. */
 const cidrList = z
   .union([z.string(), z.array(z.string())])
@@ -78,23 +74,20 @@ export const SourceConfigSchema = z
   });
 export type SourceConfig = z.infer<typeof SourceConfigSchema>;
 
-const REDRIVE_DEFAULTS = { enabled: false, maxPerSecond: 10, checkIntervalMs: 5_000 };
+const RedriveSettingsSchema = z
+  .object({
+    enabled: z.boolean().default(true),
+    /** Redriven dead letters started per second per rule, unless the rule sets its own. */
+    maxPerSecond: z.coerce.number().positive().max(1000).default(10),
+    /** How often open outages are read from the store, and a probe is sent for those without traffic. */
+    checkIntervalMs: z.coerce.number().int().positive().default(5_000),
+  })
+  .strict();
 
-/** `delivery.redrive`: true, false, or { enabled, maxPerSecond, checkIntervalMs }. */
+/** `delivery.redrive`: true, false, or { enabled, maxPerSecond, checkIntervalMs }; off unless set. */
 const RedriveConfigSchema = z
-  .union([
-    z.boolean().transform((enabled) => ({ ...REDRIVE_DEFAULTS, enabled })),
-    z
-      .object({
-        enabled: z.boolean().default(true),
-        /** Redriven dead letters started per second per rule, unless the rule sets its own. */
-        maxPerSecond: z.coerce.number().positive().max(1000).default(REDRIVE_DEFAULTS.maxPerSecond),
-        /** How often open outages are read from the store, and a probe is sent for those without traffic. */
-        checkIntervalMs: z.coerce.number().int().positive().default(REDRIVE_DEFAULTS.checkIntervalMs),
-      })
-      .strict(),
-  ])
-  .default(REDRIVE_DEFAULTS);
+  .union([z.boolean().transform((enabled) => RedriveSettingsSchema.parse({ enabled })), RedriveSettingsSchema])
+  .prefault(false);
 
 export const ConfigSchema = z
   .object({
@@ -107,7 +100,7 @@ export const ConfigSchema = z
     /** Largest rule file read; a larger one is reported as an error and not read. */
     rulesMaxFileBytes: byteSize.default(1024 * 1024),
     /** Pinned contracts (docs/schema.md): `dir` holds one `*.schema.json` per (source, event); default `contracts` beside the rules directory; missing: none. */
-    contracts: z.object({ dir: z.string().min(1).optional() }).strict().default({}),
+    contracts: z.object({ dir: z.string().min(1).optional() }).strict().prefault({}),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     /** `pretty`: readable lines; `json`: one JSON object a line. Unset: pretty on a terminal, JSON otherwise. */
     logFormat: z.enum(['json', 'pretty']).optional(),
@@ -115,7 +108,7 @@ export const ConfigSchema = z
     /**
      * What this node runs: `all` receives webhooks and delivers; `receiver` receives (and serves the admin
      * API and console) without a delivery worker; `worker` delivers and serves the admin API, and answers
-     * webhooks 503 `wrong_role` so a load balancer sends them to a receiver.
+     * webhooks 503 `not_a_receiver` so a load balancer sends them to a receiver.
      */
     role: z.enum(['all', 'receiver', 'worker']).default('all'),
     /**
@@ -132,7 +125,7 @@ export const ConfigSchema = z
     sources: z
       .array(SourceConfigSchema)
       .min(1)
-      .default([{ name: 'checkout', scheme: 'hmac-sha256-hex', secrets: [], signatureHeader: DEFAULT_SIGNATURE_HEADER, toleranceSeconds: 300 }])
+      .prefault([{ name: 'checkout' }])
       .superRefine((sources, ctx) => {
         const seen = new Set<string>();
         sources.forEach((s, i) => {
@@ -155,10 +148,10 @@ export const ConfigSchema = z
             workers: z.coerce.number().int().min(1).max(32).default(TRANSFORM_DEFAULTS.workers),
           })
           .strict()
-          .default({ ...TRANSFORM_DEFAULTS }),
+          .prefault({}),
       })
       .strict()
-      .default({ transform: { ...TRANSFORM_DEFAULTS } }),
+      .prefault({}),
     delivery: z
       .object({
         /** CIDRs the SSRF guard lets destinations resolve to although they are not public (e.g. 127.0.0.1/32). */
@@ -194,14 +187,14 @@ export const ConfigSchema = z
         enabled: z.boolean().optional(),
       })
       .strict()
-      .default({ allowNetworks: [], concurrency: 256, adaptive: true, maxInFlight: 512, batchSize: 32, leaseMs: 600_000, pollIntervalMs: 1_000, failureThreshold: 5, coolDownMs: 30_000, thread: true, threadNice: 10, redrive: REDRIVE_DEFAULTS }),
+      .prefault({}),
     cluster: z
       .object({
         /** How often a node records its heartbeat in the node registry; it counts as gone after 3 missed ones. */
         heartbeatMs: z.coerce.number().int().min(100).max(300_000).default(5_000),
       })
       .strict()
-      .default({ heartbeatMs: 5_000 }),
+      .prefault({}),
     alerts: z
       .object({
         /** Where alert messages go (Slack-compatible `{"text": ...}` JSON, signed); none are sent without it. */
@@ -216,7 +209,7 @@ export const ConfigSchema = z
         checkIntervalMs: z.coerce.number().int().positive().default(60_000),
       })
       .strict()
-      .default({ dampingMs: 600_000, deadLetterThreshold: 100, checkIntervalMs: 60_000 }),
+      .prefault({}),
     server: z
       .object({
         headersTimeoutMs: z.coerce.number().int().positive().default(10_000),
@@ -224,9 +217,9 @@ export const ConfigSchema = z
         keepAliveTimeoutMs: z.coerce.number().int().positive().default(5_000),
         shutdownGraceMs: z.coerce.number().int().positive().default(10_000),
         /** Bytes of webhook bodies held at once over every request in flight; beyond it, 503 `server_busy`. */
-        maxBufferedBytes: byteSize.default(DEFAULT_MAX_BUFFERED_BYTES),
+        maxBufferedBytes: byteSize.default(64 * 1024 * 1024),
         /** Open connections per listener; Node closes a connection beyond it as soon as it is accepted. */
-        maxConnections: z.coerce.number().int().positive().default(DEFAULT_MAX_CONNECTIONS),
+        maxConnections: z.coerce.number().int().positive().default(1024),
         /**
          * Addresses or CIDRs of the proxies in front (load balancers): a request from one of them is counted,
          * for the failed-authentication limit, under the address it names in X-Forwarded-For.
@@ -234,15 +227,7 @@ export const ConfigSchema = z
         trustProxy: cidrList.default([]),
       })
       .strict()
-      .default({
-        headersTimeoutMs: 10_000,
-        requestTimeoutMs: 30_000,
-        keepAliveTimeoutMs: 5_000,
-        shutdownGraceMs: 10_000,
-        maxBufferedBytes: DEFAULT_MAX_BUFFERED_BYTES,
-        maxConnections: DEFAULT_MAX_CONNECTIONS,
-        trustProxy: [],
-      }),
+      .prefault({}),
     metrics: z
       .object({
         /** Serve Prometheus metrics at GET /metrics. */
@@ -253,7 +238,7 @@ export const ConfigSchema = z
         maxEventLabels: z.coerce.number().int().min(0).default(50),
       })
       .strict()
-      .default({ enabled: true, maxEventLabels: 50 }),
+      .prefault({}),
     retention: z
       .object({
         enabled: z.boolean().default(true),
@@ -272,7 +257,7 @@ export const ConfigSchema = z
         batchSize: z.coerce.number().int().positive().max(10_000).default(500),
       })
       .strict()
-      .default({ enabled: true, maxAgeDays: 30, maxEvents: 1_000_000, seenKeysDays: 90, intervalMs: 3_600_000, batchSize: 500 }),
+      .prefault({}),
     schema: z
       .object({
         /** Learn the observed schema of each (source, event name) and record its drifts (on the node holding the `schema` lease). */
@@ -303,7 +288,7 @@ export const ConfigSchema = z
         maskExamples: z.boolean().default(true),
       })
       .strict()
-      .default({ enabled: true, intervalMs: 5_000, batchSize: 50, maxEventsPerPass: 5_000, maxFields: 500, maxDepth: 16, maxArrayElements: 100, maxEventTypes: 200, disappearAfter: 20, maxBusyShare: 0.1, maskExamples: true }),
+      .prefault({}),
     database: z
       .object({
         /**
@@ -333,7 +318,7 @@ export const ConfigSchema = z
         notifications: z.boolean().default(true),
       })
       .strict()
-      .default({ poolSize: 10, statementTimeoutMs: 30_000, lockTimeoutMs: 5_000, connectTimeoutMs: 5_000, commitTimeoutMs: 5_000, startupTimeoutMs: 60_000, notifications: true }),
+      .prefault({}),
     admin: z
       .object({
         /** Bearer token of the admin API and the console log-in; generated into the data dir when unset. */
@@ -358,7 +343,7 @@ export const ConfigSchema = z
             stallTimeoutMs: z.coerce.number().int().positive().default(30_000),
           })
           .strict()
-          .default({ max: 100, heartbeatMs: 15_000, bufferBytes: 1024 * 1024, stallTimeoutMs: 30_000 }),
+          .prefault({}),
         /**
          * Failed authentications (a wrong admin token as bearer or at the console log-in, a wrong metrics
          * token) per client address in a sliding window; beyond it, 429 `too_many_attempts` until the window
@@ -366,14 +351,14 @@ export const ConfigSchema = z
          */
         authFailures: z
           .object({
-            max: z.coerce.number().int().positive().default(AUTH_FAILURE_DEFAULTS.max),
-            windowMs: z.coerce.number().int().positive().default(AUTH_FAILURE_DEFAULTS.windowMs),
+            max: z.coerce.number().int().positive().default(10),
+            windowMs: z.coerce.number().int().positive().default(60_000),
           })
           .strict()
-          .default(AUTH_FAILURE_DEFAULTS),
+          .prefault({}),
       })
       .strict()
-      .default({ host: '127.0.0.1', streams: { max: 100, heartbeatMs: 15_000, bufferBytes: 1024 * 1024, stallTimeoutMs: 30_000 }, authFailures: AUTH_FAILURE_DEFAULTS }),
+      .prefault({}),
   })
   .strict();
 
@@ -384,83 +369,83 @@ export function nodeRoleOf(config: Pick<Config, 'role' | 'delivery'>): Config['r
   return config.delivery.enabled === false && config.role === 'all' ? 'receiver' : config.role;
 }
 
-/** Environment variable → config key (and, for the secret, the default source it applies to). */
+/**
+ * Every environment variable of a setting, and the setting's path in the config file (docs/operations.md
+ * lists the same table; a test keeps them in step). `sources[checkout]` is the source named checkout: in the
+ * file's list of sources when it has one, else the only source. HOOKRELAY_CONFIG names the file itself.
+ */
 export const ENV_SETTINGS = {
   HOOKRELAY_PORT: 'port',
   HOOKRELAY_HOST: 'host',
+  HOOKRELAY_ADMIN_PORT: 'admin.port',
+  HOOKRELAY_ADMIN_HOST: 'admin.host',
+  HOOKRELAY_LOG_FORMAT: 'logFormat',
   HOOKRELAY_PUBLIC_URL: 'publicUrl',
   HOOKRELAY_DATA_DIR: 'dataDir',
   HOOKRELAY_RULES_DIR: 'rulesDir',
   HOOKRELAY_RULES_MAX_FILE_BYTES: 'rulesMaxFileBytes',
-  HOOKRELAY_LOG_LEVEL: 'logLevel',
-  HOOKRELAY_LOG_FORMAT: 'logFormat',
-  HOOKRELAY_DURABILITY: 'durability',
+  HOOKRELAY_SECRET: 'sources[checkout].secrets',
+  HOOKRELAY_ADMIN_TOKEN: 'admin.token',
+  HOOKRELAY_ALLOW_NETWORKS: 'delivery.allowNetworks',
   HOOKRELAY_ROLE: 'role',
+  HOOKRELAY_DATABASE_URL: 'database.url',
+  PGPASSWORD: 'database.password',
+  HOOKRELAY_DURABILITY: 'durability',
   HOOKRELAY_COMMIT_INTERVAL_MS: 'commitIntervalMs',
   HOOKRELAY_MAX_BODY: 'maxBody',
   HOOKRELAY_MAX_DEPTH: 'maxDepth',
-} as const;
-
-/** Environment variables of the `admin` settings. */
-const ADMIN_ENV_SETTINGS = {
-  HOOKRELAY_ADMIN_TOKEN: 'token',
-  HOOKRELAY_ADMIN_PORT: 'port',
-  HOOKRELAY_ADMIN_HOST: 'host',
+  HOOKRELAY_LOG_LEVEL: 'logLevel',
+  HOOKRELAY_METRICS_TOKEN: 'metrics.token',
+  HOOKRELAY_TRUST_PROXY: 'server.trustProxy',
 } as const;
 
 type Env = Record<string, string | undefined>;
+type Values = Record<string, unknown>;
 
 interface RawLayer {
-  values: Record<string, unknown>;
-  /** Human name of where each top-level key came from, for error messages. */
+  values: Values;
+  /** Where each setting came from, by its dotted path (the longest known prefix names an issue), for error messages. */
   origins: Map<string, string>;
 }
 
+const isPlainObject = (value: unknown): value is Values => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isNamed = (value: unknown): value is Values & { name: unknown } => isPlainObject(value) && value.name !== undefined;
+
+/** Sets `path` (dots between keys; `key[name]` is the entry of list `key` with that name) in `target`. */
+function setPath(target: Values, path: string, value: unknown): void {
+  const parts = path.split('.');
+  let node = target;
+  parts.forEach((part, i) => {
+    const named = /^(\w+)\[([\w-]+)\]$/.exec(part);
+    if (named) {
+      const list = (node[named[1]!] ??= []) as Values[];
+      let entry = list.find((e) => e.name === named[2]);
+      if (!entry) list.push((entry = { name: named[2] }));
+      node = entry;
+    } else if (i === parts.length - 1) {
+      node[part] = value;
+    } else {
+      node = (node[part] ??= {}) as Values;
+    }
+  });
+}
+
 function readEnvLayer(env: Env): RawLayer {
-  const values: Record<string, unknown> = {};
+  const values: Values = {};
   const origins = new Map<string, string>();
-  for (const [name, key] of Object.entries(ENV_SETTINGS)) {
+  for (const [name, path] of Object.entries(ENV_SETTINGS)) {
     const value = env[name];
-    if (value !== undefined && value !== '') {
-      values[key] = value;
-      origins.set(key, name);
-    }
-  }
-  const allow = env.HOOKRELAY_ALLOW_NETWORKS;
-  if (allow !== undefined && allow !== '') {
-    values.delivery = { allowNetworks: allow };
-    origins.set('delivery', 'HOOKRELAY_ALLOW_NETWORKS');
-  }
-  const trustProxy = env.HOOKRELAY_TRUST_PROXY;
-  if (trustProxy !== undefined && trustProxy !== '') {
-    values.server = { trustProxy };
-    origins.set('server', 'HOOKRELAY_TRUST_PROXY');
-  }
-  const metricsToken = env.HOOKRELAY_METRICS_TOKEN;
-  if (metricsToken !== undefined && metricsToken !== '') {
-    values.metrics = { token: metricsToken };
-    origins.set('metrics', 'HOOKRELAY_METRICS_TOKEN');
-  }
-  const admin: Record<string, string> = {};
-  for (const [name, key] of Object.entries(ADMIN_ENV_SETTINGS)) {
-    const value = env[name];
-    if (value !== undefined && value !== '') {
-      admin[key] = value;
-      origins.set(`admin.${key}`, name);
-    }
-  }
-  if (Object.keys(admin).length > 0) values.admin = admin;
-  const databaseUrl = env.HOOKRELAY_DATABASE_URL;
-  if (databaseUrl !== undefined && databaseUrl !== '') {
-    values.database = { url: databaseUrl };
-    origins.set('database', 'HOOKRELAY_DATABASE_URL');
-  }
-  const secret = env.HOOKRELAY_SECRET;
-  if (secret !== undefined && secret !== '') {
-    values.sources = [{ name: 'checkout', secrets: secret }];
-    origins.set('sources', 'HOOKRELAY_SECRET');
+    if (value === undefined || value === '') continue;
+    setPath(values, path, value);
+    // An issue inside a list is named by the list (`sources`), as its entries are numbered there.
+    origins.set(path.replace(/\[.*$/, ''), name);
   }
   return { values, origins };
+}
+
+/** The dotted path of every key of the file, sections included (not into lists). */
+function filePaths(values: Values, prefix = ''): string[] {
+  return Object.entries(values).flatMap(([key, value]) => [prefix + key, ...(isPlainObject(value) ? filePaths(value, `${prefix}${key}.`) : [])]);
 }
 
 function readFileLayer(path: string): RawLayer {
@@ -475,17 +460,25 @@ function readFileLayer(path: string): RawLayer {
     throw new HookrelayError('invalid_config', `${path}: ${doc.errors[0]!.message}`);
   }
   const values = (doc.toJS() ?? {}) as unknown;
-  if (typeof values !== 'object' || values === null || Array.isArray(values)) {
+  if (!isPlainObject(values)) {
     throw new HookrelayError('invalid_config', `${path}: the config file must be a YAML mapping of settings`);
   }
-  const origins = new Map(Object.keys(values).map((key) => [key, `${path}: ${key}`]));
-  return { values: values as Record<string, unknown>, origins };
+  return { values, origins: new Map(filePaths(values).map((key) => [key, `${path}: ${key}`])) };
 }
 
 function describeIssuePath(path: PropertyKey[], origins: Map<string, string>): string {
-  const [top, ...rest] = path.map(String);
-  const origin = top === undefined ? 'config' : (origins.get(`${top}.${rest[0]}`) ?? origins.get(top) ?? top);
-  return rest.length > 0 ? `${origin} (${[top, ...rest].join('.')})` : origin;
+  const keys = path.map(String);
+  if (keys.length === 0) return 'config';
+  const full = keys.join('.');
+  let origin = keys[0]!;
+  for (let n = keys.length; n > 0; n -= 1) {
+    const known = origins.get(keys.slice(0, n).join('.'));
+    if (known !== undefined) {
+      origin = known;
+      break;
+    }
+  }
+  return keys.length > 1 && !origin.endsWith(full) ? `${origin} (${full})` : origin;
 }
 
 function deepFreeze<T>(value: T): T {
@@ -496,16 +489,24 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
-
-/** A later layer wins key by key, one level into sections: a file's `delivery:` keeps HOOKRELAY_ALLOW_NETWORKS. */
-function mergeLayers(base: Record<string, unknown>, layer: Record<string, unknown>): Record<string, unknown> {
-  const merged = { ...base };
-  for (const [key, value] of Object.entries(layer)) {
-    const under = merged[key];
-    merged[key] = isPlainObject(under) && isPlainObject(value) ? { ...under, ...value } : value;
+/**
+ * A later layer wins key by key, all the way down: a file's `delivery:` keeps HOOKRELAY_ALLOW_NETWORKS. A list
+ * of named entries (sources) is the later layer's list, each entry completed by the earlier layer's entry of
+ * its name: a file's `checkout` source without secrets takes HOOKRELAY_SECRET's.
+ */
+function mergeLayers(base: unknown, layer: unknown): unknown {
+  if (isPlainObject(base) && isPlainObject(layer)) {
+    const merged: Values = { ...base };
+    for (const [key, value] of Object.entries(layer)) merged[key] = key in base ? mergeLayers(base[key], value) : value;
+    return merged;
   }
-  return merged;
+  if (Array.isArray(base) && Array.isArray(layer) && layer.every(isNamed)) {
+    return layer.map((entry) => {
+      const earlier = base.find((e) => isNamed(e) && e.name === entry.name);
+      return earlier === undefined ? entry : mergeLayers(earlier, entry);
+    });
+  }
+  return layer;
 }
 
 /**
@@ -513,23 +514,14 @@ function mergeLayers(base: Record<string, unknown>, layer: Record<string, unknow
  * variable or file key) and what is wrong with it.
  */
 export function loadConfig(env: Env, overrides: Partial<Record<keyof Config, unknown>> = {}): Readonly<Config> {
-  const envLayer = readEnvLayer(env);
-  const fileLayer = env.HOOKRELAY_CONFIG ? readFileLayer(env.HOOKRELAY_CONFIG) : { values: {}, origins: new Map<string, string>() };
-  const merged = mergeLayers(mergeLayers(envLayer.values, fileLayer.values), overrides);
-  // HOOKRELAY_SECRET still applies to the file's "checkout" source when the file gives that source no secret.
-  const envSecret = env.HOOKRELAY_SECRET;
-  if (envSecret && Array.isArray(fileLayer.values.sources)) {
-    merged.sources = (fileLayer.values.sources as Record<string, unknown>[]).map((s) =>
-      s && s.name === 'checkout' && s.secrets === undefined ? { ...s, secrets: envSecret } : s,
-    );
+  const layers = [readEnvLayer(env), env.HOOKRELAY_CONFIG ? readFileLayer(env.HOOKRELAY_CONFIG) : undefined, { values: overrides, origins: new Map(Object.keys(overrides).map((key) => [key, key])) }];
+  let merged: unknown = {};
+  const origins = new Map<string, string>();
+  for (const layer of layers) {
+    if (!layer) continue;
+    merged = mergeLayers(merged, layer.values);
+    for (const [path, origin] of layer.origins) origins.set(path, origin);
   }
-  // PGPASSWORD, as libpq reads it, whichever layer names the database.
-  const pgPassword = env.PGPASSWORD;
-  if (pgPassword && merged.database && typeof merged.database === 'object' && (merged.database as Record<string, unknown>).password === undefined) {
-    merged.database = { ...(merged.database as Record<string, unknown>), password: pgPassword };
-  }
-  const origins = new Map([...envLayer.origins, ...fileLayer.origins]);
-  for (const key of Object.keys(overrides)) origins.set(key, key);
 
   const parsed = ConfigSchema.safeParse(merged);
   if (!parsed.success) {
@@ -543,6 +535,8 @@ export function loadConfig(env: Env, overrides: Partial<Record<keyof Config, unk
   if (config.server.maxBufferedBytes < config.maxBody) {
     throw new HookrelayError('invalid_config', `Invalid configuration:\n  server.maxBufferedBytes (${config.server.maxBufferedBytes}) is smaller than maxBody (${config.maxBody}): no body of the largest allowed size could ever be read`, ['server.maxBufferedBytes']);
   }
+  // A password (PGPASSWORD) without a PostgreSQL URL has nothing to open.
+  if (config.database.url === undefined) delete config.database.password;
   config.dataDir = resolve(config.dataDir);
   config.rulesDir = resolve(config.rulesDir);
   config.contracts.dir = resolve(config.contracts.dir ?? join(dirname(config.rulesDir), 'contracts'));

@@ -1,13 +1,13 @@
 import { setFlagsFromString } from 'node:v8';
 
-/** Under bench:ingest: peak RSS about 152 MB with this, about 205 MB with V8's default, at the same rps. */
+/** Percent the old generation may grow past its live size before a full collection (V8's default lets it quadruple). */
 export const HEAP_GROWING_PERCENT = 15;
 
 /**
  * Keeps V8 from letting the old generation grow up to four times its live size before a full collection.
  * Under sustained ingest, objects of requests still waiting for their commit survive two scavenges and are
- * promoted; with the default factor that garbage piles up to 100+ MB of heap before it is collected, while
- * the live heap stays near 25 MB. A full collection of a heap that small takes a few milliseconds. Set at
+ * promoted; with the default factor that garbage piles up to several times the live heap before it is
+ * collected, and each full collection of the larger heap is a longer pause. Set at
  * start-up (V8 reads the flag at every collection); an operator's own --heap-growing-percent wins.
  */
 export function limitHeapGrowth(execArgv: readonly string[] = process.execArgv, setFlags: (flags: string) => void = setFlagsFromString): boolean {

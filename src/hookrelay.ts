@@ -2,7 +2,6 @@ import type { Logger } from 'pino';
 import { startAdminApi } from './admin/api/start-admin-api.js';
 import type { JobRunner } from './operations/jobs/job-runner.js';
 import type { StreamHub } from './admin/api/stream/stream-hub.js';
-import type { DestinationsView } from './operations/view-schemas.js';
 import { ConsoleSessions } from './admin/console/console-sessions.js';
 import { FailedAuthLimiter } from './admin/failed-auth-limiter.js';
 import { nodeRoleOf, type Config, type SourceConfig } from './config.js';
@@ -12,8 +11,8 @@ import { createAlertSender } from './alerts/alert-sender.js';
 import { Alerts } from './alerts/alerts.js';
 import type { OutageTracker } from './delivery/outage-tracker.js';
 import type { DeliveryRunner } from './delivery/delivery-side.js';
-import { lazyGuardedDispatcher } from './delivery/lazy-dispatcher.js';
-import { createSsrfGuard, type LookupFunction } from './delivery/ssrf-guard.js';
+import { lazyGuardedDispatcher, type LazyDispatcher } from './delivery/lazy-dispatcher.js';
+import { createSsrfGuard, type LookupFunction, type SsrfGuard } from './delivery/ssrf-guard.js';
 import { refusedDestinationWarnings } from './delivery/destination-warnings.js';
 import { DeliveryThread } from './delivery/thread/delivery-thread.js';
 import type { AttemptNote } from './delivery/thread/messages.js';
@@ -44,6 +43,8 @@ import { CommitHealth } from './readiness.js';
 import { retryWhileStoreUnavailable } from './startup-retry.js';
 import type { Outage } from './store/outage-store.js';
 import type { Store } from './store/store.js';
+import { StopList } from './start/stop-list.js';
+import type { Express } from 'express';
 
 /** How often the store's ability to commit is probed while no webhook commit has shown it (readiness). */
 const READINESS_PROBE_MS = 1_000;
@@ -95,162 +96,83 @@ export interface RunningHookrelay {
   close(): Promise<void>;
 }
 
-/** The composition root: config in, a running receiver and delivery worker out. The CLI and the tests start it this way. */
+/** Beyond the shutdown grace (which bounds the server's close and the delivery drain), how long one part may take to stop. */
+const STOP_MARGIN_MS = 5_000;
+
+type Startup = Parameters<typeof retryWhileStoreUnavailable>[2];
+type Env = Record<string, string | undefined>;
+
+/**
+ * The composition root: config in, a running receiver and delivery worker out. The CLI and the tests start it
+ * this way. Each part is built after the parts it uses and registers how it stops; a failed start, like
+ * `close`, stops what was built in reverse.
+ */
 export async function startHookrelay(config: Readonly<Config>, logger: Logger, options: StartOptions = {}): Promise<RunningHookrelay> {
+  const stops = new StopList({ logger, timeoutMs: config.server.shutdownGraceMs + STOP_MARGIN_MS });
+  try {
+    return await startParts(config, logger, options, stops);
+  } catch (err) {
+    await stops.stop();
+    throw err;
+  }
+}
+
+async function startParts(config: Readonly<Config>, logger: Logger, options: StartOptions, stops: StopList): Promise<RunningHookrelay> {
   const env = options.env ?? {};
   const role = nodeRoleOf(config);
+  if (role !== 'receiver' && config.delivery.thread && options.lookup) throw new Error('options.lookup applies to the delivery worker on the event loop: set delivery.thread to false');
   // Explain, dry runs and replay previews render here; deliveries render in the delivery thread's own sandbox.
   configureTransformSandbox(config.rules.transform);
   if (config.delivery.enabled === false) logger.warn('delivery.enabled is deprecated: set role: receiver (HOOKRELAY_ROLE=receiver, --role receiver) instead; this node runs role receiver');
-  const delivers = role !== 'receiver';
-  const inThread = delivers && config.delivery.thread;
-  if (inThread && options.lookup) throw new Error('options.lookup applies to the delivery worker on the event loop: set delivery.thread to false');
   // A database that is starting, restarting or out of reach is waited for, up to database.startupTimeoutMs.
-  const startup = { timeoutMs: config.database.startupTimeoutMs, logger };
+  const startup: Startup = { timeoutMs: config.database.startupTimeoutMs, logger };
   // Set once every part has started: until then /readyz says not ready, though the server already listens.
   let started = false;
+
   const store = await retryWhileStoreUnavailable('open the store', () => openStore(config, logger), startup);
-  let sources: SourceConfig[];
-  let generated: GeneratedSecret[];
-  let adminToken: AdminToken;
-  let rules: RuleSetWatcher;
-  let contracts: ContractWatcher;
-  try {
-    // Generated values live in the store, so every node sharing it uses the same ones.
-    const keeping = { store, dataDir: config.dataDir, fileCopies: config.database.url === undefined, logger };
-    ({ sources, generated } = await retryWhileStoreUnavailable('keep the source secrets', () => ensureSourceSecrets(config.sources, keeping), startup));
-    adminToken = await retryWhileStoreUnavailable('keep the admin token', () => ensureAdminToken(config.admin.token, keeping), startup);
-    for (const source of sources) {
-      if (source.scheme === 'none') {
-        logger.warn({ source: source.name }, `SIGNATURE CHECKS ARE OFF for source "${source.name}" (scheme: none): anyone who can reach this port can store events`);
-      }
-    }
-    // A rule set is used only once kept: any node can then send a delivery with the version it was planned with.
-    // At start the database may still be out of reach; a reload later reports a failure and keeps the last set.
-    const keep = (ruleSet: RuleSet): Promise<void> => store.saveRuleSet(keptRuleSetOf(ruleSet));
-    rules = await RuleSetWatcher.start({
-      dir: config.rulesDir,
-      limits: { ...RULE_FILE_LIMITS, maxFileBytes: config.rulesMaxFileBytes },
-      env,
-      logger,
-      keep: (ruleSet) => (started ? keep(ruleSet) : retryWhileStoreUnavailable('keep the rule set', () => keep(ruleSet), startup)),
-    });
-    try {
-      contracts = await ContractWatcher.start(config.contracts.dir!, logger);
-    } catch (err) {
-      rules.close();
-      throw err;
-    }
-  } catch (err) {
-    await store.close();
-    throw err;
-  }
+  stops.add('store', () => store.close());
+  const identity = await loadIdentity(config, store, startup, logger);
   const guard = createSsrfGuard({ allowNetworks: config.delivery.allowNetworks, lookup: options.lookup });
   const dispatcher = lazyGuardedDispatcher(guard);
-  const warnAboutDestinations = (): void => {
-    for (const warning of refusedDestinationWarnings(rules.current(), guard)) logger.warn(warning);
-  };
-  warnAboutDestinations();
-  rules.on('reload', warnAboutDestinations);
-  // Set once the server listens; the closures below read it then.
-  let delivery: DeliveryRunner | null = null;
-  const destinations = (): DestinationsView | Promise<DestinationsView> => delivery?.destinations() ?? { adaptive: config.delivery.adaptive, destinations: [] };
-  const alerts = config.alerts.url
-    ? new Alerts({
-        send: createAlertSender({ url: config.alerts.url, secret: config.alerts.secret, dispatcher: dispatcher.get, logger }),
-        store,
-        logger,
-        dampingMs: config.alerts.dampingMs,
-        deadLetterThreshold: config.alerts.deadLetterThreshold,
-        checkIntervalMs: config.alerts.checkIntervalMs,
-      })
-    : null;
+  stops.add('outgoing connections', () => dispatcher.close());
+  const contracts = await ContractWatcher.start(config.contracts.dir!, logger);
+  stops.add('contract watcher', () => contracts.close());
+  const rules = await watchRules(config, { env, store, startup, logger, isStarted: () => started });
+  stops.add('rule watcher', () => rules.close());
+  warnAboutRefusedDestinations(rules, guard, logger);
+
+  const alerts = createAlerts(config, store, dispatcher, logger);
+  if (alerts) stops.add('alerts', () => alerts.stop());
   const bodyBudget = new BodyBudget(config.server.maxBufferedBytes);
-  const metrics = config.metrics.enabled
-    ? new HookrelayMetrics({
-        sources: sources.map((s) => s.name),
-        knownEvents: Object.keys(KNOWN_EVENT_SCHEMAS),
-        maxEventLabels: config.metrics.maxEventLabels,
-        outboxStats: (now) => store.outboxStats(now),
-        destinations: delivers ? async () => (await destinations()).destinations : undefined,
-        deadLettersByRule: async () => {
-          const counts = await store.deliveryCountsByRule(rules.current().rules.map((rule) => rule.id));
-          return new Map([...counts].map(([rule, c]) => [rule, c.dead]));
-        },
-        failingDestinations: async () => (await store.listOutages({ open: true, limit: 1000 })).map((outage) => outage.destination),
-        blockedKeyCounts: () => store.blockedKeyCounts(),
-        orderedRules: () => rules.current().rules.filter((rule) => rule.order).map((rule) => rule.id),
-        bufferedBytes: () => bodyBudget.bufferedBytes,
-      })
+  const metrics = createMetrics(config, store, rules, identity.sources, bodyBudget);
+  const registration = { store, role, heartbeatMs: config.cluster.heartbeatMs, ruleSetHash: () => rules.current().hash, logger };
+  const node = await retryWhileStoreUnavailable('register this node', () => NodeHeartbeat.register(registration), startup);
+  // After the admin API's jobs, so they are marked failed (shutdown) before the node leaves the registry.
+  stops.add('node registration', () => node.stop());
+
+  // Drift alerts link to the console at publicUrl, else where the admin surface listens (known once it does).
+  const consoleLink = { base: config.publicUrl ?? null };
+  const schemaLearner = config.schema.enabled
+    ? new SchemaLearner({ store, settings: config.schema, logger, leaseHolder: node.id, onDrifts: driftAnnouncer({ rules, metrics, alerts, logger, consoleLink }) })
     : null;
-  if (metrics) {
-    rules.on('reload', () => metrics.recordRulesReload());
-    rules.on('error', () => metrics.recordRulesReloadError());
-  }
-  const deliveryHooks = {
-    onAttempt: metrics ? (attempt: AttemptNote) => metrics.recordAttempt(attempt) : undefined,
-    onOutageOpened: alerts ? (outage: Outage) => alerts.outageOpened(outage) : undefined,
-    onOutageClosed: alerts ? (outage: Outage) => alerts.outageClosed(outage) : undefined,
-  };
-  // On the event loop: built now, started once the server listens. Its modules (undici among them) load only then.
-  const side = delivers && !inThread ? (await import('./delivery/delivery-side.js')).createDeliverySide({ config, store, rules: () => rules.current(), env, logger, lookup: options.lookup, ...deliveryHooks }) : null;
-  const outages = side?.outages ?? null;
-  let node: NodeHeartbeat;
-  try {
-    const registration = { store, role, heartbeatMs: config.cluster.heartbeatMs, ruleSetHash: () => rules.current().hash, logger };
-    node = await retryWhileStoreUnavailable('register this node', () => NodeHeartbeat.register(registration), startup);
-  } catch (err) {
-    rules.close();
-    await dispatcher.close();
-    await store.close();
-    throw err;
-  }
+  if (schemaLearner) stops.add('schema learner', () => schemaLearner.stop());
   const retention = config.retention.enabled
     ? new RetentionWorker({ store, settings: config.retention, logger, leaseHolder: node.id, onPass: metrics ? (report) => metrics.recordPrune(report) : undefined })
     : null;
-  // Set once the server listens: drift alerts link to the console there (or at publicUrl).
-  let consoleBase: string | null = config.publicUrl ?? null;
-  const announceDrifts = (drifts: StoredDrift[]): void => {
-    const described = rules.current().rules.map((rule) => rule.describe());
-    for (const drift of drifts) {
-      metrics?.recordSchemaDrift(drift);
-      const text = describeDrift(drift) + describeRulesTouched(rulesTouchedBy(drift, described));
-      logger.warn({ drift }, `schema drift: ${text}`);
-      alerts?.schemaDrift(drift, text, consoleBase ? `${consoleBase.replace(/\/$/, '')}/console#/events/${drift.eventId}` : null);
-    }
-  };
-  const schemaLearner = config.schema.enabled ? new SchemaLearner({ store, settings: config.schema, logger, leaseHolder: node.id, onDrifts: announceDrifts }) : null;
+  if (retention) stops.add('retention', () => retention.stop());
+  // Built now, started once the server listens; stopped after the server, so in-flight attempts finish.
+  const { runner: delivery, outages } = await prepareDelivery(config, role, { store, rules, env, logger, lookup: options.lookup, metrics, alerts });
+  if (delivery) stops.add('delivery', () => delivery.stop(config.server.shutdownGraceMs));
+  if (delivery && metrics) metrics.readDestinationsFrom(async () => (await delivery.destinations()).destinations);
 
   const health = new CommitHealth({ probe: () => store.checkWritable(), intervalMs: READINESS_PROBE_MS, deadlineMs: config.database.commitTimeoutMs, logger });
-  const ingest = role === 'worker' ? notAReceiverHandler() : createIngestHandler({
-    sources: new Map(sources.map((s) => [s.name, s])),
-    store,
-    maxBody: config.maxBody,
-    budget: bodyBudget,
-    maxDepth: config.maxDepth,
-    logger,
-    routeEvent: async (input) => {
-      const ruleSet = rules.current();
-      return { ruleSetHash: ruleSet.hash, deliveries: await planDeliveries(ruleSet, input) };
-    },
-    contracts: () => contracts.current(),
-    secretOrigins: secretOrigins(config, env),
-    onOutcome: (outcome) => {
-      if (outcome.code === 'store_unavailable') health.failed('webhook commits fail (store_unavailable)');
-      else if (outcome.status === 200) health.succeeded();
-      metrics?.recordIngest(outcome);
-    },
-  });
-
-  const consoleSessions = new ConsoleSessions({ store, publicUrl: config.publicUrl });
-  const authLimiter = new FailedAuthLimiter(config.admin.authFailures);
   const readiness = async (): Promise<ReadinessReport> => {
     const status = rules.status();
     const rulesCheck = { hash: status.hash, ruleCount: status.ruleCount, loadedAt: status.loadedAt.toISOString(), lastError: status.lastError };
     // A worker is healthy (/healthz) but not ready for webhooks: load balancers that check /readyz skip it.
     const roleCheck = role === 'worker' ? 'worker: receives no webhooks' : role;
-    // Reported, never a reason to refuse webhooks: the node stores them while the delivery thread restarts.
-    const deliveryCheck = delivery ? { delivery: delivery.state } : {};
+    // Reported once started, never a reason to refuse webhooks: the node stores them while the delivery thread restarts.
+    const deliveryCheck = delivery && started ? { delivery: delivery.state } : {};
     // Answered from what the node knows now (commit outcomes, the probe): never a wait on the database.
     const storeCheck = health.status;
     return {
@@ -258,14 +180,16 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
       checks: { startup: started ? 'complete' : 'starting', store: storeCheck, rules: rulesCheck, role: roleCheck, ...deliveryCheck },
     };
   };
-
+  const ingest = role === 'worker' ? notAReceiverHandler() : createIngest(config, { env, store, rules, contracts, sources: identity.sources, bodyBudget, health, metrics, logger });
+  const consoleSessions = new ConsoleSessions({ store, publicUrl: config.publicUrl });
+  const authLimiter = new FailedAuthLimiter(config.admin.authFailures);
   const admin = await startAdminApi({
-    token: adminToken,
+    token: identity.adminToken,
     store,
     rules,
     dispatcher: dispatcher.get,
     guard,
-    sources,
+    sources: identity.sources,
     logger,
     sessions: consoleSessions,
     limiter: authLimiter,
@@ -275,69 +199,37 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     node: node.node,
     readiness,
     contracts: () => contracts.current(),
-    ...(delivers && { destinations }),
+    ...(delivery && { destinations: () => delivery.destinations() }),
   });
+  stops.add('admin jobs', () => admin.jobs.stop());
   node.onBeat(() => admin.jobs.failOrphanedJobs());
   // The cluster view shows a rule edit at once, not at the next heartbeat.
   rules.on('reload', () => void node.beat());
 
-
-  let server: RunningServer | undefined;
   health.start();
-  try {
-    server = await startServer({
-      config,
-      logger,
-      ingest,
-      readiness,
-      ...(metrics && { onConnectionDropped: () => metrics.recordConnectionDropped() }),
-      mountAdmin: (app) => {
-        if (metrics) mountMetricsRoute(app, { metrics, token: config.metrics.token, limiter: authLimiter });
-        // Built on their first request: a receiver that only takes webhooks never loads them.
-        app.use('/admin/api', lazyHandler(async () => (await admin.api()).router));
-        app.use(
-          '/console',
-          lazyHandler(async () => {
-            // The console's next requests go to the admin API: build it while the log-in page is read.
-            admin.api().catch(() => undefined);
-            return (await import('./admin/console/console-router.js')).createConsoleRouter({ sessions: consoleSessions, adminToken: admin.token.token, limiter: authLimiter });
-          }),
-        );
-      },
-    });
-    delivery = side ?? (inThread ? await DeliveryThread.start({ config, env, rules, logger, ...deliveryHooks, onRestart: () => metrics?.recordDeliveryThreadRestart() }) : null);
-  } catch (err) {
-    await server?.close();
-    await health.stop();
-    await admin.jobs.stop();
-    await node.stop();
-    rules.close();
-    await dispatcher.close();
-    await store.close();
-    throw err;
-  }
-  node.start();
+  stops.add('readiness probe', () => health.stop());
+  const server = await startServer({
+    config,
+    logger,
+    ingest,
+    readiness,
+    ...(metrics && { onConnectionDropped: () => metrics.recordConnectionDropped() }),
+    mountAdmin: (app) => mountAdminSurface(app, { config, metrics, admin, consoleSessions, authLimiter }),
+  });
+  stops.add('server', () => server.close());
+  // Streams never finish on their own: they end first, so the server's close does not wait for them.
+  stops.add('event streams', () => admin.streams.close());
+  consoleLink.base ??= server.adminUrl;
+
+  await delivery?.start();
   // The store's signal is the one wake-up. The thread reads through a connection of its own, so this
   // process's commits (ingest, replays, retries) reach it here; other nodes' through its own LISTEN.
-  if (inThread) store.onDeliveriesDue(() => delivery?.wake());
-  await side?.start();
-  consoleBase ??= server.adminUrl;
+  if (delivery instanceof DeliveryThread) store.onDeliveriesDue(() => delivery.wake());
+  node.start();
   retention?.start();
   schemaLearner?.start();
   alerts?.start();
-  if (config.admin.port === undefined && !isLoopbackHost(config.host)) {
-    logger.warn(
-      { host: config.host },
-      `the admin API, console and metrics share the webhook listener on ${config.host}: anyone who can reach it can try the admin token; set HOOKRELAY_ADMIN_PORT to serve them on a loopback listener of their own`,
-    );
-  }
-  const metricsHost = config.admin.port === undefined ? config.host : config.admin.host;
-  if (metrics && config.metrics.token === undefined && !isLoopbackHost(metricsHost)) {
-    logger.warn(
-      { host: metricsHost },
-      `/metrics answers without a token on ${metricsHost}: anyone who can reach it reads the sources, event names and rule ids it reports; set HOOKRELAY_METRICS_TOKEN (metrics.token), or serve the admin surface on loopback with HOOKRELAY_ADMIN_PORT`,
-    );
-  }
+  warnAboutExposure(config, metrics !== null, logger);
   started = true;
 
   let closing: Promise<void> | undefined;
@@ -354,8 +246,8 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     schemaLearner,
     outages,
     alerts,
-    sources,
-    generatedSecrets: generated,
+    sources: identity.sources,
+    generatedSecrets: identity.generated,
     node,
     adminToken: admin.token.token,
     generatedAdminToken: admin.token.generated,
@@ -363,22 +255,180 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
     eventStreams: admin.streams,
     server,
     close: () =>
-      (closing ??= (async () => {
-        // Streams never finish on their own: end them first, so the server's close does not wait for them.
-        admin.streams.close();
-        await server.close();
-        await health.stop();
-        await delivery?.stop(config.server.shutdownGraceMs);
-        alerts?.stop();
-        await retention?.stop();
-        await schemaLearner?.stop();
-        await admin.jobs.stop();
-        // Last, so its jobs are marked failed (shutdown) before the node leaves the registry.
-        await node.stop();
-        rules.close();
-        contracts.close();
-        await dispatcher.close();
-        await store.close();
-      })()),
+      (closing ??= stops.stop().then((failed) => {
+        if (failed.length > 0) throw new Error(`shutdown failed: ${failed.join(', ')} did not stop cleanly`);
+      })),
   };
+}
+
+/** The instance's generated values (source secrets, admin token): kept in the store, so every node sharing it uses the same ones. */
+async function loadIdentity(config: Readonly<Config>, store: Store, startup: Startup, logger: Logger): Promise<{ sources: SourceConfig[]; generated: GeneratedSecret[]; adminToken: AdminToken }> {
+  const storage = { store, dataDir: config.dataDir, fileCopies: config.database.url === undefined, logger };
+  const { sources, generated } = await retryWhileStoreUnavailable('keep the source secrets', () => ensureSourceSecrets(config.sources, storage), startup);
+  const adminToken = await retryWhileStoreUnavailable('keep the admin token', () => ensureAdminToken(config.admin.token, storage), startup);
+  for (const source of sources) {
+    if (source.scheme === 'none') {
+      logger.warn({ source: source.name }, `SIGNATURE CHECKS ARE OFF for source "${source.name}" (scheme: none): anyone who can reach this port can store events`);
+    }
+  }
+  return { sources, generated, adminToken };
+}
+
+/**
+ * The rule files, watched. A rule set is used only once kept: any node can then send a delivery with the
+ * version it was planned with. At start the database may still be out of reach (waited for); a reload later
+ * reports a failure and keeps the last set.
+ */
+function watchRules(config: Readonly<Config>, deps: { env: Env; store: Store; startup: Startup; logger: Logger; isStarted: () => boolean }): Promise<RuleSetWatcher> {
+  const { store, startup } = deps;
+  const keep = (ruleSet: RuleSet): Promise<void> => store.saveRuleSet(keptRuleSetOf(ruleSet));
+  return RuleSetWatcher.start({
+    dir: config.rulesDir,
+    limits: { ...RULE_FILE_LIMITS, maxFileBytes: config.rulesMaxFileBytes },
+    env: deps.env,
+    logger: deps.logger,
+    keep: (ruleSet) => (deps.isStarted() ? keep(ruleSet) : retryWhileStoreUnavailable('keep the rule set', () => keep(ruleSet), startup)),
+  });
+}
+
+/** Says which rule destinations the SSRF guard will refuse, at start and after each reload. */
+function warnAboutRefusedDestinations(rules: RuleSetWatcher, guard: SsrfGuard, logger: Logger): void {
+  const warn = (): void => {
+    for (const warning of refusedDestinationWarnings(rules.current(), guard)) logger.warn(warning);
+  };
+  warn();
+  rules.on('reload', warn);
+}
+
+function createAlerts(config: Readonly<Config>, store: Store, dispatcher: LazyDispatcher, logger: Logger): Alerts | null {
+  if (!config.alerts.url) return null;
+  return new Alerts({
+    send: createAlertSender({ url: config.alerts.url, secret: config.alerts.secret, dispatcher: dispatcher.get, logger }),
+    store,
+    logger,
+    dampingMs: config.alerts.dampingMs,
+    deadLetterThreshold: config.alerts.deadLetterThreshold,
+    checkIntervalMs: config.alerts.checkIntervalMs,
+  });
+}
+
+function createMetrics(config: Readonly<Config>, store: Store, rules: RuleSetWatcher, sources: readonly SourceConfig[], bodyBudget: BodyBudget): HookrelayMetrics | null {
+  if (!config.metrics.enabled) return null;
+  const metrics = new HookrelayMetrics({
+    sources: sources.map((s) => s.name),
+    knownEvents: Object.keys(KNOWN_EVENT_SCHEMAS),
+    maxEventLabels: config.metrics.maxEventLabels,
+    outboxStats: (now) => store.outboxStats(now),
+    deadLettersByRule: async () => {
+      const counts = await store.deliveryCountsByRule(rules.current().rules.map((rule) => rule.id));
+      return new Map([...counts].map(([rule, c]) => [rule, c.dead]));
+    },
+    failingDestinations: async () => (await store.listOutages({ open: true, limit: 1000 })).map((outage) => outage.destination),
+    blockedKeyCounts: () => store.blockedKeyCounts(),
+    orderedRules: () => rules.current().rules.filter((rule) => rule.order).map((rule) => rule.id),
+    bufferedBytes: () => bodyBudget.bufferedBytes,
+  });
+  rules.on('reload', () => metrics.recordRulesReload());
+  rules.on('error', () => metrics.recordRulesReloadError());
+  return metrics;
+}
+
+/** Logs, counts and alerts each recorded drift, naming the rules that read the fields it touches. */
+function driftAnnouncer(deps: { rules: RuleSetWatcher; metrics: HookrelayMetrics | null; alerts: Alerts | null; logger: Logger; consoleLink: { base: string | null } }): (drifts: StoredDrift[]) => void {
+  const { rules, metrics, alerts, logger, consoleLink } = deps;
+  return (drifts) => {
+    const described = rules.current().rules.map((rule) => rule.describe());
+    for (const drift of drifts) {
+      metrics?.recordSchemaDrift(drift);
+      const text = describeDrift(drift) + describeRulesTouched(rulesTouchedBy(drift, described));
+      logger.warn({ drift }, `schema drift: ${text}`);
+      const base = consoleLink.base;
+      alerts?.schemaDrift(drift, text, base ? `${base.replace(/\/$/, '')}/console#/events/${drift.eventId}` : null);
+    }
+  };
+}
+
+/**
+ * The delivery side of a node that delivers, built but not started: in the delivery thread, or on this event
+ * loop with `delivery.thread: false` (its modules, undici among them, load only then).
+ */
+async function prepareDelivery(
+  config: Readonly<Config>,
+  role: Config['role'],
+  deps: { store: Store; rules: RuleSetWatcher; env: Env; logger: Logger; lookup?: LookupFunction; metrics: HookrelayMetrics | null; alerts: Alerts | null },
+): Promise<{ runner: DeliveryRunner | null; outages: OutageTracker | null }> {
+  if (role === 'receiver') return { runner: null, outages: null };
+  const { store, rules, env, logger, metrics, alerts } = deps;
+  const hooks = {
+    onAttempt: metrics ? (attempt: AttemptNote) => metrics.recordAttempt(attempt) : undefined,
+    onOutageOpened: alerts ? (outage: Outage) => alerts.outageOpened(outage) : undefined,
+    onOutageClosed: alerts ? (outage: Outage) => alerts.outageClosed(outage) : undefined,
+  };
+  if (config.delivery.thread) {
+    return { runner: new DeliveryThread({ config, env, rules, logger, ...hooks, onRestart: () => metrics?.recordDeliveryThreadRestart() }), outages: null };
+  }
+  const side = (await import('./delivery/delivery-side.js')).createDeliverySide({ config, store, rules: () => rules.current(), env, logger, lookup: deps.lookup, ...hooks });
+  return { runner: side, outages: side.outages };
+}
+
+function createIngest(
+  config: Readonly<Config>,
+  deps: { env: Env; store: Store; rules: RuleSetWatcher; contracts: ContractWatcher; sources: readonly SourceConfig[]; bodyBudget: BodyBudget; health: CommitHealth; metrics: HookrelayMetrics | null; logger: Logger },
+): ReturnType<typeof createIngestHandler> {
+  const { rules, contracts, health, metrics } = deps;
+  return createIngestHandler({
+    sources: new Map(deps.sources.map((s) => [s.name, s])),
+    store: deps.store,
+    maxBody: config.maxBody,
+    budget: deps.bodyBudget,
+    maxDepth: config.maxDepth,
+    logger: deps.logger,
+    routeEvent: async (input) => {
+      const ruleSet = rules.current();
+      return { ruleSetHash: ruleSet.hash, deliveries: await planDeliveries(ruleSet, input) };
+    },
+    contracts: () => contracts.current(),
+    secretOrigins: secretOrigins(config, deps.env),
+    onOutcome: (outcome) => {
+      if (outcome.code === 'store_unavailable') health.failed('webhook commits fail (store_unavailable)');
+      else if (outcome.status === 200) health.succeeded();
+      metrics?.recordIngest(outcome);
+    },
+  });
+}
+
+/** Metrics, the admin API and the console on the admin listener (or the webhook listener without `admin.port`). */
+function mountAdminSurface(
+  app: Express,
+  deps: { config: Readonly<Config>; metrics: HookrelayMetrics | null; admin: Awaited<ReturnType<typeof startAdminApi>>; consoleSessions: ConsoleSessions; authLimiter: FailedAuthLimiter },
+): void {
+  const { config, metrics, admin, consoleSessions, authLimiter } = deps;
+  if (metrics) mountMetricsRoute(app, { metrics, token: config.metrics.token, limiter: authLimiter });
+  // Built on their first request: a receiver that only takes webhooks never loads them.
+  app.use('/admin/api', lazyHandler(async () => (await admin.api()).router));
+  app.use(
+    '/console',
+    lazyHandler(async () => {
+      // The console's next requests go to the admin API: build it while the log-in page is read.
+      admin.api().catch(() => undefined);
+      return (await import('./admin/console/console-router.js')).createConsoleRouter({ sessions: consoleSessions, adminToken: admin.token.token, limiter: authLimiter });
+    }),
+  );
+}
+
+/** Warns when the admin surface or unauthenticated metrics listen beyond loopback. */
+function warnAboutExposure(config: Readonly<Config>, metricsOn: boolean, logger: Logger): void {
+  if (config.admin.port === undefined && !isLoopbackHost(config.host)) {
+    logger.warn(
+      { host: config.host },
+      `the admin API, console and metrics share the webhook listener on ${config.host}: anyone who can reach it can try the admin token; set HOOKRELAY_ADMIN_PORT to serve them on a loopback listener of their own`,
+    );
+  }
+  const metricsHost = config.admin.port === undefined ? config.host : config.admin.host;
+  if (metricsOn && config.metrics.token === undefined && !isLoopbackHost(metricsHost)) {
+    logger.warn(
+      { host: metricsHost },
+      `/metrics answers without a token on ${metricsHost}: anyone who can reach it reads the sources, event names and rule ids it reports; set HOOKRELAY_METRICS_TOKEN (metrics.token), or serve the admin surface on loopback with HOOKRELAY_ADMIN_PORT`,
+    );
+  }
 }

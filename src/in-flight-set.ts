@@ -10,8 +10,8 @@ interface Entry<T> {
  * Not a Set or Map: under steady churn a Set rebuilds its hash table every few operations, and V8 keeps each
  * replaced table linked to its successor (for iterators) until a full collection. Once one table of that chain
  * sits in the old generation, every item added afterwards, with everything it references, survives its
- * scavenges and is promoted. For the ingest server's in-flight responses at 4,000 requests/s a Set means ten
- * times the promoted bytes and a full collection every 1.3 s, each one a burst of slow requests.
+ * scavenges and is promoted. For the ingest server's in-flight responses under load a Set means many times
+ * the promoted bytes and frequent full collections, each one a burst of slow requests.
  */
 export class InFlightSet<T> implements Iterable<T> {
   private readonly entries: Entry<T>[] = [];

@@ -39,6 +39,8 @@ export interface DeliveryRunner {
   /** Where the worker runs, for the readiness report: `thread`, `event loop`, or `restarting` while the thread is started again. */
   readonly state: 'thread' | 'event loop' | 'restarting';
   destinations(): DestinationsReport | Promise<DestinationsReport>;
+  /** Starts claiming and sending. */
+  start(): Promise<void>;
   /** Stops claiming, lets attempts finish for up to `graceMs`, then aborts the rest (they stay due) and closes its connections (not the store). */
   stop(graceMs: number): Promise<void>;
 }
@@ -51,7 +53,6 @@ export interface DeliveryRunner {
 export interface DeliverySide extends DeliveryRunner {
   outages: OutageTracker;
   destinations(): DestinationsReport;
-  start(): Promise<void>;
 }
 
 export function createDeliverySide(options: DeliverySideOptions): DeliverySide {

@@ -2,7 +2,7 @@ import { HookrelayError } from '../errors.js';
 
 /**
  * Whether JSON `bytes` nest objects and arrays more than `maxDepth` levels deep: one pass over the bytes,
- * counting brackets outside strings (about 2 µs for a 640-byte event, and a fifth of the JSON parse for 750 KB of short strings). `{"a":[1]}` has 2 levels.
+ * counting brackets outside strings, far cheaper than the JSON parse it guards. `{"a":[1]}` has 2 levels.
  */
 export function nestsDeeperThan(bytes: Uint8Array, maxDepth: number): boolean {
   let depth = 0;

@@ -4,6 +4,8 @@ import type { IngestOutcome } from '../ingest/ingest-handler.js';
 import type { DeliveryState, OutboxStats } from '../store/outbox-store.js';
 import { MAX_DESTINATION_LABELS, eventLabeller, sourceLabeller } from './label-values.js';
 
+type DestinationsSource = () => Promise<readonly Pick<DestinationView, 'destination' | 'limit' | 'inFlight'>[]>;
+
 export interface MetricsOptions {
   /** Configured source names (anything else is labelled `_other`). */
   sources: Iterable<string>;
@@ -17,8 +19,6 @@ export interface MetricsOptions {
   blockedKeyCounts?: () => Promise<Map<string, number>>;
   /** Ids of today's ordered rules: each gets a series, 0 when none of its keys is blocked. */
   orderedRules?: () => string[];
-  /** Read on every scrape for the per-destination gauges (the delivery worker's limiter). */
-  destinations?: () => Promise<readonly Pick<DestinationView, 'destination' | 'limit' | 'inFlight'>[]>;
   /** Read on every scrape: dead letters of each current rule. */
   deadLettersByRule?: () => Promise<Map<string, number>>;
   /** Read on every scrape: destinations with an open outage (any node's circuit opened, none has seen a success since). */
@@ -72,6 +72,9 @@ export class HookrelayMetrics {
   private readonly destinationFailing;
   private readonly connectionsDropped;
   private readonly schemaDrifts;
+
+  /** Read on every scrape for the per-destination gauges; none on a node that does not deliver. */
+  private destinations: DestinationsSource | null = null;
 
   constructor(private readonly options: MetricsOptions) {
     this.now = options.now ?? Date.now;
@@ -254,11 +257,16 @@ export class HookrelayMetrics {
     }
   }
 
+  /** The delivery worker's limiter, read on every scrape for the per-destination gauges. */
+  readDestinationsFrom(source: DestinationsSource): void {
+    this.destinations = source;
+  }
+
   /** Set afresh on each scrape, so a forgotten destination's series disappears. */
   private async readDestinations(): Promise<void> {
-    if (!this.options.destinations) return;
+    if (!this.destinations) return;
     // Null while the delivery thread is restarting: no destination series on this scrape.
-    const views = await this.options.destinations().catch(() => null);
+    const views = await this.destinations().catch(() => null);
     if (!views) return;
     this.destinationLimit.reset();
     this.destinationInFlight.reset();

@@ -21,7 +21,7 @@ export function keptRuleSetOf(ruleSet: RuleSet): KeptRuleSet {
   return { hash: ruleSet.hash, kind: 'loaded', rules: ruleSet.rules.map((rule) => rule.kept), firstLoadedAt: ruleSet.loadedAt.getTime() };
 }
 
-/** Reads back what `keptRulesOf` wrote; anything else (a hand-edited row) is skipped. */
+/** Reads back what `keptRuleOf` wrote; anything else (a hand-edited row) is skipped. */
 export function asKeptRules(values: readonly unknown[]): KeptRule[] {
   return values.filter((value): value is KeptRule => {
     const rule = value as Partial<KeptRule> | null;

@@ -223,7 +223,8 @@ describeWithPostgres('PostgreSQL behind a network partition (no reset, no answer
     const rules = await RuleSetWatcher.start({ dir: makeTempDir(), env: {}, logger: createLogger('silent') });
     running.push({ close: async () => rules.close() });
     proxy.blackhole();
-    const thread = await DeliveryThread.start({ config, env: {}, rules, logger });
+    const thread = new DeliveryThread({ config, env: {}, rules, logger });
+    await thread.start();
     running.push({ close: () => thread.stop(0) });
     expect(thread.state).toBe('restarting');
     await eventually(() => lines.filter((line) => line.includes('the delivery thread could not start; trying again')).length >= 2, 30_000, 'a failed restart, tried again');

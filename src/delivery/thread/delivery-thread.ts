@@ -62,7 +62,7 @@ export class DeliveryThread implements DeliveryRunner {
   private stopped: (() => void) | null = null;
   private readonly onReload = (ruleSet: RuleSet): void => this.post({ type: 'rules', rules: ruleSetMessageOf(ruleSet) });
 
-  private constructor(private readonly options: DeliveryThreadOptions) {
+  constructor(private readonly options: DeliveryThreadOptions) {
     options.rules.on('reload', this.onReload);
   }
 
@@ -70,23 +70,21 @@ export class DeliveryThread implements DeliveryRunner {
    * Starts the thread; rejects when it could not load the rules or build its parts. When it could not reach
    * the store, the node runs on (it stores webhooks) and the thread is started again until it can.
    */
-  static async start(options: DeliveryThreadOptions): Promise<DeliveryThread> {
+  async start(): Promise<void> {
     await startThreadPool();
-    const handle = new DeliveryThread(options);
     try {
-      await handle.spawn();
+      await this.spawn();
     } catch (err) {
       if (storeUnavailable(err)) {
-        handle.scheduleRestart(err);
-        return handle;
+        this.scheduleRestart(err);
+        return;
       }
-      options.rules.off('reload', handle.onReload);
+      this.options.rules.off('reload', this.onReload);
       throw err;
     }
-    return handle;
   }
 
-  /** `restarting` while the thread is being started again after dying or failing to start. */
+  /** `restarting` until the thread has started, and while it is being started again after dying or failing to start. */
   get state(): 'thread' | 'restarting' {
     return this.started ? 'thread' : 'restarting';
   }

@@ -17,9 +17,9 @@ import { sqliteDriverPath } from '../../sqlite-driver.js';
  *
  * A PASSIVE pass that does not catch up with the writer does not sync the database file (SQLite syncs it
  * only once every frame is copied), so left alone the RESTART would sync the pages of all the passes before
- * it while writers wait: 7-11 ms at 4,900 events/s, each time a burst of slow requests. The thread therefore
+ * it while writers wait, each time a burst of slow requests. The thread therefore
  * syncs the database file itself after each pass that found the WAL changed, holding nobody off: the RESTART
- * has only the frames of the last few milliseconds to copy and sync (2-3.5 ms), and the page cache is
+ * has only the frames of the last few milliseconds to copy and sync, and the page cache is
  * flushed a quarter second's worth at a time, so the commits' own WAL fsyncs meet smaller bursts.
  */
 const WORKER_SOURCE = `

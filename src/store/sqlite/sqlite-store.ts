@@ -65,8 +65,8 @@ export interface SqliteStoreOptions {
   /**
    * How often the background thread checkpoints the WAL into the database file and syncs it (default 250 ms).
    * Under sustained load each pass writes and flushes the pages of the last interval, and the commits' WAL
-   * fsyncs compete with that I/O: shorter intervals mean smaller bursts and smaller stalls. Ingest p99 at
-   * 4,900 requests/s: a median of 9.3 ms with 250 ms, 11.2 ms with 500 ms; longer intervals are slower still.
+   * fsyncs compete with that I/O: shorter intervals mean smaller bursts and smaller stalls, so a lower ingest p99
+   * (bench/README.md).
    */
   checkpointIntervalMs?: number;
   /** WAL size past which the checkpoint thread makes it start over (default 16 MiB). */
@@ -193,7 +193,7 @@ export class SqliteStore implements Store {
     // The checkpoint thread's WAL restart holds the write lock for a moment under sustained load (longer
     // when the disk is slow). A group commit does not wait for it with the event loop blocked: it fails at
     // once, and the batch tries again a few milliseconds later, for up to busyRetryMs, before answering 503.
-    // 2 ms: a RESTART holds the lock for 2-3.5 ms, as the checkpoint thread syncs the database file before it.
+    // 2 ms: a RESTART holds the lock only a few milliseconds, as the checkpoint thread syncs the database file before it.
     const busyRetry = { isBusy: isBusyError, forMs: options.busyRetryMs ?? 2_000, pauseMs: 2 };
     const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
     // db.pragma(), not a statement prepared once: SQLite applies busy_timeout when the PRAGMA is compiled.

@@ -123,7 +123,7 @@ describe('the delivery thread', () => {
   it('fails to start with the reason the thread gave', async () => {
     const config = loadConfig({}, { dataDir: makeTempDir() });
     const entry = new URL('../../fixtures/failing-delivery-thread.mjs', import.meta.url);
-    await expect(DeliveryThread.start({ config, env: {}, rules: await noRules(), logger: createLogger('silent'), entry })).rejects.toThrow('the delivery thread could not start: the store could not be opened');
+    await expect(new DeliveryThread({ config, env: {}, rules: await noRules(), logger: createLogger('silent'), entry }).start()).rejects.toThrow('the delivery thread could not start: the store could not be opened');
   });
 
   it('is started again when it dies, and says so in the log', async () => {
@@ -131,7 +131,8 @@ describe('the delivery thread', () => {
     const logger = createLogger('info', new Writable({ write(chunk, _enc, done) { lines.push(String(chunk)); done(); } }));
     const config = loadConfig({}, { dataDir: makeTempDir() });
     let restarts = 0;
-    const thread = await DeliveryThread.start({ config, env: {}, rules: await noRules(), logger, onRestart: () => (restarts += 1), entry: new URL('../../fixtures/dying-delivery-thread.mjs', import.meta.url) });
+    const thread = new DeliveryThread({ config, env: {}, rules: await noRules(), logger, onRestart: () => (restarts += 1), entry: new URL('../../fixtures/dying-delivery-thread.mjs', import.meta.url) });
+    await thread.start();
     running.push({ close: () => thread.stop(0) });
     expect(thread.state).toBe('thread');
     await eventually(() => thread.state === 'restarting', 5_000, 'the thread dead');
