@@ -4,7 +4,7 @@
 // 2) p50/p99 of one list page per filter, at page 1 and deep in the list (cursor near the oldest events),
 //    and of event detail: sequential requests through `hookrelay serve`.
 // 3) Replay of REPLAY events (default 100,000) through a rule to a local counting sink as an admin job,
-//    compared with the delivery worker draining an outbox of the same size (bench:delivery's case).
+//    compared with the delivery loop draining an outbox of the same size (bench:delivery's case).
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

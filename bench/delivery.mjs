@@ -1,4 +1,4 @@
-// npm run bench:delivery — the delivery worker against a plain undici loop, and ingest cost of rule count.
+// npm run bench:delivery — the delivery loop against a plain undici loop, and ingest cost of rule count.
 // 1) A local counting sink (node:http, 200). Baseline: a plain undici loop posting the same number of
 //    bodies at the same concurrency. hookrelay: an outbox pre-filled with DELIVERIES rows (10 rules with
 //    mixed filters, one transform) drained by `hookrelay serve`; deliveries/s from start to last arrival.

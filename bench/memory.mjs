@@ -62,10 +62,10 @@ printTable(rows, Object.keys(rows.at(-1)));
 // What each module adds, in the order serve loads them (a module's cost excludes what earlier ones loaded).
 const SERVE_PATH = [
   'config.js', 'log.js', 'store/sqlite/sqlite-store.js', 'rules/watcher.js',
-  'ingest/ingest-handler.js', 'metrics/hookrelay-metrics.js', 'retention/retention-worker.js', 'operations/jobs/job-runner.js', 'server.js',
-  'hookrelay.js', 'serve-program.js',
+  'ingest/ingest-handler.js', 'metrics/hookrelay-metrics.js', 'retention/retention-pruner.js', 'operations/jobs/job-runner.js', 'http/server.js',
+  'hookrelay.js', 'cli/serve-program.js',
   // Loaded on first use only (the delivery side in the receiver: with `delivery.thread: false`, or for an alert or a resend):
-  'delivery/delivery-side.js', 'admin/api/admin-api.js', 'admin/console/console-router.js', 'store/postgres/postgres-store.js', 'cli-program.js',
+  'delivery/delivery-side.js', 'admin/api/admin-api.js', 'admin/console/console-router.js', 'store/postgres/postgres-store.js', 'cli/program.js',
 ];
 const script = `
 const mb = () => { globalThis.gc(); const m = process.memoryUsage(); return [m.rss / 1048576, m.heapUsed / 1048576]; };

@@ -3,7 +3,7 @@ import { CommanderError } from 'commander';
 import { HookrelayError } from './errors.js';
 
 // `serve` runs for months: it loads only its own command, not the code of every other one.
-const program = process.argv[2] === 'serve' ? (await import('./serve-program.js')).createServeProgram() : (await import('./cli-program.js')).createProgram();
+const program = process.argv[2] === 'serve' ? (await import('./cli/serve-program.js')).createServeProgram() : (await import('./cli/program.js')).createProgram();
 program
   .parseAsync(process.argv)
   .catch((err: unknown) => {

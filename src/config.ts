@@ -107,7 +107,7 @@ export const ConfigSchema = z
     durability: z.enum(['full', 'normal']).default('full'),
     /**
      * What this node runs: `all` receives webhooks and delivers; `receiver` receives (and serves the admin
-     * API and console) without a delivery worker; `worker` delivers and serves the admin API, and answers
+     * API and console) without a delivery loop; `worker` delivers and serves the admin API, and answers
      * webhooks 503 `not_a_receiver` so a load balancer sends them to a receiver.
      */
     role: z.enum(['all', 'receiver', 'worker']).default('all'),
@@ -174,7 +174,7 @@ export const ConfigSchema = z
         /** Send the retryable dead letters of an outage again when the destination recovers, for rules without a `redrive:` of their own. */
         redrive: RedriveConfigSchema,
         /**
-         * Run the delivery worker in a thread of its own, with its own database connection, so that sending
+         * Run the delivery loop in a thread of its own, with its own database connection, so that sending
          * never delays acknowledging webhooks; false runs it on the receiver's event loop.
          */
         thread: z.boolean().default(true),

@@ -22,7 +22,7 @@ import { createIngestHandler } from './ingest/ingest-handler.js';
 import { lazyHandler } from './http/lazy-handler.js';
 import { HookrelayMetrics } from './metrics/hookrelay-metrics.js';
 import { mountMetricsRoute } from './metrics/metrics-route.js';
-import { RetentionWorker } from './retention/retention-worker.js';
+import { RetentionPruner } from './retention/retention-pruner.js';
 import { SchemaLearner } from './schema/schema-learner.js';
 import { describeDrift, describeRulesTouched } from './schema/drift-text.js';
 import { rulesTouchedBy } from './schema/rules-touched.js';
@@ -33,14 +33,14 @@ import { planDeliveries } from './rules/plan.js';
 import { RULE_FILE_LIMITS } from './rules/rule-files.js';
 import { ContractWatcher } from './contracts/contract-watcher.js';
 import { RuleSetWatcher } from './rules/watcher.js';
-import { isLoopbackHost, startServer, type ReadinessReport, type RunningServer } from './server.js';
-import { ensureAdminToken, type AdminToken } from './admin-token.js';
-import { ensureSourceSecrets, type GeneratedSecret } from './source-secrets.js';
+import { isLoopbackHost, startServer, type ReadinessReport, type RunningServer } from './http/server.js';
+import { ensureAdminToken, type AdminToken } from './identity/admin-token.js';
+import { ensureSourceSecrets, type GeneratedSecret } from './identity/source-secrets.js';
 import { openStore } from './store/open-store.js';
 import { secretOrigins } from './runtime/setting-origins.js';
 import { configureTransformSandbox } from './rules/transform-sandbox.js';
-import { CommitHealth } from './readiness.js';
-import { retryWhileStoreUnavailable } from './startup-retry.js';
+import { CommitHealth } from './http/readiness.js';
+import { retryWhileStoreUnavailable } from './start/startup-retry.js';
 import type { Outage } from './store/outage-store.js';
 import type { Store } from './store/store.js';
 import { StopList } from './start/stop-list.js';
@@ -65,13 +65,13 @@ export interface RunningHookrelay {
   store: Store;
   rules: RuleSetWatcher;
   /** Null on a node that does not deliver (role receiver). */
-  worker: DeliveryRunner | null;
+  delivery: DeliveryRunner | null;
   /** Null when `metrics.enabled` is false. */
   metrics: HookrelayMetrics | null;
   /** Bytes of webhook bodies held now, over every request (`server.maxBufferedBytes`). */
   bodyBudget: BodyBudget;
   /** Null when `retention.enabled` is false. */
-  retention: RetentionWorker | null;
+  retention: RetentionPruner | null;
   /** Learns the observed schema and its drifts while this node holds the `schema` lease; null when `schema.enabled` is false. */
   schemaLearner: SchemaLearner | null;
   /** Outages and their redrive; null on a node that does not deliver (role receiver) and with the delivery thread (it runs there). */
@@ -103,7 +103,7 @@ type Startup = Parameters<typeof retryWhileStoreUnavailable>[2];
 type Env = Record<string, string | undefined>;
 
 /**
- * The composition root: config in, a running receiver and delivery worker out. The CLI and the tests start it
+ * The composition root: config in, a running receiver and delivery loop out. The CLI and the tests start it
  * this way. Each part is built after the parts it uses and registers how it stops; a failed start, like
  * `close`, stops what was built in reverse.
  */
@@ -120,7 +120,7 @@ export async function startHookrelay(config: Readonly<Config>, logger: Logger, o
 async function startParts(config: Readonly<Config>, logger: Logger, options: StartOptions, stops: StopList): Promise<RunningHookrelay> {
   const env = options.env ?? {};
   const role = nodeRoleOf(config);
-  if (role !== 'receiver' && config.delivery.thread && options.lookup) throw new Error('options.lookup applies to the delivery worker on the event loop: set delivery.thread to false');
+  if (role !== 'receiver' && config.delivery.thread && options.lookup) throw new Error('options.lookup applies to the delivery loop on the event loop: set delivery.thread to false');
   // Explain, dry runs and replay previews render here; deliveries render in the delivery thread's own sandbox.
   configureTransformSandbox(config.rules.transform);
   if (config.delivery.enabled === false) logger.warn('delivery.enabled is deprecated: set role: receiver (HOOKRELAY_ROLE=receiver, --role receiver) instead; this node runs role receiver');
@@ -157,7 +157,7 @@ async function startParts(config: Readonly<Config>, logger: Logger, options: Sta
     : null;
   if (schemaLearner) stops.add('schema learner', () => schemaLearner.stop());
   const retention = config.retention.enabled
-    ? new RetentionWorker({ store, settings: config.retention, logger, leaseHolder: node.id, onPass: metrics ? (report) => metrics.recordPrune(report) : undefined })
+    ? new RetentionPruner({ store, settings: config.retention, logger, leaseHolder: node.id, onPass: metrics ? (report) => metrics.recordPrune(report) : undefined })
     : null;
   if (retention) stops.add('retention', () => retention.stop());
   // Built now, started once the server listens; stopped after the server, so in-flight attempts finish.
@@ -239,7 +239,7 @@ async function startParts(config: Readonly<Config>, logger: Logger, options: Sta
     adminUrl: server.adminUrl,
     store,
     rules,
-    worker: delivery,
+    delivery,
     metrics,
     bodyBudget,
     retention,

@@ -8,7 +8,7 @@ export type { Logger };
  * its top-level key: pino then redacts only lines that have one of these keys. A path starting with a
  * wildcard (`*.secret`) would send every value of every line (each ingest request, each delivery attempt)
  * through the redactor, which parses its paths and clones on each call: that would be 40 % of all memory
- * the delivery worker allocates.
+ * the delivery loop allocates.
  */
 const REDACTED_HEADERS = ['authorization', 'cookie', SERVICE_SIGNATURE_HEADER.toLowerCase(), 'webhook-signature'];
 

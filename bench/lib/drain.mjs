@@ -1,4 +1,4 @@
-// The delivery worker draining a pre-filled outbox into a counting sink: shared by bench:delivery and
+// The delivery loop draining a pre-filled outbox into a counting sink: shared by bench:delivery and
 // bench:admin (replay is compared with it).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,5 +1,5 @@
 // Seeds a migrated PostgreSQL database with a history of events, deliveries and attempts spread over a span
-// of days ending now, generated in SQL (no HTTP), shaped as ingest and the delivery worker write them.
+// of days ending now, generated in SQL (no HTTP), shaped as ingest and the delivery loop write them.
 //
 // It works on whatever schema the build under test's migrations made: rows go in through the parent tables'
 // column names; a column this generator does not know is filled when it must be (a partition key: the row's

@@ -1,6 +1,6 @@
 import type {
   BulkResult, DeliveryDetailView, DeliveryView, EditedReplayResultView, EventListItemView, EventWithDeliveries, Paged, ReplayResultView, ResendResult,
-} from './admin-backend.js';
+} from './admin-target.js';
 import type { BulkReplaySummary } from '../operations/bulk-replay-plan.js';
 import type { DeliveryWaitView } from '../operations/view-schemas.js';
 import type { RetrySkip, RetrySummary } from '../operations/retry-skips.js';

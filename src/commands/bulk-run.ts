@@ -1,4 +1,4 @@
-import type { BulkControl, BulkResult } from './admin-backend.js';
+import type { BulkControl, BulkResult } from './admin-target.js';
 import { printBulk } from './admin-print.js';
 import { INTERRUPTED_EXIT_CODE, onInterrupt } from './interrupt.js';
 import { printJson } from './output.js';

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import type { ClusterView } from './admin-backend.js';
-import { addTargetOptions, openBackend, withBackend, type TargetFlags } from './command-target.js';
+import type { ClusterView } from './admin-target.js';
+import { addTargetOptions, openTarget, withTarget, type TargetFlags } from './command-target.js';
 import { exitQuietlyWhenStdoutCloses, printJson, printLine } from './output.js';
 import { formatTable, shortTime } from './table.js';
 
@@ -25,7 +25,7 @@ export function clusterLines(view: ClusterView): string[] {
 }
 
 async function show(flags: TargetFlags): Promise<void> {
-  const view = await withBackend(await openBackend(flags, process.env), (b) => b.cluster());
+  const view = await withTarget(await openTarget(flags, process.env), (b) => b.cluster());
   if (flags.json) printJson(view);
   else for (const line of clusterLines(view)) printLine(line);
 }

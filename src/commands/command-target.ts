@@ -3,9 +3,9 @@ import { Option, type Command } from 'commander';
 import { loadConfig, type Config } from '../config.js';
 import { HookrelayError } from '../errors.js';
 import { describeStore, storeIdentityOf } from '../runtime/store-identity.js';
-import type { AdminBackend } from './admin-backend.js';
-import { LocalBackend } from './local-backend.js';
-import { RemoteBackend } from './remote-backend.js';
+import type { AdminTarget } from './admin-target.js';
+import { LocalTarget } from './local-target.js';
+import { RemoteTarget } from './remote-target.js';
 import { findRegisteredNode, findRunningServer, offlineNote, otherStoreNote, type RunningServer } from './running-server.js';
 import { readGeneratedAdminToken } from './stored-values.js';
 import { isThisMachine } from './this-machine.js';
@@ -56,10 +56,10 @@ export function commandConfig(flags: Pick<TargetFlags, 'dataDir' | 'rulesDir'>, 
 }
 
 /** The store of this configuration opened directly (events import: the admin API has none); never a store a running server no longer uses. */
-export async function openLocal(flags: TargetFlags, env: Env, options: { create?: boolean } = {}): Promise<LocalBackend> {
+export async function openLocal(flags: TargetFlags, env: Env, options: { create?: boolean } = {}): Promise<LocalTarget> {
   const config = commandConfig(flags, env);
   await refuseAbandonedStore(config);
-  return LocalBackend.open(config, env, options);
+  return LocalTarget.open(config, env, options);
 }
 
 /** A command that must open the store itself refuses one that the server running for this configuration no longer uses. */
@@ -72,14 +72,14 @@ export async function refuseAbandonedStore(config: Readonly<Config>): Promise<vo
 }
 
 /** Where a command acts: a server's admin API, or the store of this configuration opened directly. */
-export type CommandTarget = { url: string; token: string } | { config: Readonly<Config> };
+export type TargetLocation = { url: string; token: string } | { config: Readonly<Config> };
 
 /**
  * `--url`: that server. Otherwise the server running for this configuration (its admin API, so answers are
  * the running system's), even when it uses another store than this terminal names (said on stderr); with
  * none, the store `serve` would use, opened directly (said on stderr).
  */
-export async function findTarget(flags: TargetFlags, env: Env): Promise<CommandTarget> {
+export async function locateTarget(flags: TargetFlags, env: Env): Promise<TargetLocation> {
   if (flags.url !== undefined) {
     if (flags.dataDir !== undefined || flags.rulesDir !== undefined) {
       throw new HookrelayError('bad_request', '--url (remote mode) and --data-dir/--rules-dir (local mode) exclude each other.');
@@ -104,10 +104,10 @@ export async function findTarget(flags: TargetFlags, env: Env): Promise<CommandT
   return { url: server.info.adminUrl, token: await runningServerAdminToken(server, config, flags.token, env) };
 }
 
-/** The events, deliveries and cluster commands' backend for `findTarget`'s answer. */
-export async function openBackend(flags: TargetFlags, env: Env): Promise<AdminBackend> {
-  const target = await findTarget(flags, env);
-  return 'url' in target ? new RemoteBackend(target.url, target.token) : LocalBackend.open(target.config, env);
+/** The events, deliveries and cluster commands' target for `locateTarget`'s answer. */
+export async function openTarget(flags: TargetFlags, env: Env): Promise<AdminTarget> {
+  const location = await locateTarget(flags, env);
+  return 'url' in location ? new RemoteTarget(location.url, location.token) : LocalTarget.open(location.config, env);
 }
 
 /** The admin token of a server on this terminal's store: `--token`, HOOKRELAY_ADMIN_TOKEN, else the generated one kept there. */
@@ -160,11 +160,11 @@ async function localAdminToken(url: string, env: Env): Promise<string | undefine
   return (await readGeneratedAdminToken(loadConfig(env)))?.value;
 }
 
-/** Opens the backend, runs `fn`, and always closes it. */
-export async function withBackend<T>(backend: AdminBackend, fn: (backend: AdminBackend) => Promise<T>): Promise<T> {
+/** Opens the target, runs `fn`, and always closes it. */
+export async function withTarget<T>(target: AdminTarget, fn: (target: AdminTarget) => Promise<T>): Promise<T> {
   try {
-    return await fn(backend);
+    return await fn(target);
   } finally {
-    await backend.close();
+    await target.close();
   }
 }

@@ -3,7 +3,7 @@ import { HookrelayError } from '../errors.js';
 import type { DeliveryState } from '../store/outbox-store.js';
 import { printDeliveryTable } from './admin-print.js';
 import { runBulk } from './bulk-run.js';
-import { addTargetOptions, openBackend, withBackend, type TargetFlags } from './command-target.js';
+import { addTargetOptions, openTarget, withTarget, type TargetFlags } from './command-target.js';
 import { addEventFilterOptions, eventQueryOf, positiveInt, type EventFilterFlags } from './event-filter-flags.js';
 import { exitQuietlyWhenStdoutCloses, printJson, printLine } from './output.js';
 
@@ -14,13 +14,13 @@ async function list(flags: TargetFlags & { state?: DeliveryState; rule?: string;
     ...(flags.rule && { ruleId: flags.rule }),
     ...(flags.eventId && { eventId: positiveInt(flags.eventId, '--event-id') }),
   };
-  const page = await withBackend(await openBackend(flags, process.env), (b) => b.listDeliveries(query, { limit, cursor: flags.cursor }));
+  const page = await withTarget(await openTarget(flags, process.env), (b) => b.listDeliveries(query, { limit, cursor: flags.cursor }));
   if (flags.json) printJson(page);
   else printDeliveryTable(page);
 }
 
 async function retry(id: string | undefined, flags: TargetFlags & EventFilterFlags & { rule?: string; eventId?: string; all?: boolean; afterId?: string }): Promise<void> {
-  await withBackend(await openBackend(flags, process.env), async (b) => {
+  await withTarget(await openTarget(flags, process.env), async (b) => {
     if (id !== undefined) {
       const delivery = await b.retryDelivery(positiveInt(id, 'delivery id'));
       if (flags.json) printJson(delivery);

@@ -4,7 +4,7 @@ import { HookrelayError } from '../errors.js';
 import type { Validation } from '../store/event-store.js';
 import type { DeliveryState } from '../store/outbox-store.js';
 import type { QuarantineState } from '../store/quarantine-store.js';
-import type { EventQuery } from './admin-backend.js';
+import type { EventQuery } from './admin-target.js';
 
 export interface EventFilterFlags {
   event?: string;

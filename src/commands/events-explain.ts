@@ -3,11 +3,11 @@ import type { Command } from 'commander';
 import { destinationCheck } from '../delivery/destination-check.js';
 import { HookrelayError } from '../errors.js';
 import { explainBody, type EventExplanation, type ExplainRequest } from '../operations/explain-event.js';
-import { addTargetOptions, commandConfig, openBackend, withBackend, type TargetFlags } from './command-target.js';
+import { addTargetOptions, commandConfig, openTarget, withTarget, type TargetFlags } from './command-target.js';
 import { positiveInt } from './event-filter-flags.js';
 import { eventExplanationText } from './explain-print.js';
 import { judgingSettings } from './judging-settings.js';
-import { loadCurrentRules } from './local-backend.js';
+import { loadCurrentRules } from './local-target.js';
 import { printJson } from './output.js';
 
 type ExplainFlags = TargetFlags & { rule?: string; file?: string; source: string };
@@ -17,7 +17,7 @@ async function explain(id: string | undefined, flags: ExplainFlags): Promise<voi
   const request = flags.rule === undefined ? {} : { ruleId: flags.rule };
   const explanation =
     id !== undefined
-      ? await withBackend(await openBackend(flags, process.env), (backend) => backend.explainEvent(positiveInt(id, 'event id'), request))
+      ? await withTarget(await openTarget(flags, process.env), (target) => target.explainEvent(positiveInt(id, 'event id'), request))
       : await explainFile(flags.file!, flags, request);
   if (flags.json) printJson(explanation);
   else process.stdout.write(eventExplanationText(explanation));

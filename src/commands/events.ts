@@ -1,13 +1,13 @@
 import { Option, type Command } from 'commander';
 import { HookrelayError } from '../errors.js';
 import { DEFAULT_ROUTE_MODE, ROUTE_MODES, type RouteMode } from '../operations/replay-routing.js';
-import type { AdminBackend, EventQuery, ResendSigning } from './admin-backend.js';
+import type { AdminTarget, EventQuery, ResendSigning } from './admin-target.js';
 import { printEditedReplay, printEventDetail, printEventTable, printReplayed, printResend } from './admin-print.js';
 import { readInput } from './read-input.js';
 import { runBulk } from './bulk-run.js';
-import { addLocalOnlyOptions, addTargetOptions, openBackend, openLocal, withBackend, type TargetFlags } from './command-target.js';
+import { addLocalOnlyOptions, addTargetOptions, openTarget, openLocal, withTarget, type TargetFlags } from './command-target.js';
 import { addExplainCommand } from './events-explain.js';
-import { ImportFileError, readImport, writeExport } from './event-transfer.js';
+import { ImportFileError, readImport, writeExport } from './archive-file.js';
 import { addEventFilterOptions, eventQueryOf, positiveInt, type EventFilterFlags } from './event-filter-flags.js';
 import { INTERRUPTED_EXIT_CODE, onInterrupt } from './interrupt.js';
 import { exitQuietlyWhenStdoutCloses, printJson, printLine } from './output.js';
@@ -24,13 +24,13 @@ function hasFilter(query: EventQuery): boolean {
 
 async function list(flags: Flags & { limit: string; cursor?: string }): Promise<void> {
   const limit = positiveInt(flags.limit, '--limit', 500);
-  const page = await withBackend(await openBackend(flags, process.env), (b) => b.listEvents(eventQueryOf(flags), { limit, cursor: flags.cursor }));
+  const page = await withTarget(await openTarget(flags, process.env), (b) => b.listEvents(eventQueryOf(flags), { limit, cursor: flags.cursor }));
   if (flags.json) printJson(page);
   else printEventTable(page);
 }
 
 async function show(id: string, flags: TargetFlags): Promise<void> {
-  const detail = await withBackend(await openBackend(flags, process.env), (b) => b.getEvent(eventId(id)));
+  const detail = await withTarget(await openTarget(flags, process.env), (b) => b.getEvent(eventId(id)));
   if (flags.json) printJson(detail);
   else printEventDetail(detail);
 }
@@ -40,7 +40,7 @@ type ReplayFlags = Flags & {
 };
 
 /** `--body`: edit and replay one event (a copy linked to it is stored, then sent through the rules, --rule or --to). One event, no filter: `--to` is the URL. */
-async function replayEdited(b: AdminBackend, id: string | undefined, flags: ReplayFlags): Promise<void> {
+async function replayEdited(b: AdminTarget, id: string | undefined, flags: ReplayFlags): Promise<void> {
   if (id === undefined) throw new HookrelayError('bad_request', '--body edits one event: give its id.');
   if (flags.route !== DEFAULT_ROUTE_MODE || flags.dryRun || flags.force) {
     throw new HookrelayError('bad_request', "--body sends through today's rules, --rule (even if its filter does not match) or --to; --route, --dry-run and --force do not apply.");
@@ -53,8 +53,8 @@ async function replayEdited(b: AdminBackend, id: string | undefined, flags: Repl
 }
 
 async function replay(id: string | undefined, flags: ReplayFlags): Promise<void> {
-  const backend = await openBackend(flags, process.env);
-  await withBackend(backend, async (b) => {
+  const target = await openTarget(flags, process.env);
+  await withTarget(target, async (b) => {
     if (flags.force && flags.rule === undefined) throw new HookrelayError('bad_request', '--force needs --rule <id>: it replays to a rule the event does not match.');
     if (flags.body !== undefined) return replayEdited(b, id, flags);
     if (flags.meantInvalid) throw new HookrelayError('bad_request', '--meant-invalid goes with --body <file>.');
@@ -74,7 +74,7 @@ async function replay(id: string | undefined, flags: ReplayFlags): Promise<void>
 }
 
 async function release(id: string, flags: TargetFlags & { force?: boolean; by: string }): Promise<void> {
-  const answer = await withBackend(await openBackend(flags, process.env), (b) => b.releaseEvent(eventId(id), { force: flags.force, by: flags.by }));
+  const answer = await withTarget(await openTarget(flags, process.env), (b) => b.releaseEvent(eventId(id), { force: flags.force, by: flags.by }));
   if (flags.json) printJson(answer);
   else {
     const forced = answer.event.release?.forced ? ' (forced)' : '';
@@ -92,7 +92,7 @@ function signingOf(flags: { sign: string; secret?: string }): ResendSigning {
 
 async function resend(id: string, flags: TargetFlags & { to: string; sign: string; secret?: string }): Promise<void> {
   const signing = signingOf(flags);
-  const result = await withBackend(await openBackend(flags, process.env), (b) => b.resendEvent(eventId(id), flags.to, signing));
+  const result = await withTarget(await openTarget(flags, process.env), (b) => b.resendEvent(eventId(id), flags.to, signing));
   if (flags.json) printJson(result);
   else printResend(result);
   const ok = result.status !== null && result.status >= 200 && result.status < 300;
@@ -102,7 +102,7 @@ async function resend(id: string, flags: TargetFlags & { to: string; sign: strin
 async function exportEvents(flags: Flags & { output?: string }): Promise<void> {
   const interrupt = onInterrupt('export');
   try {
-    const outcome = await withBackend(await openBackend(flags, process.env), async (b) =>
+    const outcome = await withTarget(await openTarget(flags, process.env), async (b) =>
       writeExport(await b.exportEvents(eventQueryOf(flags)), { file: flags.output }, createProgress('export'), interrupt.signal),
     );
     const where = flags.output ? ` to ${flags.output}` : '';

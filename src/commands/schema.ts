@@ -4,10 +4,10 @@ import { HookrelayError } from '../errors.js';
 import type { ObservedSchemaView } from '../operations/schema-view-schemas.js';
 import { diffContract, exportContract, type ContractMode, type FieldDifference } from '../schema/contract.js';
 import type { ObservedSchema } from '../store/schema-store.js';
-import { addTargetOptions, findTarget, type TargetFlags } from './command-target.js';
+import { addTargetOptions, locateTarget, type TargetFlags } from './command-target.js';
 import { exitQuietlyWhenStdoutCloses, printJson, printLine } from './output.js';
 import { createProgress } from './progress-bar.js';
-import { LocalSchemaBackend, RemoteSchemaBackend, type SchemaBackend } from './schema-backend.js';
+import { LocalSchemaTarget, RemoteSchemaTarget, type SchemaTarget } from './schema-target.js';
 import { formatTable, shortTime } from './table.js';
 
 interface FilterFlags extends TargetFlags {
@@ -15,19 +15,19 @@ interface FilterFlags extends TargetFlags {
   event?: string;
 }
 
-/** The running server's admin API when one runs for this configuration, else its store (see `findTarget`). */
-async function openSchemaBackend(flags: TargetFlags): Promise<SchemaBackend> {
+/** The running server's admin API when one runs for this configuration, else its store (see `locateTarget`). */
+async function openSchemaTarget(flags: TargetFlags): Promise<SchemaTarget> {
   const env = process.env;
-  const target = await findTarget(flags, env);
-  return 'url' in target ? new RemoteSchemaBackend(target.url, target.token) : LocalSchemaBackend.open(target.config, env);
+  const location = await locateTarget(flags, env);
+  return 'url' in location ? new RemoteSchemaTarget(location.url, location.token) : LocalSchemaTarget.open(location.config, env);
 }
 
-async function withSchemaBackend<T>(flags: TargetFlags, fn: (backend: SchemaBackend) => Promise<T>): Promise<T> {
-  const backend = await openSchemaBackend(flags);
+async function withSchemaTarget<T>(flags: TargetFlags, fn: (target: SchemaTarget) => Promise<T>): Promise<T> {
+  const target = await openSchemaTarget(flags);
   try {
-    return await fn(backend);
+    return await fn(target);
   } finally {
-    await backend.close();
+    await target.close();
   }
 }
 
@@ -55,7 +55,7 @@ function schemaLines(view: ObservedSchemaView): string[] {
 }
 
 async function show(flags: FilterFlags): Promise<void> {
-  const schemas = await withSchemaBackend(flags, (b) => b.schemas({ source: flags.source, event: flags.event }));
+  const schemas = await withSchemaTarget(flags, (b) => b.schemas({ source: flags.source, event: flags.event }));
   if (flags.json) return printJson({ schemas });
   if (schemas.length === 0) printLine('no observed schema yet (events are learned a few seconds after they are stored; `hookrelay schema backfill` learns the stored ones)');
   for (const [i, view] of schemas.entries()) {
@@ -65,7 +65,7 @@ async function show(flags: FilterFlags): Promise<void> {
 }
 
 async function drifts(flags: FilterFlags & { limit: string }): Promise<void> {
-  const list = await withSchemaBackend(flags, (b) => b.drifts({ source: flags.source, event: flags.event, limit: Number(flags.limit) }));
+  const list = await withSchemaTarget(flags, (b) => b.drifts({ source: flags.source, event: flags.event, limit: Number(flags.limit) }));
   if (flags.json) return printJson({ drifts: list });
   if (list.length === 0) return printLine('no drifts recorded');
   const rows = list.map((d) => [d.id, shortTime(d.detectedAt), d.source, d.event, d.kind, d.path, `${d.before.join('|') || '-'} -> ${d.after.join('|') || '-'}`, d.eventId, [...d.rules.where, ...d.rules.transform.map((r) => `${r} (transform?)`)].join(', ')]);
@@ -73,7 +73,7 @@ async function drifts(flags: FilterFlags & { limit: string }): Promise<void> {
 }
 
 async function observedOne(flags: TargetFlags, source: string, event: string): Promise<ObservedSchema> {
-  const [view] = await withSchemaBackend(flags, (b) => b.schemas({ source, event }));
+  const [view] = await withSchemaTarget(flags, (b) => b.schemas({ source, event }));
   if (!view) throw new HookrelayError('not_found', `No observed schema for source "${source}", event "${event}" (learned a few seconds after events are stored; \`hookrelay schema backfill\` learns the stored ones).`);
   return observedSchemaOf(view);
 }
@@ -131,7 +131,7 @@ async function backfill(flags: TargetFlags): Promise<void> {
   const bar = createProgress('learning');
   let started = false;
   try {
-    const result = await withSchemaBackend(flags, (b) =>
+    const result = await withSchemaTarget(flags, (b) =>
       b.backfill((p) => {
         if (!started) bar.start(p.total);
         started = true;

@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
 import { loadConfig, type Config } from '../config.js';
-import { limitHeapGrowth } from '../heap-growth.js';
+import { limitHeapGrowth } from './heap-growth.js';
 import { startHookrelay } from '../hookrelay.js';
 import { chooseLogFormat, createLogDestination, createLogger } from '../log.js';
-import { exitProcess } from '../process-exit.js';
+import { exitProcess } from './process-exit.js';
 import { removeRuntimeFile, writeRuntimeFile } from '../runtime/runtime-file.js';
 import { adminTokenOrigin, allowNetworksOrigin, secretOriginOf } from '../runtime/setting-origins.js';
 import { storeIdentityOf } from '../runtime/store-identity.js';
@@ -28,7 +28,7 @@ function flagOverrides(flags: ServeFlags): Partial<Record<keyof Config, unknown>
 }
 
 /** Where a generated value is kept: its file on SQLite (as always), the database every node reads on PostgreSQL. */
-function keptWhere(file: string | null, command: string): string {
+function savedWhere(file: string | null, command: string): string {
   return file === null ? `kept in the database for every node; \`hookrelay ${command}\` prints it again` : `saved to ${file}, shown only now`;
 }
 
@@ -72,11 +72,11 @@ async function serve(flags: ServeFlags): Promise<void> {
   for (const generated of app.generatedSecrets) {
     // Shown once, on stderr so it stays out of the JSON log stream; kept in the store for later starts and other nodes.
     process.stderr.write(
-      `\nhookrelay generated a signing secret for source "${generated.source}" (${keptWhere(generated.file, `secrets show ${generated.source}`)}):\n\n    ${generated.secret}\n\n` +
+      `\nhookrelay generated a signing secret for source "${generated.source}" (${savedWhere(generated.file, `secrets show ${generated.source}`)}):\n\n    ${generated.secret}\n\n` +
         `Give it to the sender and point its webhook URL at ${base}/webhooks/${generated.source}\n\n`,
     );
   }
-  if (app.generatedAdminToken) process.stderr.write(`\nhookrelay generated an admin token (${keptWhere(app.generatedAdminToken.file, 'secrets show --admin-token')}):\n\n    ${app.generatedAdminToken.token}\n\nUse it as "Authorization: Bearer <token>" on ${adminBase}/admin/api and to log in to ${adminBase}/console\n\n`);
+  if (app.generatedAdminToken) process.stderr.write(`\nhookrelay generated an admin token (${savedWhere(app.generatedAdminToken.file, 'secrets show --admin-token')}):\n\n    ${app.generatedAdminToken.token}\n\nUse it as "Authorization: Bearer <token>" on ${adminBase}/admin/api and to log in to ${adminBase}/console\n\n`);
   // Where commands find this server: the node registry (PostgreSQL), and the runtime file with what it judges with (no secret).
   await app.node.announce(app.adminUrl).catch((err: unknown) => logger.warn({ err }, 'could not register this node\'s URL; commands find it by its runtime file'));
   writeRuntimeFile(config.dataDir, {
@@ -102,6 +102,6 @@ export function registerServeCommand(program: Command): void {
     .option('--host <host>', 'address to receive webhooks on (HOOKRELAY_HOST, default 127.0.0.1; 0.0.0.0 for every interface)')
     .option('--data-dir <dir>', 'where the SQLite database and generated secrets live (HOOKRELAY_DATA_DIR, default ./data)')
     .option('--rules-dir <dir>', 'folder of rule files (HOOKRELAY_RULES_DIR, default ./rules)')
-    .option('--role <role>', 'all (receive and deliver), receiver (no delivery worker) or worker (deliver; webhooks answered 503) (HOOKRELAY_ROLE, default all)')
+    .option('--role <role>', 'all (receive and deliver), receiver (no delivery loop) or worker (deliver; webhooks answered 503) (HOOKRELAY_ROLE, default all)')
     .action(serve);
 }

@@ -1,6 +1,6 @@
-import { ADMIN_TOKEN_FILE, ADMIN_TOKEN_SETTING, readStoredAdminToken } from '../admin-token.js';
+import { ADMIN_TOKEN_FILE, ADMIN_TOKEN_SETTING, readStoredAdminToken } from '../identity/admin-token.js';
 import type { Config } from '../config.js';
-import { readStoredSourceSecret, sourceSecretFile, sourceSecretSetting } from '../source-secrets.js';
+import { readStoredSourceSecret, sourceSecretFile, sourceSecretSetting } from '../identity/source-secrets.js';
 import { openCommandStore } from './command-store.js';
 
 export interface StoredValue {

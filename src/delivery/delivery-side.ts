@@ -9,7 +9,7 @@ import { createGuardedDispatcher } from './guarded-dispatcher.js';
 import { OutageTracker } from './outage-tracker.js';
 import { RuleVersions } from './rule-versions.js';
 import { createSsrfGuard, type LookupFunction } from './ssrf-guard.js';
-import { DeliveryWorker, type DeliveryWorkerOptions, type DeliveryWorkerStore } from './worker.js';
+import { DeliveryLoop, type DeliveryLoopOptions, type DeliveryLoopStore } from './delivery-loop.js';
 
 /** The limiter's destinations with their circuit state (the admin API's answer). */
 export interface DestinationsReport {
@@ -19,13 +19,13 @@ export interface DestinationsReport {
 
 export interface DeliverySideOptions {
   config: Readonly<Config>;
-  store: DeliveryWorkerStore & OutageStore;
+  store: DeliveryLoopStore & OutageStore;
   rules: () => RuleSet;
   env: Env;
   logger: Logger;
   /** DNS seam for the SSRF guard. */
   lookup?: LookupFunction;
-  onAttempt?: DeliveryWorkerOptions['onAttempt'];
+  onAttempt?: DeliveryLoopOptions['onAttempt'];
   onOutageOpened?: (outage: Outage) => void;
   onOutageClosed?: (outage: Outage) => void;
 }
@@ -70,7 +70,7 @@ export function createDeliverySide(options: DeliverySideOptions): DeliverySide {
     onOpened: options.onOutageOpened,
     onClosed: options.onOutageClosed,
   });
-  const worker = new DeliveryWorker({
+  const loop = new DeliveryLoop({
     store,
     rules,
     ruleVersions: new RuleVersions(store, options.env),
@@ -87,9 +87,9 @@ export function createDeliverySide(options: DeliverySideOptions): DeliverySide {
     onAttempt: options.onAttempt,
   });
   return {
-    wake: () => worker.wake(),
+    wake: () => loop.wake(),
     get activeAttempts() {
-      return worker.activeAttempts;
+      return loop.activeAttempts;
     },
     state: 'event loop',
     outages,
@@ -102,10 +102,10 @@ export function createDeliverySide(options: DeliverySideOptions): DeliverySide {
     }),
     async start() {
       await outages.start();
-      worker.start();
+      loop.start();
     },
     async stop(graceMs) {
-      await worker.stop(graceMs);
+      await loop.stop(graceMs);
       await outages.stop();
       await dispatcher.close();
     },

@@ -15,7 +15,7 @@ export interface DestinationCheckOptions {
   lookupTimeoutMs?: number;
 }
 
-/** The SSRF guard's decision on a URL, the way the delivery worker would meet it; never connects. */
+/** The SSRF guard's decision on a URL, the way the delivery loop would meet it; never connects. */
 export function destinationCheck(guard: SsrfGuard, options: DestinationCheckOptions): CheckDestination {
   return async (url) => {
     let hostname: string;

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { Dispatcher } from 'undici';
-import { InFlightSet } from '../in-flight-set.js';
+import { InFlightSet } from '../http/in-flight-set.js';
 import { DestinationRefusedError } from './destination-refused-error.js';
 import { ResponseExcerpt } from './response-excerpt.js';
 import { USER_AGENT } from './user-agent.js';

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { RuleSet } from '../rules/types.js';
 import type { Outage, OutageStore } from '../store/outage-store.js';
 import type { CircuitBreaker } from './circuit-breaker.js';
-import type { OutageListener } from './worker.js';
+import type { OutageListener } from './delivery-loop.js';
 
 export interface RedriveSettings {
   /** Rules without a `redrive:` of their own follow this. */

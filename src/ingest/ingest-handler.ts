@@ -1,4 +1,5 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IngestHandler } from '../http/ingest-route.js';
+import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import { DEFAULT_MAX_DEPTH, type SourceConfig } from '../config.js';
 import { HookrelayError, asHookrelayError } from '../errors.js';
@@ -48,7 +49,7 @@ export interface IngestDeps {
   secretOrigins?: ReadonlyMap<string, string>;
 }
 
-export type IngestHandler = (req: IncomingMessage, res: ServerResponse, sourceName: string, requestId: string) => void;
+export type { IngestHandler };
 
 /**
  * POST /webhooks/:source. The order of checks is the contract: source, content type, size, signature over
@@ -108,7 +109,7 @@ export function createIngestHandler(deps: IngestDeps): IngestHandler {
     try {
     } catch (err) {
       // The event is committed: it is answered as stored; the worker finds its deliveries at its next poll.
-      deps.logger.error({ err }, 'waking the delivery worker failed');
+      deps.logger.error({ err }, 'waking the delivery loop failed');
     }
     return { saved, event: envelope.event };
   }

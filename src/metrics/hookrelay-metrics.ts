@@ -44,7 +44,7 @@ const ATTEMPT_BUCKETS_S = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
 
 /**
  * Every hookrelay metric in its own registry (several instances can share one process, as in tests).
- * Counters are fed by callbacks from ingest, the delivery worker, the rule watcher and retention; the
+ * Counters are fed by callbacks from ingest, the delivery loop, the rule watcher and retention; the
  * outbox gauges are read from the store when scraped, so they are never stale.
  */
 export class HookrelayMetrics {
@@ -184,7 +184,7 @@ export class HookrelayMetrics {
     this.ingestDuration.observe({ source, result: accepted ? 'accepted' : 'refused' }, outcome.durationMs / 1000);
   }
 
-  /** The delivery worker's `onAttempt` hook. */
+  /** The delivery loop's `onAttempt` hook. */
   recordAttempt(attempt: AttemptObservation): void {
     this.attempts.inc({ rule: attempt.ruleId, outcome: attempt.outcome });
     this.attemptDuration.observe({ rule: attempt.ruleId }, attempt.durationMs / 1000);
@@ -257,7 +257,7 @@ export class HookrelayMetrics {
     }
   }
 
-  /** The delivery worker's limiter, read on every scrape for the per-destination gauges. */
+  /** The delivery loop's limiter, read on every scrape for the per-destination gauges. */
   readDestinationsFrom(source: DestinationsSource): void {
     this.destinations = source;
   }

@@ -7,7 +7,7 @@ import type { SsrfGuard } from '../delivery/ssrf-guard.js';
 import type { Env } from '../rules/env-references.js';
 import type { RuleSetStatus } from '../rules/watcher.js';
 import type { RuleSet } from '../rules/types.js';
-import type { ReadinessReport } from '../readiness.js';
+import type { ReadinessReport } from '../http/readiness.js';
 import type { ClusterStore, NewNode } from '../store/cluster-store.js';
 import type { DestinationsView } from './view-schemas.js';
 import type { EventStore } from '../store/event-store.js';
@@ -21,7 +21,7 @@ import type { JobStore } from '../store/job-store.js';
 import type { SchemaStore } from '../store/schema-store.js';
 import type { SettingStore } from '../store/setting-store.js';
 
-/** The store roles the operations act through (none of the delivery worker's, retention's or the copy's). */
+/** The store roles the operations act through (none of the delivery loop's, retention's or the copy's). */
 export type OperationsStore = EventStore & NewEventStore & OutboxStore & BulkStore & EventArchive & RuleSetStore & OutageStore & JobStore & ClusterStore & QuarantineStore & SchemaStore & SettingStore;
 
 /** What the operations work with: assembled once by the composition root (server) or per command (local CLI). */
@@ -45,6 +45,6 @@ export interface OperationsContext {
   node?: NewNode;
   /** This node's readiness and its checks (the server); absent in the CLI's local mode. */
   readiness?: () => Promise<ReadinessReport>;
-  /** The delivery worker's view of its destinations; absent when delivery is off. */
+  /** The delivery loop's view of its destinations; absent when delivery is off. */
   destinations?: () => DestinationsView | Promise<DestinationsView>;
 }

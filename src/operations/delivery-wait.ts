@@ -15,7 +15,7 @@ export interface WaitSources {
   store: OutageStore & OutboxStore;
   /** Today's rules; null when they cannot be read (the CLI with an invalid rules dir). */
   rules: RuleSet | null;
-  /** This node's destinations; null where no delivery worker runs (the CLI's local mode, a receiver-only node). */
+  /** This node's destinations; null where no delivery loop runs (the CLI's local mode, a receiver-only node). */
   destinations: DestinationsView | null;
   /** The answering node, named with facts that are its own (circuit, concurrency). */
   nodeId: string | null;

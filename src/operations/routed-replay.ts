@@ -52,7 +52,7 @@ export interface RoutedReplayAnswer extends Omit<PlannedReplay, 'deliveries'> {
 
 /**
  * Plans one event's replay under `routing`; rules the routing withholds are reported, never silently dropped.
- * Each send's body is previewed in the transform sandbox, as the delivery worker will render it (`preview:
+ * Each send's body is previewed in the transform sandbox, as the delivery loop will render it (`preview:
  * false` skips that, for a bulk replay that only counts); the rows themselves are rendered at delivery.
  */
 export async function planRoutedReplay(routing: Routing, input: RuleEventInput, options: Pick<RoutedReplayRequest, 'ruleId' | 'force'> & { preview?: boolean }): Promise<PlannedReplay> {

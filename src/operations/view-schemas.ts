@@ -383,7 +383,7 @@ export const ClusterNodeSchema = z
     id: z.string().meta({ description: 'random per process start' }),
     host: z.string(),
     pid: int,
-    role: z.enum(['all', 'receiver', 'worker']).meta({ description: '`all` receives and delivers, `receiver` has no delivery worker, `worker` receives no webhooks' }),
+    role: z.enum(['all', 'receiver', 'worker']).meta({ description: '`all` receives and delivers, `receiver` has no delivery loop, `worker` receives no webhooks' }),
     version: z.string().meta({ description: 'the hookrelay version the node runs' }),
     ruleSetHash: z.string().nullable().meta({ description: 'the rule set the node routes with now' }),
     startedAt: isoTime,

@@ -106,7 +106,7 @@ export function compileParts(parts: RuleParts, env: Env, regexes: RegexMode = 'n
 }
 
 /**
- * The rule object carries resolved secrets for the delivery worker. JSON.stringify (pino included) and
+ * The rule object carries resolved secrets for the delivery loop. JSON.stringify (pino included) and
  * console.log/util.inspect show the safe description instead, so logging a rule cannot leak them.
  */
 function hideSecretsFromSerialisers(rule: CompiledRule, describe: () => object): void {

@@ -20,7 +20,7 @@ export interface RuleDryRun {
 
 /**
  * Each rule's outcome for one event: planned as ingest plans it, and rendered in the transform sandbox as
- * the delivery worker renders it, so a dry run shows what delivery would send (a transform using `$now()`
+ * the delivery loop renders it, so a dry run shows what delivery would send (a transform using `$now()`
  * aside: it reads the time of its render).
  */
 export async function dryRunRules(ruleSet: RuleSet, input: RuleEventInput): Promise<RuleDryRun[]> {

@@ -7,7 +7,7 @@ export interface RenderOutcome extends RenderedBody {
 }
 
 /**
- * Renders `rule`'s transform over `input` in the transform sandbox, as the delivery worker does before a
+ * Renders `rule`'s transform over `input` in the transform sandbox, as the delivery loop does before a
  * delivery's first attempt: explain, dry runs and replay previews show what delivery sends.
  */
 export async function renderOutcome(rule: Pick<CompiledRule, 'render'>, input: RuleEventInput): Promise<RenderOutcome> {

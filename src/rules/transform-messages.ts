@@ -1,7 +1,7 @@
 import type { EvaluationResult } from './transform-evaluate.js';
 
 /** One transform to evaluate, with the event it reads. */
-export interface ToTransformWorker {
+export interface ToTransformThread {
   id: number;
   expression: string;
   body: unknown;
@@ -13,4 +13,4 @@ export interface ToTransformWorker {
 export type TransformAnswer = { id: number } & EvaluationResult;
 
 /** The thread has loaded and takes tasks; or an answer. */
-export type FromTransformWorker = { ready: true } | TransformAnswer;
+export type FromTransformThread = { ready: true } | TransformAnswer;

@@ -2,7 +2,7 @@ import { Worker } from 'node:worker_threads';
 import { TRANSFORM_DEFAULTS } from '../transform-defaults.js';
 import { TransformError } from './transform-error.js';
 import { timeLimitMessage, type EvaluationLimits } from './transform-evaluate.js';
-import type { FromTransformWorker, ToTransformWorker, TransformAnswer } from './transform-messages.js';
+import type { FromTransformThread, ToTransformThread, TransformAnswer } from './transform-messages.js';
 import type { RenderedBody, RuleEventInput } from './types.js';
 
 /** How transforms are bounded (`rules.transform` in the configuration). */
@@ -22,7 +22,7 @@ export const DEFAULT_SANDBOX_LIMITS: Readonly<SandboxLimits> = TRANSFORM_DEFAULT
 const HARD_DEADLINE_GRACE_MS = 100;
 
 interface Task {
-  message: ToTransformWorker;
+  message: ToTransformThread;
   resolve(rendered: RenderedBody): void;
   reject(err: TransformError): void;
 }
@@ -42,7 +42,7 @@ interface Slot {
  */
 function entryUrl(): URL {
   const fromSources = import.meta.url.endsWith('.ts');
-  return new URL(fromSources ? '../../dist/rules/transform-worker.js' : './transform-worker.js', import.meta.url);
+  return new URL(fromSources ? '../../dist/rules/transform-thread.js' : './transform-thread.js', import.meta.url);
 }
 
 /**
@@ -76,7 +76,7 @@ export class TransformSandbox {
   render(expression: string, input: RuleEventInput): Promise<RenderedBody> {
     if (this.closed) return Promise.reject(new TransformError('transform_crashed', 'the transform sandbox is closed'));
     return new Promise<RenderedBody>((resolve, reject) => {
-      const message: ToTransformWorker = { id: this.nextId++, expression, body: input.body, event: input.event, source: input.source };
+      const message: ToTransformThread = { id: this.nextId++, expression, body: input.body, event: input.event, source: input.source };
       this.queue.push({ message, resolve, reject });
       this.pump();
     });
@@ -134,7 +134,7 @@ export class TransformSandbox {
     this.started += 1;
     const slot: Slot = { worker, ready: false, task: null, timer: null, failure: null };
     this.slots[index] = slot;
-    worker.on('message', (message: FromTransformWorker) => {
+    worker.on('message', (message: FromTransformThread) => {
       if (this.slots[index] !== slot) return;
       if ('ready' in message) {
         slot.ready = true;

@@ -19,7 +19,7 @@ export interface RenderedBody {
 
 /**
  * A validated rule with its filter and transform compiled and its `${ENV}` references resolved.
- * `destination` and `signing` hold resolved secrets for the delivery worker; `describe()` (also used by
+ * `destination` and `signing` hold resolved secrets for the delivery loop; `describe()` (also used by
  * `toJSON`) is the only view meant for logs, the API and the CLI.
  */
 export interface CompiledRule {

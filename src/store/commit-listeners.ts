@@ -1,4 +1,4 @@
-/** Callbacks a store calls after a commit, in this process (delivery workers, event streams). */
+/** Callbacks a store calls after a commit, in this process (delivery loops, event streams). */
 export class CommitListeners {
   private readonly listeners = new Set<() => void>();
 

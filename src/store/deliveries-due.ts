@@ -1,7 +1,7 @@
 import type { NewDelivery } from './outbox-store.js';
 
 /**
- * When a commit wakes the delivery workers (`Store.onDeliveriesDue`), on both backends: when it left at
+ * When a commit wakes the delivery loops (`Store.onDeliveriesDue`), on both backends: when it left at
  * least one delivery pending, due now or later. A woken worker asks when the next one falls due and sleeps
  * until then, so a delivery planned with a first delay is attempted on time rather than at the next poll.
  * Deliveries stored dead (a rule that cannot send them) wake no one; nor does a repeat, which stores nothing.

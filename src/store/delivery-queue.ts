@@ -1,7 +1,7 @@
 import type { AttemptRecord } from './outbox-store.js';
 
 /**
- * The delivery worker's side of the outbox: leasing due deliveries, recording attempts, giving rows back.
+ * The delivery loop's side of the outbox: leasing due deliveries, recording attempts, giving rows back.
  * Lease ends are the store's clock (PostgreSQL: the database's), so nodes agree on them.
  */
 export interface DeliveryQueue {
@@ -26,7 +26,7 @@ export interface DeliveryQueue {
   /**
    * Calls `listener` after a commit left deliveries pending (ingest, replay, retry, redrive; the rule is
    * `leavesDeliveriesPending`, deliveries-due.ts): on this process, and on PostgreSQL on any node
-   * (LISTEN/NOTIFY, when available). The one wake-up of the delivery workers, instead of their next poll.
+   * (LISTEN/NOTIFY, when available). The one wake-up of the delivery loops, instead of their next poll.
    * Returns the function that stops the calls.
    */
   onDeliveriesDue(listener: () => void): () => void;

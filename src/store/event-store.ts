@@ -3,7 +3,7 @@ import type { EventIssues, EventQuarantine, QuarantineState } from './quarantine
 
 /**
  * Storing received events and edited copies, and reading them back: one by one, a page at a time, in id order
- * (bulk operations) or as a count (ingest, the delivery worker, the admin views, jobs, retention).
+ * (bulk operations) or as a count (ingest, the delivery loop, the admin views, jobs, retention).
  */
 export interface EventStore {
   /** Stores the event once; resolves only after the transaction holding it has committed. */

@@ -42,7 +42,7 @@ async function wakeUpsDuring(store: Store, act: () => Promise<unknown>): Promise
 export function storePolicyContract(factory: StoreFactory): void {
   const open = storeOpener(factory);
 
-  describe('when a commit wakes the delivery workers', () => {
+  describe('when a commit wakes the delivery loops', () => {
     it('wakes for a new delivery due later as for one due now, never for deliveries stored dead', async () => {
       const store = await open();
       expect(await wakeUpsDuring(store, () => store.saveEvent(event('later', { deliveries: [forward('slow', { delayMs: 60_000 })] })))).toBe(1);

@@ -13,7 +13,7 @@ afterAll(() => removeTempDirs());
 
 const ADMIN_TOKEN = 'delivery-restart-admin-token';
 
-describe('delivery worker killed mid-attempt', () => {
+describe('delivery loop killed mid-attempt', () => {
   it('re-delivers exactly the leased row after the lease, with the same delivery id, and nothing already delivered', async () => {
     let hangOn: string | null = null;
     const sink = await startWebhookSink((_i, request) => (JSON.parse(request.rawBody.toString()).result.id === hangOn ? 'hang' : 200));

@@ -50,7 +50,7 @@ describeWithPostgres('hookrelay serve --role, several processes on one PostgreSQ
       const body = sampleTransferSucceeded();
       const stored = await postSigned(`${receiver.url}/webhooks/checkout`, body, SECRET);
       expect(stored.status).toBe(200);
-      // Only the worker runs a delivery worker: it sends what the receiver stored.
+      // Only the worker runs a delivery loop: it sends what the receiver stored.
       const [delivered] = await sink.waitFor(1, 15_000);
       expect(delivered!.headers['x-hookrelay-event-id']).toBe(String(stored.json.id));
 

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ImportFileError, readImport } from '../../src/commands/event-transfer.js';
+import { ImportFileError, readImport } from '../../src/commands/archive-file.js';
 import { EXPORT_FORMAT } from '../../src/operations/export-format.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';

@@ -2,7 +2,7 @@ import type { Socket } from 'node:net';
 import net from 'node:net';
 import { Agent, request } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { adminTokenMatches } from '../../src/admin-token.js';
+import { adminTokenMatches } from '../../src/identity/admin-token.js';
 import { sampleTransferSucceeded } from '../../src/samples/transfer-succeeded.js';
 import { signHmacSha256Hex } from '../../src/signing/hmac-sha256-hex.js';
 import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';

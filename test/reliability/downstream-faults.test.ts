@@ -318,7 +318,7 @@ describe('downstream fault matrix', () => {
         maxHealthyLatency = Math.max(maxHealthyLatency, health.maxLatencyMs);
       }
       // No stuck worker: nothing in flight once every fault has played out.
-      await eventually(() => app.worker!.activeAttempts === 0, 5_000, 'no attempt in flight');
+      await eventually(() => app.delivery!.activeAttempts === 0, 5_000, 'no attempt in flight');
       report('downstream-faults/matrix', {
         cases: CASES.length, deliveriesVerified: verified, passed: verified, lost: 0,
         healthyEvents, maxHealthyLatencyMs: maxHealthyLatency, seconds: ((Date.now() - started) / 1000).toFixed(1),

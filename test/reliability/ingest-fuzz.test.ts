@@ -11,7 +11,7 @@ import { chunked, rawRequest, requestHead, type RawResponse } from './support/ra
 import { report, runSeed, scale, timeLimit } from './support/soak.js';
 
 // Every request goes over a raw loopback socket, so header names, case, duplicates and framing are exactly
-// what the generator made. The delivery worker is off: rules are matched (and transforms run) at ingest,
+// what the generator made. The delivery loop is off: rules are matched (and transforms run) at ingest,
 // nothing is sent.
 const tripwire = installLoopbackTripwire();
 let receiver: TestReceiver | null = null;

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { RequestHandler } from 'express';
 import { HookrelayError } from '../../errors.js';
-import { adminTokenMatches } from '../../admin-token.js';
+import { adminTokenMatches } from '../../identity/admin-token.js';
 import type { FailedAuthLimiter } from '../failed-auth-limiter.js';
 
 /**

@@ -5,7 +5,7 @@ import type { SsrfGuard } from '../../delivery/ssrf-guard.js';
 import type { Env } from '../../rules/env-references.js';
 import type { RuleSetWatcher } from '../../rules/watcher.js';
 import type { NewNode } from '../../store/cluster-store.js';
-import type { AdminToken } from '../../admin-token.js';
+import type { AdminToken } from '../../identity/admin-token.js';
 import type { AdminApi } from './admin-api.js';
 import type { SessionVerifier } from './auth.js';
 import type { FailedAuthLimiter } from '../failed-auth-limiter.js';

@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import express, { Router, type Request, type RequestHandler } from 'express';
 import { HookrelayError } from '../../errors.js';
-import { adminTokenMatches } from '../../admin-token.js';
+import { adminTokenMatches } from '../../identity/admin-token.js';
 import type { FailedAuthLimiter } from '../failed-auth-limiter.js';
 import type { ConsoleSessions } from './console-sessions.js';
 import { loginPage } from './login-page.js';

@@ -24,7 +24,7 @@ import { clientConfig, COMMIT_TIMEOUT_MS, openPool, type PostgresSettings } from
 import { Announcer, DUE_CHANNEL, EVENTS_CHANNEL, NodeNotifications } from './notifications.js';
 import { NewEventQueries } from './new-events.js';
 import { EventQueries } from './event-queries.js';
-import { KeptQueries } from './kept-queries.js';
+import { RuleSetAndCopyQueries } from './rule-set-and-copy-queries.js';
 import { NodeQueries } from './node-queries.js';
 import { migrate } from './migrate.js';
 import { OutboxQueries } from './outbox-queries.js';
@@ -85,7 +85,7 @@ export class PostgresStore implements Store {
   private readonly quarantined: QuarantineQueries;
   private readonly events: EventQueries;
   private readonly admin: AdminQueries;
-  private readonly kept: KeptQueries;
+  private readonly ruleSetsAndCopies: RuleSetAndCopyQueries;
   private readonly copy: CopyQueries;
   private readonly nodes: NodeQueries;
   private readonly outages: OutageQueries;
@@ -113,7 +113,7 @@ export class PostgresStore implements Store {
     this.quarantined = new QuarantineQueries(this.outbox);
     this.events = new EventQueries(this.pool);
     this.admin = new AdminQueries(this.pool, this.databaseClock);
-    this.kept = new KeptQueries(this.pool);
+    this.ruleSetsAndCopies = new RuleSetAndCopyQueries(this.pool);
     this.copy = new CopyQueries(this.pool, this.databaseClock);
     this.nodes = new NodeQueries(this.pool, this.databaseClock);
     this.outages = new OutageQueries(this.pool, this.databaseClock);
@@ -343,17 +343,17 @@ export class PostgresStore implements Store {
   }
 
   saveRuleSet(ruleSet: KeptRuleSet): Promise<void> {
-    return this.write(() => this.kept.saveRuleSet(ruleSet));
+    return this.write(() => this.ruleSetsAndCopies.saveRuleSet(ruleSet));
   }
 
   getRuleSet(hash: string): Promise<KeptRuleSet | null> {
-    return this.read(() => this.kept.getRuleSet(hash));
+    return this.read(() => this.ruleSetsAndCopies.getRuleSet(hash));
   }
 
   async saveEditedCopy(copy: NewEditedCopy): Promise<number> {
     const deliveries = copy.deliveries ?? [];
     const id = await this.transaction(async (client) => {
-      const copyId = await this.kept.insertEditedCopy(client, copy);
+      const copyId = await this.ruleSetsAndCopies.insertEditedCopy(client, copy);
       await this.outbox.insert(client, deliveries.map((delivery) => ({ eventId: copyId, delivery })), 'replay', copy.editedAt);
       return copyId;
     });

@@ -26,7 +26,7 @@ import type { ImportedEvent, ImportOptions, ImportResult } from '../event-archiv
 import type { EventSelection } from '../event-store.js';
 import { BulkQueries } from './bulk-queries.js';
 import { RetentionQueries } from './retention-queries.js';
-import { TransferQueries } from './transfer-queries.js';
+import { ArchiveQueries } from './archive-queries.js';
 import type { EventPosition, EventSearch, EventPage } from '../event-store.js';
 import type { Job, JobProgress, JobState, NewJob } from '../job-store.js';
 import type { DeliveryCounts } from '../outbox-store.js';
@@ -36,7 +36,7 @@ import { AdminQueries } from './admin-queries.js';
 import { CommitListeners } from '../commit-listeners.js';
 import type { NewEditedCopy } from '../event-store.js';
 import type { KeptRuleSet } from '../rule-set-store.js';
-import { KeptQueries } from './kept-queries.js';
+import { RuleSetAndCopyQueries } from './rule-set-and-copy-queries.js';
 import type { CopyExtent, CopyKey, CopyRows, CopyTable } from '../copyable-store.js';
 import { CopyQueries } from './copy-queries.js';
 import type { Outage, RedriveSpacing } from '../outage-store.js';
@@ -379,24 +379,24 @@ export class SqliteStore implements Store {
   }
 
   // Rule sets by hash and edited copies; their SQL lives in kept-queries.ts.
-  private keptSql?: KeptQueries;
+  private ruleSetAndCopySql?: RuleSetAndCopyQueries;
 
-  private get kept(): KeptQueries {
-    return (this.keptSql ??= new KeptQueries(this.db, this.seenKeys));
+  private get ruleSetsAndCopies(): RuleSetAndCopyQueries {
+    return (this.ruleSetAndCopySql ??= new RuleSetAndCopyQueries(this.db, this.seenKeys));
   }
 
   async saveRuleSet(ruleSet: KeptRuleSet): Promise<void> {
-    this.write(() => this.kept.saveRuleSet(ruleSet));
+    this.write(() => this.ruleSetsAndCopies.saveRuleSet(ruleSet));
   }
 
   async getRuleSet(hash: string): Promise<KeptRuleSet | null> {
-    return this.kept.getRuleSet(hash);
+    return this.ruleSetsAndCopies.getRuleSet(hash);
   }
 
   async saveEditedCopy(copy: NewEditedCopy): Promise<number> {
     const id = this.write(() =>
       this.db.transaction(() => {
-        const copyId = this.kept.insertEditedCopy(copy);
+        const copyId = this.ruleSetsAndCopies.insertEditedCopy(copy);
         if (copy.deliveries?.length) this.outbox.insertDeliveries(copyId, copy.deliveries, 'replay', copy.editedAt);
         return copyId;
       }).immediate(),
@@ -454,17 +454,17 @@ export class SqliteStore implements Store {
     return this.schemas.drifts(filter);
   }
 
-  // Retention, export/import and bulk operations; their SQL lives in retention-, transfer- and bulk-queries.ts.
+  // Retention, export/import and bulk operations; their SQL lives in retention-, archive- and bulk-queries.ts.
   private retentionSql?: RetentionQueries;
-  private transferSql?: TransferQueries;
+  private archiveSql?: ArchiveQueries;
   private bulkSql?: BulkQueries;
 
   private get retention(): RetentionQueries {
     return (this.retentionSql ??= new RetentionQueries(this.db, this.seenKeys));
   }
 
-  private get transfer(): TransferQueries {
-    return (this.transferSql ??= new TransferQueries(this.db, this.seenKeys));
+  private get archive(): ArchiveQueries {
+    return (this.archiveSql ??= new ArchiveQueries(this.db, this.seenKeys));
   }
 
   private get bulk(): BulkQueries {
@@ -496,24 +496,24 @@ export class SqliteStore implements Store {
   }
 
   async countEvents(selection: EventSelection): Promise<number> {
-    return this.transfer.count(selection);
+    return this.archive.count(selection);
   }
 
   async listEventsForExport(selection: EventSelection, limit: number): Promise<StoredEvent[]> {
-    return this.transfer.listFull(selection, limit);
+    return this.archive.listFull(selection, limit);
   }
 
   async listEventBodies(selection: EventSelection, limit: number): Promise<EventBody[]> {
-    return this.transfer.listBodies(selection, limit);
+    return this.archive.listBodies(selection, limit);
   }
 
   async firstEventIdReceivedFrom(receivedFrom: number): Promise<number | null> {
-    return this.transfer.firstIdReceivedFrom(receivedFrom);
+    return this.archive.firstIdReceivedFrom(receivedFrom);
   }
 
   async importEvents(events: ImportedEvent[], options: ImportOptions = {}): Promise<ImportResult> {
     const importedAt = options.importedAt === undefined ? this.clock.now() : options.importedAt;
-    const result = this.write(() => this.db.transaction(() => this.transfer.insertAll(events, importedAt)).immediate());
+    const result = this.write(() => this.db.transaction(() => this.archive.insertAll(events, importedAt)).immediate());
     if (result.imported > 0) this.stored.notify();
     return result;
   }

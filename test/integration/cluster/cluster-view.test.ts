@@ -100,7 +100,7 @@ describeEachBackend('the cluster view and node roles', (backend) => {
 
   it('role worker: webhooks are answered 503 not_a_receiver, /readyz says not ready, /healthz ok, and the worker runs', async () => {
     const app = await start({ role: 'worker' });
-    expect(app.worker).not.toBeNull();
+    expect(app.delivery).not.toBeNull();
     const reply = await postSigned(app.webhookUrl(), sampleTransferSucceeded(), TEST_SECRET);
     expect(reply.status).toBe(503);
     expect(reply.json.error).toMatchObject({ code: 'not_a_receiver' });
@@ -113,9 +113,9 @@ describeEachBackend('the cluster view and node roles', (backend) => {
     expect((await api(app, '/cluster')).json.nodes[0]).toMatchObject({ role: 'worker', self: true });
   });
 
-  it('role receiver: stores webhooks, runs no delivery worker, is ready', async () => {
+  it('role receiver: stores webhooks, runs no delivery loop, is ready', async () => {
     const app = await start({ role: 'receiver' });
-    expect(app.worker).toBeNull();
+    expect(app.delivery).toBeNull();
     const reply = await postSigned(app.webhookUrl(), sampleTransferSucceeded(), TEST_SECRET);
     expect(reply.status).toBe(200);
     expect((await send(`${app.url}/readyz`)).json).toEqual({ status: 'ready' });
@@ -125,7 +125,7 @@ describeEachBackend('the cluster view and node roles', (backend) => {
 
   it('delivery.enabled: false still works, as role receiver, with a deprecation warning', async () => {
     const app = await start({ delivery: { enabled: false } });
-    expect(app.worker).toBeNull();
+    expect(app.delivery).toBeNull();
     expect(app.node.node.role).toBe('receiver');
     const warning = await eventually(() => app.logLines().find((line) => String(line.msg).includes('delivery.enabled is deprecated')));
     expect(warning.level).toBe(40);

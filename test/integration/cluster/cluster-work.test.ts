@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { JobRunner } from '../../../src/operations/jobs/job-runner.js';
-import { RetentionWorker } from '../../../src/retention/retention-worker.js';
+import { RetentionPruner } from '../../../src/retention/retention-pruner.js';
 import { PostgresStore } from '../../../src/store/postgres/postgres-store.js';
 import { SqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
 import type { NewNode } from '../../../src/store/cluster-store.js';
@@ -119,8 +119,8 @@ function clusterWork(openNodes: () => Promise<TwoNodes>): void {
     const { a, b } = await open();
     await seedDead(a, 30);
     const settings = { maxAgeDays: 30, maxEvents: 1_000_000, intervalMs: 3_600_000, batchSize: 10 };
-    const onA = new RetentionWorker({ store: a, settings, logger, leaseHolder: 'node_a' });
-    const onB = new RetentionWorker({ store: b, settings, logger, leaseHolder: 'node_b' });
+    const onA = new RetentionPruner({ store: a, settings, logger, leaseHolder: 'node_a' });
+    const onB = new RetentionPruner({ store: b, settings, logger, leaseHolder: 'node_b' });
     const reports = await Promise.all([onA.runOnce(), onB.runOnce()]);
     expect(reports.map((r) => r.skipped).sort()).toEqual([false, true]);
     expect(reports.reduce((sum, r) => sum + r.byAge, 0)).toBe(30);

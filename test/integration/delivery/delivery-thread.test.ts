@@ -30,7 +30,7 @@ const destinations = (app: { adminUrl: string; adminToken: string }) => send(`${
 
 const forwardTo = (url: string): string => `id: fwd\non: [transfer:succeeded]\nto:\n  url: ${url}\nretry:\n  schedule: [0s]\n`;
 
-describeEachBackend('the delivery worker in its own thread', (backend) => {
+describeEachBackend('the delivery loop in its own thread', (backend) => {
   it('delivers, and its attempts reach the metrics, the destinations view and the log of the receiver', async () => {
     const sink = await sinkReplying((_i, request) => (request.rawBody.includes('refuse@example.com') ? 400 : 200));
     const app = await startTestReceiver({
@@ -63,7 +63,7 @@ describeEachBackend('the delivery worker in its own thread', (backend) => {
     expect(sampleValue(samples, 'hookrelay_destination_in_flight', { destination: origin })).toBe(0);
     const view = await destinations(app);
     expect(view.json).toMatchObject({ adaptive: true, destinations: [{ destination: origin, inFlight: 0, pausedUntil: null }] });
-    expect(app.worker!.activeAttempts).toBe(0);
+    expect(app.delivery!.activeAttempts).toBe(0);
     const readiness = await send(`${app.adminUrl}/admin/api/readiness`, { headers: { authorization: `Bearer ${app.adminToken}` } });
     expect(readiness.json).toMatchObject({ status: 'ready', checks: { delivery: 'thread' } });
   });

@@ -3,7 +3,7 @@ import { Agent } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createCircuitBreaker } from '../../../src/delivery/circuit-breaker.js';
 import { createDestinationLimiter } from '../../../src/delivery/destination-limiter.js';
-import { DeliveryWorker } from '../../../src/delivery/worker.js';
+import { DeliveryLoop } from '../../../src/delivery/delivery-loop.js';
 import { loadRuleSet } from '../../../src/rules/loader.js';
 import type { RuleSet } from '../../../src/rules/types.js';
 import { SqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
@@ -23,8 +23,8 @@ async function rulesFor(url: string): Promise<RuleSet> {
   return loaded.ruleSet;
 }
 
-function worker(store: Store, rules: RuleSet): DeliveryWorker {
-  return new DeliveryWorker({
+function worker(store: Store, rules: RuleSet): DeliveryLoop {
+  return new DeliveryLoop({
     store, rules: () => rules, dispatcher: new Agent(), limiter: createDestinationLimiter(), breaker: createCircuitBreaker(),
     logger: pino({ level: 'silent' }), defaultConcurrency: 10, maxInFlight: 8, batchSize: 8, leaseMs: LEASE_MS, pollIntervalMs: 20,
   });

@@ -3,7 +3,7 @@ import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCircuitBreaker } from '../../../src/delivery/circuit-breaker.js';
 import { createDestinationLimiter } from '../../../src/delivery/destination-limiter.js';
-import { DeliveryWorker } from '../../../src/delivery/worker.js';
+import { DeliveryLoop } from '../../../src/delivery/delivery-loop.js';
 import { HookrelayError } from '../../../src/errors.js';
 import { loadRuleSet } from '../../../src/rules/loader.js';
 import type { RuleSet } from '../../../src/rules/types.js';
@@ -69,7 +69,7 @@ async function drainsEveryRow(store: Store, deliveries: number, slots: number): 
   const sink = await startWebhookSink(() => 200);
   const rules = await rulesFor(sink.url);
   await fillOutbox(store, rules.hash, deliveries);
-  const worker = new DeliveryWorker({
+  const worker = new DeliveryLoop({
     store: sometimesFailing(store), rules: () => rules, dispatcher: new Agent(), limiter: createDestinationLimiter(), breaker: createCircuitBreaker(),
     logger: pino({ level: 'silent' }), defaultConcurrency: 8, maxInFlight: slots, batchSize: 32, leaseMs: LEASE_MS, pollIntervalMs: 20,
   });

@@ -121,7 +121,7 @@ describeEachBackend('redrive after an outage', (backend) => {
     const dead = await eventually(async () => (await app.store.listDeliveries({ state: 'dead' }, { limit: 1 })).items[0], 20_000, 'dead');
     const closed = await app.store.closeOutage(origin, Date.now(), new Map([['r', 10]]));
     expect(closed!.redriven).toEqual([dead.id]);
-    app.worker!.wake();
+    app.delivery!.wake();
     const detail = await eventually(async () => {
       const d = await app.store.getDelivery(dead.id);
       return d?.state === 'delivered' ? d : null;

@@ -44,7 +44,7 @@ describe('hookrelay serve loads what a request needs on first use', () => {
       const url = (await proc.waitForLog((line) => line.msg === 'hookrelay listening', 60_000)).url as string;
       const atStart = loaded(record);
       expect(atStart.files.has('hookrelay.js')).toBe(true); // the recorder sees our files
-      for (const file of ['admin/api/admin-api.js', 'admin/openapi.js', 'admin/console/console-router.js', 'cli-program.js', 'commands/listen.js', 'commands/events.js', 'mock-checkout/command.js', 'store/postgres/postgres-store.js']) {
+      for (const file of ['admin/api/admin-api.js', 'admin/openapi.js', 'admin/console/console-router.js', 'cli/program.js', 'commands/listen.js', 'commands/events.js', 'mock-checkout/command.js', 'store/postgres/postgres-store.js']) {
         expect([file, atStart.files.has(file)]).toEqual([file, false]);
       }
       expect(atStart.packages.has('pg')).toBe(false);

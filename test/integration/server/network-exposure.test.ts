@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sampleTransferSucceeded } from '../../../src/samples/transfer-succeeded.js';
-import { isLoopbackHost } from '../../../src/server.js';
+import { isLoopbackHost } from '../../../src/http/server.js';
 import { postSigned, send } from '../../helpers/http.js';
 import { startTestReceiver, TEST_SECRET } from '../../helpers/receiver.js';
 import { removeTempDirs } from '../../helpers/temp-dir.js';

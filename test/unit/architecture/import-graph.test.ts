@@ -12,7 +12,7 @@ function importsBetween(from: string, to: string): string[] {
 
 describe('the import graph of src/', () => {
   it('is read from the sources', () => {
-    expect(graph.get('src/commands/local-backend.ts')).toContain('src/operations/browse.ts');
+    expect(graph.get('src/commands/local-target.ts')).toContain('src/operations/browse.ts');
     expect(graph.size).toBeGreaterThan(100);
   });
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { createProgram } from '../../../src/cli-program.js';
+import { createProgram } from '../../../src/cli/program.js';
 
 const doc = readFileSync(new URL('../../../docs/cli.md', import.meta.url), 'utf8');
 

@@ -28,7 +28,7 @@ describe('planDeliveries', () => {
     const planned = await planDeliveries(ruleSet, purchaseInput());
     expect(planned).toEqual([
       { ruleId: 'untouched', ruleSetHash: ruleSet.hash, delayMs: 0, body: null, contentType: 'application/json' },
-      // Rendered by the delivery worker, never while planning.
+      // Rendered by the delivery loop, never while planning.
       { ruleId: 'reshaped', ruleSetHash: ruleSet.hash, delayMs: 0, body: null, contentType: 'application/json' },
     ]);
   });

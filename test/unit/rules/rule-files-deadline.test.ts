@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { readRegularFile } from '../../../src/rules/regular-file.js';
 import { overdueRuleReads, readRuleFiles } from '../../../src/rules/rule-files.js';
-import { exitProcess } from '../../../src/process-exit.js';
+import { exitProcess } from '../../../src/commands/process-exit.js';
 import { RuleSetWatcher } from '../../../src/rules/watcher.js';
 import { makeTempDir, removeTempDirs } from '../../helpers/temp-dir.js';
 import { ruleYaml } from './rule-dir-fixture.js';

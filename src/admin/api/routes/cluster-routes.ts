@@ -22,7 +22,7 @@ export function clusterRoutes(ctx: OperationsContext): AdminRoute[] {
       method: 'get',
       path: '/readiness',
       operationId: 'getReadiness',
-      summary: "This node's readiness with the checks behind it: start-up, store, rule set (with the last reload error), role, delivery worker",
+      summary: "This node's readiness with the checks behind it: start-up, store, rule set (with the last reload error), role, delivery loop",
       description:
         'The unauthenticated `/readyz` says only ready (200) or not (503); this is the same answer with its reasons, for operators, read at once from what the node knows (the latest commits and a probe each second). Always 200: `status` says ready or not.',
       success: { status: 200, description: 'ready or not, and why', schema: ReadinessSchema },

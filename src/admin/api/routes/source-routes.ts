@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { HookrelayError } from '../../../errors.js';
 import type { OperationsContext } from '../../../operations/context.js';
 import { servedSecretOrigin } from '../../../runtime/setting-origins.js';
-import { sourceSecretSetting } from '../../../source-secrets.js';
+import { sourceSecretSetting } from '../../../identity/source-secrets.js';
 import { defineRoute, type AdminRoute } from '../route-table.js';
 
 const SourceParamsSchema = z.object({ name: z.string().min(1).max(63) }).strict();

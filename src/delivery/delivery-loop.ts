@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
 import type { Logger } from 'pino';
-import { InFlightSet } from '../in-flight-set.js';
+import { InFlightSet } from '../http/in-flight-set.js';
 import type { CompiledRule, RuleEventInput, RuleSet } from '../rules/types.js';
 import type { AttemptResolution, ClaimedDelivery, DeliveryQueue } from '../store/delivery-queue.js';
 import type { EventStore, StoredEvent } from '../store/event-store.js';
@@ -14,15 +14,15 @@ import { destinationKey, type DestinationLimiter } from './destination-limiter.j
 import { sendAttempt, type AttemptResult } from './http-sender.js';
 import { nextAttemptDelay } from './retry-schedule.js';
 import { RuleVersions } from './rule-versions.js';
-import { keepLease } from './lease-keeper.js';
+import { startLeaseRenewal } from './lease-renewal.js';
 import { renderOutcome, type RenderOutcome } from '../rules/render-outcome.js';
 import type { RuleSetStore } from '../store/rule-set-store.js';
 
 /** The store roles the worker uses: the outbox's delivery side, events (forwarded headers), rule versions. */
-export type DeliveryWorkerStore = DeliveryQueue & EventStore & EventHeadersStore & RuleSetStore;
+export type DeliveryLoopStore = DeliveryQueue & EventStore & EventHeadersStore & RuleSetStore;
 
-export interface DeliveryWorkerOptions {
-  store: DeliveryWorkerStore;
+export interface DeliveryLoopOptions {
+  store: DeliveryLoopStore;
   rules: () => RuleSet;
   /** The rule version each delivery was planned with (default: versions from `store`, no `${ENV}` values). */
   ruleVersions?: RuleVersions;
@@ -102,7 +102,7 @@ export function deliveryIdOf(delivery: { id: number }): string {
  * attempt. At-least-once: a crash mid-attempt leaves the row leased, and it falls due again when the lease
  * ends. A live attempt renews its lease, so the lease can be shorter than a rule's timeout. Never parses HTTP requests; knows the rules only through `rules()`.
  */
-export class DeliveryWorker {
+export class DeliveryLoop {
   private readonly now: () => number;
   private readonly random: () => number;
   /** Every attempt until its outcome is recorded (shutdown waits for them). */
@@ -130,7 +130,7 @@ export class DeliveryWorker {
   private readonly rendering = new Map<string, number>();
   private readonly maxRendersPerRule: number;
 
-  constructor(private readonly options: DeliveryWorkerOptions) {
+  constructor(private readonly options: DeliveryLoopOptions) {
     this.ruleVersions = options.ruleVersions ?? new RuleVersions(options.store, {});
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
@@ -191,7 +191,7 @@ export class DeliveryWorker {
       try {
         claimed = await this.options.store.claimDueDeliveries({ now: lease.leaseEnd - lease.leaseMs, limit, leaseMs: lease.leaseMs });
       } catch (err) {
-        this.options.logger.error({ err }, 'delivery worker could not claim deliveries; retrying');
+        this.options.logger.error({ err }, 'delivery loop could not claim deliveries; retrying');
         lastClaimWasFull = false;
         await this.sleep(this.options.pollIntervalMs); // the store is failing: back off, never spin
         continue;
@@ -283,7 +283,7 @@ export class DeliveryWorker {
     const controller = new AbortController();
     if (this.aborted) controller.abort();
     this.attemptAborts.add(controller);
-    const stopKeeping = keepLease({
+    const stopRenewal = startLeaseRenewal({
       ...lease,
       now: this.now,
       renew: () => this.options.store.renewLease(delivery.id, delivery.leaseToken, { now: this.now(), leaseMs: lease.leaseMs }),
@@ -295,7 +295,7 @@ export class DeliveryWorker {
     try {
       await this.attempt(delivery, controller.signal, freeSlot);
     } finally {
-      stopKeeping();
+      stopRenewal();
       this.attemptAborts.delete(controller);
     }
   }

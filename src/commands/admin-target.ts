@@ -79,7 +79,7 @@ export interface BulkControl {
  * store opened directly, with the admin API's own replay, resend and view code) and on the admin API
  * (remote mode, `--url`). Answers have the API's shapes either way.
  */
-export interface AdminBackend {
+export interface AdminTarget {
   readonly mode: 'local' | 'remote';
   listEvents(query: EventQuery, page: { limit: number; cursor?: string }): Promise<Paged<EventListItemView>>;
   getEvent(id: number): Promise<EventWithDeliveries>;

@@ -2,7 +2,7 @@ import { createReadStream, createWriteStream, renameSync, rmSync, type WriteStre
 import { once } from 'node:events';
 import { basename, dirname, join } from 'node:path';
 import type { ImportedEvent, ImportResult } from '../store/event-archive.js';
-import type { EventExport } from './admin-backend.js';
+import type { EventExport } from './admin-target.js';
 import { ImportLineError, maxImportLineBytes, parseRecordLine, type ImportPolicy } from '../operations/import-record.js';
 import { boundedLines, LineTooLongError } from './bounded-lines.js';
 import type { Progress } from './progress-bar.js';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { SourceConfig } from './config.js';
-import { keepGeneratedValue, readValueFile, type GeneratedValueKeeping } from './generated-values.js';
+import type { SourceConfig } from '../config.js';
+import { saveGeneratedValue, readValueFile, type GeneratedValueStorage } from './generated-values.js';
 
 export interface GeneratedSecret {
   source: string;
@@ -35,7 +35,7 @@ function newSecret(scheme: SourceConfig['scheme']): string {
  * kept in the store, so a fresh install is never silently unsigned and every node verifies with the same
  * secret. Returns the sources with their secrets and the secrets generated just now (to be shown once).
  */
-export async function ensureSourceSecrets(sources: readonly SourceConfig[], keeping: GeneratedValueKeeping): Promise<{ sources: SourceConfig[]; generated: GeneratedSecret[] }> {
+export async function ensureSourceSecrets(sources: readonly SourceConfig[], storage: GeneratedValueStorage): Promise<{ sources: SourceConfig[]; generated: GeneratedSecret[] }> {
   const generated: GeneratedSecret[] = [];
   const resolved: SourceConfig[] = [];
   for (const source of sources) {
@@ -43,7 +43,7 @@ export async function ensureSourceSecrets(sources: readonly SourceConfig[], keep
       resolved.push(source);
       continue;
     }
-    const kept = await keepGeneratedValue(keeping, {
+    const kept = await saveGeneratedValue(storage, {
       setting: sourceSecretSetting(source.name),
       file: sourceSecretFile(source.name),
       configuredBy: source.name === 'checkout' ? 'HOOKRELAY_SECRET' : `the secrets of source "${source.name}"`,

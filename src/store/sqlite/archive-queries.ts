@@ -8,7 +8,7 @@ import { quarantineValues } from '../quarantine-columns.js';
 import type { SeenKeyQueries } from './seen-key-queries.js';
 
 /** Export and import of whole events (raw bytes included), synchronous; the store picks the transaction. */
-export class TransferQueries {
+export class ArchiveQueries {
   private readonly insertIfNew;
 
   constructor(private readonly db: BetterSqlite3.Database, private readonly seenKeys: SeenKeyQueries) {

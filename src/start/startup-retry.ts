@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { HookrelayError } from './errors.js';
+import { HookrelayError } from '../errors.js';
 
 /** The first pause between tries; it doubles up to the maximum. */
 const FIRST_PAUSE_MS = 250;

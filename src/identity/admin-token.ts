@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { keepGeneratedValue, readValueFile, type GeneratedValueKeeping } from './generated-values.js';
+import { saveGeneratedValue, readValueFile, type GeneratedValueStorage } from './generated-values.js';
 
 export const ADMIN_TOKEN_FILE = 'admin.token';
 /** The name of the generated admin token in the store's settings. */
@@ -16,9 +16,9 @@ export interface AdminToken {
  * instance's first start and kept in the store (and, on SQLite, in `<dataDir>/admin.token`), so a fresh
  * install never serves its admin API without a token and every node accepts the same one.
  */
-export async function ensureAdminToken(configured: string | undefined, keeping: GeneratedValueKeeping): Promise<AdminToken> {
+export async function ensureAdminToken(configured: string | undefined, storage: GeneratedValueStorage): Promise<AdminToken> {
   if (configured) return { token: configured, generated: null };
-  const kept = await keepGeneratedValue(keeping, {
+  const kept = await saveGeneratedValue(storage, {
     setting: ADMIN_TOKEN_SETTING,
     file: ADMIN_TOKEN_FILE,
     configuredBy: 'HOOKRELAY_ADMIN_TOKEN',

@@ -13,7 +13,7 @@ import { SchemaLearner } from '../schema/schema-learner.js';
 import type { Store } from '../store/store.js';
 import { AdminClient } from './admin-client.js';
 import { openCommandStore } from './command-store.js';
-import { loadCurrentRules } from './local-backend.js';
+import { loadCurrentRules } from './local-target.js';
 
 export interface SchemaFilter {
   source?: string;
@@ -28,7 +28,7 @@ export interface BackfillProgress {
 }
 
 /** What the `schema` commands read and start: on the data dir (local mode) or a server's admin API (`--url`). */
-export interface SchemaBackend {
+export interface SchemaTarget {
   schemas(filter: SchemaFilter): Promise<ObservedSchemaView[]>;
   drifts(filter: SchemaFilter & { limit: number }): Promise<DriftView[]>;
   backfill(onProgress: (progress: BackfillProgress) => void, signal: AbortSignal): Promise<BackfillProgress>;
@@ -38,7 +38,7 @@ export interface SchemaBackend {
 const POLL_MS = 250;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-export class RemoteSchemaBackend implements SchemaBackend {
+export class RemoteSchemaTarget implements SchemaTarget {
   private readonly client: AdminClient;
 
   constructor(url: string, token: string) {
@@ -74,7 +74,7 @@ export class RemoteSchemaBackend implements SchemaBackend {
  * under the `schema` lease; when a running server holds the lease, the server learns and this follows it.
  * Drifts a local backfill finds are recorded, not alerted.
  */
-export class LocalSchemaBackend implements SchemaBackend {
+export class LocalSchemaTarget implements SchemaTarget {
   private constructor(
     private readonly config: Readonly<Config>,
     private readonly env: Record<string, string | undefined>,
@@ -82,10 +82,10 @@ export class LocalSchemaBackend implements SchemaBackend {
   ) {}
 
   /** The store `serve` would open from this configuration; a data dir without a database is an error. */
-  static async open(config: Readonly<Config>, env: Record<string, string | undefined>): Promise<LocalSchemaBackend> {
+  static async open(config: Readonly<Config>, env: Record<string, string | undefined>): Promise<LocalSchemaTarget> {
     const store = await openCommandStore(config);
     if (!store) throw new HookrelayError('not_found', `No hookrelay database in ${config.dataDir}. Pass --data-dir <dir>, or --url to use a running server's admin API.`);
-    return new LocalSchemaBackend(config, env, store);
+    return new LocalSchemaTarget(config, env, store);
   }
 
   schemas(filter: SchemaFilter): Promise<ObservedSchemaView[]> {

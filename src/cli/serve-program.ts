@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { rootCommand } from './cli-root.js';
-import { registerServeCommand } from './commands/serve.js';
+import { rootCommand } from './root.js';
+import { registerServeCommand } from '../commands/serve.js';
 
 /**
  * The program with `serve` alone, for `hookrelay serve`: a long-running receiver does not load (and keep

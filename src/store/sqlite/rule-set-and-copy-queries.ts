@@ -13,7 +13,7 @@ interface RuleSetRow {
 }
 
 /** Rule sets kept by hash, and edited copies of events; synchronous, the store picks the transaction. */
-export class KeptQueries {
+export class RuleSetAndCopyQueries {
   private readonly insertRuleSet;
   private readonly ruleSetByHash;
   private readonly nextEditNumber;

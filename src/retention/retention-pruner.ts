@@ -27,7 +27,7 @@ export interface PruneReport {
   skipped: boolean;
 }
 
-export interface RetentionWorkerOptions {
+export interface RetentionPrunerOptions {
   store: RetentionStore & EventStore & ClusterStore & SeenKeysStore;
   settings: RetentionSettings;
   logger: Logger;
@@ -64,13 +64,13 @@ const VACUUM_PAGES_PER_STEP = 1024;
  * Freed pages are then given back to the file system with incremental vacuum. Nodes sharing a database
  * take turns: a pass runs only under the store's `retention` lease, renewed after every batch.
  */
-export class RetentionWorker {
+export class RetentionPruner {
   private readonly now: () => number;
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<PruneReport> | null = null;
   private stopping = false;
 
-  constructor(private readonly options: RetentionWorkerOptions) {
+  constructor(private readonly options: RetentionPrunerOptions) {
     this.now = options.now ?? Date.now;
   }
 

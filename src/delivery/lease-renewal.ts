@@ -4,7 +4,7 @@
  * `onLost` while a quarter of the lease is still left, so the attempt is abandoned before the lease can
  * expire under it and a second attempt of the same delivery (or of its key) could start elsewhere.
  */
-export interface LeaseKeeperOptions {
+export interface LeaseRenewalOptions {
   leaseMs: number;
   /** When the current lease ends, in the worker's clock. */
   leaseEnd: number;
@@ -14,7 +14,7 @@ export interface LeaseKeeperOptions {
   now: () => number;
 }
 
-export function keepLease(options: LeaseKeeperOptions): () => void {
+export function startLeaseRenewal(options: LeaseRenewalOptions): () => void {
   const { leaseMs, renew, onLost, now } = options;
   let leaseEnd = options.leaseEnd;
   let stopped = false;

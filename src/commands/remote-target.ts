@@ -1,8 +1,8 @@
 import { HookrelayError } from '../errors.js';
 import type {
-  AdminBackend, ReleaseResultView, BulkControl, ClusterView, BulkResult, DeliveryQuery, DeliveryView, EventExport, EventListItemView, EventQuery, EventWithDeliveries, JobView, Paged,
+  AdminTarget, ReleaseResultView, BulkControl, ClusterView, BulkResult, DeliveryQuery, DeliveryView, EventExport, EventListItemView, EventQuery, EventWithDeliveries, JobView, Paged,
   ResendResult, ResendSigning, RetryQuery, ReplayResultView, RoutedReplayRequest, BulkReplayOptions, EditedReplayOptions, EditedReplayResultView,
-} from './admin-backend.js';
+} from './admin-target.js';
 import type { EventExplanation, ExplainRequest } from '../operations/explain-event.js';
 import { AdminClient } from './admin-client.js';
 import { recordFromDetail, type ExportRecord } from '../operations/export-format.js';
@@ -24,7 +24,7 @@ function apiFilter(query: EventQuery): Record<string, string | number | undefine
 }
 
 /** A running server's admin API (`--url`, `--token`). Bulk replay and retry run there as jobs, which this follows. */
-export class RemoteBackend implements AdminBackend {
+export class RemoteTarget implements AdminTarget {
   readonly mode = 'remote';
   private readonly client: AdminClient;
 

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/log.js';
-import { StopList } from '../../src/start/stop-list.js';
+import { createLogger } from '../../../src/log.js';
+import { StopList } from '../../../src/start/stop-list.js';
 
 function recordingLogger(): { logger: ReturnType<typeof createLogger>; lines: string[] } {
   const lines: string[] = [];

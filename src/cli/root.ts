@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { VERSION } from './version.js';
+import { VERSION } from '../version.js';
 
 /** The root command, before any subcommand is registered. */
 export function rootCommand(): Command {

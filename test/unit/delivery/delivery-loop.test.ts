@@ -3,7 +3,7 @@ import { Agent } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createCircuitBreaker } from '../../../src/delivery/circuit-breaker.js';
 import { createDestinationLimiter } from '../../../src/delivery/destination-limiter.js';
-import { DeliveryWorker, type DeliveryWorkerStore } from '../../../src/delivery/worker.js';
+import { DeliveryLoop, type DeliveryLoopStore } from '../../../src/delivery/delivery-loop.js';
 import type { RuleSet } from '../../../src/rules/types.js';
 import { loadRuleSet } from '../../../src/rules/loader.js';
 import type { ClaimedDelivery } from '../../../src/store/delivery-queue.js';
@@ -20,9 +20,9 @@ function claimed(id: number): ClaimedDelivery {
   return { id, eventId: id, ruleId: 'gone', ruleSetHash: 'empty', contentType: 'application/json', attempts: 0, passOffset: 0, leaseToken: 't', orderKey: null, blockedSince: null, payload: Buffer.from('{}'), hasBody: false };
 }
 
-function worker(store: Partial<DeliveryWorkerStore>, options: { maxInFlight?: number; batchSize?: number; rules?: RuleSet; pollIntervalMs?: number } = {}): DeliveryWorker {
-  return new DeliveryWorker({
-    store: fakeRole<DeliveryWorkerStore>({ onDeliveriesDue: () => () => {}, ...store }),
+function worker(store: Partial<DeliveryLoopStore>, options: { maxInFlight?: number; batchSize?: number; rules?: RuleSet; pollIntervalMs?: number } = {}): DeliveryLoop {
+  return new DeliveryLoop({
+    store: fakeRole<DeliveryLoopStore>({ onDeliveriesDue: () => () => {}, ...store }),
     rules: () => options.rules ?? emptyRules,
     dispatcher: new Agent(),
     limiter: createDestinationLimiter(),
@@ -43,7 +43,7 @@ async function timerLag(): Promise<number> {
   return performance.now() - started - 20;
 }
 
-describe('DeliveryWorker loop', () => {
+describe('DeliveryLoop loop', () => {
   it('backs off when claiming fails instead of spinning, and keeps the event loop responsive', async () => {
     let claims = 0;
     const w = worker({

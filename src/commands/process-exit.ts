@@ -1,4 +1,4 @@
-import { overdueRuleReads } from './rules/rule-files.js';
+import { overdueRuleReads } from '../rules/rule-files.js';
 
 /**
  * Ends the process with `code`. While a rule file read is stuck in the kernel (a hung network mount),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HEAP_GROWING_PERCENT, limitHeapGrowth } from '../../src/heap-growth.js';
+import { HEAP_GROWING_PERCENT, limitHeapGrowth } from '../../../src/commands/heap-growth.js';
 
 describe('limitHeapGrowth', () => {
   it('sets V8 heap growing percent for the receiver', () => {

@@ -4,7 +4,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import jsonata from 'jsonata';
 import { evaluateTransform, type EvaluationInput, type EvaluationLimits } from './transform-evaluate.js';
 import { jsonataOptions } from './transform.js';
-import type { FromTransformWorker, ToTransformWorker, TransformAnswer } from './transform-messages.js';
+import type { FromTransformThread, ToTransformThread, TransformAnswer } from './transform-messages.js';
 
 const port = parentPort!;
 const limits = workerData as EvaluationLimits;
@@ -23,7 +23,7 @@ function compile(expression: string): jsonata.Expression {
   return expr;
 }
 
-async function run(task: ToTransformWorker): Promise<TransformAnswer> {
+async function run(task: ToTransformThread): Promise<TransformAnswer> {
   let expr: jsonata.Expression;
   try {
     expr = compile(task.expression);
@@ -34,10 +34,10 @@ async function run(task: ToTransformWorker): Promise<TransformAnswer> {
   return { id: task.id, ...(await evaluateTransform(expr, input, limits)) };
 }
 
-port.on('message', (task: ToTransformWorker) => {
+port.on('message', (task: ToTransformThread) => {
   void run(task).then((answer) => {
     if (answer.ok) port.postMessage(answer, [answer.body.buffer as ArrayBuffer]);
     else port.postMessage(answer);
   });
 });
-port.postMessage({ ready: true } satisfies FromTransformWorker);
+port.postMessage({ ready: true } satisfies FromTransformThread);

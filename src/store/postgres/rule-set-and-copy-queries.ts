@@ -31,7 +31,7 @@ const INSERT_COPY = named('insert_copy', `
   RETURNING id`);
 
 /** Rule sets kept by hash, and edited copies of events. */
-export class KeptQueries {
+export class RuleSetAndCopyQueries {
   constructor(private readonly db: pg.Pool) {}
 
   async saveRuleSet(ruleSet: KeptRuleSet): Promise<void> {

@@ -1,11 +1,11 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { HookrelayError } from './errors.js';
-import type { SettingStore } from './store/setting-store.js';
+import { HookrelayError } from '../errors.js';
+import type { SettingStore } from '../store/setting-store.js';
 
 /** Where generated values are kept: the store (every node reads it) and, on SQLite, a readable file copy. */
-export interface GeneratedValueKeeping {
+export interface GeneratedValueStorage {
   store: SettingStore;
   dataDir: string;
   /** SQLite: also keep each value in its file in the data dir (0600), as the README describes. */
@@ -23,7 +23,7 @@ export interface GeneratedValue {
   create: () => string;
 }
 
-export interface KeptValue {
+export interface SavedValue {
   value: string;
   /** True when this start created the value: it is shown to the operator once. */
   generated: boolean;
@@ -51,16 +51,16 @@ export function readValueFile(dataDir: string, file: string): string | undefined
  * dir from a version that kept it there (or from a SQLite data dir moved to PostgreSQL) is what gets
  * stored, so an upgrade keeps the value senders already use. Values are never logged.
  */
-export async function keepGeneratedValue(keeping: GeneratedValueKeeping, value: GeneratedValue): Promise<KeptValue> {
-  const path = join(keeping.dataDir, value.file);
-  const fromFile = readValueFile(keeping.dataDir, value.file);
+export async function saveGeneratedValue(storage: GeneratedValueStorage, value: GeneratedValue): Promise<SavedValue> {
+  const path = join(storage.dataDir, value.file);
+  const fromFile = readValueFile(storage.dataDir, value.file);
   const candidate = fromFile ?? value.create();
-  const stored = await keeping.store.claimSetting(value.setting, candidate, Date.now());
+  const stored = await storage.store.claimSetting(value.setting, candidate, Date.now());
   if (fromFile !== undefined && fromFile !== stored) {
-    keeping.logger.warn({ file: path }, `${path} differs from the value kept in the database, which is the one used; set ${value.configuredBy} to choose one`);
+    storage.logger.warn({ file: path }, `${path} differs from the value kept in the database, which is the one used; set ${value.configuredBy} to choose one`);
   }
-  if (keeping.fileCopies && fromFile === undefined) {
-    mkdirSync(keeping.dataDir, { recursive: true });
+  if (storage.fileCopies && fromFile === undefined) {
+    mkdirSync(storage.dataDir, { recursive: true });
     try {
       // wx: never overwrite a file another process created a moment ago.
       writeFileSync(path, `${stored}\n`, { mode: 0o600, flag: 'wx' });
@@ -68,5 +68,5 @@ export async function keepGeneratedValue(keeping: GeneratedValueKeeping, value: 
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
   }
-  return { value: stored, generated: fromFile === undefined && stored === candidate, file: keeping.fileCopies ? path : null };
+  return { value: stored, generated: fromFile === undefined && stored === candidate, file: storage.fileCopies ? path : null };
 }

@@ -37,9 +37,9 @@ import { openCommandStore } from './command-store.js';
 import { configureTransformSandbox } from '../rules/transform-sandbox.js';
 import type { ImportPolicy } from '../operations/import-record.js';
 import type {
-  AdminBackend, ReleaseResultView, BulkControl, ClusterView, BulkResult, DeliveryQuery, DeliveryView, EventExport, EventListItemView, EventQuery, EventWithDeliveries, Paged,
+  AdminTarget, ReleaseResultView, BulkControl, ClusterView, BulkResult, DeliveryQuery, DeliveryView, EventExport, EventListItemView, EventQuery, EventWithDeliveries, Paged,
   BulkReplayOptions, EditedReplayOptions, EditedReplayResultView, ReplayResultView, ResendResult, ResendSigning, RetryQuery, RoutedReplayRequest,
-} from './admin-backend.js';
+} from './admin-target.js';
 
 /** An interrupted run says where to carry on: after the last id of its last whole batch. */
 function bulkResult({ progress, stopped, lastId }: BatchLoopResult): BulkResult {
@@ -68,7 +68,7 @@ export function localDestinationCheck(config: Readonly<Config>): CheckDestinatio
  * outbox rows written here at its next poll. Replay, resend, views and cursors are the admin API's own code
  * (src/operations/), so both modes behave and print alike.
  */
-export class LocalBackend implements AdminBackend {
+export class LocalTarget implements AdminTarget {
   readonly mode = 'local';
   private ruleSet: RuleSet | null = null;
 
@@ -79,12 +79,12 @@ export class LocalBackend implements AdminBackend {
   ) {}
 
   /** `create: false` refuses a data dir without a database rather than creating an empty one. */
-  static async open(config: Readonly<Config>, env: Record<string, string | undefined>, options: { create?: boolean } = {}): Promise<LocalBackend> {
+  static async open(config: Readonly<Config>, env: Record<string, string | undefined>, options: { create?: boolean } = {}): Promise<LocalTarget> {
     const store = await openCommandStore(config, options);
     if (!store) {
       throw new HookrelayError('not_found', `No hookrelay database in ${config.dataDir} (${describeStore(storeIdentityOf(config))} does not exist). Pass --data-dir <dir> (or set HOOKRELAY_DATABASE_URL) as serve has them, or --url to use a running server's admin API.`);
     }
-    return new LocalBackend(store, config, env);
+    return new LocalTarget(store, config, env);
   }
 
   /** The current rules, as `serve` would load them from the rules dir. */

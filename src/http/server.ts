@@ -5,12 +5,12 @@ import type { Duplex } from 'node:stream';
 import express, { type Express } from 'express';
 import ipaddr from 'ipaddr.js';
 import type { Logger } from 'pino';
-import type { Config } from './config.js';
-import { HookrelayError, toErrorBody } from './errors.js';
-import { errorHandler, notFoundHandler } from './http/express-errors.js';
-import { sendError } from './http/send-json.js';
+import type { Config } from '../config.js';
+import { HookrelayError, toErrorBody } from '../errors.js';
+import { errorHandler, notFoundHandler } from './express-errors.js';
+import { sendError } from './send-json.js';
 import { InFlightSet } from './in-flight-set.js';
-import type { IngestHandler } from './ingest/ingest-handler.js';
+import type { IngestHandler } from './ingest-route.js';
 
 import type { ReadinessReport } from './readiness.js';
 

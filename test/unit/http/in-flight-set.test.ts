@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InFlightSet } from '../../src/in-flight-set.js';
+import { InFlightSet } from '../../../src/http/in-flight-set.js';
 
 describe('InFlightSet', () => {
   it('holds what was added until its remover runs, whatever the order', () => {
