@@ -3,6 +3,7 @@ import type { RetentionStore } from '../store/retention-store.js';
 import type { SeenKeysStore } from '../store/seen-keys-store.js';
 import type { EventStore } from '../store/event-store.js';
 import type { ClusterStore } from '../store/cluster-store.js';
+import { PassTimer } from '../start/pass-timer.js';
 
 export interface RetentionSettings {
   maxAgeDays: number;
@@ -66,44 +67,29 @@ const VACUUM_PAGES_PER_STEP = 1024;
  */
 export class RetentionPruner {
   private readonly now: () => number;
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<PruneReport> | null = null;
-  private stopping = false;
+  private readonly timer: PassTimer<PruneReport>;
 
   constructor(private readonly options: RetentionPrunerOptions) {
     this.now = options.now ?? Date.now;
+    this.timer = new PassTimer(() => this.pass(), () => this.options.settings.intervalMs);
+  }
+
+  private get stopping(): boolean {
+    return this.timer.stopping;
   }
 
   start(): void {
-    if (this.timer || this.stopping) return;
-    this.schedule(this.options.firstPassDelayMs ?? Math.min(this.options.settings.intervalMs, 5_000));
+    this.timer.start(this.options.firstPassDelayMs ?? Math.min(this.options.settings.intervalMs, 5_000));
   }
 
   /** Runs one pass now (or joins the one running). */
   runOnce(): Promise<PruneReport> {
-    this.running ??= this.pass().finally(() => {
-      this.running = null;
-    });
-    return this.running;
+    return this.timer.runOnce();
   }
 
   /** Stops the timer and waits for a running pass to end at its next batch boundary. */
-  async stop(): Promise<void> {
-    this.stopping = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    await this.running?.catch(() => undefined);
-  }
-
-  private schedule(delayMs: number): void {
-    this.timer = setTimeout(() => {
-      this.runOnce()
-        .catch(() => undefined)
-        .finally(() => {
-          if (!this.stopping) this.schedule(this.options.settings.intervalMs);
-        });
-    }, delayMs);
-    this.timer.unref();
+  stop(): Promise<void> {
+    return this.timer.stop();
   }
 
   private pause(): Promise<void> {

@@ -3,6 +3,7 @@ import type { NewDrift, SchemaStore, StoredDrift } from '../store/schema-store.j
 import type { ClusterStore } from '../store/cluster-store.js';
 import type { NewEventStore, StreamPosition } from '../store/new-event-store.js';
 import { SchemaAggregate, type LearnSettings } from './schema-aggregate.js';
+import { PassTimer } from '../start/pass-timer.js';
 
 /** While behind: the pause after `busyMs` of learning that holds it to `share` of the event loop (at least 1 ms). */
 export function catchUpPauseMs(busyMs: number, share: number): number {
@@ -60,48 +61,33 @@ interface Learning {
 export class SchemaLearner {
   private readonly now: () => number;
   private learning: Learning | null = null;
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<LearnReport> | null = null;
-  private stopping = false;
+  private readonly timer: PassTimer<LearnReport>;
 
   constructor(private readonly options: SchemaLearnerOptions) {
     this.now = options.now ?? Date.now;
+    this.timer = new PassTimer(
+      () => this.pass(),
+      (report) => (report?.behind ? this.catchUpPause() : this.options.settings.intervalMs),
+      (err) => this.options.logger.warn({ err }, 'schema learning pass failed; the next pass carries on from the stored position'),
+    );
+  }
+
+  private get stopping(): boolean {
+    return this.timer.stopping;
   }
 
   start(): void {
-    if (this.timer || this.stopping) return;
-    this.schedule(Math.min(this.options.settings.intervalMs, 1_000));
+    this.timer.start(Math.min(this.options.settings.intervalMs, 1_000));
   }
 
   /** Runs one pass now (or joins the one running). */
   runOnce(): Promise<LearnReport> {
-    this.running ??= this.pass().finally(() => {
-      this.running = null;
-    });
-    return this.running;
+    return this.timer.runOnce();
   }
 
   async stop(): Promise<void> {
-    this.stopping = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    await this.running?.catch(() => undefined);
+    await this.timer.stop();
     if (this.learning) await this.options.store.releaseLease(SCHEMA_LEASE, this.options.leaseHolder).catch(() => undefined);
-  }
-
-  private schedule(delayMs: number): void {
-    this.timer = setTimeout(() => {
-      this.runOnce()
-        .then((report) => report.behind)
-        .catch((err: unknown) => {
-          this.options.logger.warn({ err }, 'schema learning pass failed; the next pass carries on from the stored position');
-          return false;
-        })
-        .then((behind) => {
-          if (!this.stopping) this.schedule(behind ? this.catchUpPause() : this.options.settings.intervalMs);
-        });
-    }, delayMs);
-    this.timer.unref();
   }
 
   /** Time the last pass kept the event loop busy (parsing and observing bodies), in ms. */
