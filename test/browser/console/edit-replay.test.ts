@@ -135,8 +135,9 @@ describeWithBrowser('console: edit and replay with a diff, and replay by routing
       await page.locator('#edit-target').selectOption('rule:big');
       await expect.poll(() => page.locator('#edit-send').isDisabled()).toBe(false);
       await page.locator('#edit-send').click();
-      await page.locator('#edit-copy-link').waitFor();
-      expect((await bigSink.waitFor(before + 2)).at(-1)!.rawBody.toString()).toBe(edited);
+      // The link names the first copy until the second is stored.
+      await expect.poll(() => page.locator('#edit-copy-link').textContent()).not.toBe(`#${copyId}`);
+      expect((await bigSink.waitFor(before + 2, 15_000)).at(-1)!.rawBody.toString()).toBe(edited);
     } finally {
       await page.close();
     }
