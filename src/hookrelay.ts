@@ -327,6 +327,7 @@ function createMetrics(config: Readonly<Config>, store: Store, rules: RuleSetWat
     blockedKeyCounts: () => store.blockedKeyCounts(),
     orderedRules: () => rules.current().rules.filter((rule) => rule.order).map((rule) => rule.id),
     bufferedBytes: () => bodyBudget.bufferedBytes,
+    heldEvents: (limit) => store.countHeldEvents(limit),
   });
   rules.on('reload', () => metrics.recordRulesReload());
   rules.on('error', () => metrics.recordRulesReloadError());

@@ -4,6 +4,9 @@ import type { IngestOutcome } from '../ingest/ingest-handler.js';
 import type { DeliveryState, OutboxStats } from '../store/outbox-store.js';
 import { MAX_DESTINATION_LABELS, eventLabeller, sourceLabeller } from './label-values.js';
 
+/** The quarantine gauge stops counting here, so a scrape stays cheap when a sender's bug holds millions. */
+export const HELD_EVENTS_COUNTED = 100_000;
+
 type DestinationsSource = () => Promise<readonly Pick<DestinationView, 'destination' | 'limit' | 'inFlight'>[]>;
 
 export interface MetricsOptions {
@@ -25,6 +28,8 @@ export interface MetricsOptions {
   failingDestinations?: () => Promise<string[]>;
   /** Read on every scrape: bytes of webhook bodies held now (the ingest buffer budget). */
   bufferedBytes?: () => number;
+  /** Read on every scrape: events held in quarantine now, counted up to `limit`. */
+  heldEvents?: (limit: number) => Promise<number>;
   now?: () => number;
 }
 
@@ -156,6 +161,21 @@ export class HookrelayMetrics {
         registers,
         collect() {
           this.set(bufferedBytes());
+        },
+      });
+    }
+    const heldEvents = options.heldEvents;
+    if (heldEvents) {
+      new Gauge({
+        name: 'hookrelay_quarantined_events',
+        help: `Events held in quarantine now, waiting for a release (counted up to ${HELD_EVENTS_COUNTED}).`,
+        registers,
+        async collect() {
+          try {
+            this.set(await heldEvents(HELD_EVENTS_COUNTED));
+          } catch {
+            // Store unavailable: the series keeps its last value; readiness reports the store itself.
+          }
         },
       });
     }

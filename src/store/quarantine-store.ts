@@ -51,4 +51,6 @@ export interface QuarantineStore {
    * key). Only the first of concurrent releases does so; every other gets `released: false`.
    */
   releaseEvent(eventId: number, release: QuarantineRelease, routed: { ruleSetHash: string; deliveries: NewDelivery[] }): Promise<ReleaseOutcome>;
+  /** How many events are held now, counting at most `limit` (the count walks the index of held events). */
+  countHeldEvents(limit: number): Promise<number>;
 }

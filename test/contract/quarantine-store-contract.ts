@@ -36,6 +36,18 @@ export function quarantineStoreContract(factory: StoreFactory): void {
       expect(await store.countEvents({ quarantine: 'held' })).toBe(1);
     });
 
+    it('counts held events, not released ones, up to the limit asked', async () => {
+      const store = await open();
+      expect(await store.countHeldEvents(10)).toBe(0);
+      const ids = [];
+      for (const key of ['sha256:c1', 'sha256:c2', 'sha256:c3']) ids.push((await store.saveEvent(held(key))).id);
+      await store.saveEvent({ ...held('t-c'), issues: null, held: false });
+      expect(await store.countHeldEvents(10)).toBe(3);
+      expect(await store.countHeldEvents(2)).toBe(2);
+      await store.releaseEvent(ids[0]!, { releasedAt: 5_000, releasedBy: 'api', forced: true }, { ruleSetHash: 'h2', deliveries: [] });
+      expect(await store.countHeldEvents(10)).toBe(2);
+    });
+
     it('releases once: outbox rows with the release, a second release (or a concurrent one) changes nothing', async () => {
       const store = await open();
       const { id } = await store.saveEvent(held('sha256:bb'));

@@ -332,6 +332,10 @@ export class PostgresStore implements Store {
     return outcome;
   }
 
+  countHeldEvents(limit: number): Promise<number> {
+    return this.read(() => this.quarantined.countHeld(this.pool, limit));
+  }
+
   async retryDelivery(id: number, now: number): Promise<boolean> {
     const retried = await this.write(() => this.outbox.retryNow(id, now));
     if (retried) this.deliveriesDue();

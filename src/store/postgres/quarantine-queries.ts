@@ -9,11 +9,17 @@ import { named } from './sql-params.js';
 const RELEASE = named('release_event', `
   UPDATE events SET quarantine = 'released', released_at = $1, released_by = $2, release_forced = $3, rule_set_hash = $4
   WHERE id = $5 AND quarantine = 'held'`);
+const COUNT_HELD = named('count_held_events', "SELECT count(*)::int AS held FROM (SELECT 1 FROM events WHERE quarantine = 'held' LIMIT $1) h");
 const STATE_OF = named('quarantine_state', 'SELECT quarantine FROM events WHERE id = $1');
 
 /** Quarantine writes, in the caller's transaction. */
 export class QuarantineQueries {
   constructor(private readonly outbox: OutboxQueries) {}
+
+  async countHeld(client: pg.Pool | pg.PoolClient, limit: number): Promise<number> {
+    const { rows } = await client.query<{ held: number }>({ ...COUNT_HELD, values: [limit] });
+    return rows[0]!.held;
+  }
 
   async releaseEvent(client: pg.PoolClient, eventId: number, release: QuarantineRelease, routed: { ruleSetHash: string; deliveries: NewDelivery[] }): Promise<ReleaseOutcome> {
     const changed = await client.query({ ...RELEASE, values: [release.releasedAt, eventText(release.releasedBy), release.forced, routed.ruleSetHash, eventId] });

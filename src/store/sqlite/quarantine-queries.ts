@@ -10,6 +10,7 @@ export class QuarantineQueries {
   private readonly mark;
   private readonly release;
   private readonly stateOf;
+  private readonly held;
 
   constructor(db: BetterSqlite3.Database, private readonly outbox: OutboxQueries) {
     // Only for the rare event with issues: the ingest insert itself stays as it is for every other one.
@@ -18,11 +19,16 @@ export class QuarantineQueries {
       UPDATE events SET quarantine = 'released', released_at = ?, released_by = ?, release_forced = ?, rule_set_hash = ?
       WHERE id = ? AND quarantine = 'held'`);
     this.stateOf = db.prepare<[number], { quarantine: string | null }>('SELECT quarantine FROM events WHERE id = ?');
+    this.held = db.prepare<[number], { held: number }>("SELECT count(*) AS held FROM (SELECT 1 FROM events WHERE quarantine = 'held' LIMIT ?)");
   }
 
   /** Inside the ingest transaction, right after the event's insert. */
   markNew(id: number, event: NewEvent): void {
     if (event.issues || event.held) this.mark.run(issuesText(event.issues), event.held ? 'held' : null, id);
+  }
+
+  countHeld(limit: number): number {
+    return this.held.get(limit)!.held;
   }
 
   releaseEvent(eventId: number, release: QuarantineRelease, routed: { ruleSetHash: string; deliveries: NewDelivery[] }): ReleaseOutcome {

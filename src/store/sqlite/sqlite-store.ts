@@ -368,6 +368,10 @@ export class SqliteStore implements Store {
     return outcome;
   }
 
+  async countHeldEvents(limit: number): Promise<number> {
+    return this.quarantined.countHeld(limit);
+  }
+
   async retryDelivery(id: number, now: number): Promise<boolean> {
     const retried = this.write(() => this.db.transaction(() => this.outbox.retryNow(id, now)).immediate());
     if (retried) this.due.notify();

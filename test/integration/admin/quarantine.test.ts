@@ -56,6 +56,10 @@ describeEachBackend('quarantine', (backend) => {
     expect(detail.json.event.headers['x-service-signature']).toBeDefined();
     expect(detail.json.deliveries).toEqual([]);
 
+    const heldGauge = async (): Promise<string | undefined> =>
+      (await (await fetch(`${app.url}/metrics`)).text()).match(/^hookrelay_quarantined_events (\d+)$/m)?.[1];
+    expect(await heldGauge()).toBe('1');
+
     // The schema still refuses it: a release needs force, recorded with who.
     const refused = await api(`/events/${item.id}/release`, { method: 'POST', body: {} });
     expect(refused.status).toBe(422);
@@ -72,6 +76,7 @@ describeEachBackend('quarantine', (backend) => {
     expect(again.status).toBe(409);
     expect(again.json.error.code).toBe('already_released');
     expect((await api('/events?quarantine=held')).json.items).toEqual([]);
+    expect(await heldGauge()).toBe('0');
     expect((await api('/events?quarantine=released')).json.items.map((e: { id: number }) => e.id)).toEqual([item.id]);
     await eventually(async () => (await api(`/events/${item.id}`)).json.deliveries[0]?.state === 'delivered');
     expect(sink.received).toHaveLength(1);
