@@ -37,6 +37,7 @@ export const ERROR_CODES = {
   invalid_contracts: { status: 500, summary: 'A pinned contract file is invalid; reported as file:path: message.' },
   already_released: { status: 409, summary: 'The quarantined event was released before: it was routed then, and is not routed again.' },
   not_quarantined: { status: 409, summary: 'The event was never held in quarantine: there is nothing to release.' },
+  transfer_stored_since: { status: 409, summary: 'The held body\'s transfer was stored since from another body (a corrected copy): releasing it would route the purchase twice (send force: true to release anyway).' },
   release_refused: { status: 422, summary: 'Neither the event schema nor the pinned contract accepts the held body yet; details lists the issues (send force: true to release anyway).' },
   event_quarantined: { status: 409, summary: 'The event is held in quarantine: release it (which routes it once) instead of replaying it.' },
   destination_refused: { status: 400, summary: 'A destination URL resolves to an address the SSRF guard refuses.' },

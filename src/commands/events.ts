@@ -178,7 +178,7 @@ export function registerEventsCommand(program: Command): void {
 
   addTargetOptions(events.command('release').description('Route an event held in quarantine, once (list them with "events list --quarantine held")'))
     .argument('<id>', 'event id')
-    .option('--force', 'release although the event schema or the pinned contract still refuses the body (recorded)')
+    .option('--force', 'release although the event schema or the pinned contract still refuses the body, or the transfer was stored since from a corrected body (recorded)')
     .option('--by <name>', 'who releases it, recorded with the release', 'cli')
     .action(release);
 

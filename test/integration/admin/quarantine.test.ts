@@ -82,6 +82,29 @@ describeEachBackend('quarantine', (backend) => {
     expect(sink.received).toHaveLength(1);
   });
 
+  it('refuses to release a held body whose transfer was stored since from a corrected body, unless forced', async () => {
+    const sink = await startSink();
+    const { app, api, transfer } = await startAdminFixture({ rules: { 'a.yaml': ruleYaml('a', `${sink.url}/a`) } });
+    const body = transfer();
+    const drifted = { ...body, result: { ...body.result, totalPriceUsd: String(body.result.totalPriceUsd) } };
+    expect((await postSigned(app.webhookUrl(), drifted, TEST_SECRET)).status).toBe(422);
+    const [held] = (await api('/events?quarantine=held')).json.items;
+    // The sender fixes its body and sends the same transfer again: stored and routed as an event of its own.
+    const corrected = await postSigned(app.webhookUrl(), body, TEST_SECRET);
+    expect(corrected.status).toBe(200);
+    await sink.waitFor(1);
+
+    const refused = await api(`/events/${held.id}/release`, { method: 'POST', body: { force: false } });
+    expect(refused.status).toBe(409);
+    expect(refused.json.error).toMatchObject({ code: 'transfer_stored_since', details: { eventId: corrected.json.id, transferId: body.result.id } });
+    expect((await api(`/events/${held.id}`)).json.event.quarantine).toBe('held');
+
+    const forced = await api(`/events/${held.id}/release`, { method: 'POST', body: { force: true, by: 'ada' } });
+    expect(forced.status).toBe(200);
+    expect(forced.json.event.release).toMatchObject({ releasedBy: 'ada', forced: true });
+    await sink.waitFor(2);
+  });
+
   it('a contract in quarantine mode answers 200, keeps the event undelivered until released, then delivers it once', async () => {
     const sink = await startSink();
     const { api, ingest, transfer } = await startAdminFixture({

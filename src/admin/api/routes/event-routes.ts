@@ -85,7 +85,7 @@ export function eventRoutes(ctx: OperationsContext, jobs: JobRunner): AdminRoute
       success: { status: 200, description: 'the released event and the deliveries its release created', schema: ReleaseResultSchema },
       errors: [
         NOT_FOUND,
-        { status: 409, description: 'released before (`already_released`, `details` says when and by whom: it is not routed again), or never held (`not_quarantined`)' },
+        { status: 409, description: 'released before (`already_released`, `details` says when and by whom: it is not routed again), or never held (`not_quarantined`), or its transfer was stored since from a corrected body (`transfer_stored_since`, `details.eventId`; send force: true to route it anyway)' },
         { status: 422, description: 'the body still fails the event schema or its pinned contract (`release_refused`, `details.issues`); send force: true to release anyway' },
       ],
       async handle({ params, body }) {

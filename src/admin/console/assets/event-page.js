@@ -163,7 +163,7 @@ function quarantineCard(event, refresh) {
       replace(out, h('p', { class: 'ok', text: `Released: ${n} deliver${n === 1 ? 'y' : 'ies'} queued.` }));
       await refresh();
     } catch (err) {
-      const hint = err.code === 'release_refused' ? 'Tick “even though the checks fail” to release it anyway (recorded).' : null;
+      const hint = err.code === 'release_refused' || err.code === 'transfer_stored_since' ? 'Tick “even though the checks fail” to release it anyway (recorded).' : null;
       replace(out, errorBox(err), hint ? h('p', { class: 'muted', text: hint }) : null);
       button.disabled = false;
     }
