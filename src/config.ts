@@ -284,6 +284,11 @@ export const ConfigSchema = z
          * acknowledgements more than this share; learning lags during a peak and catches up after it.
          */
         maxBusyShare: z.coerce.number().positive().max(1).default(0.1),
+        /**
+         * The same while the event loop is busy with other work (utilisation above 60 %, webhooks above all): a
+         * peak's acknowledgements pay at most this share, and the backlog is learned at maxBusyShare after it.
+         */
+        maxBusyShareUnderLoad: z.coerce.number().positive().max(1).default(0.01),
         /** Hide personal data (e-mail addresses, wallets, names) in example values. */
         maskExamples: z.boolean().default(true),
       })

@@ -36,9 +36,16 @@ export interface LearnedEvent {
   receivedAt: number;
 }
 
+type Scalar = string | number | boolean | null;
+
 interface Entry {
   schema: ObservedSchema;
   fields: Map<string, ObservedField>;
+  /**
+   * The latest scalar seen per path, not yet turned into its example: masking and truncating every field of
+   * every body cost more than the rest of learning, and only the value a save finds last is ever shown.
+   */
+  examples: Map<string, Scalar>;
 }
 
 function entryKey(source: string, event: string): string {
@@ -49,9 +56,10 @@ function typesOf(field: ObservedField): JsonType[] {
   return JSON_TYPES.filter((type) => (field.types[type] ?? 0) > 0);
 }
 
-function sortTypes(types: Iterable<JsonType>): JsonType[] {
-  const set = new Set(types);
-  return JSON_TYPES.filter((type) => set.has(type));
+function sortTypes(types: Set<JsonType>): JsonType[] {
+  // Almost every path holds one type in one body.
+  if (types.size === 1) return [...types];
+  return JSON_TYPES.filter((type) => types.has(type));
 }
 
 /** Drops the paths whose parent is in the list too: a new or vanished object is one drift, not one per field. */
@@ -83,7 +91,7 @@ export class SchemaAggregate {
     initial: readonly ObservedSchema[] = [],
   ) {
     for (const schema of initial) {
-      this.entries.set(entryKey(schema.source, schema.event), { schema: { ...schema }, fields: new Map(schema.fields.map((field) => [field.path, { ...field, types: { ...field.types } }])) });
+      this.entries.set(entryKey(schema.source, schema.event), { schema: { ...schema }, fields: new Map(schema.fields.map((field) => [field.path, { ...field, types: { ...field.types } }])), examples: new Map() });
       this.sources.add(schema.source);
     }
   }
@@ -113,10 +121,11 @@ export class SchemaAggregate {
       entry = {
         schema: { source: event.source, event: event.event, eventsSeen: 0, firstSeen: event.receivedAt, lastSeen: event.receivedAt, truncated: 0, fields: [] },
         fields: new Map(),
+        examples: new Map(),
       };
       this.entries.set(key, entry);
     }
-    const { schema, fields } = entry;
+    const { schema, fields, examples } = entry;
     const { settings } = this;
     const seen = extractFields(body, { maxDepth: settings.maxDepth, maxPaths: settings.maxFields, maxArrayElements: settings.maxArrayElements });
     const firstEvent = schema.eventsSeen === 0;
@@ -139,8 +148,11 @@ export class SchemaAggregate {
       field.present += 1;
       field.streak += 1;
       field.lastSeen = event.receivedAt;
-      if (sighting.example !== undefined) field.example = exampleValue(path, sighting.example, settings.maskExamples);
-      else if (!types.some((type) => type !== 'object' && type !== 'array')) field.example = null;
+      if (sighting.example !== undefined) examples.set(path, sighting.example);
+      else if (!types.some((type) => type !== 'object' && type !== 'array')) {
+        examples.delete(path);
+        field.example = null;
+      }
     }
     drifts.push(...outermost(added));
     // A body cut short by the path cap says nothing about what it lacks.
@@ -171,6 +183,11 @@ export class SchemaAggregate {
   }
 
   private snapshot(entry: Entry): ObservedSchema {
+    for (const [path, value] of entry.examples) {
+      const field = entry.fields.get(path);
+      if (field) field.example = exampleValue(path, value, this.settings.maskExamples);
+    }
+    entry.examples.clear();
     const fields = [...entry.fields.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)).map((field) => ({ ...field, types: { ...field.types } }));
     return { ...entry.schema, fields };
   }

@@ -4,10 +4,16 @@ import type { ClusterStore } from '../store/cluster-store.js';
 import type { NewEventStore, StreamPosition } from '../store/new-event-store.js';
 import { SchemaAggregate, type LearnSettings } from './schema-aggregate.js';
 import { PassTimer } from '../start/pass-timer.js';
+import { EventLoopLoad } from '../store/sqlite/event-loop-load.js';
 
 /** While behind: the pause after `busyMs` of learning that holds it to `share` of the event loop (at least 1 ms). */
 export function catchUpPauseMs(busyMs: number, share: number): number {
   return Math.max(1, Math.ceil((busyMs * (1 - share)) / share));
+}
+
+/** The share of the event loop learning may take while behind: the smaller one while the loop is busy with other work. */
+export function catchUpShare(settings: Pick<LearnerSettings, 'maxBusyShare' | 'maxBusyShareUnderLoad'>, loopBusy: boolean): number {
+  return loopBusy ? settings.maxBusyShareUnderLoad : settings.maxBusyShare;
 }
 
 export interface LearnerSettings extends LearnSettings {
@@ -19,6 +25,8 @@ export interface LearnerSettings extends LearnSettings {
   maxEventsPerPass: number;
   /** The largest share of the event loop learning takes while it catches up (config `schema.maxBusyShare`). */
   maxBusyShare: number;
+  /** The same while the event loop is busy with other work, webhooks above all (config `schema.maxBusyShareUnderLoad`). */
+  maxBusyShareUnderLoad: number;
 }
 
 export interface LearnReport {
@@ -62,6 +70,7 @@ export class SchemaLearner {
   private readonly now: () => number;
   private learning: Learning | null = null;
   private readonly timer: PassTimer<LearnReport>;
+  private loopLoad: EventLoopLoad | null = null;
 
   constructor(private readonly options: SchemaLearnerOptions) {
     this.now = options.now ?? Date.now;
@@ -77,6 +86,7 @@ export class SchemaLearner {
   }
 
   start(): void {
+    this.loopLoad ??= new EventLoopLoad();
     this.timer.start(Math.min(this.options.settings.intervalMs, 1_000));
   }
 
@@ -86,6 +96,7 @@ export class SchemaLearner {
   }
 
   async stop(): Promise<void> {
+    this.loopLoad?.stop();
     await this.timer.stop();
     if (this.learning) await this.options.store.releaseLease(SCHEMA_LEASE, this.options.leaseHolder).catch(() => undefined);
   }
@@ -93,8 +104,13 @@ export class SchemaLearner {
   /** Time the last pass kept the event loop busy (parsing and observing bodies), in ms. */
   private busyMs = 0;
 
+  /**
+   * While behind, the pause before the next pass. When the event loop is busy with other work (a peak of
+   * webhooks), learning takes the smaller share: the backlog waits in the store and is worked off at the
+   * larger share once the peak passes, so drifts are recorded later, never lost.
+   */
   private catchUpPause(): number {
-    return catchUpPauseMs(this.busyMs, this.options.settings.maxBusyShare);
+    return catchUpPauseMs(this.busyMs, catchUpShare(this.options.settings, this.loopLoad?.busy() ?? false));
   }
 
   private async load(): Promise<Learning> {

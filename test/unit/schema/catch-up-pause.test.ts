@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { catchUpPauseMs } from '../../../src/schema/schema-learner.js';
+import { catchUpPauseMs, catchUpShare } from '../../../src/schema/schema-learner.js';
 
 describe('the schema learner catching up', () => {
   it('pauses so that learning takes at most its share of the event loop', () => {
@@ -11,5 +11,11 @@ describe('the schema learner catching up', () => {
   it('never stops: a whole share, or a pass that took no time, pauses 1 ms', () => {
     expect(catchUpPauseMs(80, 1)).toBe(1);
     expect(catchUpPauseMs(0, 0.1)).toBe(1);
+  });
+
+  it('takes the smaller share while the event loop is busy with webhooks', () => {
+    const settings = { maxBusyShare: 0.1, maxBusyShareUnderLoad: 0.01 };
+    expect(catchUpShare(settings, false)).toBe(0.1);
+    expect(catchUpShare(settings, true)).toBe(0.01);
   });
 });

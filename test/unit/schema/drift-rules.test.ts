@@ -62,6 +62,20 @@ describe('SchemaAggregate drift rules', () => {
     expect(schema!.eventsSeen).toBe(2);
     expect(aggregate.takeChanged()).toEqual([]);
   });
+
+  it('shows the latest example a save finds, masked, and none once the path holds only an object', () => {
+    const aggregate = new SchemaAggregate(DEFAULT_LEARN_SETTINGS);
+    learn(aggregate, { event: 'a', result: { email: 'a@first.example', note: 'x' } });
+    learn(aggregate, { event: 'a', result: { email: 'b@second.example', note: 'y' } });
+    const fieldsOf = (schema: { fields: { path: string; example: string | null }[] } | undefined) => new Map(schema!.fields.map((f) => [f.path, f.example]));
+    const first = fieldsOf(aggregate.takeChanged()[0]);
+    expect(first.get('result.email')).toBe('"***@second.example"');
+    expect(first.get('result.note')).toBe('"y"');
+    learn(aggregate, { event: 'a', result: { email: 'c@third.example', note: { nested: true } } });
+    const second = fieldsOf(aggregate.all()[0]);
+    expect(second.get('result.email')).toBe('"***@third.example"');
+    expect(second.get('result.note')).toBeNull();
+  });
 });
 
 describe('contracts', () => {
