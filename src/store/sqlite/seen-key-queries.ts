@@ -24,6 +24,7 @@ const MAX_EDIT_NUMBER_SKIPS = 10_000;
 export class SeenKeyQueries {
   private readonly find;
   private readonly insert;
+  private readonly forgetKey;
   private readonly prune;
   private readonly eventExists;
   private readonly keyColumnsOf;
@@ -31,6 +32,7 @@ export class SeenKeyQueries {
   constructor(private readonly db: BetterSqlite3.Database) {
     this.find = db.prepare<[Buffer], SeenKeyRow>('SELECT * FROM seen_keys WHERE key = ?');
     this.insert = db.prepare<[Buffer, number, number]>('INSERT INTO seen_keys (key, event_id, seen_at) VALUES (?, ?, ?) ON CONFLICT (key) DO NOTHING');
+    this.forgetKey = db.prepare<[Buffer]>('DELETE FROM seen_keys WHERE key = ?');
     this.prune = db.prepare<[number, number]>(`
       DELETE FROM seen_keys WHERE key IN (
         SELECT k.key FROM seen_keys k
@@ -61,6 +63,21 @@ export class SeenKeyQueries {
 
   record(key: Buffer, eventId: number, seenAt: number): void {
     this.insert.run(key, eventId, seenAt);
+  }
+
+  /**
+   * Records a key for the event about to be stored as `eventId`, unless the ledger holds it: then returns its
+   * first event's id. One statement for a new key, where a lookup and then an insert would search the
+   * ledger's B-tree twice.
+   */
+  claim(key: Buffer, eventId: number, seenAt: number): { firstEventId: number } | null {
+    if (this.insert.run(key, eventId, seenAt).changes === 1) return null;
+    return { firstEventId: this.find.get(key)!.event_id };
+  }
+
+  /** Takes back a key `claim` recorded, when its event turned out to be stored already (before the ledger existed). */
+  unclaim(key: Buffer): void {
+    this.forgetKey.run(key);
   }
 
   /** The lowest edit number from `from` on whose key the ledger does not hold (a pruned copy's number is not given again). */

@@ -16,6 +16,7 @@ import { keyText, withExactKeys } from './key-text.js';
 import { migrate } from './migrate.js';
 import { toBlockedKey } from '../stored-rows.js';
 import { SeenKeyQueries } from './seen-key-queries.js';
+import { seenKey } from '../seen-key.js';
 import type { SeenKeyRecord } from '../seen-keys-store.js';
 import { OutboxQueries } from './outbox.js';
 import type { AttemptToRecord } from '../attempt-to-record.js';
@@ -169,10 +170,11 @@ export class SqliteStore implements Store {
     this.statements = {
       // A first delivery is a plain insert (run() reports the rowid; RETURNING would cost more per event);
       // only a repeat, which the insert skips, takes the second statement.
+      // The id is given: the ledger records it before the row exists (see insertEvent).
       insertEvent: this.db.prepare(`
-        INSERT INTO events (source, event, transfer_id, checkout_id, email, wallet_address, total_price_usd, validation,
+        INSERT INTO events (id, source, event, transfer_id, checkout_id, email, wallet_address, total_price_usd, validation,
                             received_at, last_received_at, headers, body, rule_set_hash)
-        VALUES (?, CAST(? AS TEXT), CAST(? AS TEXT), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        VALUES (?, ?, CAST(? AS TEXT), CAST(? AS TEXT), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT (transfer_id, source, event, edit_number) DO NOTHING`),
       countRepeat: this.db.prepare<[number, string | Buffer, string, string | Buffer], { id: number; received_count: number }>(`
         UPDATE events SET received_count = min(received_count + 1, ${MAX_RECEIVED_COUNT}), last_received_at = ?
@@ -181,6 +183,7 @@ export class SqliteStore implements Store {
       countRepeatOf: this.db.prepare<[number, number], { id: number; received_count: number }>(`
         UPDATE events SET received_count = min(received_count + 1, ${MAX_RECEIVED_COUNT}), last_received_at = ? WHERE id = ?
         RETURNING id, received_count`),
+      nextEventId: this.db.prepare<[], { id: number }>('SELECT coalesce(max(id), 0) + 1 AS id FROM events'),
       getEvent: this.db.prepare<[number], EventRow>('SELECT * FROM events WHERE id = ?'),
       getEventHeaders: this.db.prepare<[number], { headers: string }>('SELECT headers FROM events WHERE id = ?'),
       touchHealth: this.db.prepare('INSERT INTO store_health (id, checked_at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET checked_at = excluded.checked_at'),
@@ -188,7 +191,16 @@ export class SqliteStore implements Store {
     this.outbox = new OutboxQueries(this.db);
     this.quarantined = new QuarantineQueries(this.db, this.outbox);
     this.seenKeys = new SeenKeyQueries(this.db);
-    const saveBatch = this.db.transaction((events: NewEvent[]) => events.map((e) => this.insertEvent(e)));
+    const saveBatch = this.db.transaction((events: NewEvent[]) => {
+      // The ids SQLite would give (max + 1, in order), handed out here so that the ledger can record each
+      // event's id in the one statement that also finds a repeat.
+      let nextId = this.statements.nextEventId.get()!.id;
+      return events.map((e) => {
+        const result = this.insertEvent(e, nextId);
+        if (!result.duplicate) nextId = result.id + 1;
+        return result;
+      });
+    });
     const walFsync = this.walFsync;
     // The checkpoint thread's WAL restart holds the write lock for a moment under sustained load (longer
     // when the disk is slow). A group commit does not wait for it with the event loop blocked: it fails at
@@ -235,26 +247,26 @@ export class SqliteStore implements Store {
     }
   }
 
-  /** Runs inside the group transaction: one insert; a repeat only bumps the received counter. */
-  private insertEvent(e: NewEvent): SaveEventResult {
-    const { key, seen } = this.seenKeys.lookup({ ...e, editNumber: 0 });
+  /** Runs inside the group transaction: the ledger's key, then the row as `id`; a repeat only bumps the received counter. */
+  private insertEvent(e: NewEvent, id: number): SaveEventResult {
+    const key = seenKey(e.source, e.event, e.transferId, 0);
+    const seen = this.seenKeys.claim(key, id, e.receivedAt);
     if (seen) {
-      const repeat = this.statements.countRepeatOf.get(e.receivedAt, seen.eventId);
+      const repeat = this.statements.countRepeatOf.get(e.receivedAt, seen.firstEventId);
       // Its event is gone (retention): still a duplicate, never stored or forwarded again.
-      return repeat ? { id: repeat.id, duplicate: true, receivedCount: repeat.received_count } : { id: seen.eventId, duplicate: true, receivedCount: null };
+      return repeat ? { id: repeat.id, duplicate: true, receivedCount: repeat.received_count } : { id: seen.firstEventId, duplicate: true, receivedCount: null };
     }
     const inserted = this.statements.insertEvent.run(
-      e.source, keyText(e.event), keyText(e.transferId), e.checkoutId, e.email, e.walletAddress, e.totalPriceUsd ?? null, e.validation,
+      id, e.source, keyText(e.event), keyText(e.transferId), e.checkoutId, e.email, e.walletAddress, e.totalPriceUsd ?? null, e.validation,
       e.receivedAt, e.receivedAt, JSON.stringify(e.headers), e.body, e.ruleSetHash ?? null,
     );
     if (inserted.changes === 0) {
       // Stored before the ledger existed: its key enters the ledger when retention removes it.
+      this.seenKeys.unclaim(key);
       const repeat = this.statements.countRepeat.get(e.receivedAt, keyText(e.transferId), e.source, keyText(e.event))!;
       return { id: repeat.id, duplicate: true, receivedCount: repeat.received_count };
     }
-    const id = Number(inserted.lastInsertRowid);
     this.quarantined.markNew(id, e);
-    this.seenKeys.record(key, id, e.receivedAt);
     if (e.deliveries?.length) this.outbox.insertDeliveries(id, e.deliveries, 'ingest', e.receivedAt);
     return { id, duplicate: false, receivedCount: 1 };
   }

@@ -35,4 +35,26 @@ describe('SQLite migration 017: the ledger of seen keys', () => {
       await store.close();
     }
   });
+
+  it('counts a repeat of an event stored before the ledger on that event, leaves its key out until retention, and numbers the next event after it', async () => {
+    const dataDir = makeTempDir();
+    const db = openDatabase({ dataDir, durability: 'normal' });
+    migrate(db, listMigrations().filter((m) => m.version < 17));
+    const old = Number(db.prepare(`INSERT INTO events (source, event, transfer_id, validation, received_at, last_received_at, headers, body)
+      VALUES ('checkout', 'transfer:succeeded', 't-old', 'valid', 1000, 1000, '{}', '{}')`).run().lastInsertRowid);
+    db.close();
+
+    const store = new SqliteStore({ dataDir, durability: 'normal' });
+    try {
+      const event = (transferId: string) => ({ source: 'checkout', event: 'transfer:succeeded', transferId, checkoutId: null, email: null, walletAddress: null, validation: 'valid' as const, receivedAt: 2000, headers: {}, body: Buffer.from('{}') });
+      const [repeat, fresh, again] = await Promise.all([store.saveEvent(event('t-old')), store.saveEvent(event('t-new')), store.saveEvent(event('t-new'))]);
+      expect(repeat).toEqual({ id: old, duplicate: true, receivedCount: 2 });
+      expect(await store.findSeenKey({ source: 'checkout', event: 'transfer:succeeded', transferId: 't-old' })).toBeNull();
+      expect(fresh).toEqual({ id: old + 1, duplicate: false, receivedCount: 1 });
+      expect(again).toEqual({ id: old + 1, duplicate: true, receivedCount: 2 });
+      expect(await store.findSeenKey({ source: 'checkout', event: 'transfer:succeeded', transferId: 't-new' })).toMatchObject({ eventId: old + 1, seenAt: 2000 });
+    } finally {
+      await store.close();
+    }
+  });
 });
