@@ -31,10 +31,76 @@ export function chooseLogFormat(configured: LogFormat | undefined, isTTY: boolea
  * when asked for (a server under a process manager never pays for it).
  */
 export async function createLogDestination(format: LogFormat, output: NodeJS.WritableStream | 1 = 1): Promise<DestinationStream> {
-  if (format === 'json') return output === 1 ? pino.destination({ dest: 1, sync: false }) : (output as DestinationStream);
+  if (format === 'json') return output === 1 ? new TurnBatchedDestination(pino.destination({ dest: 1, sync: false })) : (output as DestinationStream);
   const { default: pretty } = await import('pino-pretty');
   // Synchronous writes: the last lines before exit reach the terminal.
   return pretty({ destination: output, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service', singleLine: true });
+}
+
+/** pino's `isoTime`, formatted once per millisecond: under load many lines share one (every request logs one). */
+export function isoTimeOncePerMs(clock: () => number = Date.now): () => string {
+  let ms = Number.NaN;
+  let field = '';
+  return () => {
+    const now = clock();
+    if (now !== ms) {
+      ms = now;
+      field = `,"time":"${new Date(now).toISOString()}"`;
+    }
+    return field;
+  };
+}
+
+interface FlushableDestination extends DestinationStream {
+  flush(cb?: (err?: Error) => void): void;
+  flushSync(): void;
+}
+
+/**
+ * Hands the lines logged during one turn of the event loop to `out` as one write. Under load a turn answers
+ * a whole group commit's requests, each with its log line: one write (a file system request and its
+ * callback) for all of them instead of one per line. A line waits at most until the end of its turn.
+ */
+export class TurnBatchedDestination implements DestinationStream {
+  private pending = '';
+  private scheduled = false;
+
+  constructor(private readonly out: FlushableDestination) {
+    // The last turn's lines when the process exits without `flush` first.
+    process.once('exit', () => {
+      try {
+        this.flushSync();
+      } catch {
+        // `out` was closed already: nothing more can be written.
+      }
+    });
+  }
+
+  write(line: string): void {
+    this.pending += line;
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(this.drain);
+    }
+  }
+
+  private readonly drain = (): void => {
+    this.scheduled = false;
+    if (this.pending === '') return;
+    const lines = this.pending;
+    this.pending = '';
+    this.out.write(lines);
+  };
+
+  flush(cb?: (err?: Error) => void): void {
+    this.drain();
+    this.out.flush(cb);
+  }
+
+  flushSync(): void {
+    this.drain();
+    this.out.flushSync();
+  }
 }
 
 /**
@@ -47,7 +113,7 @@ export function createLogger(level: Level | 'silent', destination: DestinationSt
       level,
       base: { service: 'hookrelay' },
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
-      timestamp: pino.stdTimeFunctions.isoTime,
+      timestamp: isoTimeOncePerMs(),
     },
     destination,
   );

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it, vi } from 'vitest';
-import { chooseLogFormat, createLogDestination, createLogger } from '../../src/log.js';
+import { chooseLogFormat, createLogDestination, createLogger, isoTimeOncePerMs, TurnBatchedDestination } from '../../src/log.js';
 
 function capturingLogger(): { logger: ReturnType<typeof createLogger>; lines: Record<string, unknown>[] } {
   const lines: Record<string, unknown>[] = [];
@@ -57,5 +57,48 @@ describe('log format', () => {
     await vi.waitFor(() => expect(text).toContain('\n'));
     const plain = text.replace(/\x1b\[[0-9;]*m/g, '');
     expect(plain).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: request done \{"status":200,"token":"\[redacted\]"\}\n$/);
+  });
+});
+
+describe('TurnBatchedDestination', () => {
+  function fakeOut() {
+    const writes: string[] = [];
+    let flushed = 0;
+    return { writes, flushed: () => flushed, out: { write: (s: string) => void writes.push(s), flush: (cb?: () => void) => { flushed += 1; cb?.(); }, flushSync: () => void (flushed += 1) } };
+  }
+
+  it('hands the lines of one event-loop turn to the stream as one write, at the end of the turn', async () => {
+    const { writes, out } = fakeOut();
+    const logger = createLogger('info', new TurnBatchedDestination(out));
+    logger.info('one');
+    logger.info('two');
+    expect(writes).toEqual([]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(writes).toHaveLength(1);
+    expect(writes[0]!.split('\n').filter(Boolean).map((line) => JSON.parse(line).msg)).toEqual(['one', 'two']);
+    logger.info('three');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(writes).toHaveLength(2);
+    expect(JSON.parse(writes[1]!).msg).toBe('three');
+  });
+
+  it('writes what is pending before it flushes', () => {
+    const { writes, flushed, out } = fakeOut();
+    const destination = new TurnBatchedDestination(out);
+    destination.write('{"msg":"last"}\n');
+    destination.flushSync();
+    expect(writes).toEqual(['{"msg":"last"}\n']);
+    expect(flushed()).toBe(1);
+  });
+});
+
+describe('isoTimeOncePerMs', () => {
+  it('gives the time field pino\'s isoTime gives, formatted again only when the millisecond changes', () => {
+    let now = Date.UTC(2026, 10, 28, 9, 0, 0, 5);
+    const time = isoTimeOncePerMs(() => now);
+    expect(time()).toBe(`,"time":"2026-11-28T09:00:00.005Z"`);
+    expect(time()).toBe(',"time":"2026-11-28T09:00:00.005Z"');
+    now += 1;
+    expect(time()).toBe(',"time":"2026-11-28T09:00:00.006Z"');
   });
 });
