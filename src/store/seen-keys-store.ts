@@ -1,7 +1,10 @@
 /**
- * The ledger of seen keys: every idempotency key (source, event name, transfer id, edit number) stored here,
- * with the first event's id and when it was stored, kept longer than the events themselves. Ingest answers a
- * repeat of a key whose event retention removed as a duplicate, and an import reports it as seen before.
+ * The ledger of seen keys: the idempotency keys (source, event name, transfer id, edit number) of events, with
+ * the first event's id and when it was stored, kept longer than the events themselves. Ingest answers a repeat
+ * of a key whose event retention removed as a duplicate, and an import reports it as seen before. A key is
+ * seen while its event is kept or the ledger holds it. PostgreSQL's ledger records every key as it is stored
+ * (its unique key across partitions); SQLite's records a key when retention removes its event, so ingest only
+ * reads it. `store copy` carries the keys of removed events (a copied event brings its own).
  */
 export interface SeenKeysStore {
   /**

@@ -113,7 +113,8 @@ export function seenKeysContract(factory: StoreFactory): void {
 
       const result = await copyStore(source, target, { batchSize: 1, shouldStop: () => false, onProgress: () => {}, now: Date.now });
 
-      expect(result.tables.seenKeys.source).toBe(2);
+      // The removed event's key; the kept event brings its own.
+      expect(result.tables.seenKeys.source).toBe(1);
       expect(await target.saveEvent(event('tx-c'))).toEqual({ id: first.id, duplicate: true, receivedCount: null });
       expect(await target.importEvents([imported('tx-c')])).toEqual({ imported: 0, duplicates: 0, seenBefore: 1 });
       // Copied again: nothing new, nothing in conflict.

@@ -15,6 +15,9 @@ import { eventText, readEventRow } from '../storable-text.js';
 import type { SeenKeyRecord } from '../seen-keys-store.js';
 
 /** Tables keyed by a text column rather than an id: pages end at a name or hash, and no sequence is advanced. */
+/** A ledger row (`k`) whose event is no longer stored: what a copy carries (a kept event carries its own key, as on SQLite). */
+const REMOVED_EVENT = 'NOT EXISTS (SELECT 1 FROM events e WHERE e.id = k.event_id)';
+
 type KeyedByText = 'ruleSets' | 'settings' | 'seenKeys';
 
 const TABLE_NAMES: Record<Exclude<CopyTable, KeyedByText>, string> = {
@@ -137,7 +140,7 @@ export class CopyQueries {
     };
     const ruleSets = (await this.db.query<{ n: number }>('SELECT count(*) AS n FROM rule_sets')).rows[0]!.n;
     const settings = (await this.db.query<{ n: number }>('SELECT count(*) AS n FROM settings')).rows[0]!.n;
-    const seenKeys = (await this.db.query<{ n: number }>('SELECT count(*) AS n FROM seen_keys')).rows[0]!.n;
+    const seenKeys = (await this.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM seen_keys k WHERE ${REMOVED_EVENT}`)).rows[0]!.n;
     return {
       settings: { rows: settings, minId: null, maxId: null },
       ruleSets: { rows: ruleSets, minId: null, maxId: null },
@@ -169,7 +172,7 @@ export class CopyQueries {
     }
     if (table === 'seenKeys') {
       const { rows } = await this.db.query<{ key: string; event_id: number; seen_at: number }>(
-        'SELECT key::text, event_id, seen_at FROM seen_keys WHERE $1::uuid IS NULL OR key > $1::uuid ORDER BY key LIMIT $2',
+        `SELECT key::text, event_id, seen_at FROM seen_keys k WHERE ($1::uuid IS NULL OR key > $1::uuid) AND ${REMOVED_EVENT} ORDER BY key LIMIT $2`,
         [after, limit],
       );
       return rows.map((r): SeenKeyRecord => ({ key: r.key, eventId: r.event_id, seenAt: r.seen_at })) as CopyRows[T][];

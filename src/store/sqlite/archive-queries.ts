@@ -5,6 +5,7 @@ import { eventSelectionSql } from './event-filter-sql.js';
 import { toStoredEvent, type EventRow } from './event-rows.js';
 import { keyText, withExactKeys } from './key-text.js';
 import { quarantineValues } from '../quarantine-columns.js';
+import { NEXT_EVENT_ID_SQL } from './event-ids.js';
 import type { SeenKeyQueries } from './seen-key-queries.js';
 
 /** Export and import of whole events (raw bytes included), synchronous; the store picks the transaction. */
@@ -14,10 +15,10 @@ export class ArchiveQueries {
   constructor(private readonly db: BetterSqlite3.Database, private readonly seenKeys: SeenKeyQueries) {
     // Same key as ingest: an event already stored is left exactly as it is.
     this.insertIfNew = db.prepare<unknown[], { id: number }>(`
-      INSERT INTO events (source, event, transfer_id, checkout_id, email, wallet_address, total_price_usd, validation,
+      INSERT INTO events (id, source, event, transfer_id, checkout_id, email, wallet_address, total_price_usd, validation,
                           received_at, last_received_at, received_count, headers, body, imported_at, rule_set_hash,
                           edit_number, edited_from, edited_at, edited_via, issues, quarantine, released_at, released_by, release_forced)
-      VALUES (?, CAST(? AS TEXT), CAST(? AS TEXT), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      VALUES ((${NEXT_EVENT_ID_SQL}), ?, CAST(? AS TEXT), CAST(? AS TEXT), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
       ON CONFLICT (transfer_id, source, event, edit_number) DO NOTHING
       RETURNING id`);
   }
@@ -56,7 +57,7 @@ export class ArchiveQueries {
   insertAll(events: readonly ImportedEvent[], importedAt: number | null): ImportResult {
     const result: ImportResult = { imported: 0, duplicates: 0, seenBefore: 0 };
     for (const e of events) {
-      const { key, seen } = this.seenKeys.lookup({ ...e, editNumber: e.edit?.number ?? 0 });
+      const { seen } = this.seenKeys.lookup({ ...e, editNumber: e.edit?.number ?? 0 });
       if (seen) {
         if (seen.stored) result.duplicates += 1;
         else result.seenBefore += 1;
@@ -67,10 +68,8 @@ export class ArchiveQueries {
         e.receivedAt, e.lastReceivedAt, Math.min(e.receivedCount, MAX_RECEIVED_COUNT), JSON.stringify(e.headers), e.body, importedAt, e.ruleSetHash ?? null,
         e.edit?.number ?? 0, e.edit?.editedFrom ?? null, e.edit?.editedAt ?? null, e.edit?.via ?? null, ...quarantineValues(e, Number),
       );
-      if (row) {
-        this.seenKeys.record(key, row.id, importedAt ?? e.receivedAt);
-        result.imported += 1;
-      } else result.duplicates += 1;
+      if (row) result.imported += 1;
+      else result.duplicates += 1;
     }
     return result;
   }

@@ -10,7 +10,7 @@ import { copyConflict } from '../copy-conflict.js';
 import { COPIED_DELIVERY_COLUMNS, DELIVERY_COLUMNS, toCopiedDelivery, toCopiedRedrive, toOutage, toJob, toStoredAttempt, type CopiedDeliveryColumns, type DeliveryRow, type JobRow, type OutageRow, type RedriveRow } from '../stored-rows.js';
 import { toStoredEvent, type EventRow } from './event-rows.js';
 import { keyText, withExactKeys } from './key-text.js';
-import type { SeenKeyQueries } from './seen-key-queries.js';
+import { REMOVED_EVENT_SQL, type SeenKeyQueries } from './seen-key-queries.js';
 import type { SeenKeyRecord } from '../seen-keys-store.js';
 import { seenKeyBytes } from '../seen-key.js';
 
@@ -129,7 +129,7 @@ export class CopyQueries {
       return { rows: row.n, minId: row.lo, maxId: row.hi };
     };
     const settings = this.db.prepare<[], { n: number }>('SELECT count(*) AS n FROM settings').get()!.n;
-    const seenKeys = this.db.prepare<[], { n: number }>('SELECT count(*) AS n FROM seen_keys').get()!.n;
+    const seenKeys = this.db.prepare<[], { n: number }>(`SELECT count(*) AS n FROM seen_keys k WHERE ${REMOVED_EVENT_SQL}`).get()!.n;
     return {
       settings: { rows: settings, minId: null, maxId: null },
       ruleSets: { rows: ruleSets, minId: null, maxId: null },
@@ -202,17 +202,16 @@ export class CopyQueries {
         throw err;
       }
       if (written === undefined) throw copyConflict(table, id);
-      if (table === 'events') this.recordSeenKey(row as StoredEvent);
+      if (table === 'events') this.checkSeenKey(row as StoredEvent);
       if (!existed) added += 1;
     }
     return added;
   }
 
-  /** As PostgreSQL's trigger on events does: a copied event's key enters the ledger, unless it names another event there. */
-  private recordSeenKey(e: StoredEvent): void {
-    const { key, seen } = this.seenKeys.lookup({ ...e, editNumber: e.edit?.number ?? 0 });
-    if (seen && seen.eventId !== e.id) throw copyConflict('events', e.id, `its key was first seen as event ${seen.eventId}`);
-    if (!seen) this.seenKeys.record(key, e.id, e.importedAt ?? e.receivedAt);
+  /** A copied event whose key the ledger holds for another event (one retention removed) is a conflict. */
+  private checkSeenKey(e: StoredEvent): void {
+    const seen = this.seenKeys.firstEventOf({ ...e, editNumber: e.edit?.number ?? 0 });
+    if (seen !== null && seen !== e.id) throw copyConflict('events', e.id, `its key was first seen as event ${seen}`);
   }
 
   /** 1 when the key was new, 0 when the target held it for the same event; another event is a conflict. */

@@ -2,8 +2,8 @@ import type { BetterSqlite3 } from '../../sqlite-driver.js';
 import { keyText } from './key-text.js';
 import type { NewEditedCopy } from '../event-store.js';
 import type { KeptRuleSet, RuleSetKind } from '../rule-set-store.js';
+import { NEXT_EVENT_ID_SQL } from './event-ids.js';
 import type { SeenKeyQueries } from './seen-key-queries.js';
-import { seenKey } from '../seen-key.js';
 
 interface RuleSetRow {
   hash: string;
@@ -27,9 +27,9 @@ export class RuleSetAndCopyQueries {
       'SELECT coalesce(max(edit_number), 0) + 1 AS n FROM events WHERE transfer_id = CAST(? AS TEXT) AND source = ? AND event = CAST(? AS TEXT)',
     );
     this.insertCopy = db.prepare(`
-      INSERT INTO events (source, event, transfer_id, checkout_id, email, wallet_address, total_price_usd, validation, received_at,
+      INSERT INTO events (id, source, event, transfer_id, checkout_id, email, wallet_address, total_price_usd, validation, received_at,
                           last_received_at, headers, body, rule_set_hash, edit_number, edited_from, edited_at, edited_via)
-      VALUES (?, CAST(? AS TEXT), CAST(? AS TEXT), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+      VALUES ((${NEXT_EVENT_ID_SQL}), ?, CAST(? AS TEXT), CAST(? AS TEXT), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   }
 
   saveRuleSet(ruleSet: KeptRuleSet): void {
@@ -50,8 +50,6 @@ export class RuleSetAndCopyQueries {
       copy.source, keyText(copy.event), keyText(copy.transferId), copy.checkoutId, copy.email, copy.walletAddress, copy.totalPriceUsd ?? null, copy.validation, copy.editedAt, copy.editedAt,
       JSON.stringify(copy.headers), copy.body, copy.ruleSetHash ?? null, n, copy.editedFrom, copy.editedAt, copy.via,
     );
-    const id = Number(inserted.lastInsertRowid);
-    this.seenKeys.record(seenKey(copy.source, copy.event, copy.transferId, n), id, copy.editedAt);
-    return id;
+    return Number(inserted.lastInsertRowid);
   }
 }

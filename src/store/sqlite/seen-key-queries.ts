@@ -1,7 +1,7 @@
 import type { BetterSqlite3 } from '../../sqlite-driver.js';
 import { seenKey, seenKeyBytes, seenKeyText } from '../seen-key.js';
 import type { SeenKeyRecord } from '../seen-keys-store.js';
-import { fromKeyBytes } from './key-text.js';
+import { fromKeyBytes, keyText } from './key-text.js';
 
 interface SeenKeyRow {
   key: Buffer;
@@ -17,28 +17,37 @@ export interface KeyParts {
   editNumber: number;
 }
 
+/** A ledger row (`k`) whose event is no longer stored: what `store copy` carries (both backends). */
+export const REMOVED_EVENT_SQL = 'NOT EXISTS (SELECT 1 FROM events e WHERE e.id = k.event_id)';
+
 /** Edit numbers tried past the highest stored one when earlier copies were pruned (their keys stay in the ledger). */
 const MAX_EDIT_NUMBER_SKIPS = 10_000;
 
-/** The ledger of seen keys (migration 017), synchronous; the store picks the transaction. */
+/**
+ * The ledger of seen keys (migrations 017 and 018), synchronous; the store picks the transaction. It holds the
+ * keys of removed events, written by retention in the transaction that removes them; a kept event's unique
+ * key answers for its own key. Keys written before migration 018 for kept events stay and are still true.
+ */
 export class SeenKeyQueries {
   private readonly find;
   private readonly insert;
-  private readonly forgetKey;
   private readonly prune;
   private readonly eventExists;
   private readonly keyColumnsOf;
+  private readonly storedWithKey;
 
   constructor(private readonly db: BetterSqlite3.Database) {
     this.find = db.prepare<[Buffer], SeenKeyRow>('SELECT * FROM seen_keys WHERE key = ?');
     this.insert = db.prepare<[Buffer, number, number]>('INSERT INTO seen_keys (key, event_id, seen_at) VALUES (?, ?, ?) ON CONFLICT (key) DO NOTHING');
-    this.forgetKey = db.prepare<[Buffer]>('DELETE FROM seen_keys WHERE key = ?');
     this.prune = db.prepare<[number, number]>(`
       DELETE FROM seen_keys WHERE key IN (
         SELECT k.key FROM seen_keys k
-        WHERE k.seen_at < ? AND NOT EXISTS (SELECT 1 FROM events e WHERE e.id = k.event_id)
+        WHERE k.seen_at < ? AND ${REMOVED_EVENT_SQL}
         ORDER BY k.seen_at LIMIT ?)`);
     this.eventExists = db.prepare<[number], { id: number }>('SELECT id FROM events WHERE id = ?');
+    this.storedWithKey = db.prepare<[string | Buffer, string, string | Buffer, number], { id: number; seen_at: number }>(`
+      SELECT id, coalesce(imported_at, received_at) AS seen_at FROM events
+      WHERE transfer_id = CAST(? AS TEXT) AND source = ? AND event = CAST(? AS TEXT) AND edit_number = ?`);
     this.keyColumnsOf = db.prepare<[number], { id: number; source: Buffer; event: Buffer; transfer_id: Buffer; edit_number: number; seen_at: number }>(`
       SELECT id, CAST(source AS BLOB) AS source, CAST(event AS BLOB) AS event, CAST(transfer_id AS BLOB) AS transfer_id, edit_number,
              coalesce(imported_at, received_at) AS seen_at
@@ -52,32 +61,22 @@ export class SeenKeyQueries {
     return { key, seen: row ? { eventId: row.event_id, stored: this.eventExists.get(row.event_id) !== undefined } : null };
   }
 
+  /** A key is seen when the ledger holds it (its event removed) or an event stored with it is kept. */
   get(parts: KeyParts): SeenKeyRecord | null {
-    const row = this.find.get(seenKey(parts.source, parts.event, parts.transferId, parts.editNumber));
-    return row ? toRecord(row) : null;
+    const key = seenKey(parts.source, parts.event, parts.transferId, parts.editNumber);
+    const row = this.find.get(key);
+    if (row) return toRecord(row);
+    const stored = this.storedWithKey.get(keyText(parts.transferId), parts.source, keyText(parts.event), parts.editNumber);
+    return stored ? toRecord({ key, event_id: stored.id, seen_at: stored.seen_at }) : null;
   }
 
   has(keyText: string): boolean {
     return this.find.get(seenKeyBytes(keyText)) !== undefined;
   }
 
-  record(key: Buffer, eventId: number, seenAt: number): void {
-    this.insert.run(key, eventId, seenAt);
-  }
-
-  /**
-   * Records a key for the event about to be stored as `eventId`, unless the ledger holds it: then returns its
-   * first event's id. One statement for a new key, where a lookup and then an insert would search the
-   * ledger's B-tree twice.
-   */
-  claim(key: Buffer, eventId: number, seenAt: number): { firstEventId: number } | null {
-    if (this.insert.run(key, eventId, seenAt).changes === 1) return null;
-    return { firstEventId: this.find.get(key)!.event_id };
-  }
-
-  /** Takes back a key `claim` recorded, when its event turned out to be stored already (before the ledger existed). */
-  unclaim(key: Buffer): void {
-    this.forgetKey.run(key);
+  /** The first event's id of a key the ledger holds (ingest reads the ledger; retention writes it). */
+  firstEventOf(parts: KeyParts): number | null {
+    return this.find.get(seenKey(parts.source, parts.event, parts.transferId, parts.editNumber))?.event_id ?? null;
   }
 
   /** The lowest edit number from `from` on whose key the ledger does not hold (a pruned copy's number is not given again). */
@@ -116,10 +115,10 @@ export class SeenKeyQueries {
     return this.db.transaction(() => this.prune.run(seenBefore, limit).changes).immediate();
   }
 
-  /** Copy: up to `limit` rows after `after` (uuid text), ascending. */
+  /** Copy: up to `limit` keys of removed events after `after` (uuid text), ascending (a kept event carries its own key). */
   read(after: string | null, limit: number): SeenKeyRecord[] {
     return this.db
-      .prepare<[Buffer, number], SeenKeyRow>('SELECT * FROM seen_keys WHERE key > ? ORDER BY key LIMIT ?')
+      .prepare<[Buffer, number], SeenKeyRow>(`SELECT * FROM seen_keys k WHERE key > ? AND ${REMOVED_EVENT_SQL} ORDER BY key LIMIT ?`)
       .all(after === null ? Buffer.alloc(0) : seenKeyBytes(after), limit)
       .map(toRecord);
   }

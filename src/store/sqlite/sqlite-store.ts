@@ -16,7 +16,7 @@ import { keyText, withExactKeys } from './key-text.js';
 import { migrate } from './migrate.js';
 import { toBlockedKey } from '../stored-rows.js';
 import { SeenKeyQueries } from './seen-key-queries.js';
-import { seenKey } from '../seen-key.js';
+import { NEXT_EVENT_ID_SQL } from './event-ids.js';
 import type { SeenKeyRecord } from '../seen-keys-store.js';
 import { OutboxQueries } from './outbox.js';
 import type { AttemptToRecord } from '../attempt-to-record.js';
@@ -180,10 +180,7 @@ export class SqliteStore implements Store {
         UPDATE events SET received_count = min(received_count + 1, ${MAX_RECEIVED_COUNT}), last_received_at = ?
         WHERE transfer_id = CAST(? AS TEXT) AND source = ? AND event = CAST(? AS TEXT) AND edit_number = 0
         RETURNING id, received_count`),
-      countRepeatOf: this.db.prepare<[number, number], { id: number; received_count: number }>(`
-        UPDATE events SET received_count = min(received_count + 1, ${MAX_RECEIVED_COUNT}), last_received_at = ? WHERE id = ?
-        RETURNING id, received_count`),
-      nextEventId: this.db.prepare<[], { id: number }>('SELECT coalesce(max(id), 0) + 1 AS id FROM events'),
+      nextEventId: this.db.prepare<[], { id: number }>(NEXT_EVENT_ID_SQL),
       getEvent: this.db.prepare<[number], EventRow>('SELECT * FROM events WHERE id = ?'),
       getEventHeaders: this.db.prepare<[number], { headers: string }>('SELECT headers FROM events WHERE id = ?'),
       touchHealth: this.db.prepare('INSERT INTO store_health (id, checked_at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET checked_at = excluded.checked_at'),
@@ -192,8 +189,7 @@ export class SqliteStore implements Store {
     this.quarantined = new QuarantineQueries(this.db, this.outbox);
     this.seenKeys = new SeenKeyQueries(this.db);
     const saveBatch = this.db.transaction((events: NewEvent[]) => {
-      // The ids SQLite would give (max + 1, in order), handed out here so that the ledger can record each
-      // event's id in the one statement that also finds a repeat.
+      // Ids handed out in order above every stored and removed event (never one given twice).
       let nextId = this.statements.nextEventId.get()!.id;
       return events.map((e) => {
         const result = this.insertEvent(e, nextId);
@@ -247,22 +243,23 @@ export class SqliteStore implements Store {
     }
   }
 
-  /** Runs inside the group transaction: the ledger's key, then the row as `id`; a repeat only bumps the received counter. */
+  /**
+   * Runs inside the group transaction: a key the ledger holds is a repeat of an event retention removed (or of
+   * a stored one, for keys written before the ledger held only removed events' keys); else the row as `id`,
+   * whose unique key finds a repeat of a stored event. A repeat only bumps the received counter.
+   */
   private insertEvent(e: NewEvent, id: number): SaveEventResult {
-    const key = seenKey(e.source, e.event, e.transferId, 0);
-    const seen = this.seenKeys.claim(key, id, e.receivedAt);
-    if (seen) {
-      const repeat = this.statements.countRepeatOf.get(e.receivedAt, seen.firstEventId);
+    const seen = this.seenKeys.firstEventOf({ ...e, editNumber: 0 });
+    if (seen !== null) {
+      const repeat = this.statements.countRepeat.get(e.receivedAt, keyText(e.transferId), e.source, keyText(e.event));
       // Its event is gone (retention): still a duplicate, never stored or forwarded again.
-      return repeat ? { id: repeat.id, duplicate: true, receivedCount: repeat.received_count } : { id: seen.firstEventId, duplicate: true, receivedCount: null };
+      return repeat ? { id: repeat.id, duplicate: true, receivedCount: repeat.received_count } : { id: seen, duplicate: true, receivedCount: null };
     }
     const inserted = this.statements.insertEvent.run(
       id, e.source, keyText(e.event), keyText(e.transferId), e.checkoutId, e.email, e.walletAddress, e.totalPriceUsd ?? null, e.validation,
       e.receivedAt, e.receivedAt, JSON.stringify(e.headers), e.body, e.ruleSetHash ?? null,
     );
     if (inserted.changes === 0) {
-      // Stored before the ledger existed: its key enters the ledger when retention removes it.
-      this.seenKeys.unclaim(key);
       const repeat = this.statements.countRepeat.get(e.receivedAt, keyText(e.transferId), e.source, keyText(e.event))!;
       return { id: repeat.id, duplicate: true, receivedCount: repeat.received_count };
     }

@@ -27,6 +27,7 @@ const RELEASED: Record<string, Record<string, string>> = {
     '015_quarantine.sql': 'b58410c217ba37ba27ebcfcf3837187a3cb95eec81f4b3ad911442932bbe0772',
     '016_observed_schemas.sql': 'a0d0ca112b5291406811ca33ac838ae24a1fbe7b56524bd5fde3d95f7d2ff2fc',
     '017_seen_keys.sql': 'cef19c50d0af04ab046ada21867a8759875f41d4faddf8b34922e518fa07821f',
+    '018_lazy_seen_keys_and_id_floor.sql': 'e17196d5984a7a20352a94145bf03e1a8ae4bb574818b95862459c48088b620a',
   },
   'src/store/postgres/migrations': {
     '001_initial.sql': '2dead96fb43eb77cc42eda0cc6aac23887911b0c6f1489b0544747cede5499aa',
