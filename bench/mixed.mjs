@@ -6,6 +6,9 @@
 //    ingest→delivered p50/p99 (due time of the ingest request to the arrival of its last delivery), the
 //    backlog when the load ends (in seconds of traffic), CPU per event (the server process, from the first
 //    request until every delivery arrived), peak RSS. Medians over the rounds; ratios to no rules.
+//    The forwarding side's baseline: a plain undici sender (lib/undici-rate.mjs, its own process) posting
+//    bodies of the same size to the same sink at each case's rate; `delivery vs undici` is what forwarding
+//    adds per event (1 rule minus no rules, CPU per event) over what that sender spends per POST.
 // 3) The highest rate (1 rule, BENCH_MIXED_SEARCH_SECONDS runs) whose backlog at the end stays under one
 //    second of traffic, by bisection between 25 % and 100 % of the maximum.
 // Each case (lib/forwarding-case.mjs) starts with a warm-up at its own rate, delivered and then forgotten by the sink:
@@ -15,8 +18,10 @@
 import { fixedRateLoad } from './lib/fixed-rate.mjs';
 import { rawRequests, startDelaySink, startForwarding } from './lib/fixed-rate-delivery.mjs';
 import { CONNECTIONS, forwardingCase, WARM_UP_FIRST_INDEX } from './lib/forwarding-case.mjs';
-import { formatRatio, median, printTable, stopServer } from './lib/run.mjs';
+import { formatRatio, median, printTable, startServer, stopServer } from './lib/run.mjs';
 import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
@@ -44,14 +49,32 @@ async function maxRate() {
   }
 }
 
+/** CPU per POST of a plain undici sender at `rate` for `seconds`, to a fresh delay sink. */
+async function undiciSender(rate, seconds) {
+  const sink = await startDelaySink(0);
+  try {
+    const body = rawRequests(1)[0].toString().split('\r\n\r\n')[1];
+    const script = join(fileURLToPath(new URL('.', import.meta.url)), 'lib/undici-rate.mjs');
+    const child = await startServer(process.execPath, [script, `http://127.0.0.1:${sink.port}/undici`, String(rate), String(seconds), String(Buffer.byteLength(body))], {
+      readPort: (line) => line.startsWith('{') && JSON.parse(line),
+    });
+    await new Promise((resolve) => child.child.once('exit', resolve));
+    return child.port.cpuUsPerPost; // readPort returned the sender's report
+  } finally {
+    await stopServer(sink.child);
+  }
+}
+
 const max = await maxRate();
 console.log(`maximum rate with no rules (open-loop client, ${CONNECTIONS} connections): ${max} events/s\n`);
 
 // Every case once per round, alternating, so that a neighbour's burst falls on all of them alike.
 const cases = SHARES.flatMap((share) => RULE_COUNTS.map((rules) => ({ share, rules, rate: Math.round(max * share) })));
 const results = cases.map(() => []);
+const senders = new Map(SHARES.map((share) => [share, []]));
 for (let round = 0; round < ROUNDS; round++) {
   for (const [i, c] of cases.entries()) results[i].push(await forwardingCase({ rules: c.rules, rate: c.rate, seconds: SECONDS, delivery: DELIVERY }));
+  for (const share of SHARES) senders.get(share).push(await undiciSender(Math.round(max * share), SECONDS));
 }
 
 const med = (rounds, key) => (rounds[0][key] === null ? '–' : Math.round(median(rounds.map((r) => r[key])) * 10) / 10);
@@ -78,6 +101,22 @@ const rows = cases.map((c, i) => {
 });
 console.log(`ingest while forwarding, ${SECONDS} s per case, median of ${ROUNDS} alternating rounds (latencies in ms):`);
 printTable(rows, Object.keys(rows[0]));
+
+// What forwarding adds per event against what sending alone costs at that rate, within each round.
+const senderRows = SHARES.map((share) => {
+  const at = (rules) => results[cases.findIndex((c) => c.share === share && c.rules === rules)];
+  const [none, one] = [at(0), at(1)];
+  const added = one.map((r, k) => r.cpuUs - none[k].cpuUs);
+  const sender = senders.get(share);
+  return {
+    rate: `${Math.round(share * 100)} % (${Math.round(max * share)}/s)`,
+    'forwarding adds µs/event': Math.round(median(added)),
+    'undici sender µs/POST': Math.round(median(sender)),
+    'delivery vs undici': formatRatio(median(added.map((a, k) => a / sender[k]))),
+  };
+});
+console.log('\nforwarding (1 rule minus no rules, CPU per event) against a plain undici sender at the same rate:');
+printTable(senderRows, Object.keys(senderRows[0]));
 
 // The highest rate whose backlog at the end of a run stays under one second of traffic (1 rule).
 let low = 0;
