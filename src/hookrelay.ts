@@ -318,7 +318,7 @@ function createMetrics(config: Readonly<Config>, store: Store, rules: RuleSetWat
     sources: sources.map((s) => s.name),
     knownEvents: Object.keys(KNOWN_EVENT_SCHEMAS),
     maxEventLabels: config.metrics.maxEventLabels,
-    outboxStats: (now) => store.outboxStats(now),
+    outboxStats: () => store.outboxStats(),
     deadLettersByRule: async () => {
       const counts = await store.deliveryCountsByRule(rules.current().rules.map((rule) => rule.id));
       return new Map([...counts].map(([rule, c]) => [rule, c.dead]));

@@ -77,7 +77,7 @@ export class Alerts {
 
   async checkDeadLetters(): Promise<void> {
     try {
-      const { dead } = await this.options.store.outboxStats(this.now());
+      const { dead } = await this.options.store.outboxStats();
       const above = dead >= this.options.deadLetterThreshold;
       if (above && !this.aboveThreshold) {
         this.damping.notify('dead letters', `hookrelay: ${dead} dead letters (threshold ${this.options.deadLetterThreshold}).`);

@@ -189,7 +189,7 @@ export class DeliveryLoop {
       let claimed: ClaimedDelivery[];
       const lease = { leaseMs: this.options.leaseMs, leaseEnd: this.now() + this.options.leaseMs };
       try {
-        claimed = await this.options.store.claimDueDeliveries({ now: lease.leaseEnd - lease.leaseMs, limit, leaseMs: lease.leaseMs });
+        claimed = await this.options.store.claimDueDeliveries({ limit, leaseMs: lease.leaseMs });
       } catch (err) {
         this.options.logger.error({ err }, 'delivery loop could not claim deliveries; retrying');
         lastClaimWasFull = false;
@@ -286,7 +286,7 @@ export class DeliveryLoop {
     const stopRenewal = startLeaseRenewal({
       ...lease,
       now: this.now,
-      renew: () => this.options.store.renewLease(delivery.id, delivery.leaseToken, { now: this.now(), leaseMs: lease.leaseMs }),
+      renew: () => this.options.store.renewLease(delivery.id, delivery.leaseToken, { leaseMs: lease.leaseMs }),
       onLost: (reason) => {
         this.options.logger.warn({ deliveryId: delivery.id, ruleId: delivery.ruleId, reason }, 'delivery attempt abandoned: its lease could not be kept');
         controller.abort();

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { RuleSet } from '../rules/types.js';
+import { systemClock, type Clock } from '../store/clock.js';
 import type { Outage, OutageStore } from '../store/outage-store.js';
 import type { CircuitBreaker } from './circuit-breaker.js';
 import type { OutageListener } from './delivery-loop.js';
@@ -21,7 +22,8 @@ export interface OutageTrackerOptions {
   /** The shortest time between two probes of one outage, over every node (the circuit's first pause). */
   probeIntervalMs: number;
   logger: Logger;
-  now?: () => number;
+  /** The store's clock (default: the system clock), for the circuit's view of now. */
+  clock?: Clock;
   /** Another node or this one opened an outage (called on the node whose record created it). */
   onOpened?: (outage: Outage) => void;
   /** Called on the one node that closed the outage, with the dead letters it made pending again. */
@@ -39,13 +41,13 @@ export class OutageTracker implements OutageListener {
   /** Destinations this node knows to have an open outage (refreshed from the store every check). */
   private readonly open = new Map<string, Outage>();
   private readonly closing = new Set<string>();
-  private readonly now: () => number;
+  private readonly clock: Clock;
   private timer: NodeJS.Timeout | null = null;
   private checking: Promise<void> | null = null;
   private stopped = false;
 
   constructor(private readonly options: OutageTrackerOptions) {
-    this.now = options.now ?? Date.now;
+    this.clock = options.clock ?? systemClock;
   }
 
   /** Reads the open outages (a restart forgets nothing) and checks them periodically. */
@@ -78,10 +80,10 @@ export class OutageTracker implements OutageListener {
       .catch((err: unknown) => this.options.logger.error({ err, destination }, 'could not record an outage; the next failure tries again'));
   }
 
-  answered(destination: string, now: number): void {
+  answered(destination: string): void {
     if (!this.open.has(destination) || this.closing.has(destination)) return;
     this.closing.add(destination);
-    void this.close(destination, now).finally(() => this.closing.delete(destination));
+    void this.close(destination).finally(() => this.closing.delete(destination));
   }
 
   /** Rule id → ms between two of its redriven dead letters, for the rules that redrive today. */
@@ -95,9 +97,9 @@ export class OutageTracker implements OutageListener {
     return spacing;
   }
 
-  private async close(destination: string, now: number): Promise<void> {
+  private async close(destination: string): Promise<void> {
     try {
-      const closed = await this.options.store.closeOutage(destination, now, this.spacing());
+      const closed = await this.options.store.closeOutage(destination, this.spacing());
       this.open.delete(destination);
       if (!closed) return; // another node closed it and redrove
       this.options.logger.info({ destination, outageId: closed.outage.id, redriven: closed.redriven.length }, 'destination recovered: outage closed');
@@ -125,11 +127,11 @@ export class OutageTracker implements OutageListener {
       for (const outage of outages) this.open.set(outage.destination, outage);
       const ruleIds = [...this.spacing().keys()];
       if (ruleIds.length === 0) return;
-      const now = this.now();
+      const now = this.clock.now();
       for (const outage of outages) {
         // While this node's circuit is open, it holds every attempt back: a probe now would only wait.
         if (this.options.breaker.isOpen(outage.destination, now)) continue;
-        const probed = await this.options.store.probeOutage(outage.id, now, { minIntervalMs: this.options.probeIntervalMs, ruleIds });
+        const probed = await this.options.store.probeOutage(outage.id, { minIntervalMs: this.options.probeIntervalMs, ruleIds });
         if (probed !== null) this.options.logger.info({ destination: outage.destination, outageId: outage.id, deliveryId: probed }, 'outage probe: a dead letter is sent again');
       }
     } catch (err) {

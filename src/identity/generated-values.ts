@@ -55,7 +55,7 @@ export async function saveGeneratedValue(storage: GeneratedValueStorage, value: 
   const path = join(storage.dataDir, value.file);
   const fromFile = readValueFile(storage.dataDir, value.file);
   const candidate = fromFile ?? value.create();
-  const stored = await storage.store.claimSetting(value.setting, candidate, Date.now());
+  const stored = await storage.store.claimSetting(value.setting, candidate);
   if (fromFile !== undefined && fromFile !== stored) {
     storage.logger.warn({ file: path }, `${path} differs from the value kept in the database, which is the one used; set ${value.configuredBy} to choose one`);
   }

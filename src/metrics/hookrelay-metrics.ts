@@ -17,7 +17,7 @@ export interface MetricsOptions {
   /** Other event names that get their own label value before the rest are counted as `_other`. */
   maxEventLabels: number;
   /** Read on every scrape for the outbox gauges. */
-  outboxStats: (now: number) => Promise<OutboxStats>;
+  outboxStats: () => Promise<OutboxStats>;
   /** Blocked order keys per ordered rule that has any (the store's `blockedKeyCounts`). */
   blockedKeyCounts?: () => Promise<Map<string, number>>;
   /** Ids of today's ordered rules: each gets a series, 0 when none of its keys is blocked. */
@@ -235,9 +235,8 @@ export class HookrelayMetrics {
 
   /** The exposition text, with the outbox gauges read from the store just now. */
   async scrape(): Promise<string> {
-    const now = this.now();
     try {
-      const stats = await this.options.outboxStats(now);
+      const stats = await this.options.outboxStats();
       this.outboxPending.set(stats.pending);
       this.outboxDue.set(stats.due);
       this.oldestDueAge.set(stats.oldestDueAgeMs / 1000);

@@ -80,7 +80,7 @@ export async function retryDelivery(ctx: Pick<OperationsContext, 'store' | 'now'
   if (!existing) throw new HookrelayError('not_found', `No delivery ${id}.`);
   if (existing.state !== 'pending') await assertRetryable(ctx.store, existing, ctx.rules.current());
   const now = ctx.now();
-  if (!(await ctx.store.retryDelivery(id, now))) throw new HookrelayError('conflict', `Delivery ${id} is already pending.`, { state: existing.state });
+  if (!(await ctx.store.retryDelivery(id))) throw new HookrelayError('conflict', `Delivery ${id} is already pending.`, { state: existing.state });
   // The store wakes the workers as it commits, so a read now could already see the next attempt: answer with
   // the state the retry left (what `retryDelivery` sets), as it was when the retry committed.
   const { attemptLog: _attempts, ...before } = existing;

@@ -6,9 +6,9 @@ export interface ConsoleSessionStore {
    * Starts a console session; in the same transaction deletes the expired ones and, beyond the `keep`
    * newest, the oldest (a flood of log-ins cannot grow the table without bound).
    */
-  saveConsoleSession(session: ConsoleSession, keep: number, now: number): Promise<void>;
-  /** The session with this id hash, unless it has expired by `now`. */
-  getConsoleSession(idHash: string, now: number): Promise<ConsoleSession | null>;
+  saveConsoleSession(session: ConsoleSession, keep: number): Promise<void>;
+  /** The session with this id hash, unless it has expired by the store's now. */
+  getConsoleSession(idHash: string): Promise<ConsoleSession | null>;
   /** Ends a session (log-out, or a new log-in from the same browser); a missing one is no error. */
   deleteConsoleSession(idHash: string): Promise<void>;
 }

@@ -5,8 +5,8 @@ import type { AttemptRecord } from './outbox-store.js';
  * Lease ends are the store's clock (PostgreSQL: the database's), so nodes agree on them.
  */
 export interface DeliveryQueue {
-  /** Leases up to `limit` due pending deliveries until `now + leaseMs`. */
-  claimDueDeliveries(options: { now: number; limit: number; leaseMs: number }): Promise<ClaimedDelivery[]>;
+  /** Leases up to `limit` due pending deliveries until `leaseMs` from the store's now. */
+  claimDueDeliveries(options: { limit: number; leaseMs: number }): Promise<ClaimedDelivery[]>;
   /** Appends the attempt and moves the delivery on, if the lease is still ours (else a no-op: false). */
   recordAttempt(deliveryId: number, leaseToken: string, attempt: AttemptRecord, resolution: AttemptResolution): Promise<boolean>;
   /**
@@ -22,7 +22,7 @@ export interface DeliveryQueue {
    * Moves the end of a live lease to `leaseMs` from now (PostgreSQL: the database's now); false when the
    * lease is no longer this token's (it ran out and another claim took the row, or the row was settled).
    */
-  renewLease(deliveryId: number, leaseToken: string, options: { now: number; leaseMs: number }): Promise<boolean>;
+  renewLease(deliveryId: number, leaseToken: string, options: { leaseMs: number }): Promise<boolean>;
   /**
    * Calls `listener` after a commit left deliveries pending (ingest, replay, retry, redrive; the rule is
    * `leavesDeliveriesPending`, deliveries-due.ts): on this process, and on PostgreSQL on any node

@@ -9,12 +9,12 @@ export interface JobStore {
   /** Records a running job's counters (absolute values). */
   updateJobProgress(id: number, progress: JobProgress): Promise<void>;
   /** Moves a running job to a final state; false when it was not running any more (cancelled meanwhile). */
-  finishJob(id: number, state: Exclude<JobState, 'running'>, error: string | null, now: number): Promise<boolean>;
+  finishJob(id: number, state: Exclude<JobState, 'running'>, error: string | null): Promise<boolean>;
   /**
    * Marks failed every running job whose node is no longer live (stopped heartbeating, deregistered, or
    * never recorded): a restart or a crash interrupted it. Jobs of live nodes are left alone. Returns how many.
    */
-  failOrphanedJobs(error: string, now: number): Promise<number>;
+  failOrphanedJobs(error: string): Promise<number>;
 }
 
 export type JobKind = 'replay' | 'retry' | 'schema-backfill';

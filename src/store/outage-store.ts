@@ -7,17 +7,17 @@ export interface OutageStore {
   /** Newest first; `open` keeps only the outages not yet closed. */
   listOutages(filter: { open?: boolean; limit: number }): Promise<Outage[]>;
   /**
-   * Closes the destination's open outage and, in the same transaction, makes the dead letters that died of
+   * Closes the destination's open outage (at the store's now) and, in the same transaction, makes the dead letters that died of
    * retryable failures at it since the outage opened pending again (oldest first, spaced per rule, with a
    * new pass of the retry schedule). Null when it has no open outage (another node closed it): exactly one
    * caller redrives.
    */
-  closeOutage(destination: string, closedAt: number, spacing: RedriveSpacing): Promise<{ outage: Outage; redriven: number[] } | null>;
+  closeOutage(destination: string, spacing: RedriveSpacing): Promise<{ outage: Outage; redriven: number[] } | null>;
   /**
    * Sends the oldest such dead letter of an open outage again, due now, unless a probe was sent less than
    * `minIntervalMs` ago (by any node); returns its id, or null.
    */
-  probeOutage(outageId: number, now: number, options: { minIntervalMs: number; ruleIds: readonly string[] }): Promise<number | null>;
+  probeOutage(outageId: number, options: { minIntervalMs: number; ruleIds: readonly string[] }): Promise<number | null>;
 }
 
 /** A destination's outage: from the first failed attempt of the run that opened its circuit to the success that closed it. */

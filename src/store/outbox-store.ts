@@ -12,8 +12,9 @@ export interface OutboxStore {
    * Makes a delivered or dead delivery pending and due now; false if it is already pending or missing. An
    * ordered rule's delivery joins the back of its key (as do bulk retries).
    */
-  retryDelivery(id: number, now: number): Promise<boolean>;
-  outboxStats(now: number): Promise<OutboxStats>;
+  retryDelivery(id: number): Promise<boolean>;
+  /** Counted at the store's now. */
+  outboxStats(): Promise<OutboxStats>;
   /** The blocked keys of an ordered rule, longest blocked first. */
   listBlockedKeys(ruleId: string, limit: number): Promise<BlockedKey[]>;
   /** How many keys are blocked, per ordered rule that has any. */

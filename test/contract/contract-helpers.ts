@@ -1,4 +1,4 @@
-import { afterEach } from 'vitest';
+import { afterEach, beforeEach } from 'vitest';
 import type { Clock } from '../../src/store/clock.js';
 import type { NewNode } from '../../src/store/cluster-store.js';
 import type { NewEvent } from '../../src/store/event-store.js';
@@ -28,6 +28,11 @@ export class TestClock implements Clock {
   advance(ms: number): void {
     this.time += ms;
   }
+
+  /** Moves to `ms` (unix ms), forwards or back: what a test passed as `now` before the store read its clock. */
+  set(ms: number): void {
+    this.time = ms;
+  }
 }
 
 /** Lets `ms` pass for a store on `clock`: on the test clock, and where leases and heartbeats keep the database's clock, in real time too. */
@@ -36,13 +41,20 @@ export async function letPass(factory: StoreFactory, clock: TestClock, ms: numbe
   if (factory.databaseClock) await new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** Opens stores from `factory` for the tests of the calling suite; each is closed after its test. */
-export function storeOpener(factory: StoreFactory): (clock?: Clock) => Promise<Store> {
+/** One TestClock for the stores of the calling suite, back at the system clock's now before each test. */
+export function perTestClock(): TestClock {
+  const clock = new TestClock();
+  beforeEach(() => clock.set(Date.now()));
+  return clock;
+}
+
+/** Opens stores from `factory` (on `defaultClock` unless given one) for the tests of the calling suite; each is closed after its test. */
+export function storeOpener(factory: StoreFactory, defaultClock?: Clock): (clock?: Clock) => Promise<Store> {
   const opened: Store[] = [];
   afterEach(async () => {
     for (const store of opened.splice(0)) await store.close();
   });
-  return async (clock) => {
+  return async (clock = defaultClock) => {
     const store = await factory.open(clock);
     opened.push(store);
     return store;

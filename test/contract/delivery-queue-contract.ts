@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/store.js';
-import { attempt, event, forward, RAW, storeOpener, type StoreFactory } from './contract-helpers.js';
+import { attempt, event, forward, RAW, perTestClock, storeOpener, type StoreFactory } from './contract-helpers.js';
 
 export function deliveryQueueContract(factory: StoreFactory): void {
-  const open = storeOpener(factory);
+  const clock = perTestClock();
+  const open = storeOpener(factory, clock);
 
   describe('DeliveryQueue: claims, attempts and leases', () => {
     async function storeWithTwoDeliveries(): Promise<{ store: Store; eventId: number; now: number }> {
@@ -18,7 +19,8 @@ export function deliveryQueueContract(factory: StoreFactory): void {
 
     it('claims what an attempt needs: the event raw bytes or the transformed body, one lease token', async () => {
       const { store, eventId, now } = await storeWithTwoDeliveries();
-      const claimed = await store.claimDueDeliveries({ now, limit: 10, leaseMs: 60_000 });
+      clock.set(now);
+      const claimed = await store.claimDueDeliveries({ limit: 10, leaseMs: 60_000 });
       expect(claimed).toHaveLength(2);
       const byRule = new Map(claimed.map((d) => [d.ruleId, d]));
       expect(byRule.get('untouched')).toEqual({
@@ -33,18 +35,23 @@ export function deliveryQueueContract(factory: StoreFactory): void {
 
     it('leases what it returns: nothing again until the lease ends, then the same rows with their attempt count', async () => {
       const { store, now } = await storeWithTwoDeliveries();
-      const first = await store.claimDueDeliveries({ now, limit: 1, leaseMs: 60_000 });
+      clock.set(now);
+      const first = await store.claimDueDeliveries({ limit: 1, leaseMs: 60_000 });
       expect(first).toHaveLength(1);
       await store.recordAttempt(first[0]!.id, first[0]!.leaseToken, attempt(1, 'pending', 500), { state: 'pending', nextAttemptAt: now + 1_000 });
-      const second = await store.claimDueDeliveries({ now, limit: 10, leaseMs: 60_000 });
+      clock.set(now);
+      const second = await store.claimDueDeliveries({ limit: 10, leaseMs: 60_000 });
       expect(second).toHaveLength(1);
       expect(second[0]!.id).not.toBe(first[0]!.id);
-      expect(await store.claimDueDeliveries({ now: now + 500, limit: 10, leaseMs: 60_000 })).toEqual([]);
+      clock.set(now + 500);
+      expect(await store.claimDueDeliveries({ limit: 10, leaseMs: 60_000 })).toEqual([]);
       expect(await store.nextDueAt()).toBe(now + 1_000);
-      const retried = await store.claimDueDeliveries({ now: now + 1_000, limit: 10, leaseMs: 60_000 });
+      clock.set(now + 1_000);
+      const retried = await store.claimDueDeliveries({ limit: 10, leaseMs: 60_000 });
       expect(retried.map((d) => [d.id, d.attempts])).toEqual([[first[0]!.id, 1]]);
       // The other row is still leased until its lease ends, then due again with no attempt recorded.
-      const expired = await store.claimDueDeliveries({ now: now + 60_001, limit: 10, leaseMs: 60_000 });
+      clock.set(now + 60_001);
+      const expired = await store.claimDueDeliveries({ limit: 10, leaseMs: 60_000 });
       expect(expired.map((d) => [d.id, d.attempts])).toEqual([[second[0]!.id, 0]]);
     });
 
@@ -58,15 +65,18 @@ export function deliveryQueueContract(factory: StoreFactory): void {
         created.push(...items.map(({ id, ruleId }) => ({ id, ruleId })).reverse());
       }
       expect(created.map((c) => c.ruleId)).toEqual(['zeta', 'alpha', 'zeta', 'alpha', 'zeta', 'alpha']);
-      const claimed = await store.claimDueDeliveries({ now, limit: 2, leaseMs: 60_000 });
+      clock.set(now);
+      const claimed = await store.claimDueDeliveries({ limit: 2, leaseMs: 60_000 });
       expect(claimed.map(({ id, ruleId }) => ({ id, ruleId })).sort((a, b) => a.id - b.id)).toEqual(created.slice(0, 2));
     });
 
     it('records every attempt, but moves the delivery on only while the lease is the attempt\'s', async () => {
       const { store, now } = await storeWithTwoDeliveries();
-      const [stale] = await store.claimDueDeliveries({ now, limit: 1, leaseMs: 1_000 });
+      clock.set(now);
+      const [stale] = await store.claimDueDeliveries({ limit: 1, leaseMs: 1_000 });
       // The lease ran out: claimed again, under a new lease.
-      const current = (await store.claimDueDeliveries({ now: now + 2_000, limit: 10, leaseMs: 60_000 })).find((d) => d.id === stale!.id);
+      clock.set(now + 2_000);
+      const current = (await store.claimDueDeliveries({ limit: 10, leaseMs: 60_000 })).find((d) => d.id === stale!.id);
       expect(current!.leaseToken).not.toBe(stale!.leaseToken);
       expect(await store.recordAttempt(stale!.id, stale!.leaseToken, attempt(1, 'delivered'), { state: 'delivered' })).toBe(false);
       expect((await store.getDelivery(stale!.id))!).toMatchObject({ state: 'pending', attempts: 0, attemptLog: [expect.objectContaining({ attempt: 1, outcome: 'delivered' })] });
@@ -79,32 +89,39 @@ export function deliveryQueueContract(factory: StoreFactory): void {
 
     it('keeps a rendered body under the lease only; later claims send it', async () => {
       const { store, now } = await storeWithTwoDeliveries();
-      const claimed = await store.claimDueDeliveries({ now, limit: 10, leaseMs: 1_000 });
+      clock.set(now);
+      const claimed = await store.claimDueDeliveries({ limit: 10, leaseMs: 1_000 });
       const untouched = claimed.find((d) => d.ruleId === 'untouched')!;
       const rendered = { body: Buffer.from('{"rendered":true}'), contentType: 'application/vnd.example+json' };
       expect(await store.saveRenderedBody(untouched.id, 'not-the-lease', rendered)).toBe(false);
       expect(await store.saveRenderedBody(untouched.id, untouched.leaseToken, rendered)).toBe(true);
-      const again = (await store.claimDueDeliveries({ now: now + 2_000, limit: 10, leaseMs: 60_000 })).find((d) => d.id === untouched.id)!;
+      clock.set(now + 2_000);
+      const again = (await store.claimDueDeliveries({ limit: 10, leaseMs: 60_000 })).find((d) => d.id === untouched.id)!;
       expect(again).toMatchObject({ payload: rendered.body, contentType: rendered.contentType, hasBody: true });
       expect(await store.saveRenderedBody(untouched.id, untouched.leaseToken, { body: Buffer.from('{}'), contentType: 'application/json' })).toBe(false);
     });
 
     it('gives a claimed row back without an attempt, due again when asked', async () => {
       const { store, now } = await storeWithTwoDeliveries();
-      const claimed = await store.claimDueDeliveries({ now, limit: 10, leaseMs: 60_000 });
+      clock.set(now);
+      const claimed = await store.claimDueDeliveries({ limit: 10, leaseMs: 60_000 });
       await store.releaseDelivery(claimed[0]!.id, claimed[0]!.leaseToken, now + 200);
       await store.releaseDelivery(claimed[1]!.id, 'not-the-lease', now + 200); // someone else's lease: no effect
-      expect(await store.claimDueDeliveries({ now: now + 100, limit: 10, leaseMs: 60_000 })).toEqual([]);
-      const again = await store.claimDueDeliveries({ now: now + 200, limit: 10, leaseMs: 60_000 });
+      clock.set(now + 100);
+      expect(await store.claimDueDeliveries({ limit: 10, leaseMs: 60_000 })).toEqual([]);
+      clock.set(now + 200);
+      const again = await store.claimDueDeliveries({ limit: 10, leaseMs: 60_000 });
       expect(again.map((d) => [d.id, d.attempts])).toEqual([[claimed[0]!.id, 0]]);
     });
 
     it('takes due times with a fraction of a millisecond (a jittered retry time) when giving a row back or recording an attempt', async () => {
       const { store, now } = await storeWithTwoDeliveries();
-      const claimed = await store.claimDueDeliveries({ now, limit: 10, leaseMs: 60_000 });
+      clock.set(now);
+      const claimed = await store.claimDueDeliveries({ limit: 10, leaseMs: 60_000 });
       await store.releaseDelivery(claimed[0]!.id, claimed[0]!.leaseToken, now + 200.37);
       expect(await store.recordAttempt(claimed[1]!.id, claimed[1]!.leaseToken, attempt(1, 'pending', 503), { state: 'pending', nextAttemptAt: now + 300.61 })).toBe(true);
-      const again = await store.claimDueDeliveries({ now: now + 301, limit: 10, leaseMs: 60_000 });
+      clock.set(now + 301);
+      const again = await store.claimDueDeliveries({ limit: 10, leaseMs: 60_000 });
       expect(again.map((d) => [d.id, d.attempts])).toEqual([[claimed[0]!.id, 0], [claimed[1]!.id, 1]]);
     });
 
@@ -112,15 +129,18 @@ export function deliveryQueueContract(factory: StoreFactory): void {
       const store = await open();
       const now = Date.now();
       await store.saveEvent(event('t-1', { receivedAt: now, deliveries: [forward('ok'), forward('later', { delayMs: 5_000 }), forward('bad', { deadReason: 'transform failed' })] }));
-      expect(await store.outboxStats(now + 1_000)).toEqual({ pending: 2, due: 1, dead: 1, oldestDueAgeMs: 1_000 });
-      expect((await store.claimDueDeliveries({ now, limit: 10, leaseMs: 60_000 })).map((d) => d.ruleId)).toEqual(['ok']);
+      clock.set(now + 1_000);
+      expect(await store.outboxStats()).toEqual({ pending: 2, due: 1, dead: 1, oldestDueAgeMs: 1_000 });
+      clock.set(now);
+      expect((await store.claimDueDeliveries({ limit: 10, leaseMs: 60_000 })).map((d) => d.ruleId)).toEqual(['ok']);
       expect(await store.nextDueAt()).toBe(now + 5_000);
       expect((await store.listDeliveries({ state: 'dead' }, { limit: 10 })).items).toEqual([
         expect.objectContaining({ ruleId: 'bad', state: 'dead', deadReason: 'transform failed', nextAttemptAt: null, origin: 'ingest' }),
       ]);
       const empty = await open();
       expect(await empty.nextDueAt()).toBeNull();
-      expect(await empty.outboxStats(now)).toEqual({ pending: 0, due: 0, dead: 0, oldestDueAgeMs: 0 });
+      clock.set(now);
+      expect(await empty.outboxStats()).toEqual({ pending: 0, due: 0, dead: 0, oldestDueAgeMs: 0 });
     });
 
   });
@@ -135,8 +155,10 @@ export function deliveryQueueContract(factory: StoreFactory): void {
       }
       return ids;
     }
-    const claimIds = async (store: Store, now: number, leaseMs = 60_000): Promise<number[]> =>
-      (await store.claimDueDeliveries({ now, limit: 100, leaseMs })).map((d) => d.id).sort((a, b) => a - b);
+    const claimIds = async (store: Store, now: number, leaseMs = 60_000): Promise<number[]> => {
+      clock.set(now);
+      return (await store.claimDueDeliveries({ limit: 100, leaseMs })).map((d) => d.id).sort((a, b) => a - b);
+    };
 
     it('claims only the head of each key: the next row of a key after the previous one is settled', async () => {
       const store = await open();
@@ -144,7 +166,8 @@ export function deliveryQueueContract(factory: StoreFactory): void {
       const [a1, b1, a2, none1, a3, b2, none2] = await saveKeyed(store, now, ['A', 'B', 'A', undefined, 'A', 'B', undefined]);
       expect((await store.getDelivery(a1!))!.orderKey).toBe('A');
       expect((await store.getDelivery(none1!))!.orderKey).toBeNull();
-      const first = await store.claimDueDeliveries({ now, limit: 100, leaseMs: 60_000 });
+      clock.set(now);
+      const first = await store.claimDueDeliveries({ limit: 100, leaseMs: 60_000 });
       expect(first.map((d) => d.id).sort((x, y) => x - y)).toEqual([a1, b1, none1, none2]);
       // Nothing more while the heads are leased, even when their followers are due.
       expect(await claimIds(store, now + 10)).toEqual([]);
@@ -164,7 +187,8 @@ export function deliveryQueueContract(factory: StoreFactory): void {
       const now = Date.now();
       const [a1, a2, b1] = await saveKeyed(store, now, ['A', 'A', 'B']);
       const [other1, other2] = await saveKeyed(store, now, ['A', 'A'], 'other-rule');
-      const first = await store.claimDueDeliveries({ now, limit: 100, leaseMs: 60_000 });
+      clock.set(now);
+      const first = await store.claimDueDeliveries({ limit: 100, leaseMs: 60_000 });
       expect(first.map((d) => d.id).sort((x, y) => x - y)).toEqual([a1, b1, other1]);
       const head = first.find((d) => d.id === a1)!;
       await store.recordAttempt(a1!, head.leaseToken, attempt(1, 'pending', 503), { state: 'pending', nextAttemptAt: now + 5_000 });
@@ -172,7 +196,8 @@ export function deliveryQueueContract(factory: StoreFactory): void {
       expect(await claimIds(store, now + 100)).toEqual([other2]);
       // a2 is due but waits behind a1: the next due time is a1's retry, not a2's.
       expect(await store.nextDueAt()).toBe(now + 5_000);
-      const retry = await store.claimDueDeliveries({ now: now + 5_000, limit: 100, leaseMs: 60_000 });
+      clock.set(now + 5_000);
+      const retry = await store.claimDueDeliveries({ limit: 100, leaseMs: 60_000 });
       expect(retry.map((d) => [d.id, d.attempts, d.blockedSince])).toEqual([[a1, 1, expect.any(Number)]]);
       await store.recordAttempt(a1!, retry[0]!.leaseToken, attempt(2, 'delivered'), { state: 'delivered' });
       expect(await claimIds(store, now + 5_001)).toEqual([a2]);
@@ -182,7 +207,8 @@ export function deliveryQueueContract(factory: StoreFactory): void {
       const store = await open();
       const now = Date.now();
       const [a1] = await saveKeyed(store, now, ['A', 'A', 'A', 'B']);
-      const claimed = await store.claimDueDeliveries({ now, limit: 100, leaseMs: 60_000 });
+      clock.set(now);
+      const claimed = await store.claimDueDeliveries({ limit: 100, leaseMs: 60_000 });
       const failedAt = now - 50;
       for (const d of claimed) {
         const failed = { ...attempt(1, 'pending', 503), startedAt: failedAt };
@@ -197,7 +223,8 @@ export function deliveryQueueContract(factory: StoreFactory): void {
       expect(await store.listBlockedKeys('another', 10)).toEqual([]);
       expect(Object.fromEntries(await store.blockedKeyCounts())).toEqual({ ordered: 1 });
       // A second failure keeps the time the key was first blocked.
-      const [again] = await store.claimDueDeliveries({ now: now + 9_000, limit: 100, leaseMs: 60_000 });
+      clock.set(now + 9_000);
+      const [again] = await store.claimDueDeliveries({ limit: 100, leaseMs: 60_000 });
       expect(again!.blockedSince).toBe(failedAt);
       await store.recordAttempt(again!.id, again!.leaseToken, attempt(2, 'dead', 400), { state: 'dead', reason: 'bad request' });
       expect(await store.blockedKeyCounts()).toEqual(new Map());
@@ -207,18 +234,22 @@ export function deliveryQueueContract(factory: StoreFactory): void {
       const store = await open();
       const now = Date.now();
       const [a1, a2] = await saveKeyed(store, now, ['A', 'A']);
-      const [head] = await store.claimDueDeliveries({ now, limit: 100, leaseMs: 60_000 });
+      clock.set(now);
+      const [head] = await store.claimDueDeliveries({ limit: 100, leaseMs: 60_000 });
       await store.recordAttempt(a1!, head!.leaseToken, attempt(1, 'dead', 410), { state: 'dead', reason: 'gone' });
       // a1 retried while a2 is pending: a1 now waits behind a2.
-      expect(await store.retryDelivery(a1!, now)).toBe(true);
+      clock.set(now);
+      expect(await store.retryDelivery(a1!)).toBe(true);
       expect((await store.getDelivery(a1!))!).toMatchObject({ state: 'pending' });
-      const next = await store.claimDueDeliveries({ now: now + 1, limit: 100, leaseMs: 60_000 });
+      clock.set(now + 1);
+      const next = await store.claimDueDeliveries({ limit: 100, leaseMs: 60_000 });
       expect(next.map((d) => d.id)).toEqual([a2]);
       // A replay of a2's event joins behind a1.
       const replayed = await store.createDeliveries((await store.getDelivery(a2!))!.eventId, [forward('ordered', { orderKey: 'A' })], 'replay');
       await store.recordAttempt(a2!, next[0]!.leaseToken, attempt(1, 'dead', 410), { state: 'dead', reason: 'gone' });
       expect(await claimIds(store, now + 2)).toEqual([a1]);
-      const [retriedHead] = await store.claimDueDeliveries({ now: now + 60_003, limit: 100, leaseMs: 60_000 });
+      clock.set(now + 60_003);
+      const [retriedHead] = await store.claimDueDeliveries({ limit: 100, leaseMs: 60_000 });
       expect(retriedHead!.id).toBe(a1);
       await store.recordAttempt(a1!, retriedHead!.leaseToken, attempt(2, 'delivered'), { state: 'delivered' });
       // Bulk retry of a2 (dead) while the replay is pending: a2 goes behind the replay.
@@ -230,13 +261,14 @@ export function deliveryQueueContract(factory: StoreFactory): void {
       const store = await open();
       const now = Date.now();
       await saveKeyed(store, now, ['A', 'A']);
-      const [head] = await store.claimDueDeliveries({ now, limit: 100, leaseMs: 1_000 });
-      expect(await store.renewLease(head!.id, head!.leaseToken, { now: Date.now(), leaseMs: 120_000 })).toBe(true);
+      clock.set(now);
+      const [head] = await store.claimDueDeliveries({ limit: 100, leaseMs: 1_000 });
+      expect(await store.renewLease(head!.id, head!.leaseToken, { leaseMs: 120_000 })).toBe(true);
       // The renewed lease outlives the first one: nobody claims the head or its follower at its old end.
       expect(await claimIds(store, Date.now() + 5_000)).toEqual([]);
-      expect(await store.renewLease(head!.id, 'not-the-lease', { now: Date.now(), leaseMs: 120_000 })).toBe(false);
+      expect(await store.renewLease(head!.id, 'not-the-lease', { leaseMs: 120_000 })).toBe(false);
       await store.recordAttempt(head!.id, head!.leaseToken, attempt(1, 'delivered'), { state: 'delivered' });
-      expect(await store.renewLease(head!.id, head!.leaseToken, { now: Date.now(), leaseMs: 120_000 })).toBe(false);
+      expect(await store.renewLease(head!.id, head!.leaseToken, { leaseMs: 120_000 })).toBe(false);
     });
   });
 }

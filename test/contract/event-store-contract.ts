@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_RECEIVED_COUNT } from '../../src/store/event-store.js';
 import type { NewEvent } from '../../src/store/event-store.js';
-import { event, forward, storeOpener, type StoreFactory } from './contract-helpers.js';
+import { event, forward, storeOpener, TestClock, type StoreFactory } from './contract-helpers.js';
 
 export function eventStoreContract(factory: StoreFactory): void {
   const open = storeOpener(factory);
@@ -266,7 +266,8 @@ export function eventStoreContract(factory: StoreFactory): void {
     });
 
     it('stores a copy\'s deliveries (origin replay) with it, due at once, and tells who listens', async () => {
-      const store = await open();
+      const clock = new TestClock();
+      const store = await open(clock);
       const original = await store.saveEvent(event('tr-3'));
       let calls = 0;
       const stop = store.onDeliveriesDue(() => {
@@ -279,7 +280,8 @@ export function eventStoreContract(factory: StoreFactory): void {
       expect(calls).toBe(1);
       const { items } = await store.listDeliveries({ eventId: id }, { limit: 10 });
       expect(items).toMatchObject([{ ruleId: 'to', ruleSetHash: 'one-off', origin: 'replay', state: 'pending' }]);
-      const claimed = await store.claimDueDeliveries({ now: now + 1, limit: 10, leaseMs: 60_000 });
+      clock.set(now + 1);
+      const claimed = await store.claimDueDeliveries({ limit: 10, leaseMs: 60_000 });
       expect(claimed.map((d) => [d.eventId, d.ruleSetHash, d.payload.equals(EDITED)])).toEqual([[id, 'one-off', true]]);
     });
 

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { node, storeOpener, TestClock, waitUntilNotLive, type StoreFactory } from './contract-helpers.js';
+import { node, perTestClock, storeOpener, TestClock, waitUntilNotLive, type StoreFactory } from './contract-helpers.js';
 
 export function jobStoreContract(factory: StoreFactory): void {
-  const open = storeOpener(factory);
+  const clock = perTestClock();
+  const open = storeOpener(factory, clock);
 
   describe('JobStore', () => {
     it('keeps a job\'s progress, lists newest first, and never overwrites a cancel with done', async () => {
@@ -15,12 +16,15 @@ export function jobStoreContract(factory: StoreFactory): void {
       // A report without a summary keeps the last one given.
       await store.updateJobProgress(job.id, { total: 10, processed: 4, created: 3, failed: 1 });
       expect(await store.getJob(job.id)).toMatchObject({ processed: 4, created: 3, failed: 1, summary });
-      expect(await store.finishJob(job.id, 'cancelled', null, 2_000)).toBe(true);
-      expect(await store.finishJob(job.id, 'done', null, 3_000)).toBe(false);
+      clock.set(2_000);
+      expect(await store.finishJob(job.id, 'cancelled', null)).toBe(true);
+      clock.set(3_000);
+      expect(await store.finishJob(job.id, 'done', null)).toBe(false);
       expect(await store.getJob(job.id)).toMatchObject({ state: 'cancelled', finishedAt: 2_000 });
       const second = await store.createJob({ kind: 'retry', filter: {}, ruleId: 'r', total: 1, startedAt: 4_000, nodeId: null });
       expect((await store.listJobs(10)).map((j) => j.id)).toEqual([second.id, job.id]);
-      expect(await store.failOrphanedJobs('restarted', 5_000)).toBe(1); // no node runs a job without one
+      clock.set(5_000);
+      expect(await store.failOrphanedJobs('restarted')).toBe(1); // no node runs a job without one
       expect(await store.getJob(second.id)).toMatchObject({ state: 'failed', error: 'restarted', finishedAt: 5_000 });
       expect(await store.getJob(second.id + 100)).toBeNull();
     });
@@ -35,10 +39,10 @@ export function jobStoreContract(factory: StoreFactory): void {
       const [live, left, silent, unknown] = await Promise.all([jobOf('node_live'), jobOf('node_left'), jobOf('node_silent'), jobOf('node_never_registered')]);
       await store.deregisterNode('node_left');
       await waitUntilNotLive(factory, clock, store, 'node_silent');
-      expect(await store.failOrphanedJobs('node stopped', 2_000)).toBe(3);
+      expect(await store.failOrphanedJobs('node stopped')).toBe(3);
       expect(await store.getJob(live.id)).toMatchObject({ state: 'running', nodeId: 'node_live' });
       for (const job of [left, silent, unknown]) expect(await store.getJob(job.id)).toMatchObject({ state: 'failed', error: 'node stopped' });
-      expect(await store.failOrphanedJobs('again', 3_000)).toBe(0);
+      expect(await store.failOrphanedJobs('again')).toBe(0);
     });
   });
 }

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { attempt, event, forward, storeOpener, type StoreFactory } from './contract-helpers.js';
+import { attempt, event, forward, perTestClock, storeOpener, type StoreFactory } from './contract-helpers.js';
 
 export function outboxStoreContract(factory: StoreFactory): void {
-  const open = storeOpener(factory);
+  const clock = perTestClock();
+  const open = storeOpener(factory, clock);
 
   describe('OutboxStore and BulkStore: pages, replays, retries and counts', () => {
     it('pages deliveries newest first by filter', async () => {
@@ -33,8 +34,10 @@ export function outboxStoreContract(factory: StoreFactory): void {
       expect(retried).toHaveLength(1);
       expect(await store.retryDeadDeliveries({ ruleId: 'bad', afterId: retried[0]! }, 10)).toHaveLength(1);
       const [otherDead] = (await store.listDeliveries({ state: 'dead' }, { limit: 10 })).items;
-      expect(await store.retryDelivery(otherDead!.id, now)).toBe(true);
-      expect(await store.retryDelivery(otherDead!.id, now)).toBe(false); // already pending
+      clock.set(now);
+      expect(await store.retryDelivery(otherDead!.id)).toBe(true);
+      clock.set(now);
+      expect(await store.retryDelivery(otherDead!.id)).toBe(false); // already pending
       expect(await store.countDeadDeliveries({})).toBe(0);
       expect((await store.getDelivery(otherDead!.id))!).toMatchObject({ state: 'pending', deadReason: null, nextAttemptAt: now });
       expect(due).toBe(5);
@@ -44,7 +47,8 @@ export function outboxStoreContract(factory: StoreFactory): void {
       const store = await open();
       const now = Date.now();
       await store.saveEvent(event('t-1', { receivedAt: now, deliveries: [forward('a'), forward('a'), forward('a', { deadReason: 'x' }), forward('b')] }));
-      const [claimed] = await store.claimDueDeliveries({ now, limit: 1, leaseMs: 60_000 });
+      clock.set(now);
+      const [claimed] = await store.claimDueDeliveries({ limit: 1, leaseMs: 60_000 });
       await store.recordAttempt(claimed!.id, claimed!.leaseToken, attempt(1, 'delivered'), { state: 'delivered' });
       const counts = await store.deliveryCountsByRule(['a', 'b', 'none']);
       expect(Object.fromEntries(counts)).toEqual({
@@ -57,7 +61,8 @@ export function outboxStoreContract(factory: StoreFactory): void {
       const now = Date.now();
       const first = await store.saveEvent(event('t-1', { receivedAt: now, deliveries: [forward('a'), forward('b', { deadReason: 'x' })] }));
       const second = await store.saveEvent(event('t-2', { receivedAt: now }));
-      const [claimed] = await store.claimDueDeliveries({ now, limit: 1, leaseMs: 60_000 });
+      clock.set(now);
+      const [claimed] = await store.claimDueDeliveries({ limit: 1, leaseMs: 60_000 });
       await store.recordAttempt(claimed!.id, claimed!.leaseToken, attempt(1, 'delivered'), { state: 'delivered' });
       const counts = await store.deliveryCountsByEvent([first.id, second.id]);
       expect(counts.get(first.id)).toEqual({ pending: 0, delivered: 1, dead: 1 });

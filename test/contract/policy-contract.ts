@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { NewEvent } from '../../src/store/event-store.js';
 import type { AttemptRecord, NewDelivery } from '../../src/store/outbox-store.js';
 import type { Store } from '../../src/store/store.js';
-import { storeOpener, type StoreFactory } from './contract-helpers.js';
+import { perTestClock, storeOpener, type StoreFactory } from './contract-helpers.js';
 
 /**
  * The policies written once above the backends (store/deliveries-due.ts, redrive-spacing.ts,
@@ -40,7 +40,8 @@ async function wakeUpsDuring(store: Store, act: () => Promise<unknown>): Promise
 }
 
 export function storePolicyContract(factory: StoreFactory): void {
-  const open = storeOpener(factory);
+  const clock = perTestClock();
+  const open = storeOpener(factory, clock);
 
   describe('when a commit wakes the delivery loops', () => {
     it('wakes for a new delivery due later as for one due now, never for deliveries stored dead', async () => {
@@ -70,16 +71,17 @@ export function storePolicyContract(factory: StoreFactory): void {
 
     it('spaces redriven dead letters by the gap of the rule before each, skipping rules not opted in', async () => {
       const store = await open();
-      await store.openOutage(DEST, Date.now() - 1);
+      await store.openOutage(DEST, clock.now() - 1);
       const ids: number[] = [];
       for (const rule of ['a', 'c', 'skip', 'a']) {
-        const { id: eventId } = await store.saveEvent(event(`spaced-${rule}-${Math.random()}`, { deliveries: [forward(rule)] }));
-        const [claimed] = (await store.claimDueDeliveries({ now: Date.now() + 60_000, limit: 100, leaseMs: 60_000 })).filter((d) => d.eventId === eventId);
+        const { id: eventId } = await store.saveEvent(event(`spaced-${rule}-${Math.random()}`, { receivedAt: clock.now(), deliveries: [forward(rule)] }));
+        const [claimed] = (await store.claimDueDeliveries({ limit: 100, leaseMs: 60_000 })).filter((d) => d.eventId === eventId);
         await store.recordAttempt(claimed!.id, claimed!.leaseToken, failed(1, DEST), { state: 'dead', reason: 'retries exhausted', retryable: true });
         ids.push(claimed!.id);
       }
       const closedAt = Date.now();
-      const closed = await store.closeOutage(DEST, closedAt, new Map([['a', 100], ['c', 1_000]]));
+      clock.set(closedAt);
+      const closed = await store.closeOutage(DEST, new Map([['a', 100], ['c', 1_000]]));
       expect(closed!.redriven).toEqual([ids[0], ids[1], ids[3]]);
       const dueAt = async (id: number): Promise<number | undefined> => (await store.getDelivery(id))!.redrives[0]?.dueAt;
       expect([await dueAt(ids[0]!), await dueAt(ids[1]!), await dueAt(ids[3]!)]).toEqual([closedAt, closedAt + 100, closedAt + 1_100]);
@@ -91,7 +93,8 @@ export function storePolicyContract(factory: StoreFactory): void {
     it('keeps the last error, the dead reason and, for retryable deaths, the destination a redrive looks for', async () => {
       const store = await open();
       await store.saveEvent(event('attempted', { deliveries: [forward('a'), forward('b')] }));
-      const [first, second] = (await store.claimDueDeliveries({ now: Date.now() + 1, limit: 10, leaseMs: 60_000 })).sort((x, y) => x.id - y.id);
+      clock.set(Date.now() + 1);
+      const [first, second] = (await store.claimDueDeliveries({ limit: 10, leaseMs: 60_000 })).sort((x, y) => x.id - y.id);
       const refused = { ...failed(1, DEST_A), status: null, errorCode: 'ECONNREFUSED', errorMessage: 'connect refused' };
       await store.recordAttempt(first!.id, first!.leaseToken, refused, { state: 'dead', reason: 'retries exhausted', retryable: true });
       await store.recordAttempt(second!.id, second!.leaseToken, { ...failed(1, DEST_A), status: 404 }, { state: 'dead', reason: 'permanent: 404', retryable: false });
@@ -99,7 +102,7 @@ export function storePolicyContract(factory: StoreFactory): void {
       expect(await store.getDelivery(second!.id)).toMatchObject({ state: 'dead', attempts: 1, lastStatus: 404, lastError: null, deadReason: 'permanent: 404' });
       // Only the retryable death is a redrive's candidate.
       await store.openOutage(DEST_A, 0);
-      expect((await store.closeOutage(DEST_A, Date.now(), new Map([['a', 0], ['b', 0]])))!.redriven).toEqual([first!.id]);
+      expect((await store.closeOutage(DEST_A, new Map([['a', 0], ['b', 0]])))!.redriven).toEqual([first!.id]);
     });
   });
 

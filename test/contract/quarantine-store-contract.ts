@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { NewEvent } from '../../src/store/event-store.js';
 import type { Store } from '../../src/store/store.js';
-import { storeOpener, type StoreFactory } from './contract-helpers.js';
+import { perTestClock, storeOpener, type StoreFactory } from './contract-helpers.js';
 
 /** What every Store promises about quarantine, through the interface alone. */
 
@@ -18,7 +18,8 @@ function held(transferId: string, overrides: Partial<NewEvent> = {}): NewEvent {
 const forward = (ruleId: string, orderKey?: string) => ({ ruleId, ruleSetHash: 'h2', body: null, contentType: 'application/json', ...(orderKey && { orderKey }) });
 
 export function quarantineStoreContract(factory: StoreFactory): void {
-  const open = storeOpener(factory);
+  const clock = perTestClock();
+  const open = storeOpener(factory, clock);
 
   describe('quarantine', () => {
     it('stores a held event with its issues, once per key, and lists it by state', async () => {
@@ -74,7 +75,8 @@ export function quarantineStoreContract(factory: StoreFactory): void {
       const { id: earlier } = await store.saveEvent({ ...held('t-4'), issues: null, held: false, deliveries: [forward('ordered', 'k')] });
       await store.releaseEvent(heldId, { releasedAt: 6_000, releasedBy: 'api', forced: false }, { ruleSetHash: 'h2', deliveries: [forward('ordered', 'k')] });
       // Only the key's head is claimable: the earlier event's delivery.
-      const claimed = await store.claimDueDeliveries({ now: Date.now() + 60_000, limit: 10, leaseMs: 60_000 });
+      clock.set(Date.now() + 60_000);
+      const claimed = await store.claimDueDeliveries({ limit: 10, leaseMs: 60_000 });
       expect(claimed.map((d) => d.eventId)).toEqual([earlier]);
     });
 

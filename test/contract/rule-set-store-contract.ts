@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { event, forward, storeOpener, type StoreFactory } from './contract-helpers.js';
+import { event, forward, perTestClock, storeOpener, type StoreFactory } from './contract-helpers.js';
 
 export function ruleSetStoreContract(factory: StoreFactory): void {
-  const open = storeOpener(factory);
+  const clock = perTestClock();
+  const open = storeOpener(factory, clock);
 
   describe('RuleSetStore: rule sets kept by hash', () => {
     it('keeps a rule set once: saving the same hash again keeps the first one', async () => {
@@ -23,7 +24,8 @@ export function ruleSetStoreContract(factory: StoreFactory): void {
       expect(await store.getEvent(routed.id)).toMatchObject({ ruleSetHash: 'set-a', edit: null });
       expect(await store.getEvent(before.id)).toMatchObject({ ruleSetHash: null, edit: null });
       expect((await store.listEventBodies({}, 10)).map((e) => [e.id, e.ruleSetHash])).toEqual([[routed.id, 'set-a'], [before.id, null]]);
-      const claimed = await store.claimDueDeliveries({ now: Date.now() + 1_000, limit: 10, leaseMs: 60_000 });
+      clock.set(Date.now() + 1_000);
+      const claimed = await store.claimDueDeliveries({ limit: 10, leaseMs: 60_000 });
       expect(claimed.map((d) => [d.eventId, d.ruleSetHash])).toEqual([[routed.id, 'set-a']]);
     });
   });

@@ -3,7 +3,7 @@ import { copyStore } from '../../src/store/copy-store.js';
 import type { ImportedEvent } from '../../src/store/event-archive.js';
 import type { NewEvent } from '../../src/store/event-store.js';
 import type { Store } from '../../src/store/store.js';
-import { storeOpener, type StoreFactory } from './contract-helpers.js';
+import { perTestClock, storeOpener, type StoreFactory } from './contract-helpers.js';
 
 /**
  * The ledger of seen keys through the Store interface alone: a key outlives its event, so a repeat after
@@ -33,14 +33,16 @@ async function pruneAll(store: Store): Promise<void> {
 }
 
 export function seenKeysContract(factory: StoreFactory): void {
-  const open = storeOpener(factory);
+  const clock = perTestClock();
+  const open = storeOpener(factory, clock);
 
   describe('the ledger of seen keys', () => {
     it('answers a repeat of an event retention removed as a duplicate of it, storing and planning nothing', async () => {
       const store = await open();
       expect(await store.backfillSeenKeys(10)).toBe(0); // a new store has no events from before its ledger
       const first = await store.saveEvent(event('tx-1', { deliveries: [forward] }));
-      const [claimed] = await store.claimDueDeliveries({ now: Date.now() + 60_000, limit: 1, leaseMs: 60_000 });
+      clock.set(Date.now() + 60_000);
+      const [claimed] = await store.claimDueDeliveries({ limit: 1, leaseMs: 60_000 });
       await store.recordAttempt(claimed!.id, claimed!.leaseToken, {
         attempt: 1, startedAt: Date.now(), durationMs: 1, urlOrigin: 'http://127.0.0.1:9', status: 200, errorCode: null, errorMessage: null, responseExcerpt: null, outcome: 'delivered',
       }, { state: 'delivered' });

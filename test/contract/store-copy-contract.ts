@@ -3,7 +3,7 @@ import { copyKeyOf } from '../../src/store/copy-store.js';
 import { COPY_TABLES, type CopyRows, type CopyTable } from '../../src/store/copyable-store.js';
 import type { NewEvent } from '../../src/store/event-store.js';
 import type { Store } from '../../src/store/store.js';
-import { storeOpener, type StoreFactory } from './contract-helpers.js';
+import { perTestClock, storeOpener, type StoreFactory, type TestClock } from './contract-helpers.js';
 
 /**
  * What every Store promises to `hookrelay store copy`, through the interface alone: whole tables read in id
@@ -39,14 +39,14 @@ async function readAll(store: Store, limit = 2): Promise<{ [T in CopyTable]: Cop
 }
 
 /** A store with every kind of row: rule sets, a repeated event, an edited copy, deliveries delivered, dead, pending and held, attempts, jobs. */
-async function fill(store: Store, now: number): Promise<void> {
+async function fill(store: Store, now: number, clock: TestClock): Promise<void> {
   await store.saveRuleSet({ hash: 'h1', kind: 'loaded', rules: [{ id: 'fwd', to: { url: 'http://127.0.0.1:9/a' } }], firstLoadedAt: 500 });
   await store.saveRuleSet({ hash: 'h2', kind: 'one-off', rules: [], firstLoadedAt: 600 });
   const first = await store.saveEvent(event('t-1', { totalPriceUsd: 104.37, deliveries: [forward('fwd'), forward('other')] }));
   await store.saveEvent(event('t-1', { receivedAt: 2_000 }));
   await store.saveEvent(event('t-2', { receivedAt: 3_000, validation: 'unrecognised', email: null, deliveries: [forward('fwd')] }));
   await store.saveEditedCopy({ ...event('t-1'), totalPriceUsd: 99.5, editedFrom: first.id, editedAt: 4_000, via: 'cli', validation: 'invalid', deliveries: [forward('fwd')] });
-  const claimed = await store.claimDueDeliveries({ now, limit: 10, leaseMs: 60_000 });
+  const claimed = await store.claimDueDeliveries({ limit: 10, leaseMs: 60_000 });
   expect(claimed).toHaveLength(4);
   const [a, b, c] = claimed;
   const record = (n: number, outcome: 'delivered' | 'pending' | 'dead', status: number) =>
@@ -57,7 +57,9 @@ async function fill(store: Store, now: number): Promise<void> {
   // The fourth stays held by its lease, as a worker's would when its server stopped.
   const job = await store.createJob({ kind: 'replay', filter: { event: 'transfer:succeeded' }, ruleId: null, nodeId: null, total: 3, startedAt: 7_000 });
   await store.updateJobProgress(job.id, { total: 3, processed: 3, created: 2, failed: 1, summary: { perRule: { fwd: 2 } } });
-  await store.finishJob(job.id, 'done', null, 8_000);
+  clock.set(8_000);
+  await store.finishJob(job.id, 'done', null);
+  clock.set(now);
 }
 
 async function copyAll(source: Store, target: Store): Promise<number> {
@@ -68,13 +70,14 @@ async function copyAll(source: Store, target: Store): Promise<number> {
 }
 
 export function storeCopyContract(factory: StoreFactory): void {
-  const open = storeOpener(factory);
+  const clock = perTestClock();
+  const open = storeOpener(factory, clock);
 
   describe('copying a whole store', () => {
     it('reads every table in order with every column, and another store takes the rows with their ids and bytes', async () => {
       const now = Date.now();
       const source = await open();
-      await fill(source, now);
+      await fill(source, now, clock);
       const rows = await readAll(source);
       expect(rows.ruleSets.map((r) => r.hash)).toEqual(['h1', 'h2']);
       expect(rows.events).toHaveLength(3);
@@ -106,12 +109,13 @@ export function storeCopyContract(factory: StoreFactory): void {
     it('writes the same rows again without adding any, bringing changed states up to date', async () => {
       const now = Date.now();
       const source = await open();
-      await fill(source, now);
+      await fill(source, now, clock);
       const target = await open();
       await copyAll(source, target);
       await source.saveEvent(event('t-1', { receivedAt: 9_000 }));
       const [dead] = (await source.listDeliveries({ state: 'dead' }, { limit: 1 })).items;
-      expect(await source.retryDelivery(dead!.id, now)).toBe(true);
+      clock.set(now);
+      expect(await source.retryDelivery(dead!.id)).toBe(true);
       expect(await copyAll(source, target)).toBe(0);
       const after = await readAll(target, 100);
       expect(after.events[0]).toMatchObject({ receivedCount: 3, lastReceivedAt: 9_000 });
@@ -122,12 +126,15 @@ export function storeCopyContract(factory: StoreFactory): void {
     it('carries the generated settings, the ordering and redrive columns of deliveries, outages and redrives, and orders new rows after them', async () => {
       const now = Date.now();
       const source = await open();
-      await source.claimSetting('ingest-secret:checkout', 'whsec-source', 100);
-      await source.claimSetting('admin-token', 'token-source', 200);
+      clock.set(100);
+      await source.claimSetting('ingest-secret:checkout', 'whsec-source');
+      clock.set(200);
+      await source.claimSetting('admin-token', 'token-source');
+      clock.set(now);
       const ordered = { ...forward('ord'), orderKey: 'k1' };
       await source.saveEvent(event('t-1', { deliveries: [ordered, forward('fwd'), forward('keep')] }));
       await source.saveEvent(event('t-2', { deliveries: [ordered] }));
-      const claimed = await source.claimDueDeliveries({ now, limit: 10, leaseMs: 60_000 });
+      const claimed = await source.claimDueDeliveries({ limit: 10, leaseMs: 60_000 });
       expect(claimed.map((d) => d.ruleId)).toEqual(['ord', 'fwd', 'keep']); // the second of key k1 waits behind the first
       const failed = (n: number, outcome: 'pending' | 'dead') =>
         ({ attempt: n, startedAt: now, durationMs: 3, urlOrigin: 'http://127.0.0.1:9', status: 503, errorCode: null, errorMessage: null, responseExcerpt: null, outcome });
@@ -136,7 +143,8 @@ export function storeCopyContract(factory: StoreFactory): void {
       await source.recordAttempt(claimed[2]!.id, claimed[2]!.leaseToken, failed(1, 'dead'), { state: 'dead', reason: 'retries ran out', retryable: true });
       await source.openOutage('http://127.0.0.1:9', now - 60_000);
       // Only rule fwd opted in to redrive: its dead letter starts a new pass, keep's stays dead and redrivable.
-      expect((await source.closeOutage('http://127.0.0.1:9', Date.now() + 60_000, new Map([['fwd', 0]])))!.redriven).toEqual([claimed[1]!.id]);
+      clock.set(Date.now() + 60_000);
+      expect((await source.closeOutage('http://127.0.0.1:9', new Map([['fwd', 0]])))!.redriven).toEqual([claimed[1]!.id]);
 
       const rows = await readAll(source, 100);
       expect(rows.settings).toEqual([
@@ -162,7 +170,7 @@ export function storeCopyContract(factory: StoreFactory): void {
       const { outage } = await target.openOutage('http://127.0.0.1:10', now);
       expect(outage.id).toBeGreaterThan(rows.outages[0]!.id);
       // The target's first writer is the source: a node started on it uses the senders' secret and the admin token.
-      expect(await target.claimSetting('ingest-secret:checkout', 'whsec-new', 300)).toBe('whsec-source');
+      expect(await target.claimSetting('ingest-secret:checkout', 'whsec-new')).toBe('whsec-source');
       expect(await target.getSetting('admin-token')).toBe('token-source');
       // A new row of key k1 queues behind the copied ones.
       await target.saveEvent(event('t-3', { deliveries: [ordered] }));
@@ -170,17 +178,18 @@ export function storeCopyContract(factory: StoreFactory): void {
       expect(fresh).toHaveLength(1);
       expect(fresh[0]!.orderSeq).toBeGreaterThan(behind!.orderSeq!);
       // The head still holds its key: the copied rows' places were kept.
-      const due = await target.claimDueDeliveries({ now: now + 180_000, limit: 10, leaseMs: 60_000 });
+      clock.set(now + 180_000);
+      const due = await target.claimDueDeliveries({ limit: 10, leaseMs: 60_000 });
       expect(due.map((d) => d.id)).toEqual([head!.id, redriven!.id]);
     });
 
     it('refuses another value under a copied setting name, writing nothing of the batch', async () => {
       const source = await open();
-      await source.claimSetting('admin-token', 'token-source', 200);
-      await source.claimSetting('ingest-secret:checkout', 'whsec-source', 100);
+      await source.claimSetting('admin-token', 'token-source');
+      await source.claimSetting('ingest-secret:checkout', 'whsec-source');
       const rows = await readAll(source, 100);
       const target = await open();
-      await target.claimSetting('ingest-secret:checkout', 'whsec-target', 300);
+      await target.claimSetting('ingest-secret:checkout', 'whsec-target');
       await expect(target.writeCopyRows('settings', rows.settings)).rejects.toMatchObject({
         code: 'store_copy_conflict', status: 409, details: { table: 'settings', id: 'ingest-secret:checkout' },
       });
@@ -188,14 +197,14 @@ export function storeCopyContract(factory: StoreFactory): void {
       expect(await target.getSetting('ingest-secret:checkout')).toBe('whsec-target');
       // The same value is no conflict.
       const same = await open();
-      await same.claimSetting('ingest-secret:checkout', 'whsec-source', 300);
+      await same.claimSetting('ingest-secret:checkout', 'whsec-source');
       expect(await same.writeCopyRows('settings', rows.settings)).toBe(1);
       expect(await same.getSetting('admin-token')).toBe('token-source');
     });
 
     it('refuses different data under a copied id, or a copied transfer under another id, writing nothing of the batch', async () => {
       const source = await open();
-      await fill(source, Date.now());
+      await fill(source, Date.now(), clock);
       const rows = await readAll(source, 100);
       const target = await open();
       await target.writeCopyRows('events', rows.events.slice(0, 1));

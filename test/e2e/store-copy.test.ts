@@ -149,7 +149,7 @@ describeWithPostgres('hookrelay store copy', () => {
         receivedAt: now - 10_000 + i, headers: {}, body: Buffer.from(`{"n":${i}}`), deliveries: [{ ruleId: 'a', ruleSetHash: 'h', body: null, contentType: 'application/json' }],
       });
     }
-    for (const claimed of await source.claimDueDeliveries({ now, limit: 200, leaseMs: 60_000 })) {
+    for (const claimed of await source.claimDueDeliveries({ limit: 200, leaseMs: 60_000 })) {
       await source.recordAttempt(claimed.id, claimed.leaseToken,
         { attempt: 1, startedAt: now, durationMs: 1, urlOrigin: 'http://127.0.0.1:9', status: 200, errorCode: null, errorMessage: null, responseExcerpt: null, outcome: 'delivered' },
         { state: 'delivered' });

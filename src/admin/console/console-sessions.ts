@@ -2,6 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { CookieOptions, Request, Response } from 'express';
 import type { SessionVerifier } from '../api/auth.js';
+import { systemClock, type Clock } from '../../store/clock.js';
 import type { ConsoleSession, ConsoleSessionStore } from '../../store/console-session-store.js';
 
 export const SESSION_COOKIE = 'hookrelay_session';
@@ -17,7 +18,8 @@ export interface ConsoleSessionOptions {
   ttlMs?: number;
   /** The public URL the console is reached through (config `publicUrl`): its origin is accepted too. */
   publicUrl?: string;
-  now?: () => number;
+  /** The store's clock (default: the system clock): a session ends when the store's now passes its end. */
+  clock?: Clock;
 }
 
 /** Constant-time equality: both sides are hashed first, so neither length nor content leaks through timing. */
@@ -65,7 +67,7 @@ function idHashOf(id: string): string {
 export class ConsoleSessions implements SessionVerifier {
   private readonly store: ConsoleSessionOptions['store'];
   private readonly ttlMs: number;
-  private readonly now: () => number;
+  private readonly clock: Clock;
   private readonly publicHost: string | undefined;
   private readonly publicOrigin: string | undefined;
   private readonly publicIsHttps: boolean;
@@ -73,7 +75,7 @@ export class ConsoleSessions implements SessionVerifier {
   constructor(options: ConsoleSessionOptions) {
     this.store = options.store;
     this.ttlMs = options.ttlMs ?? DEFAULT_TTL_MS;
-    this.now = options.now ?? Date.now;
+    this.clock = options.clock ?? systemClock;
     this.publicHost = options.publicUrl ? new URL(options.publicUrl).host : undefined;
     this.publicOrigin = options.publicUrl ? new URL(options.publicUrl).origin : undefined;
     this.publicIsHttps = options.publicUrl?.startsWith('https:') ?? false;
@@ -86,8 +88,7 @@ export class ConsoleSessions implements SessionVerifier {
     if (previous) await this.store.deleteConsoleSession(idHashOf(previous));
     const id = randomBytes(32).toString('base64url');
     const csrf = randomBytes(32).toString('base64url');
-    const now = this.now();
-    await this.store.saveConsoleSession({ idHash: idHashOf(id), csrf, expiresAt: now + this.ttlMs }, MAX_SESSIONS, now);
+    await this.store.saveConsoleSession({ idHash: idHashOf(id), csrf, expiresAt: this.clock.now() + this.ttlMs }, MAX_SESSIONS);
     const base: CookieOptions = { sameSite: 'strict', path: '/', secure: req.secure || this.publicIsHttps, maxAge: this.ttlMs };
     res.cookie(SESSION_COOKIE, id, { ...base, httpOnly: true });
     res.cookie(CSRF_COOKIE, csrf, { ...base, httpOnly: false });
@@ -157,6 +158,6 @@ export class ConsoleSessions implements SessionVerifier {
   private async sessionOf(req: IncomingMessage): Promise<ConsoleSession | null> {
     const id = readCookie(req, SESSION_COOKIE);
     if (!id) return null;
-    return this.store.getConsoleSession(idHashOf(id), this.now());
+    return this.store.getConsoleSession(idHashOf(id));
   }
 }

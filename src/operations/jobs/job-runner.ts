@@ -60,7 +60,7 @@ export class JobRunner {
 
   /** Marks failed the running jobs no live node runs any more (at start, then with each heartbeat). */
   async failOrphanedJobs(): Promise<void> {
-    const interrupted = await this.options.store.failOrphanedJobs(RESTART_ERROR, this.options.now());
+    const interrupted = await this.options.store.failOrphanedJobs(RESTART_ERROR);
     if (interrupted > 0) this.options.logger.warn({ jobs: interrupted }, 'admin jobs whose node stopped were marked failed');
   }
 
@@ -112,7 +112,7 @@ export class JobRunner {
     if (job.state !== 'running') throw new HookrelayError('conflict', `Job ${id} has already finished (${job.state}).`, { state: job.state });
     // A job of this node stops before its next write; one of another node sees the stored state there.
     this.cancelled.add(id);
-    await this.options.store.finishJob(id, 'cancelled', null, this.options.now());
+    await this.options.store.finishJob(id, 'cancelled', null);
     return (await this.options.store.getJob(id))!;
   }
 
@@ -146,7 +146,7 @@ export class JobRunner {
   }
 
   private launch(job: Job, run: (loop: BatchLoop) => Promise<BatchLoopResult>): void {
-    const { store, logger, now } = this.options;
+    const { store, logger } = this.options;
     const loop: BatchLoop = {
       store,
       shouldStop: async () => {
@@ -161,12 +161,12 @@ export class JobRunner {
       try {
         const { progress } = await run(loop);
         if (this.cancelled.has(job.id)) return;
-        if (this.stopping) await store.finishJob(job.id, 'failed', SHUTDOWN_ERROR, now());
-        else await store.finishJob(job.id, 'done', null, now());
+        if (this.stopping) await store.finishJob(job.id, 'failed', SHUTDOWN_ERROR);
+        else await store.finishJob(job.id, 'done', null);
         logger.info({ jobId: job.id, kind: job.kind, ...progress }, 'admin job finished');
       } catch (err) {
         logger.error({ err, jobId: job.id, kind: job.kind }, 'admin job failed');
-        await store.finishJob(job.id, 'failed', (err as Error).message ?? String(err), now()).catch(() => false);
+        await store.finishJob(job.id, 'failed', (err as Error).message ?? String(err)).catch(() => false);
       } finally {
         this.running.delete(job.id);
         this.cancelled.delete(job.id);

@@ -272,8 +272,8 @@ export class PostgresStore implements Store {
     return this.read(() => this.events.headers(eventId));
   }
 
-  claimDueDeliveries(options: { now: number; limit: number; leaseMs: number }): Promise<ClaimedDelivery[]> {
-    return this.write(() => this.outbox.claim(options.now, options.limit, options.leaseMs));
+  claimDueDeliveries(options: { limit: number; leaseMs: number }): Promise<ClaimedDelivery[]> {
+    return this.write(() => this.outbox.claim(this.clock.now(), options.limit, options.leaseMs));
   }
 
   async recordAttempt(deliveryId: number, leaseToken: string, attempt: AttemptRecord, resolution: AttemptResolution): Promise<boolean> {
@@ -297,7 +297,7 @@ export class PostgresStore implements Store {
     return this.read(() => this.outbox.nextDueAt(this.clock.now()));
   }
 
-  renewLease(deliveryId: number, leaseToken: string, options: { now: number; leaseMs: number }): Promise<boolean> {
+  renewLease(deliveryId: number, leaseToken: string, options: { leaseMs: number }): Promise<boolean> {
     return this.write(() => this.outbox.renewLease(deliveryId, leaseToken, options.leaseMs));
   }
 
@@ -336,14 +336,14 @@ export class PostgresStore implements Store {
     return this.read(() => this.quarantined.countHeld(this.pool, limit));
   }
 
-  async retryDelivery(id: number, now: number): Promise<boolean> {
-    const retried = await this.write(() => this.outbox.retryNow(id, now));
+  async retryDelivery(id: number): Promise<boolean> {
+    const retried = await this.write(() => this.outbox.retryNow(id, this.clock.now()));
     if (retried) this.deliveriesDue();
     return retried;
   }
 
-  outboxStats(now: number): Promise<OutboxStats> {
-    return this.read(() => this.outbox.stats(now));
+  outboxStats(): Promise<OutboxStats> {
+    return this.read(() => this.outbox.stats(this.clock.now()));
   }
 
   saveRuleSet(ruleSet: KeptRuleSet): Promise<void> {
@@ -478,12 +478,12 @@ export class PostgresStore implements Store {
     return this.write(() => this.admin.updateJobProgress(id, progress));
   }
 
-  finishJob(id: number, state: Exclude<JobState, 'running'>, error: string | null, now: number): Promise<boolean> {
-    return this.write(() => this.admin.finishJob(id, state, error, now));
+  finishJob(id: number, state: Exclude<JobState, 'running'>, error: string | null): Promise<boolean> {
+    return this.write(() => this.admin.finishJob(id, state, error, this.clock.now()));
   }
 
-  failOrphanedJobs(error: string, now: number): Promise<number> {
-    return this.write(() => this.nodes.failOrphanedJobs(error, now));
+  failOrphanedJobs(error: string): Promise<number> {
+    return this.write(() => this.nodes.failOrphanedJobs(error, this.clock.now()));
   }
 
   registerNode(node: NewNode): Promise<void> {
@@ -536,32 +536,32 @@ export class PostgresStore implements Store {
     return this.read(() => this.outages.list(filter));
   }
 
-  async closeOutage(destination: string, closedAt: number, spacing: RedriveSpacing): Promise<{ outage: Outage; redriven: number[] } | null> {
-    const closed = await this.transaction((client) => this.outages.close(client, destination, closedAt, spacing));
+  async closeOutage(destination: string, spacing: RedriveSpacing): Promise<{ outage: Outage; redriven: number[] } | null> {
+    const closed = await this.transaction((client) => this.outages.close(client, destination, this.clock.now(), spacing));
     if (closed && closed.redriven.length > 0) this.deliveriesDue();
     return closed;
   }
 
-  async probeOutage(outageId: number, now: number, options: { minIntervalMs: number; ruleIds: readonly string[] }): Promise<number | null> {
-    const id = await this.transaction((client) => this.outages.probe(client, outageId, now, options.minIntervalMs, options.ruleIds));
+  async probeOutage(outageId: number, options: { minIntervalMs: number; ruleIds: readonly string[] }): Promise<number | null> {
+    const id = await this.transaction((client) => this.outages.probe(client, outageId, this.clock.now(), options.minIntervalMs, options.ruleIds));
     if (id !== null) this.deliveriesDue();
     return id;
   }
 
-  claimSetting(name: string, value: string, now: number): Promise<string> {
-    return this.write(() => this.shared.claimSetting(name, value, now));
+  claimSetting(name: string, value: string): Promise<string> {
+    return this.write(() => this.shared.claimSetting(name, value, this.clock.now()));
   }
 
   getSetting(name: string): Promise<string | null> {
     return this.read(() => this.shared.getSetting(name));
   }
 
-  saveConsoleSession(session: ConsoleSession, keep: number, now: number): Promise<void> {
-    return this.transaction((client) => this.shared.saveSession(client, session, keep, now));
+  saveConsoleSession(session: ConsoleSession, keep: number): Promise<void> {
+    return this.transaction((client) => this.shared.saveSession(client, session, keep, this.clock.now()));
   }
 
-  getConsoleSession(idHash: string, now: number): Promise<ConsoleSession | null> {
-    return this.read(() => this.shared.getSession(idHash, now));
+  getConsoleSession(idHash: string): Promise<ConsoleSession | null> {
+    return this.read(() => this.shared.getSession(idHash, this.clock.now()));
   }
 
   deleteConsoleSession(idHash: string): Promise<void> {

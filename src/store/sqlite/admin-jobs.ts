@@ -48,8 +48,8 @@ export class AdminJobQueries {
     return this.finish.run(state, error, now, id).changes === 1;
   }
 
-  /** Liveness by the store's clock (`storeNow`), whatever time the caller records as finished_at. */
-  failOrphanedJobs(error: string, now: number, storeNow: number): number {
-    return this.failRunning.run(error, now, NODE_MISSED_HEARTBEATS, storeNow).changes;
+  /** Liveness and finished_at by the store's clock (`now`). */
+  failOrphanedJobs(error: string, now: number): number {
+    return this.failRunning.run(error, now, NODE_MISSED_HEARTBEATS, now).changes;
   }
 }

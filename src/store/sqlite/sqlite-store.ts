@@ -319,8 +319,8 @@ export class SqliteStore implements Store {
     return this.admin.listEvents(filter, page);
   }
 
-  async claimDueDeliveries(options: { now: number; limit: number; leaseMs: number }): Promise<ClaimedDelivery[]> {
-    return this.write(() => this.attemptGroup.commitAlong((records) => this.claimBatch.immediate(records, options.now, options.limit, options.leaseMs)));
+  async claimDueDeliveries(options: { limit: number; leaseMs: number }): Promise<ClaimedDelivery[]> {
+    return this.write(() => this.attemptGroup.commitAlong((records) => this.claimBatch.immediate(records, this.clock.now(), options.limit, options.leaseMs)));
   }
 
   async recordAttempt(deliveryId: number, leaseToken: string, attempt: AttemptRecord, resolution: AttemptResolution): Promise<boolean> {
@@ -344,8 +344,8 @@ export class SqliteStore implements Store {
     return this.outbox.nextDueAt(this.clock.now());
   }
 
-  async renewLease(deliveryId: number, leaseToken: string, options: { now: number; leaseMs: number }): Promise<boolean> {
-    return this.write(() => this.outbox.renewLease(deliveryId, leaseToken, options.now + options.leaseMs));
+  async renewLease(deliveryId: number, leaseToken: string, options: { leaseMs: number }): Promise<boolean> {
+    return this.write(() => this.outbox.renewLease(deliveryId, leaseToken, this.clock.now() + options.leaseMs));
   }
 
   async listBlockedKeys(ruleId: string, limit: number): Promise<BlockedKey[]> {
@@ -381,14 +381,14 @@ export class SqliteStore implements Store {
     return this.quarantined.countHeld(limit);
   }
 
-  async retryDelivery(id: number, now: number): Promise<boolean> {
-    const retried = this.write(() => this.db.transaction(() => this.outbox.retryNow(id, now)).immediate());
+  async retryDelivery(id: number): Promise<boolean> {
+    const retried = this.write(() => this.db.transaction(() => this.outbox.retryNow(id, this.clock.now())).immediate());
     if (retried) this.due.notify();
     return retried;
   }
 
-  async outboxStats(now: number): Promise<OutboxStats> {
-    return this.outbox.stats(now);
+  async outboxStats(): Promise<OutboxStats> {
+    return this.outbox.stats(this.clock.now());
   }
 
   // Rule sets by hash and edited copies; their SQL lives in kept-queries.ts.
@@ -594,12 +594,12 @@ export class SqliteStore implements Store {
     this.write(() => this.jobs.updateProgress(id, progress));
   }
 
-  async finishJob(id: number, state: Exclude<JobState, 'running'>, error: string | null, now: number): Promise<boolean> {
-    return this.write(() => this.jobs.finishJob(id, state, error, now));
+  async finishJob(id: number, state: Exclude<JobState, 'running'>, error: string | null): Promise<boolean> {
+    return this.write(() => this.jobs.finishJob(id, state, error, this.clock.now()));
   }
 
-  async failOrphanedJobs(error: string, now: number): Promise<number> {
-    return this.write(() => this.jobs.failOrphanedJobs(error, now, this.clock.now()));
+  async failOrphanedJobs(error: string): Promise<number> {
+    return this.write(() => this.jobs.failOrphanedJobs(error, this.clock.now()));
   }
 
   // The node registry and leases (node-queries.ts); the file's one process clock is the store's clock.
@@ -674,9 +674,9 @@ export class SqliteStore implements Store {
     return this.outages.list(filter);
   }
 
-  async closeOutage(destination: string, closedAt: number, spacing: RedriveSpacing): Promise<{ outage: Outage; redriven: number[] } | null> {
+  async closeOutage(destination: string, spacing: RedriveSpacing): Promise<{ outage: Outage; redriven: number[] } | null> {
     const closed = this.write(() => this.db.transaction(() => {
-      const result = this.outages.close(destination, closedAt, spacing);
+      const result = this.outages.close(destination, this.clock.now(), spacing);
       // An ordered rule's redriven rows join the back of their keys, as retries do.
       if (result) this.outbox.joinBackOfKeys(result.redriven);
       return result;
@@ -685,9 +685,9 @@ export class SqliteStore implements Store {
     return closed;
   }
 
-  async probeOutage(outageId: number, now: number, options: { minIntervalMs: number; ruleIds: readonly string[] }): Promise<number | null> {
+  async probeOutage(outageId: number, options: { minIntervalMs: number; ruleIds: readonly string[] }): Promise<number | null> {
     const id = this.write(() => this.db.transaction(() => {
-      const probed = this.outages.probe(outageId, now, options.minIntervalMs, options.ruleIds);
+      const probed = this.outages.probe(outageId, this.clock.now(), options.minIntervalMs, options.ruleIds);
       if (probed !== null) this.outbox.joinBackOfKeys([probed]);
       return probed;
     }).immediate());
@@ -702,20 +702,20 @@ export class SqliteStore implements Store {
     return (this.sharedSql ??= new SharedQueries(this.db));
   }
 
-  async claimSetting(name: string, value: string, now: number): Promise<string> {
-    return this.write(() => this.db.transaction(() => this.shared.claimSetting(name, value, now)).immediate());
+  async claimSetting(name: string, value: string): Promise<string> {
+    return this.write(() => this.db.transaction(() => this.shared.claimSetting(name, value, this.clock.now())).immediate());
   }
 
   async getSetting(name: string): Promise<string | null> {
     return this.shared.getSetting(name);
   }
 
-  async saveConsoleSession(session: ConsoleSession, keep: number, now: number): Promise<void> {
-    this.write(() => this.db.transaction(() => this.shared.saveSession(session, keep, now)).immediate());
+  async saveConsoleSession(session: ConsoleSession, keep: number): Promise<void> {
+    this.write(() => this.db.transaction(() => this.shared.saveSession(session, keep, this.clock.now())).immediate());
   }
 
-  async getConsoleSession(idHash: string, now: number): Promise<ConsoleSession | null> {
-    return this.shared.getSession(idHash, now);
+  async getConsoleSession(idHash: string): Promise<ConsoleSession | null> {
+    return this.shared.getSession(idHash, this.clock.now());
   }
 
   async deleteConsoleSession(idHash: string): Promise<void> {

@@ -116,7 +116,7 @@ describeWithBrowser('console: bulk replay of the filtered events by routing mode
       expect(await page.locator('#bulk-replay').isDisabled()).toBe(true);
     } finally {
       await page.close();
-      await receiver.store.finishJob(job.id, 'cancelled', null, Date.now());
+      await receiver.store.finishJob(job.id, 'cancelled', null);
     }
   });
 }, { timeout: 90_000 });

@@ -86,7 +86,7 @@ describeEachBackend('the cluster view and node roles', (backend) => {
     expect((await app.store.getJob(ownJob.id))!.state).toBe('running'); // this node is live
     await app.store.deregisterNode(app.node.id);
     await eventually(async () => (await app.store.listLiveNodes()).some((n) => n.id === app.node.id), 15_000, 'the node to register again');
-    await app.store.finishJob(ownJob.id, 'done', null, Date.now());
+    await app.store.finishJob(ownJob.id, 'done', null);
   });
 
   it('a rule edit reaches the registry at once, not at the next heartbeat', async () => {

@@ -6,7 +6,9 @@ import { ConsoleSessions } from '../../../src/admin/console/console-sessions.js'
 import { sampleTransferSucceeded } from '../../../src/samples/transfer-succeeded.js';
 import { postSigned, send } from '../../helpers/http.js';
 import { TEST_SECRET, type TestReceiver } from '../../helpers/receiver.js';
-import { removeTempDirs } from '../../helpers/temp-dir.js';
+import { SqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
+import { TestClock } from '../../contract/contract-helpers.js';
+import { makeTempDir, removeTempDirs } from '../../helpers/temp-dir.js';
 import { startWebhookSink, type WebhookSink } from '../../helpers/webhook-sink.js';
 import { ADMIN_TOKEN, logIn, setCookies, startConsoleReceiver } from './console-harness.js';
 
@@ -173,23 +175,25 @@ describe('console sessions', () => {
   });
 
 
-  it('expire after their lifetime', async () => {
-    let now = Date.now();
-    const sessions = new ConsoleSessions({ store: receiver.store, ttlMs: 60_000, now: () => now });
+  it('expire after their lifetime, by the store clock', async () => {
+    const clock = new TestClock();
+    const store = new SqliteStore({ dataDir: makeTempDir(), durability: 'normal', clock });
+    const sessions = new ConsoleSessions({ store, ttlMs: 60_000, clock });
     const cookies: string[] = [];
     const res = { cookie: (name: string, value: string) => cookies.push(`${name}=${value}`) } as never;
     await sessions.start({ secure: false, headers: {} } as never, res);
     const req = { headers: { cookie: cookies.join('; ') } } as never;
     expect(await sessions.verifySession(req)).toBe(true);
-    now += 60_001;
+    clock.advance(60_001);
     expect(await sessions.verifySession(req)).toBe(false);
+    await store.close();
   });
 
   it('are kept by the hash of their id: the store holds no cookie value', async () => {
     const { session } = await logIn(receiver.url);
     const idHash = createHash('sha256').update(session).digest('hex');
-    expect(await receiver.store.getConsoleSession(session, Date.now())).toBeNull();
-    expect(await receiver.store.getConsoleSession(idHash, Date.now())).toMatchObject({ idHash });
+    expect(await receiver.store.getConsoleSession(session)).toBeNull();
+    expect(await receiver.store.getConsoleSession(idHash)).toMatchObject({ idHash });
   });
 });
 

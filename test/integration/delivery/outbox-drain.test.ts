@@ -76,7 +76,7 @@ async function drainsEveryRow(store: Store, deliveries: number, slots: number): 
   try {
     worker.start();
     const stats = await eventually(async () => {
-      const s = await store.outboxStats(Date.now());
+      const s = await store.outboxStats();
       return s.pending === 0 ? s : null;
     }, 60_000, 'every delivery sent and recorded');
     expect(stats.dead).toBe(0);

@@ -1,5 +1,7 @@
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import type { Clock } from '../../../src/store/clock.js';
 import { PostgresStore } from '../../../src/store/postgres/postgres-store.js';
+import { TestClock } from '../../contract/contract-helpers.js';
 import { createTestDatabase, describeWithPostgres, TEST_POOL, type TestDatabase } from '../../helpers/postgres.js';
 
 let database: TestDatabase;
@@ -8,8 +10,8 @@ afterEach(async () => {
   for (const store of opened.splice(0)) await store.close();
 });
 
-async function node(url: string): Promise<PostgresStore> {
-  const store = await PostgresStore.open({ url, ...TEST_POOL });
+async function node(url: string, clock: Clock): Promise<PostgresStore> {
+  const store = await PostgresStore.open({ url, ...TEST_POOL, clock });
   opened.push(store);
   return store;
 }
@@ -24,7 +26,8 @@ describeWithPostgres('redrive with several nodes on one PostgreSQL database', ()
 
   it('one outage however many nodes open it; each dead letter redriven once when they all see the success', async () => {
     const url = await database.freshSchemaUrl();
-    const [a, b, c] = [await node(url), await node(url), await node(url)];
+    const clock = new TestClock();
+    const [a, b, c] = [await node(url, clock), await node(url, clock), await node(url, clock)];
     const opens = await Promise.all([a, b, c].map((store) => store.openOutage(DEST, Date.now() - 1)));
     expect(opens.filter((o) => o.opened)).toHaveLength(1);
     expect(new Set(opens.map((o) => o.outage.id)).size).toBe(1);
@@ -36,20 +39,23 @@ describeWithPostgres('redrive with several nodes on one PostgreSQL database', ()
       });
     }
     // A second ahead: each node reads due times through its own estimate of the database clock.
-    const due = await b.claimDueDeliveries({ now: Date.now() + 1_000, limit: 100, leaseMs: 60_000 });
+    clock.set(Date.now() + 1_000);
+    const due = await b.claimDueDeliveries({ limit: 100, leaseMs: 60_000 });
     expect(due).toHaveLength(20);
     for (const claimed of due) {
       const attempt = { attempt: 1, startedAt: Date.now(), durationMs: 1, urlOrigin: DEST, status: 503, errorCode: null, errorMessage: null, responseExcerpt: null, outcome: 'dead' as const };
       await b.recordAttempt(claimed.id, claimed.leaseToken, attempt, { state: 'dead', reason: 'retries exhausted', retryable: true });
       ids.push(claimed.id);
     }
-    const closedAt = Date.now();
-    const closes = await Promise.all([a, b, c].map((store) => store.closeOutage(DEST, closedAt, new Map([['fwd', 10]]))));
+    clock.advance(1);
+    const closedAt = clock.now();
+    const closes = await Promise.all([a, b, c].map((store) => store.closeOutage(DEST, new Map([['fwd', 10]]))));
     const winners = closes.filter((x) => x !== null);
     expect(winners).toHaveLength(1);
     expect(winners[0]!.redriven).toEqual(ids.sort((x, y) => x - y));
     for (const id of ids) expect((await c.getDelivery(id))!.redrives).toHaveLength(1);
-    const claimedOnce = await c.claimDueDeliveries({ now: closedAt + 1_000, limit: 100, leaseMs: 60_000 });
+    clock.set(closedAt + 1_000);
+    const claimedOnce = await c.claimDueDeliveries({ limit: 100, leaseMs: 60_000 });
     expect(claimedOnce.map((d) => d.id).sort((x, y) => x - y)).toEqual(ids);
   });
 });

@@ -119,7 +119,7 @@ describeEachBackend('redrive after an outage', (backend) => {
     await app.store.openOutage(origin, Date.now() - 1);
     await postSigned(app.webhookUrl(), sampleTransferSucceeded(), TEST_SECRET);
     const dead = await eventually(async () => (await app.store.listDeliveries({ state: 'dead' }, { limit: 1 })).items[0], 20_000, 'dead');
-    const closed = await app.store.closeOutage(origin, Date.now(), new Map([['r', 10]]));
+    const closed = await app.store.closeOutage(origin, new Map([['r', 10]]));
     expect(closed!.redriven).toEqual([dead.id]);
     app.delivery!.wake();
     const detail = await eventually(async () => {

@@ -45,7 +45,7 @@ describe('retention', () => {
       // A finished delivery with an attempt on one old event: both go with it.
       const old = (await app.store.listEvents({}, { limit: 200 })).items.find((e) => e.receivedAt < Date.now() - 31 * DAY_MS)!;
       const [deliveryId] = await app.store.createDeliveries(old.id, [{ ruleId: 'r', ruleSetHash: 'h', body: null, contentType: 'application/json' }], 'replay');
-      const [claimed] = await app.store.claimDueDeliveries({ now: Date.now() + 1000, limit: 1, leaseMs: 60_000 });
+      const [claimed] = await app.store.claimDueDeliveries({ limit: 1, leaseMs: 60_000 });
       await app.store.recordAttempt(claimed!.id, claimed!.leaseToken, { attempt: 1, startedAt: Date.now(), durationMs: 3, urlOrigin: 'http://x', status: 200, errorCode: null, errorMessage: null, responseExcerpt: null, outcome: 'delivered' }, { state: 'delivered' });
       const fresh = await postSigned(app.webhookUrl(), sampleTransferSucceeded(), TEST_SECRET);
 
@@ -113,7 +113,7 @@ describe('retention', () => {
       const plain = storedEvent(60);
       await seed(app, [held, plain]);
       const [heldId] = (await app.store.listEventsForExport({ transferId: held.transferId }, 1)).map((e) => e.id);
-      const pending: NewDelivery = { ruleId: 'later', ruleSetHash: 'h', body: null, contentType: 'application/json', delayMs: 60 * 60_000 };
+      const pending: NewDelivery = { ruleId: 'later', ruleSetHash: 'h', body: null, contentType: 'application/json' };
       const [deliveryId] = await app.store.createDeliveries(heldId!, [pending], 'replay');
 
       const first = await app.retention!.runOnce();
@@ -125,7 +125,7 @@ describe('retention', () => {
       const second = await app.retention!.runOnce();
       expect(second).toMatchObject({ byAge: 0, byCount: 0, interrupted: false });
 
-      const [claimed] = await app.store.claimDueDeliveries({ now: Date.now() + 2 * 60 * 60_000, limit: 1, leaseMs: 60_000 });
+      const [claimed] = await app.store.claimDueDeliveries({ limit: 1, leaseMs: 60_000 });
       await app.store.recordAttempt(claimed!.id, claimed!.leaseToken, { attempt: 1, startedAt: Date.now(), durationMs: 1, urlOrigin: 'http://x', status: 500, errorCode: null, errorMessage: null, responseExcerpt: null, outcome: 'dead' }, { state: 'dead', reason: 'test' });
       expect((await app.retention!.runOnce()).byAge).toBe(1);
       expect(await app.store.getEvent(heldId!)).toBeNull();

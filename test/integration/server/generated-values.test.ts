@@ -48,7 +48,7 @@ describe('generated values kept in the store', () => {
 
   it('use the database value when a file differs, and say so without either value', async () => {
     const { dataDir, store, lines, keeping } = setUp(true);
-    await store.claimSetting('source_secret/checkout', 'kept-value', Date.now());
+    await store.claimSetting('source_secret/checkout', 'kept-value');
     writeFileSync(join(dataDir, 'checkout.secret'), 'edited-file-value\n');
     expect((await saveGeneratedValue(keeping, value)).value).toBe('kept-value');
     const warning = lines.find((line) => line.level === 40)!;

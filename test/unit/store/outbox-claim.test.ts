@@ -25,13 +25,13 @@ describe('claiming due deliveries on SQLite', () => {
   it('records attempts waiting for their commit in the claim\'s own transaction', async () => {
     const { store, now } = await storeWithTwoDeliveries();
     try {
-      const [first] = await store.claimDueDeliveries({ now, limit: 1, leaseMs: 60_000 });
+      const [first] = await store.claimDueDeliveries({ limit: 1, leaseMs: 60_000 });
       const recorded = store.recordAttempt(first!.id, first!.leaseToken, {
         attempt: 1, startedAt: now, durationMs: 2, urlOrigin: 'http://127.0.0.1:9', status: 200, errorCode: null, errorMessage: null,
         responseExcerpt: null, outcome: 'delivered',
       }, { state: 'delivered' });
       // Claimed in the same turn of the event loop as the record was submitted: before its own commit could run.
-      const second = await store.claimDueDeliveries({ now, limit: 10, leaseMs: 60_000 });
+      const second = await store.claimDueDeliveries({ limit: 10, leaseMs: 60_000 });
       expect(store.db.prepare('SELECT count(*) AS n FROM delivery_attempts WHERE delivery_id = ?').get(first!.id)).toEqual({ n: 1 });
       expect(second).toHaveLength(1);
       expect(await recorded).toBe(true);
