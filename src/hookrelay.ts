@@ -38,6 +38,7 @@ import { ensureAdminToken, type AdminToken } from './identity/admin-token.js';
 import { ensureSourceSecrets, type GeneratedSecret } from './identity/source-secrets.js';
 import { openStore } from './store/open-store.js';
 import { secretOrigins } from './runtime/setting-origins.js';
+import { ownRuntimeRecord } from './runtime/runtime-file.js';
 import { configureTransformSandbox } from './rules/transform-sandbox.js';
 import { CommitHealth } from './http/readiness.js';
 import { retryWhileStoreUnavailable } from './start/startup-retry.js';
@@ -199,6 +200,7 @@ async function startParts(config: Readonly<Config>, logger: Logger, options: Sta
     node: node.node,
     readiness,
     contracts: () => contracts.current(),
+    runtime: () => ownRuntimeRecord(config.dataDir),
     ...(delivery && { destinations: () => delivery.destinations() }),
   });
   stops.add('admin jobs', () => admin.jobs.stop());

@@ -3,6 +3,8 @@ import { Option, type Command } from 'commander';
 import { loadConfig, type Config } from '../config.js';
 import { HookrelayError } from '../errors.js';
 import { describeStore, storeIdentityOf } from '../runtime/store-identity.js';
+import type { RuntimeInfo } from '../runtime/runtime-file.js';
+import { AdminClient } from './admin-client.js';
 import type { AdminTarget } from './admin-target.js';
 import { LocalTarget } from './local-target.js';
 import { RemoteTarget } from './remote-target.js';
@@ -108,6 +110,21 @@ export async function locateTarget(flags: TargetFlags, env: Env): Promise<Target
 export async function openTarget(flags: TargetFlags, env: Env): Promise<AdminTarget> {
   const location = await locateTarget(flags, env);
   return 'url' in location ? new RemoteTarget(location.url, location.token) : LocalTarget.open(location.config, env);
+}
+
+/**
+ * The server a command judges or signs with: the one whose runtime file is in this configuration's data dir,
+ * else, on PostgreSQL, a live node of the database found in the node registry, whose runtime record is asked
+ * of its admin API (said on stderr, naming the node). Undefined when neither runs.
+ */
+export async function findServer(config: Readonly<Config>, env: Env, token?: string): Promise<RunningServer | undefined> {
+  const server = await findRunningServer(config);
+  if (server) return server;
+  const node = await findRegisteredNode(config);
+  if (!node) return undefined;
+  const info = await new AdminClient(node.url, await sameStoreAdminToken(config, token, env, node.url)).call<RuntimeInfo>('GET', '/node');
+  process.stderr.write(`no runtime file in ${config.dataDir}; asking node ${info.nodeId} on ${node.host} (pid ${info.pid}) at ${info.adminUrl}, found in the node registry\n`);
+  return { info, storeDiffers: false };
 }
 
 /** The admin token of a server on this terminal's store: `--token`, HOOKRELAY_ADMIN_TOKEN, else the generated one kept there. */

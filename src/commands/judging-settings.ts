@@ -1,7 +1,8 @@
 import type { Config } from '../config.js';
 import { createSsrfGuard, type SsrfGuard } from '../delivery/ssrf-guard.js';
 import { allowNetworksOrigin } from '../runtime/setting-origins.js';
-import { findRunningServer, noServerFound } from './running-server.js';
+import { findServer } from './command-target.js';
+import { noServerFound } from './running-server.js';
 
 type Env = Record<string, string | undefined>;
 
@@ -19,12 +20,12 @@ export interface JudgingSettings {
  * with no server running, the one `serve` would have from this terminal's configuration, said as offline.
  */
 export async function judgingSettings(config: Readonly<Config>, env: Env): Promise<JudgingSettings> {
-  const server = await findRunningServer(config);
+  const server = await findServer(config, env);
   if (server) {
     const { allowNetworks, allowNetworksFrom } = server.info.delivery;
     return {
       guard: createSsrfGuard({ allowNetworks }),
-      judgedBy: `judged with the settings of the running server at ${server.info.adminUrl} (pid ${server.info.pid}): delivery.allowNetworks ${describeList(allowNetworks)}, from ${allowNetworksFrom}`,
+      judgedBy: `judged with the settings of the running server at ${server.info.adminUrl} (node ${server.info.nodeId}, pid ${server.info.pid}): delivery.allowNetworks ${describeList(allowNetworks)}, from ${allowNetworksFrom}`,
       offline: false,
     };
   }

@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { loadConfig } from '../config.js';
 import { HookrelayError } from '../errors.js';
-import { findRunningServer, offlineNote } from './running-server.js';
+import { findServer } from './command-target.js';
+import { offlineNote } from './running-server.js';
 import { servedSecret } from './server-secret.js';
 import { readGeneratedAdminToken, readGeneratedSourceSecret, type StoredValue } from './stored-values.js';
 
@@ -43,7 +44,7 @@ async function show(source: string | undefined, flags: ShowFlags): Promise<void>
 /** The secret the running server verifies with (asked of it), else, with none running, the one `serve` would use from these settings. */
 async function secretInUse(source: string, env: Env, dataDir: string | undefined): Promise<StoredValue | undefined> {
   const config = loadConfig(env, dataDir === undefined ? {} : { dataDir });
-  const server = await findRunningServer(config);
+  const server = await findServer(config, env);
   if (server) {
     const served = await servedSecret(server, config, source, env);
     if (served.value === null) throw new HookrelayError('bad_request', `Source "${source}" is unsigned on the running server (scheme: none): it has no secret.`);

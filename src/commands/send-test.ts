@@ -6,7 +6,8 @@ import { HookrelayError } from '../errors.js';
 import { SIGNATURE_SCHEMES, type Signing, type SignatureScheme } from '../signing/scheme.js';
 import { newMessageId, signatureHeaders } from '../signing/sign.js';
 import { sourceSecretFor } from './secrets.js';
-import { findRunningServer, noServerFound, type RunningServer } from './running-server.js';
+import { findServer } from './command-target.js';
+import { noServerFound, type RunningServer } from './running-server.js';
 import { servedSecret } from './server-secret.js';
 import { readInput } from './read-input.js';
 import { buildBody, collectFieldSetting, readLastBody, saveLastBody, transferIdOf, type FieldSetting } from './send-test-body.js';
@@ -86,7 +87,7 @@ async function sendTest(flags: SendTestFlags): Promise<void> {
   }
   const config = loadConfig(process.env, flags.dataDir === undefined ? {} : { dataDir: flags.dataDir });
   // The server running for these settings decides the URL, the scheme and the secret; --url names another receiver.
-  const server = flags.url === undefined ? await findRunningServer(config) : undefined;
+  const server = flags.url === undefined ? await findServer(config, process.env) : undefined;
   if (flags.url === undefined && !server) process.stderr.write(`${noServerFound(config)}; sending to the address and with the secret serve would use from this terminal's settings\n`);
   const served = server?.info.sources.find((s) => s.name === flags.source);
   const source = config.sources.find((s) => s.name === flags.source);

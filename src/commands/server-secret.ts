@@ -29,5 +29,5 @@ export async function servedSecret(server: RunningServer, config: Readonly<Confi
     throw new HookrelayError('unauthorized', `The running server at ${server.info.url} verifies source "${source}" with the secret from ${listed.secretFrom}. ${err.message}`);
   }
   const answer = await new AdminClient(server.info.adminUrl, adminToken).call<{ secret: string | null; secretFrom: string }>('GET', `/sources/${encodeURIComponent(source)}/secret`);
-  return { value: answer.secret, origin: `${answer.secretFrom}, as the running server at ${server.info.url} (pid ${server.info.pid}) says` };
+  return { value: answer.secret, origin: `${answer.secretFrom}, as the running server at ${server.info.url} (node ${server.info.nodeId}, pid ${server.info.pid}) says` };
 }

@@ -20,6 +20,7 @@ import type { OutageStore } from '../store/outage-store.js';
 import type { JobStore } from '../store/job-store.js';
 import type { SchemaStore } from '../store/schema-store.js';
 import type { SettingStore } from '../store/setting-store.js';
+import type { RuntimeInfo } from '../runtime/runtime-file.js';
 
 /** The store roles the operations act through (none of the delivery loop's, retention's or the copy's). */
 export type OperationsStore = EventStore & NewEventStore & OutboxStore & BulkStore & EventArchive & RuleSetStore & OutageStore & JobStore & ClusterStore & QuarantineStore & SchemaStore & SettingStore;
@@ -45,6 +46,8 @@ export interface OperationsContext {
   node?: NewNode;
   /** This node's readiness and its checks (the server); absent in the CLI's local mode. */
   readiness?: () => Promise<ReadinessReport>;
+  /** What `serve` recorded for this process in its runtime file (how commands find it); undefined when none is this process's. */
+  runtime?: () => RuntimeInfo | undefined;
   /** The delivery loop's view of its destinations; absent when delivery is off. */
   destinations?: () => DestinationsView | Promise<DestinationsView>;
 }

@@ -9,7 +9,7 @@ import { z } from 'zod';
  */
 export const RUNTIME_FILE = 'hookrelay.runtime.json';
 
-const RuntimeInfoSchema = z.object({
+export const RuntimeInfoSchema = z.object({
   /** Base URL of the webhook listener. */
   url: z.string(),
   /** Base URL of the admin API (the webhook listener's unless admin.port gives it one of its own). */
@@ -61,4 +61,10 @@ export function readRuntimeFile(dataDir: string): RuntimeInfo | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The record in the data dir if this process wrote it (another node sharing the data dir may have written it since). */
+export function ownRuntimeRecord(dataDir: string): RuntimeInfo | undefined {
+  const info = readRuntimeFile(dataDir);
+  return info?.pid === process.pid ? info : undefined;
 }

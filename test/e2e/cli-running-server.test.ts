@@ -202,3 +202,57 @@ describeWithPostgres('moved to PostgreSQL, an abandoned SQLite file in the data 
     expect(JSON.parse(noNodes.stdout).nodes).toEqual([]);
   });
 });
+
+describeWithPostgres('two nodes on one PostgreSQL database, a terminal with neither data dir', () => {
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+  afterAll(() => database.drop());
+
+  it('sends, shows the secret and checks rules with a node found in the registry, and names it', { timeout: 180_000 }, async () => {
+    const sink = await startWebhookSink();
+    const rulesDir = rulesDirWith({ 'local.yaml': `id: local\non: [transfer:succeeded]\nto:\n  url: ${sink.url}\n` });
+    const node = { HOOKRELAY_RULES_DIR: rulesDir, HOOKRELAY_DATABASE_URL: database.url, HOOKRELAY_SECRET: SERVER_SECRET, HOOKRELAY_ALLOW_NETWORKS: '127.0.0.1/32' };
+    const [dirA, dirB] = [makeTempDir(), makeTempDir()];
+    const a = await startServeProcess({ ...node, HOOKRELAY_DATA_DIR: dirA });
+    const b = await startServeProcess({ ...node, HOOKRELAY_DATA_DIR: dirB });
+    const nodeIds = [dirA, dirB].map((dir) => JSON.parse(readFileSync(join(dir, 'hookrelay.runtime.json'), 'utf8')).nodeId as string);
+    // Only the database: no runtime file, no secret, no allow-list, no admin token (the generated one is in the database).
+    const terminal = { HOOKRELAY_DATA_DIR: makeTempDir(), HOOKRELAY_RULES_DIR: rulesDir, HOOKRELAY_DATABASE_URL: database.url };
+    const askedNode = (stderr: string): string => {
+      const asked = /asking node (\S+) on \S+ \(pid \d+\) at (\S+), found in the node registry/.exec(stderr);
+      expect(asked, stderr).not.toBeNull();
+      expect(nodeIds).toContain(asked![1]);
+      expect([a.url, b.url]).toContain(asked![2]);
+      return asked![2]!;
+    };
+    try {
+      const sent = await hookrelay(['send-test'], terminal);
+      expect(sent.code, sent.stderr).toBe(0);
+      expect(sent.stdout).toMatch(/^HTTP 200/);
+      expect(sent.stderr).toContain(`POST ${askedNode(sent.stderr)}/webhooks/checkout`);
+      await sink.waitFor(1);
+
+      const shown = await hookrelay(['secrets', 'show'], terminal);
+      expect(shown.code, shown.stderr).toBe(0);
+      expect(shown.stdout).toBe(`${SERVER_SECRET}\n`);
+      expect(shown.stderr).toContain(`HOOKRELAY_SECRET in the environment of hookrelay serve, as the running server at ${askedNode(shown.stderr)}`);
+
+      const checked = await hookrelay(['rules', 'check'], terminal);
+      expect(checked.code, checked.stderr).toBe(0);
+      expect(checked.stdout).toMatch(/^1 rule\(s\) OK/);
+      expect(checked.stderr).toContain(`judged with the settings of the running server at ${askedNode(checked.stderr)}`);
+      expect(checked.stderr).toContain('delivery.allowNetworks [127.0.0.1/32], from HOOKRELAY_ALLOW_NETWORKS');
+    } finally {
+      for (const server of [a, b]) server.child.kill('SIGTERM');
+      await Promise.all([a.exited, b.exited]);
+      await sink.close();
+    }
+
+    // Both stopped cleanly: no live node is registered, so the same commands judge offline and say so.
+    const offline = await hookrelay(['rules', 'check'], terminal);
+    expect(offline.code).toBe(1);
+    expect(offline.stderr).toContain("judged offline with this terminal's settings");
+  });
+});

@@ -37,6 +37,8 @@ export interface AdminApiParts {
   readiness?: OperationsContext['readiness'];
   /** The pinned contracts in force: a release checks the held body against them. */
   contracts?: OperationsContext['contracts'];
+  /** This process's runtime record (`GET /node`). */
+  runtime?: OperationsContext['runtime'];
 }
 
 export interface StartedAdminApi {
@@ -68,6 +70,7 @@ export async function startAdminApi(parts: AdminApiParts): Promise<StartedAdminA
       ...(parts.readiness && { readiness: parts.readiness }),
       ...(parts.destinations && { destinations: parts.destinations }),
       ...(parts.contracts && { contracts: parts.contracts }),
+      ...(parts.runtime && { runtime: parts.runtime }),
     },
     jobs,
     streams,

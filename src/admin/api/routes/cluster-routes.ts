@@ -2,6 +2,7 @@ import { clusterView } from '../../../operations/cluster.js';
 import type { OperationsContext } from '../../../operations/context.js';
 import { ClusterSchema, ReadinessSchema } from '../../../operations/view-schemas.js';
 import { HookrelayError } from '../../../errors.js';
+import { RuntimeInfoSchema } from '../../../runtime/runtime-file.js';
 import { defineRoute, type AdminRoute } from '../route-table.js';
 
 export function clusterRoutes(ctx: OperationsContext): AdminRoute[] {
@@ -16,6 +17,21 @@ export function clusterRoutes(ctx: OperationsContext): AdminRoute[] {
       success: { status: 200, description: 'the live nodes, oldest first, and warnings', schema: ClusterSchema },
       async handle() {
         return { status: 200, body: await clusterView(ctx.store, ctx.node) };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/node',
+      operationId: 'getNode',
+      summary: "This node's runtime record: its URLs, pid, node id, version, store, allow-list, and where its admin token and source secrets come from (never a secret)",
+      description:
+        'The contents of the `hookrelay.runtime.json` that `hookrelay serve` wrote for this process. Commands read it from the data dir; for a node found only in the node registry (PostgreSQL, another machine or data dir) they ask this route instead, so they judge with that node\'s settings.',
+      success: { status: 200, description: 'the runtime record', schema: RuntimeInfoSchema },
+      errors: [{ status: 404, description: 'this process was not started by `hookrelay serve`, or another node has written the data dir\'s record since (`not_found`)' }],
+      async handle() {
+        const info = ctx.runtime?.();
+        if (!info) throw new HookrelayError('not_found', 'This node has no runtime record of its own (not started by hookrelay serve).');
+        return { status: 200, body: info };
       },
     }),
     defineRoute({
