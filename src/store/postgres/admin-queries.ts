@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { BulkDeliveryFilter } from '../bulk-store.js';
 import type { Job, JobProgress, JobState, NewJob } from '../job-store.js';
+import { rejoinOrder } from '../join-back.js';
 import type { DeliveryCounts } from '../outbox-store.js';
 import { toJob, type JobRow } from '../stored-rows.js';
 import type { ClockOffset } from './clock-offset.js';
@@ -21,6 +22,14 @@ const RULE_COUNTS = named('rule_counts', `
   FROM unnest($1::text[]) AS r(rule_id)`);
 // A page of events: one lookup in deliveries_event per event.
 const EVENT_COUNTS = named('event_counts', 'SELECT event_id, state, count(*) AS n FROM deliveries WHERE event_id = ANY($1::bigint[]) GROUP BY event_id, state');
+
+// Rows rejoining their keys take their places in the order of $1 (the rejoin order, join-back.ts).
+const RETRY_DEAD = named('retry_dead', `
+  UPDATE deliveries u SET state = 'pending', next_attempt_at = $2, lease_token = NULL, dead_reason = NULL, blocked_since = NULL, updated_at = $3,
+    order_seq = CASE WHEN u.order_key IS NULL THEN NULL ELSE r.seq END
+  FROM (SELECT given.id, nextval('delivery_order_seq') AS seq FROM (SELECT * FROM unnest($1::bigint[]) WITH ORDINALITY AS g(id, n) ORDER BY n) given) r
+  WHERE u.id = r.id
+  RETURNING u.id`);
 
 /** Jobs, per-rule counts and bulk retries of dead letters. */
 export class AdminQueries {
@@ -94,20 +103,17 @@ export class AdminQueries {
   }
 
   /** One statement: up to `limit` matching dead deliveries (ascending id) pending again and due at `now`. */
-  async retryDead(filter: BulkDeliveryFilter, limit: number, now: number): Promise<number[]> {
+  /** Picks the rows (locked, skipping rows another retry holds), then makes them pending in the rejoin order of join-back.ts. */
+  async retryDead(client: pg.PoolClient, filter: BulkDeliveryFilter, limit: number, now: number): Promise<number[]> {
     const params = new SqlParams();
     const where = this.deadWhere(filter, params);
-    const { rows } = await this.db.query<{ id: number }>(
-      // Retried rows of an ordered rule join the back of their key in rejoin order (join-back.ts: ascending id).
-      `UPDATE deliveries u SET state = 'pending', next_attempt_at = ${params.add(this.clock.toDatabase(now))}, lease_token = NULL, dead_reason = NULL,
-         blocked_since = NULL, updated_at = ${params.add(now)}, order_seq = CASE WHEN u.order_key IS NULL THEN NULL ELSE r.seq END
-       FROM (SELECT picked.id, nextval('delivery_order_seq') AS seq FROM (
-         SELECT d.id FROM deliveries d JOIN events e ON e.id = d.event_id WHERE ${where} ORDER BY d.id LIMIT ${params.add(limit)} FOR UPDATE OF d SKIP LOCKED
-       ) picked ORDER BY picked.id) r
-       WHERE u.id = r.id
-       RETURNING u.id`,
+    const picked = await client.query<{ id: number }>(
+      `SELECT d.id FROM deliveries d JOIN events e ON e.id = d.event_id WHERE ${where} ORDER BY d.id LIMIT ${params.add(limit)} FOR UPDATE OF d SKIP LOCKED`,
       params.values,
     );
+    if (picked.rows.length === 0) return [];
+    const ids = rejoinOrder(picked.rows).map((row) => row.id);
+    const { rows } = await client.query<{ id: number }>({ ...RETRY_DEAD, values: [ids, this.clock.toDatabase(now), now] });
     return rows.map((r) => r.id).sort((a, b) => a - b);
   }
 }

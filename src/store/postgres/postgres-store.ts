@@ -445,7 +445,7 @@ export class PostgresStore implements Store {
   }
 
   async retryDeadDeliveries(filter: BulkDeliveryFilter, limit: number): Promise<number[]> {
-    const ids = await this.write(() => this.admin.retryDead(filter, limit, this.clock.now()));
+    const ids = await this.transaction((client) => this.admin.retryDead(client, filter, limit, this.clock.now()));
     if (ids.length > 0) this.deliveriesDue();
     return ids;
   }
