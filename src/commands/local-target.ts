@@ -1,14 +1,12 @@
 import type { OperationsContext } from '../operations/context.js';
 import { eventWithDeliveries, listDeliveriesPage, listEventsPage, retryDelivery } from '../operations/browse.js';
-import { BulkReplayPlanner } from '../operations/bulk-replay-plan.js';
 import { editTargetOf, replayEdited } from '../operations/edited-replay.js';
 import { clusterView } from '../operations/cluster.js';
 import { exportEvents } from '../operations/export-events.js';
-import { newestEventId } from '../operations/jobs/batches.js';
+import { checkReplayRule, planReplay, planRetry } from '../operations/jobs/bulk-plans.js';
 import { runReplayJob, type BatchLoop, type BatchLoopResult } from '../operations/jobs/replay-job.js';
 import { runRetryJob } from '../operations/jobs/retry-job.js';
 import type { WaitSources } from '../operations/delivery-wait.js';
-import { retryableFilter, retrySkips } from '../operations/retry-skips.js';
 import { DEFAULT_ROUTE_MODE, ReplayRouter } from '../operations/replay-routing.js';
 import { resendEvent } from '../operations/resend-event.js';
 import { replayWithRouting } from '../operations/routed-replay.js';
@@ -30,7 +28,6 @@ import type { CheckDestination } from '../rules/explain.js';
 import type { RuleSet } from '../rules/types.js';
 import type { BulkDeliveryFilter } from '../store/bulk-store.js';
 import type { ImportedEvent, ImportResult } from '../store/event-archive.js';
-import type { EventSelection } from '../store/event-store.js';
 import type { Store } from '../store/store.js';
 import { describeStore, storeIdentityOf } from '../runtime/store-identity.js';
 import { openCommandStore } from './command-store.js';
@@ -162,17 +159,13 @@ export class LocalTarget implements AdminTarget {
   async replayEvents(query: EventQuery & { afterId?: number }, options: BulkReplayOptions, control: BulkControl): Promise<BulkResult> {
     const ruleSet = await this.plannedRules();
     const route = options.route ?? DEFAULT_ROUTE_MODE;
-    if (route === 'current' && options.ruleId !== undefined && !ruleSet.rules.some((r) => r.id === options.ruleId)) {
-      throw new HookrelayError('not_found', `No rule "${options.ruleId}" in the current rule set.`);
-    }
-    const planner = new BulkReplayPlanner(new ReplayRouter(this.store, this.env, () => ruleSet), route, options.ruleId ?? null, options.dryRun ?? false);
-    const { afterId, ...eventQuery } = query;
-    const selection: EventSelection = eventQuery;
-    const throughId = await newestEventId(this.store);
-    const total = await this.store.countEvents({ ...selection, afterId, throughId });
-    control.onProgress({ total, processed: 0, created: 0, failed: 0 });
+    const ruleId = options.ruleId ?? null;
+    checkReplayRule(ruleSet, route, ruleId);
+    const { afterId, ...selection } = query;
+    const plan = await planReplay(this.store, new ReplayRouter(this.store, this.env, () => ruleSet), { selection, ruleId, route, dryRun: options.dryRun ?? false, afterId });
+    control.onProgress({ total: plan.total, processed: 0, created: 0, failed: 0 });
     // The admin API's replay job, batch for batch: one transaction each, so Ctrl-C leaves whole batches.
-    return { ...bulkResult(await runReplayJob(this.batchLoop(control), { selection, throughId, planner, total, afterId })), summary: planner.summary() };
+    return { ...bulkResult(await runReplayJob(this.batchLoop(control), plan)), summary: plan.planner.summary() };
   }
 
   async replayEdited(id: number, request: EditedReplayOptions): Promise<EditedReplayResultView> {
@@ -220,10 +213,7 @@ export class LocalTarget implements AdminTarget {
   async retryDeliveries(query: RetryQuery & { afterId?: number }, control: BulkControl): Promise<BulkResult> {
     const { ruleId, eventId, afterId, deliveryState: _deliveryState, ...eventQuery } = query;
     const filter: BulkDeliveryFilter = { ...eventQuery, ruleId, eventId, afterId };
-    const rules = await this.rules();
-    const retryable = retryableFilter(filter, rules);
-    const total = await this.store.countDeadDeliveries(retryable);
-    const summary = { skipped: await retrySkips(this.store, filter, rules) };
+    const { retryable, total, summary } = await planRetry(this.store, filter, await this.rules());
     control.onProgress({ total, processed: 0, created: 0, failed: 0 });
     return bulkResult(await runRetryJob(this.batchLoop(control), retryable, total, summary));
   }

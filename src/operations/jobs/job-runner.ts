@@ -5,11 +5,10 @@ import type { RuleSet } from '../../rules/types.js';
 import type { BulkDeliveryFilter, BulkStore } from '../../store/bulk-store.js';
 import type { EventSelection, EventStore } from '../../store/event-store.js';
 import type { Job, JobStore } from '../../store/job-store.js';
-import { BulkReplayPlanner } from '../bulk-replay-plan.js';
 import { DEFAULT_ROUTE_MODE, ReplayRouter, type RouteMode } from '../replay-routing.js';
-import { countEventsThrough, newestEventId } from './batches.js';
+import { newestEventId } from './batches.js';
 import { runReplayJob, type BatchLoop, type BatchLoopResult } from './replay-job.js';
-import { retryableFilter, retrySkips } from '../retry-skips.js';
+import { checkReplayRule, planReplay, planRetry } from './bulk-plans.js';
 import { runRetryJob } from './retry-job.js';
 import type { RuleSetStore } from '../../store/rule-set-store.js';
 import type { OutboxStore } from '../../store/outbox-store.js';
@@ -66,15 +65,12 @@ export class JobRunner {
 
   async startReplay(filter: Record<string, unknown>, selection: EventSelection, ruleId: string | null, options: { route?: RouteMode; dryRun?: boolean } = {}): Promise<Job> {
     const route = options.route ?? DEFAULT_ROUTE_MODE;
-    if (route === 'current' && ruleId !== null && !this.options.rules().rules.some((rule) => rule.id === ruleId)) {
-      throw new HookrelayError('not_found', `No rule "${ruleId}" in the current rule set.`, { ruleId });
-    }
+    checkReplayRule(this.options.rules(), route, ruleId);
     return this.startJob(async () => {
-      const throughId = await newestEventId(this.options.store);
-      const total = await countEventsThrough(this.options.store, selection, throughId);
-      const job = await this.create('replay', filter, ruleId, total);
-      const planner = new BulkReplayPlanner(new ReplayRouter(this.options.store, this.options.env, this.options.rules), route, ruleId, options.dryRun ?? false);
-      this.launch(job, (loop) => runReplayJob(loop, { selection, throughId, planner, total }));
+      const router = new ReplayRouter(this.options.store, this.options.env, this.options.rules);
+      const plan = await planReplay(this.options.store, router, { selection, ruleId, route, dryRun: options.dryRun ?? false });
+      const job = await this.create('replay', filter, ruleId, plan.total);
+      this.launch(job, (loop) => runReplayJob(loop, plan));
       return job;
     });
   }
@@ -82,10 +78,7 @@ export class JobRunner {
   /** Dead deliveries whose rule is no longer in today's rule set are skipped, and counted in the job's summary. */
   async startRetry(filter: Record<string, unknown>, deadFilter: BulkDeliveryFilter): Promise<Job> {
     return this.startJob(async () => {
-      const rules = this.options.rules();
-      const retryable = retryableFilter(deadFilter, rules);
-      const total = await this.options.store.countDeadDeliveries(retryable);
-      const summary = { skipped: await retrySkips(this.options.store, deadFilter, rules) };
+      const { retryable, total, summary } = await planRetry(this.options.store, deadFilter, this.options.rules());
       const job = await this.create('retry', filter, deadFilter.ruleId ?? null, total);
       this.launch(job, (loop) => runRetryJob(loop, retryable, total, summary));
       return { ...job, summary };
