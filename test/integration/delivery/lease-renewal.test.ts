@@ -71,9 +71,11 @@ describe('lease renewal of a running attempt', () => {
     let claimedAt = 0;
     // The store refuses every renewal, as it does when another claim took the row.
     const refusing: Store = Object.assign(Object.create(store) as Store, {
-      claimDueDeliveries: async (options: { now: number; limit: number; leaseMs: number }) => {
+      claimDueDeliveries: async (options: { limit: number; leaseMs: number }) => {
+        // The lease starts at the store's now: its clock is the system clock.
+        const now = Date.now();
         const claimed = await store.claimDueDeliveries(options);
-        if (claimed.length > 0) claimedAt = options.now;
+        if (claimed.length > 0) claimedAt = now;
         return claimed;
       },
       renewLease: async () => false,
