@@ -2,6 +2,7 @@ import { afterEach, beforeEach } from 'vitest';
 import type { Clock } from '../../src/store/clock.js';
 import type { NewNode } from '../../src/store/cluster-store.js';
 import type { NewEvent } from '../../src/store/event-store.js';
+import type { NewEventRead, NewEvents, StreamPosition } from '../../src/store/new-event-store.js';
 import type { AttemptRecord, NewDelivery } from '../../src/store/outbox-store.js';
 import type { Store } from '../../src/store/store.js';
 
@@ -89,4 +90,17 @@ export async function waitUntilNotLive(factory: StoreFactory, clock: TestClock, 
     if (Date.now() > deadline) throw new Error(`node ${id} still live after 5 s`);
     await letPass(factory, clock, 10);
   }
+}
+
+/**
+ * One read of new events once none is held back: on PostgreSQL a write transaction open anywhere on the
+ * server (other databases' too) holds new events back for a moment, so a read can come back short.
+ */
+export async function readNewSettled<B extends boolean>(store: Store, from: StreamPosition, limit: number, withBodies: B): Promise<NewEvents<NewEventRead<B>>> {
+  let read = await store.readNewEvents({}, from, limit, withBodies);
+  for (const deadline = Date.now() + 20_000; read.events.length < limit && read.heldBack && Date.now() < deadline; ) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    read = await store.readNewEvents({}, from, limit, withBodies);
+  }
+  return read;
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { EventSearch } from '../../src/store/event-store.js';
 import type { StreamPosition } from '../../src/store/new-event-store.js';
 import type { Store } from '../../src/store/store.js';
-import { event, storeOpener, type StoreFactory } from './contract-helpers.js';
+import { event, readNewSettled, storeOpener, type StoreFactory } from './contract-helpers.js';
 
 export function newEventStoreContract(factory: StoreFactory): void {
   const open = storeOpener(factory);
@@ -58,8 +58,8 @@ export function newEventStoreContract(factory: StoreFactory): void {
       const saved = await store.saveEvent(event('bytes', { body, headers: { 'x-service-signature': 'abc' } }));
       await store.importEvents([{ ...event('imported-later'), lastReceivedAt: 1, receivedCount: 1 }], { importedAt: 9_000 });
       const start = await store.streamPosition({ afterEventId: saved.id - 1 });
-      const bare = (await store.readNewEvents({}, start, 10, false)).events;
-      const whole = (await store.readNewEvents({}, start, 10, true)).events;
+      const bare = (await readNewSettled(store, start, 10, false)).events;
+      const whole = (await readNewSettled(store, start, 10, true)).events;
       expect(bare.map((e) => Object.keys(e).filter((k) => k === 'body' || k === 'headers'))).toEqual([[], []]);
       expect(bare[0]).toMatchObject({ id: saved.id, transferId: 'bytes', bodyBytes: body.length, importedAt: null });
       expect(bare[1]).toMatchObject({ transferId: 'imported-later', importedAt: 9_000 });
