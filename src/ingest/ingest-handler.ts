@@ -106,11 +106,6 @@ export function createIngestHandler(deps: IngestDeps): IngestHandler {
       event.held = held;
     }
     const saved = await deps.store.saveEvent(event);
-    try {
-    } catch (err) {
-      // The event is committed: it is answered as stored; the worker finds its deliveries at its next poll.
-      deps.logger.error({ err }, 'waking the delivery loop failed');
-    }
     return { saved, event: envelope.event };
   }
 
