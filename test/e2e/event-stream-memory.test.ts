@@ -124,8 +124,10 @@ describe('the event stream of a hookrelay serve process', () => {
     // A server that kept every message for the stalled client would grow by about the bytes posted (its
     // messages carry each body as base64; the socket buffers take a few MB of them). A bounded one holds
     // admin.streams.bufferBytes (1 MiB) and one batch of 50 messages read from the store (~2.5 MB here),
-    // and grows by a few MB. A quarter of what was posted sits well above the second and well below the first.
-    const bound = posted * 0.25;
+    // and grows by a few MB; on Node.js 22 its heap grows by about 8 MB more once the client is cut off (12-14
+    // MB in all, measured on builds before and after the latest changes alike). 40 % of what was posted sits
+    // above that and well below the first.
+    const bound = posted * 0.4;
     const growth = (): string => `RssAnon grew by ${((peak - baseline) / 1e6).toFixed(1)} MB over ${(baseline / 1e6).toFixed(1)} MB while ${(posted / 1e6).toFixed(1)} MB were posted`;
     expect(peak - baseline, growth()).toBeLessThan(bound);
 
