@@ -119,7 +119,7 @@ export class EventStream {
         const { chunks, full, position, heldBack } = await reads.read(filter, this.position, includeBody);
         for (const chunk of chunks) {
           if (this.ended) return;
-          if (this.res.writableLength >= settings.bufferBytes && !(await this.drained())) {
+          if (this.waitingBytes() >= settings.bufferBytes && !(await this.drained())) {
             if (!this.ended) this.finish('cut_off', { code: 'stream_overflow', message: `The client did not keep up (more than ${settings.bufferBytes} bytes waiting for ${settings.stallTimeoutMs} ms); reconnect with Last-Event-ID to resume.` });
             return;
           }
@@ -154,22 +154,39 @@ export class EventStream {
     this.heldBackMs = Math.min(this.heldBackMs * 2, HELD_BACK_MAX_MS);
   }
 
-  /** Resolves true when the client has taken what was waiting, false when it did not in time (or left). */
+  /**
+   * Resolves true when the client has taken enough of what was waiting (below `bufferBytes`), false when it did
+   * not in time (or left). Checked on every drain of the response or its socket, and every 25 ms: some Node.js
+   * versions report no need to drain while the response's own buffer is full, so no 'drain' would come.
+   */
   private drained(): Promise<boolean> {
-    if (!this.res.writableNeedDrain) return Promise.resolve(true);
+    const { bufferBytes, stallTimeoutMs } = this.options.settings;
+    if (this.waitingBytes() < bufferBytes) return Promise.resolve(true);
+    const socket = this.res.socket;
     return new Promise((resolve) => {
       const done = (ok: boolean): void => {
         clearTimeout(timer);
-        this.res.off('drain', onDrain);
+        clearInterval(poll);
+        this.res.off('drain', check);
+        socket?.off('drain', check);
         this.res.off('close', onClose);
         resolve(ok);
       };
-      const onDrain = (): void => done(true);
+      const check = (): void => {
+        if (this.waitingBytes() < bufferBytes) done(true);
+      };
       const onClose = (): void => done(false);
-      const timer = setTimeout(() => done(false), this.options.settings.stallTimeoutMs);
-      this.res.on('drain', onDrain);
+      const timer = setTimeout(() => done(false), stallTimeoutMs);
+      const poll = setInterval(check, 25);
+      this.res.on('drain', check);
+      socket?.on('drain', check);
       this.res.on('close', onClose);
     });
+  }
+
+  /** Bytes written and not yet taken by the client: the response's buffer or, where writes go to it, the socket's. */
+  private waitingBytes(): number {
+    return Math.max(this.res.writableLength, this.res.socket?.writableLength ?? 0);
   }
 
   private write(data: string | Buffer): void {
