@@ -57,7 +57,7 @@ export class ArchiveQueries {
   insertAll(events: readonly ImportedEvent[], importedAt: number | null): ImportResult {
     const result: ImportResult = { imported: 0, duplicates: 0, seenBefore: 0 };
     for (const e of events) {
-      const { seen } = this.seenKeys.lookup({ ...e, editNumber: e.edit?.number ?? 0 });
+      const seen = this.seenKeys.lookup({ ...e, editNumber: e.edit?.number ?? 0 });
       if (seen) {
         if (seen.stored) result.duplicates += 1;
         else result.seenBefore += 1;

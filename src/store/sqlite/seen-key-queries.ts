@@ -55,10 +55,9 @@ export class SeenKeyQueries {
   }
 
   /** The first event's id of a key in the ledger, and whether that event is still stored. */
-  lookup(parts: KeyParts): { key: Buffer; seen: { eventId: number; stored: boolean } | null } {
-    const key = seenKey(parts.source, parts.event, parts.transferId, parts.editNumber);
-    const row = this.find.get(key);
-    return { key, seen: row ? { eventId: row.event_id, stored: this.eventExists.get(row.event_id) !== undefined } : null };
+  lookup(parts: KeyParts): { eventId: number; stored: boolean } | null {
+    const eventId = this.firstEventOf(parts);
+    return eventId === null ? null : { eventId, stored: this.eventExists.get(eventId) !== undefined };
   }
 
   /** A key is seen when the ledger holds it (its event removed) or an event stored with it is kept. */
