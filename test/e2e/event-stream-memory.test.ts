@@ -81,8 +81,10 @@ describe('the event stream of a hookrelay serve process', () => {
     const dataDir = makeTempDir();
     const configFile = join(dataDir, 'hookrelay.yaml');
     // One stream at most: a second one opens only once the server has ended the stalled one, which is how
-    // the test sees the cut-off from outside the process.
-    writeFileSync(configFile, `admin:\n  token: ${ADMIN_TOKEN}\n  streams:\n    max: 1\n    stallTimeoutMs: 5000\n`);
+    // the test sees the cut-off from outside the process. The schema learner is off: it lags behind ingest
+    // under load by design and catches up on the 40 MB of bodies within the measured window, which grows
+    // RssAnon by 10-40 MB on Node.js 22 and 24 for reasons of its own.
+    writeFileSync(configFile, `admin:\n  token: ${ADMIN_TOKEN}\n  streams:\n    max: 1\n    stallTimeoutMs: 5000\nschema:\n  enabled: false\n`);
     server = await startServeProcess({ HOOKRELAY_DATA_DIR: dataDir, HOOKRELAY_RULES_DIR: makeTempDir(), HOOKRELAY_SECRET: SECRET, HOOKRELAY_CONFIG: configFile });
     const { url } = server;
     const pid = server.child.pid!;
@@ -124,10 +126,8 @@ describe('the event stream of a hookrelay serve process', () => {
     // A server that kept every message for the stalled client would grow by about the bytes posted (its
     // messages carry each body as base64; the socket buffers take a few MB of them). A bounded one holds
     // admin.streams.bufferBytes (1 MiB) and one batch of 50 messages read from the store (~2.5 MB here),
-    // and grows by a few MB; on Node.js 22 its heap grows by about 8 MB more once the client is cut off (12-14
-    // MB in all, measured on builds before and after the latest changes alike). 40 % of what was posted sits
-    // above that and well below the first.
-    const bound = posted * 0.4;
+    // and grows by 1.5-5.5 MB on Node.js 20 to 24. A quarter of what was posted sits well between the two.
+    const bound = posted * 0.25;
     const growth = (): string => `RssAnon grew by ${((peak - baseline) / 1e6).toFixed(1)} MB over ${(baseline / 1e6).toFixed(1)} MB while ${(posted / 1e6).toFixed(1)} MB were posted`;
     expect(peak - baseline, growth()).toBeLessThan(bound);
 
