@@ -30,6 +30,7 @@ const MAX_EDIT_NUMBER_SKIPS = 10_000;
  */
 export class SeenKeyQueries {
   private readonly find;
+  private readonly any;
   private readonly insert;
   private readonly prune;
   private readonly eventExists;
@@ -38,6 +39,7 @@ export class SeenKeyQueries {
 
   constructor(private readonly db: BetterSqlite3.Database) {
     this.find = db.prepare<[Buffer], SeenKeyRow>('SELECT * FROM seen_keys WHERE key = ?');
+    this.any = db.prepare<[], { one: number }>('SELECT 1 AS one FROM seen_keys LIMIT 1');
     this.insert = db.prepare<[Buffer, number, number]>('INSERT INTO seen_keys (key, event_id, seen_at) VALUES (?, ?, ?) ON CONFLICT (key) DO NOTHING');
     this.prune = db.prepare<[number, number]>(`
       DELETE FROM seen_keys WHERE key IN (
@@ -71,6 +73,11 @@ export class SeenKeyQueries {
 
   has(keyText: string): boolean {
     return this.find.get(seenKeyBytes(keyText)) !== undefined;
+  }
+
+  /** Whether the ledger holds no key: until retention first removes an event, ingest need not hash and look up each key. */
+  isEmpty(): boolean {
+    return this.any.get() === undefined;
   }
 
   /** The first event's id of a key the ledger holds (ingest reads the ledger; retention writes it). */

@@ -191,8 +191,10 @@ export class SqliteStore implements Store {
     const saveBatch = this.db.transaction((events: NewEvent[]) => {
       // Ids handed out in order above every stored and removed event (never one given twice).
       let nextId = this.statements.nextEventId.get()!.id;
+      // Read once per batch, in its transaction: the ledger stays empty until retention first removes an event.
+      const ledgerEmpty = this.seenKeys.isEmpty();
       return events.map((e) => {
-        const result = this.insertEvent(e, nextId);
+        const result = this.insertEvent(e, nextId, ledgerEmpty);
         if (!result.duplicate) nextId = result.id + 1;
         return result;
       });
@@ -248,8 +250,8 @@ export class SqliteStore implements Store {
    * a stored one, for keys written before the ledger held only removed events' keys); else the row as `id`,
    * whose unique key finds a repeat of a stored event. A repeat only bumps the received counter.
    */
-  private insertEvent(e: NewEvent, id: number): SaveEventResult {
-    const seen = this.seenKeys.firstEventOf({ ...e, editNumber: 0 });
+  private insertEvent(e: NewEvent, id: number, ledgerEmpty: boolean): SaveEventResult {
+    const seen = ledgerEmpty ? null : this.seenKeys.firstEventOf({ ...e, editNumber: 0 });
     if (seen !== null) {
       const repeat = this.statements.countRepeat.get(e.receivedAt, keyText(e.transferId), e.source, keyText(e.event));
       // Its event is gone (retention): still a duplicate, never stored or forwarded again.
