@@ -1,6 +1,5 @@
 import type pg from 'pg';
-import { HookrelayError } from '../../errors.js';
-import { readMigrations, type Migration } from '../migration-files.js';
+import { readMigrations, refuseNewerSchema, type Migration } from '../migration-files.js';
 
 const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
 /** Advisory lock key of migrations ("hookrelay" in ASCII, truncated): every node waits on the same one. */
@@ -19,7 +18,6 @@ export function listMigrations(): Migration[] {
  * during a rolling upgrade, and only a schema this build knows nothing about stops it.
  */
 export async function migrate(client: pg.ClientBase, migrations: Migration[] = listMigrations()): Promise<number[]> {
-  const newest = migrations.at(-1)?.version ?? 0;
   const ran: number[] = [];
   await client.query('BEGIN');
   try {
@@ -28,14 +26,7 @@ export async function migrate(client: pg.ClientBase, migrations: Migration[] = l
       version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
     const { rows } = await client.query<{ version: number }>('SELECT version FROM schema_migrations');
     const applied = new Set(rows.map((r) => r.version));
-    const newer = Math.max(0, ...applied);
-    if (newer > newest) {
-      throw new HookrelayError(
-        'invalid_config',
-        `The database has schema version ${newer}, newer than this hookrelay knows (${newest}). Upgrade hookrelay or use another database.`,
-        { databaseVersion: newer, knownVersion: newest },
-      );
-    }
+    refuseNewerSchema(applied, migrations, 'another database');
     await client.query('COMMIT');
   } catch (err) {
     await client.query('ROLLBACK').catch(() => {});

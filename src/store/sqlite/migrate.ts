@@ -1,6 +1,5 @@
 import type { BetterSqlite3 } from '../../sqlite-driver.js';
-import { HookrelayError } from '../../errors.js';
-import { readMigrations, type Migration } from '../migration-files.js';
+import { readMigrations, refuseNewerSchema, type Migration } from '../migration-files.js';
 
 const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
 
@@ -21,14 +20,7 @@ export function migrate(db: BetterSqlite3.Database, migrations: Migration[] = li
   const applied = new Set(
     (db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => r.version),
   );
-  const newest = migrations.at(-1)?.version ?? 0;
-  const unknown = [...applied].filter((v) => v > newest);
-  if (unknown.length > 0) {
-    throw new HookrelayError(
-      'invalid_config',
-      `The database has schema version ${Math.max(...unknown)}, newer than this hookrelay knows (${newest}). Upgrade hookrelay or use another data dir.`,
-    );
-  }
+  refuseNewerSchema(applied, migrations, 'another data dir');
   const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
   const ran: number[] = [];
   // A migration that rebuilds a table drops the old one: with foreign keys on, that would delete the rows
