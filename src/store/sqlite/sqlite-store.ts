@@ -170,7 +170,7 @@ export class SqliteStore implements Store {
     this.statements = {
       // A first delivery is a plain insert (run() reports the rowid; RETURNING would cost more per event);
       // only a repeat, which the insert skips, takes the second statement.
-      // The id is given: the ledger records it before the row exists (see insertEvent).
+      // The id is given, above every removed event's (event_id_floor): SQLite alone would reuse a removed newest id.
       insertEvent: this.db.prepare(`
         INSERT INTO events (id, source, event, transfer_id, checkout_id, email, wallet_address, total_price_usd, validation,
                             received_at, last_received_at, headers, body, rule_set_hash)
