@@ -101,6 +101,8 @@ export function isBusyError(err: unknown): boolean {
 
 export const DATABASE_FILE = 'hookrelay.db';
 const DEFAULT_BUSY_TIMEOUT_MS = 200;
+/** Pause between tries of a write that found the lock taken: commits elsewhere hold it a few milliseconds at most. */
+const LOCK_RETRY_PAUSE_MS = 2;
 const DEFAULT_CHECKPOINT_INTERVAL_MS = 250;
 
 /** SQLite result codes that mean the store as a whole cannot write right now, whatever the data. */
@@ -143,6 +145,8 @@ export class SqliteStore implements Store {
   private readonly checkpointer: BackgroundCheckpointer | null;
   private readonly loopLoad: EventLoopLoad | null;
   private closed = false;
+  /** How long a write outside the group commits may wait for the write lock (tried again, never blocking). */
+  private readonly busyTimeoutMs: number;
   private readonly due = new CommitListeners();
   private readonly stored = new CommitListeners();
 
@@ -205,16 +209,8 @@ export class SqliteStore implements Store {
     // once, and the batch tries again a few milliseconds later, for up to busyRetryMs, before answering 503.
     // 2 ms: a RESTART holds the lock only a few milliseconds, as the checkpoint thread syncs the database file before it.
     const busyRetry = { isBusy: isBusyError, forMs: options.busyRetryMs ?? 2_000, pauseMs: 2 };
-    const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
-    // db.pragma(), not a statement prepared once: SQLite applies busy_timeout when the PRAGMA is compiled.
-    const withoutLockWait = <T>(commit: () => T): T => {
-      this.db.pragma('busy_timeout = 0');
-      try {
-        return commit();
-      } finally {
-        this.db.pragma(`busy_timeout = ${busyTimeoutMs}`);
-      }
-    };
+    this.busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
+    const withoutLockWait = <T>(commit: () => T): T => this.withoutLockWait(commit);
     const commitIntervalMs = options.commitIntervalMs ?? 0;
     this.loopLoad = walFsync && commitIntervalMs > 0 && !options.paceCommitsWhen ? new EventLoopLoad() : null;
     const loopLoad = this.loopLoad;
@@ -235,13 +231,33 @@ export class SqliteStore implements Store {
     this.attemptGroup = new SqliteGroupCommit((records) => withoutLockWait(() => attemptBatch.immediate(records)), { failsEveryItem: isStoreWideError, busyRetry });
   }
 
-  /** Synchronous writes outside a group commit still report store faults as store_unavailable. */
-  private write<T>(fn: () => T): T {
-    if (this.closed) throw new HookrelayError('store_unavailable', 'The event store is closed.');
+  /** Runs `commit` failing at once on a lock held elsewhere: SQLite's busy handler would sleep with the event loop blocked. */
+  private withoutLockWait<T>(commit: () => T): T {
+    // db.pragma(), not a statement prepared once: SQLite applies busy_timeout when the PRAGMA is compiled.
+    this.db.pragma('busy_timeout = 0');
     try {
-      return fn();
-    } catch (err) {
-      throw asStoreError(err);
+      return commit();
+    } finally {
+      this.db.pragma(`busy_timeout = ${this.busyTimeoutMs}`);
+    }
+  }
+
+  /**
+   * A write outside the group commits (leases, heartbeats, the schema learner's save, claims, admin actions):
+   * one statement or one transaction, so a try that finds the write lock taken changed nothing and is tried
+   * again after a short pause, for up to the busy timeout, without blocking the event loop (the delivery
+   * thread and the checkpoint thread take the lock many times a second). Store faults are store_unavailable.
+   */
+  private async write<T>(fn: () => T): Promise<T> {
+    const deadline = performance.now() + this.busyTimeoutMs;
+    for (;;) {
+      if (this.closed) throw new HookrelayError('store_unavailable', 'The event store is closed.');
+      try {
+        return this.withoutLockWait(fn);
+      } catch (err) {
+        if (!isBusyError(err) || performance.now() >= deadline) throw asStoreError(err);
+      }
+      await new Promise((resolve) => setTimeout(resolve, LOCK_RETRY_PAUSE_MS));
     }
   }
 
@@ -339,7 +355,7 @@ export class SqliteStore implements Store {
   }
 
   async releaseDelivery(deliveryId: number, leaseToken: string, nextAttemptAt: number): Promise<void> {
-    this.write(() => this.outbox.releaseClaim(deliveryId, leaseToken, nextAttemptAt));
+    await this.write(() => this.outbox.releaseClaim(deliveryId, leaseToken, nextAttemptAt));
   }
 
   async nextDueAt(): Promise<number | null> {
@@ -368,13 +384,13 @@ export class SqliteStore implements Store {
   }
 
   async createDeliveries(eventId: number, deliveries: NewDelivery[], origin: DeliveryOrigin): Promise<number[]> {
-    const ids = this.write(() => this.db.transaction(() => this.outbox.insertDeliveries(eventId, deliveries, origin, this.clock.now())).immediate());
+    const ids = await this.write(() => this.db.transaction(() => this.outbox.insertDeliveries(eventId, deliveries, origin, this.clock.now())).immediate());
     if (leavesDeliveriesPending(deliveries)) this.due.notify();
     return ids;
   }
 
   async releaseEvent(eventId: number, release: QuarantineRelease, routed: { ruleSetHash: string; deliveries: NewDelivery[] }): Promise<ReleaseOutcome> {
-    const outcome = this.write(() => this.db.transaction(() => this.quarantined.releaseEvent(eventId, release, routed)).immediate());
+    const outcome = await this.write(() => this.db.transaction(() => this.quarantined.releaseEvent(eventId, release, routed)).immediate());
     if (outcome.released && leavesDeliveriesPending(routed.deliveries)) this.due.notify();
     return outcome;
   }
@@ -384,7 +400,7 @@ export class SqliteStore implements Store {
   }
 
   async retryDelivery(id: number): Promise<boolean> {
-    const retried = this.write(() => this.db.transaction(() => this.outbox.retryNow(id, this.clock.now())).immediate());
+    const retried = await this.write(() => this.db.transaction(() => this.outbox.retryNow(id, this.clock.now())).immediate());
     if (retried) this.due.notify();
     return retried;
   }
@@ -401,7 +417,7 @@ export class SqliteStore implements Store {
   }
 
   async saveRuleSet(ruleSet: KeptRuleSet): Promise<void> {
-    this.write(() => this.ruleSetsAndCopies.saveRuleSet(ruleSet));
+    await this.write(() => this.ruleSetsAndCopies.saveRuleSet(ruleSet));
   }
 
   async getRuleSet(hash: string): Promise<KeptRuleSet | null> {
@@ -409,7 +425,7 @@ export class SqliteStore implements Store {
   }
 
   async saveEditedCopy(copy: NewEditedCopy): Promise<number> {
-    const id = this.write(() =>
+    const id = await this.write(() =>
       this.db.transaction(() => {
         const copyId = this.ruleSetsAndCopies.insertEditedCopy(copy);
         if (copy.deliveries?.length) this.outbox.insertDeliveries(copyId, copy.deliveries, 'replay', copy.editedAt);
@@ -528,14 +544,14 @@ export class SqliteStore implements Store {
 
   async importEvents(events: ImportedEvent[], options: ImportOptions = {}): Promise<ImportResult> {
     const importedAt = options.importedAt === undefined ? this.clock.now() : options.importedAt;
-    const result = this.write(() => this.db.transaction(() => this.archive.insertAll(events, importedAt)).immediate());
+    const result = await this.write(() => this.db.transaction(() => this.archive.insertAll(events, importedAt)).immediate());
     if (result.imported > 0) this.stored.notify();
     return result;
   }
 
   async createDeliveriesForEvents(batch: { eventId: number; deliveries: NewDelivery[] }[], origin: DeliveryOrigin): Promise<number> {
     const now = this.clock.now();
-    const created = this.write(() =>
+    const created = await this.write(() =>
       this.db.transaction(() => batch.reduce((sum, item) => sum + this.outbox.insertDeliveries(item.eventId, item.deliveries, origin, now).length, 0)).immediate(),
     );
     if (batch.some((item) => leavesDeliveriesPending(item.deliveries))) this.due.notify();
@@ -551,7 +567,7 @@ export class SqliteStore implements Store {
   }
 
   async retryDeadDeliveries(filter: BulkDeliveryFilter, limit: number): Promise<number[]> {
-    const ids = this.write(() => this.db.transaction(() => {
+    const ids = await this.write(() => this.db.transaction(() => {
       const retried = this.bulk.retryDead(filter, limit, this.clock.now());
       this.outbox.joinBackOfKeys(retried);
       return retried;
@@ -593,7 +609,7 @@ export class SqliteStore implements Store {
   }
 
   async updateJobProgress(id: number, progress: JobProgress): Promise<void> {
-    this.write(() => this.jobs.updateProgress(id, progress));
+    await this.write(() => this.jobs.updateProgress(id, progress));
   }
 
   async finishJob(id: number, state: Exclude<JobState, 'running'>, error: string | null): Promise<boolean> {
@@ -612,7 +628,7 @@ export class SqliteStore implements Store {
   }
 
   async registerNode(node: NewNode): Promise<void> {
-    this.write(() => this.nodes.registerNode(node, this.clock.now()));
+    await this.write(() => this.nodes.registerNode(node, this.clock.now()));
   }
 
   async heartbeatNode(id: string, ruleSetHash: string | null): Promise<boolean> {
@@ -620,7 +636,7 @@ export class SqliteStore implements Store {
   }
 
   async deregisterNode(id: string): Promise<void> {
-    this.write(() => this.nodes.deregisterNode(id, this.clock.now()));
+    await this.write(() => this.nodes.deregisterNode(id, this.clock.now()));
   }
 
   async listLiveNodes(): Promise<ClusterNode[]> {
@@ -636,7 +652,7 @@ export class SqliteStore implements Store {
   }
 
   async releaseLease(name: string, holder: string): Promise<void> {
-    this.write(() => this.nodes.releaseLease(name, holder));
+    await this.write(() => this.nodes.releaseLease(name, holder));
   }
 
   // Copying a whole store (hookrelay store copy); the SQL lives in copy-queries.ts. SQLite hands out ids
@@ -656,7 +672,7 @@ export class SqliteStore implements Store {
   }
 
   async writeCopyRows<T extends CopyTable>(table: T, rows: CopyRows[T][]): Promise<number> {
-    const added = this.write(() => this.db.transaction(() => this.copy.write(table, rows)).immediate());
+    const added = await this.write(() => this.db.transaction(() => this.copy.write(table, rows)).immediate());
     if (added > 0 && table === 'events') this.stored.notify();
     return added;
   }
@@ -677,7 +693,7 @@ export class SqliteStore implements Store {
   }
 
   async closeOutage(destination: string, spacing: RedriveSpacing): Promise<{ outage: Outage; redriven: number[] } | null> {
-    const closed = this.write(() => this.db.transaction(() => {
+    const closed = await this.write(() => this.db.transaction(() => {
       const result = this.outages.close(destination, this.clock.now(), spacing);
       // An ordered rule's redriven rows join the back of their keys, as retries do.
       if (result) this.outbox.joinBackOfKeys(result.redriven);
@@ -688,7 +704,7 @@ export class SqliteStore implements Store {
   }
 
   async probeOutage(outageId: number, options: { minIntervalMs: number; ruleIds: readonly string[] }): Promise<number | null> {
-    const id = this.write(() => this.db.transaction(() => {
+    const id = await this.write(() => this.db.transaction(() => {
       const probed = this.outages.probe(outageId, this.clock.now(), options.minIntervalMs, options.ruleIds);
       if (probed !== null) this.outbox.joinBackOfKeys([probed]);
       return probed;
@@ -713,7 +729,7 @@ export class SqliteStore implements Store {
   }
 
   async saveConsoleSession(session: ConsoleSession, keep: number): Promise<void> {
-    this.write(() => this.db.transaction(() => this.shared.saveSession(session, keep, this.clock.now())).immediate());
+    await this.write(() => this.db.transaction(() => this.shared.saveSession(session, keep, this.clock.now())).immediate());
   }
 
   async getConsoleSession(idHash: string): Promise<ConsoleSession | null> {
@@ -721,6 +737,6 @@ export class SqliteStore implements Store {
   }
 
   async deleteConsoleSession(idHash: string): Promise<void> {
-    this.write(() => this.shared.deleteSession(idHash));
+    await this.write(() => this.shared.deleteSession(idHash));
   }
 }

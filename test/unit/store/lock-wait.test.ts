@@ -67,6 +67,36 @@ describe('a write lock held by another connection', () => {
     }
   });
 
+  it('does not block the event loop while a write outside the group commits (a lease) waits for it', async () => {
+    // SQLite's own busy handler would sleep through the whole wait with the loop blocked.
+    const { store, locker } = storeWithLockHeld({ busyTimeoutMs: 2_000 });
+    try {
+      setTimeout(() => locker.exec('ROLLBACK'), 1_000);
+      const acquiring = store.acquireLease('schema', 'node-a', 60_000);
+      const lag = await longestTimerLag(acquiring);
+      expect(await acquiring).toBe(true);
+      expect(lag).toBeLessThan(500);
+      expect(await store.acquireLease('schema', 'node-b', 60_000)).toBe(false);
+    } finally {
+      locker.close();
+      await store.close();
+    }
+  });
+
+  it('fails such a write with store_unavailable once the lock outlasts the busy timeout, changing nothing', async () => {
+    const { store, locker } = storeWithLockHeld({ busyTimeoutMs: 300 });
+    try {
+      const started = performance.now();
+      await expect(store.acquireLease('schema', 'node-a', 60_000)).rejects.toMatchObject({ code: 'store_unavailable', details: { sqlite: expect.stringMatching(/^SQLITE_BUSY/) } });
+      expect(performance.now() - started).toBeGreaterThanOrEqual(300);
+      locker.exec('ROLLBACK');
+      expect(await store.acquireLease('schema', 'node-b', 60_000)).toBe(true);
+    } finally {
+      locker.close();
+      await store.close();
+    }
+  });
+
   it('gives the connection its usual busy timeout back after a group commit, for the writes that may wait', async () => {
     const store = new SqliteStore({ dataDir: makeTempDir(), durability: 'full', busyTimeoutMs: 321 });
     try {
