@@ -268,6 +268,11 @@ export const ConfigSchema = z
         batchSize: z.coerce.number().int().positive().max(5_000).default(50),
         /** Events learned per pass at most; a backlog is worked off pass after pass. */
         maxEventsPerPass: z.coerce.number().int().positive().default(5_000),
+        /**
+         * Time one pass spends learning at most (parsing and walking bodies) before its pause: a backlog is
+         * learned in short slices, so acknowledgements during a peak never meet one long stretch of it.
+         */
+        maxPassMs: z.coerce.number().positive().max(60_000).default(5),
         /** Field paths kept per (source, event name); sightings of later new paths are counted as truncated. */
         maxFields: z.coerce.number().int().positive().max(10_000).default(500),
         /** Nesting walked below the body's root; deeper values are summarised by their type at the cap. */

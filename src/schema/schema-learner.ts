@@ -23,6 +23,8 @@ export interface LearnerSettings extends LearnSettings {
   batchSize: number;
   /** Events learned per pass at most: a backlog (a backfill) is worked off over several passes. */
   maxEventsPerPass: number;
+  /** Time a pass spends learning at most before it pauses (config `schema.maxPassMs`). */
+  maxPassMs: number;
   /** The largest share of the event loop learning takes while it catches up (config `schema.maxBusyShare`). */
   maxBusyShare: number;
   /** The same while the event loop is busy with other work, webhooks above all (config `schema.maxBusyShareUnderLoad`). */
@@ -154,7 +156,9 @@ export class SchemaLearner {
         read += batch.events.length;
         learning.position = batch.position;
         if (batch.events.length < settings.batchSize) break;
-        report.behind = read >= settings.maxEventsPerPass;
+        // Short passes: webhooks meet learning in slices of maxPassMs, each followed by its pause.
+        report.behind = read >= settings.maxEventsPerPass || this.busyMs >= settings.maxPassMs;
+        if (report.behind) break;
         // Webhooks waiting on this event loop are answered between two batches.
         await new Promise((resolve) => setImmediate(resolve));
       }
