@@ -137,7 +137,7 @@ export class SchemaLearner {
     this.busyMs = 0;
     try {
       let read = 0;
-      while (read < settings.maxEventsPerPass && !this.stopping) {
+      while (!this.stopping) {
         const batch = await store.readNewEvents({}, learning.position, Math.min(settings.batchSize, settings.maxEventsPerPass - read), true);
         const startedAt = performance.now();
         for (const event of batch.events) {

@@ -101,7 +101,10 @@ export function isBusyError(err: unknown): boolean {
 
 export const DATABASE_FILE = 'hookrelay.db';
 const DEFAULT_BUSY_TIMEOUT_MS = 200;
-/** Pause between tries of a write that found the lock taken: commits elsewhere hold it a few milliseconds at most. */
+/**
+ * Pause between tries of a commit or write that found the lock taken: other commits, and the checkpoint thread's
+ * RESTART (it syncs the database file before it), hold it a few milliseconds at most.
+ */
 const LOCK_RETRY_PAUSE_MS = 2;
 const DEFAULT_CHECKPOINT_INTERVAL_MS = 250;
 
@@ -207,14 +210,12 @@ export class SqliteStore implements Store {
     // The checkpoint thread's WAL restart holds the write lock for a moment under sustained load (longer
     // when the disk is slow). A group commit does not wait for it with the event loop blocked: it fails at
     // once, and the batch tries again a few milliseconds later, for up to busyRetryMs, before answering 503.
-    // 2 ms: a RESTART holds the lock only a few milliseconds, as the checkpoint thread syncs the database file before it.
-    const busyRetry = { isBusy: isBusyError, forMs: options.busyRetryMs ?? 2_000, pauseMs: 2 };
+    const busyRetry = { isBusy: isBusyError, forMs: options.busyRetryMs ?? 2_000, pauseMs: LOCK_RETRY_PAUSE_MS };
     this.busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
-    const withoutLockWait = <T>(commit: () => T): T => this.withoutLockWait(commit);
     const commitIntervalMs = options.commitIntervalMs ?? 0;
     this.loopLoad = walFsync && commitIntervalMs > 0 && !options.paceCommitsWhen ? new EventLoopLoad() : null;
     const loopLoad = this.loopLoad;
-    this.saveGroup = new SqliteGroupCommit((events) => withoutLockWait(() => saveBatch.immediate(events)), {
+    this.saveGroup = new SqliteGroupCommit((events) => this.withoutLockWait(() => saveBatch.immediate(events)), {
       ...(walFsync && { makeDurable: () => walFsync.sync() }),
       failsEveryItem: isStoreWideError,
       busyRetry,
@@ -228,7 +229,7 @@ export class SqliteStore implements Store {
       results: records.length > 0 ? this.outbox.recordAttempts(records, this.clock.now()) : [],
       value: this.outbox.claim(now, limit, leaseMs),
     }));
-    this.attemptGroup = new SqliteGroupCommit((records) => withoutLockWait(() => attemptBatch.immediate(records)), { failsEveryItem: isStoreWideError, busyRetry });
+    this.attemptGroup = new SqliteGroupCommit((records) => this.withoutLockWait(() => attemptBatch.immediate(records)), { failsEveryItem: isStoreWideError, busyRetry });
   }
 
   /** Runs `commit` failing at once on a lock held elsewhere: SQLite's busy handler would sleep with the event loop blocked. */
