@@ -251,6 +251,11 @@ export const ConfigSchema = z
          * sender's replay (or a re-import) within it is still a duplicate. A key whose event is stored stays.
          */
         seenKeysDays: z.coerce.number().positive().default(90),
+        /**
+         * PostgreSQL: days of history per partition of events, deliveries and attempts. Retention drops a
+         * partition once all of it is older than maxAgeDays, so the oldest events are kept up to this much longer.
+         */
+        partitionDays: z.coerce.number().int().positive().max(366).default(7),
         /** How often a pruning pass runs (the first one runs shortly after start). */
         intervalMs: z.coerce.number().int().positive().default(60 * 60_000),
         /** Events deleted per transaction: small, so ingest never waits long for the write lock. */

@@ -13,7 +13,10 @@ export const DAY_MS = 24 * 60 * 60 * 1000;
 export const RULE_SET_HASH = 'benchhistory';
 const CHECKOUTS = 1000;
 const BUYERS = 200_000;
-const TABLES = ['events', 'deliveries', 'delivery_attempts'];
+/** Where settled deliveries go: delivery_history where pending ones are kept apart, else deliveries. */
+async function deliveriesTable(client) {
+  return (await client.query("SELECT to_regclass('delivery_history') IS NOT NULL AS split")).rows[0].split ? 'delivery_history' : 'deliveries';
+}
 
 /** The spec's body, as the checkout service sends it (about 640 bytes); %s: id, checkout, wallet, e-mail, three times, token. */
 const BODY = '{"event":"transfer:succeeded","result":{"id":"%s","checkoutId":"%s","walletAddress":"%s","walletType":"EMBEDDED","email":"%s","quantity":2,"paymentMethod":"BUY_WITH_CARD","networkFeeUsd":0.02,"totalPriceUsd":49.02,"createdAt":"%s","paymentCompletedAt":"%s","transferCompletedAt":"%s","claimedTokens":{"tokenIds":["%s","%s"],"transactionHashes":{"0x%s":["%s","%s"]}}}}';
@@ -186,7 +189,8 @@ function partitionName(table, model, modelFrom, ms) {
 
 /** Creates the range partitions missing between `fromMs` and `toMs`, as wide as the existing ones. */
 async function coverSpan(client, { table, key, keyType }, fromMs, toMs, notes) {
-  const bounds = await partitionBounds(client, table, keyType);
+  // A partition open at either end (e.g. one holding what was stored before the partitions) sizes nothing.
+  const bounds = (await partitionBounds(client, table, keyType)).filter((b) => Number.isFinite(b.from) && Number.isFinite(b.to));
   if (bounds.length === 0) throw new Error(`${table} is partitioned but has no range partition to size new ones by`);
   const model = bounds.find((b) => Number.isFinite(b.from) && Number.isFinite(b.to));
   if (!model) return;
@@ -226,8 +230,10 @@ export async function seedHistory(url, { events, days, endMs, extraSql, onProgre
     await client.query(`SET maintenance_work_mem = '512MB'`);
     const startMs = endMs - days * DAY_MS;
     const ev = await plan(client, 'events', EVENT_COLUMNS, { timeMs: 'x.at', notes });
-    const dl = await plan(client, 'deliveries', DELIVERY_COLUMNS, { timeMs: 'ev.received_at', parent: 'events', parentAlias: 'ev', notes });
-    const at = await plan(client, 'delivery_attempts', ATTEMPT_COLUMNS, { timeMs: 'dl.created_at + 25', parent: 'deliveries', parentAlias: 'dl', notes });
+    const deliveries = await deliveriesTable(client);
+    const TABLES = ['events', deliveries, 'delivery_attempts'];
+    const dl = await plan(client, deliveries, DELIVERY_COLUMNS, { timeMs: 'ev.received_at', parent: 'events', parentAlias: 'ev', notes });
+    const at = await plan(client, 'delivery_attempts', ATTEMPT_COLUMNS, { timeMs: 'dl.created_at', parent: deliveries, parentAlias: 'dl', notes });
     for (const p of [ev, dl, at]) if (p.key) await coverSpan(client, p, startMs - DAY_MS, endMs + DAY_MS, notes);
 
     const indexes = new Map();
@@ -248,7 +254,7 @@ export async function seedHistory(url, { events, days, endMs, extraSql, onProgre
         CROSS JOIN LATERAL (SELECT $3::bigint + (g.i * $4::double precision)::bigint AS at, (g.i * 7919) % ${BUYERS} AS b) x
         RETURNING ${evReturning.join(', ')}),
       dl AS (
-        INSERT INTO deliveries (${dl.names.join(', ')})
+        INSERT INTO ${deliveries} (${dl.names.join(', ')})
         SELECT ${dl.exprs.join(', ')} FROM ev WHERE ev.validation = 'valid'
         RETURNING ${dlReturning.join(', ')})
       INSERT INTO delivery_attempts (${at.names.join(', ')})

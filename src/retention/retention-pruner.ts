@@ -127,8 +127,23 @@ export class RetentionPruner {
       // Keys of events stored before the ledger existed go in first (a no-op once they are all in).
       const backfilled = await this.repeat(async () => (await store.backfillSeenKeys(settings.batchSize)) > 0);
       const cutoff = started - settings.maxAgeDays * DAY_MS;
-      const ageDone = backfilled && await this.repeat(async () => {
-        const deleted = await store.pruneEventsOlderThan(cutoff, settings.batchSize);
+      // A history partitioned by time (PostgreSQL) loses whole partitions first; the batches below then
+      // find only what is left (rows from before the partitions, and less than a partition over maxEvents).
+      let partitioned = backfilled && !this.stopping;
+      if (partitioned && store.maintainPartitions) {
+        // Renewed between the partition steps too: a detach may wait for long reads, and the lease must not lapse meanwhile.
+        const partitions = await store.maintainPartitions({ now: started, storedBefore: cutoff, maxEvents: settings.maxEvents, renew: () => this.holdLease() });
+        report.byAge += partitions.byAge;
+        report.byCount += partitions.byCount;
+        if (partitions.dropped + partitions.created + partitions.moved > 0) {
+          logger.info({ partitionsCreated: partitions.created, partitionsDropped: partitions.dropped, movedPending: partitions.moved }, 'retention: partitions');
+        }
+        partitioned = !partitions.interrupted && (await this.holdLease());
+      }
+      const ageDone = partitioned && await this.repeat(async () => {
+        // Partitioned: rows are not deleted one by one ahead of their partition's drop (that would write the
+        // WAL and bloat the drop saves); only those outside a partition's range are.
+        const deleted = await store.pruneEventsOlderThan(cutoff, settings.batchSize, { leaveToPartitions: store.maintainPartitions !== undefined });
         report.byAge += deleted;
         return deleted > 0;
       });

@@ -16,7 +16,7 @@ export async function openStore(config: Readonly<Config>, logger: Logger, option
   // Loaded only here: a SQLite receiver never pays for the PostgreSQL client.
   const [{ PostgresStore }, { redactUrl }] = await Promise.all([import('./postgres/postgres-store.js'), import('./postgres/connection.js')]);
   const commitIntervalMs = config.commitIntervalMs ?? POSTGRES_COMMIT_INTERVAL_MS;
-  const store = await PostgresStore.open({ url, ...(password !== undefined && { password }), ...settings, commitIntervalMs });
+  const store = await PostgresStore.open({ url, ...(password !== undefined && { password }), ...settings, commitIntervalMs, partitionDays: config.retention.partitionDays });
   if (!options.attached) logger.info({ database: redactUrl(url), poolSize: settings.poolSize, notifications: settings.notifications }, 'store: PostgreSQL');
   return store;
 }

@@ -3,6 +3,7 @@ import type { CopiedDelivery, CopiedRedrive } from './copyable-store.js';
 import type { Job, JobState } from './job-store.js';
 import type { DeliveryRedrive, Outage } from './outage-store.js';
 import type { BlockedKey, Delivery, DeliveryOrigin, StoredAttempt } from './outbox-store.js';
+import type { KeptRuleSet } from './rule-set-store.js';
 
 // Rows of the tables both backends share, as their drivers return them, and what the Store hands out.
 
@@ -224,4 +225,16 @@ export function toBlockedKey(row: BlockedHeadRow): BlockedKey {
     },
     waiting: row.waiting,
   };
+}
+
+/** A row of rule_sets, as PostgreSQL answers it. */
+export interface RuleSetRow {
+  hash: string;
+  kind: KeptRuleSet['kind'];
+  rules: string;
+  first_loaded_at: number;
+}
+
+export function toKeptRuleSet(row: RuleSetRow): KeptRuleSet {
+  return { hash: row.hash, kind: row.kind, rules: JSON.parse(row.rules) as unknown[], firstLoadedAt: row.first_loaded_at };
 }

@@ -7,6 +7,7 @@ import { toJob, type JobRow } from '../stored-rows.js';
 import type { ClockOffset } from './clock-offset.js';
 import { eventSelectionSql } from './event-filter-sql.js';
 import { named, SqlParams } from './sql-params.js';
+import { HISTORY, moveDeliveries } from './delivery-tables.js';
 
 const CREATE_JOB = named('create_job', "INSERT INTO admin_jobs (kind, state, filter, rule_id, total, started_at, node_id) VALUES ($1, 'running', $2, $3, $4, $5, $6) RETURNING *");
 // A progress report without a summary keeps the one recorded before.
@@ -25,11 +26,16 @@ const EVENT_COUNTS = named('event_counts', 'SELECT event_id, state, count(*) AS 
 
 // Rows rejoining their keys take their places in the order of $1 (the rejoin order, join-back.ts).
 const RETRY_DEAD = named('retry_dead', `
-  UPDATE deliveries u SET state = 'pending', next_attempt_at = $2, lease_token = NULL, dead_reason = NULL, blocked_since = NULL, updated_at = $3,
-    order_seq = CASE WHEN u.order_key IS NULL THEN NULL ELSE r.seq END
-  FROM (SELECT given.id, nextval('delivery_order_seq') AS seq FROM (SELECT * FROM unnest($1::bigint[]) WITH ORDINALITY AS g(id, n) ORDER BY n) given) r
-  WHERE u.id = r.id
-  RETURNING u.id`);
+  WITH r AS (
+    SELECT given.id, nextval('delivery_order_seq') AS seq FROM (SELECT * FROM unnest($1::bigint[]) WITH ORDINALITY AS g(id, n) ORDER BY n) given
+  ), ${moveDeliveries({
+    name: 'retried', from: HISTORY, using: 'r', where: 'd.id = r.id',
+    set: {
+      state: "'pending'", next_attempt_at: '$2::bigint', lease_token: 'NULL::text', dead_reason: 'NULL::text', blocked_since: 'NULL::bigint',
+      updated_at: '$3::bigint', order_seq: 'CASE WHEN d.order_key IS NULL THEN NULL::bigint ELSE r.seq END',
+    },
+  })}
+  SELECT id FROM retried_in`);
 
 /** Jobs, per-rule counts and bulk retries of dead letters. */
 export class AdminQueries {
@@ -90,7 +96,7 @@ export class AdminQueries {
     const params = new SqlParams();
     const where = this.deadWhere(filter, params);
     const { rows } = await this.db.query<{ rule_id: string; n: number }>(
-      `SELECT d.rule_id, count(*) AS n FROM deliveries d JOIN events e ON e.id = d.event_id WHERE ${where} GROUP BY d.rule_id ORDER BY d.rule_id`,
+      `SELECT d.rule_id, count(*) AS n FROM ${HISTORY} d JOIN events e ON e.id = d.event_id AND e.written_at = d.written_at WHERE ${where} GROUP BY d.rule_id ORDER BY d.rule_id`,
       params.values,
     );
     return new Map(rows.map((r) => [r.rule_id, r.n]));
@@ -99,7 +105,7 @@ export class AdminQueries {
   async countDead(filter: BulkDeliveryFilter): Promise<number> {
     const params = new SqlParams();
     const where = this.deadWhere(filter, params);
-    return (await this.db.query<{ n: number }>(`SELECT count(*) AS n FROM deliveries d JOIN events e ON e.id = d.event_id WHERE ${where}`, params.values)).rows[0]!.n;
+    return (await this.db.query<{ n: number }>(`SELECT count(*) AS n FROM ${HISTORY} d JOIN events e ON e.id = d.event_id AND e.written_at = d.written_at WHERE ${where}`, params.values)).rows[0]!.n;
   }
 
   /** One statement: up to `limit` matching dead deliveries (ascending id) pending again and due at `now`. */
@@ -108,7 +114,7 @@ export class AdminQueries {
     const params = new SqlParams();
     const where = this.deadWhere(filter, params);
     const picked = await client.query<{ id: number }>(
-      `SELECT d.id FROM deliveries d JOIN events e ON e.id = d.event_id WHERE ${where} ORDER BY d.id LIMIT ${params.add(limit)} FOR UPDATE OF d SKIP LOCKED`,
+      `SELECT d.id FROM ${HISTORY} d JOIN events e ON e.id = d.event_id AND e.written_at = d.written_at WHERE ${where} ORDER BY d.id LIMIT ${params.add(limit)} FOR UPDATE OF d SKIP LOCKED`,
       params.values,
     );
     if (picked.rows.length === 0) return [];

@@ -69,9 +69,11 @@ export function clientConfig(settings: PostgresSettings): pg.ClientConfig {
     connectionTimeoutMillis: settings.connectTimeoutMs,
     statement_timeout: settings.statementTimeoutMs,
     lock_timeout: settings.lockTimeoutMs,
-    // An acknowledgement promises the event is on the database's disk, whatever the server's default; the
-    // URL's own options (such as -c search_path=... for a schema of its own) come first.
-    options: [parsed.options, '-c synchronous_commit=on'].filter(Boolean).join(' '),
+    // An acknowledgement promises the event is on the database's disk, whatever the server's default. No JIT:
+    // every statement here is short, and a plan over many time partitions is costed as if it read them all
+    // (they are skipped when it runs), which would pass JIT's thresholds and compile for 100 ms and more each
+    // time. The URL's own options (such as -c search_path=... for a schema of its own) come first.
+    options: [parsed.options, '-c synchronous_commit=on -c jit=off'].filter(Boolean).join(' '),
     application_name: parsed.application_name ?? 'hookrelay',
     // Every query has a client-side deadline. Node-postgres answers a late query with "Query read timeout";
     // a pooled query then removes its connection, which is destroyed, and the transaction helper does the same.

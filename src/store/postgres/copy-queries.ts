@@ -8,7 +8,7 @@ import type { StoredAttempt } from '../outbox-store.js';
 import type { KeptRuleSet } from '../rule-set-store.js';
 import { quarantineValues } from '../quarantine-columns.js';
 import { copyConflict } from '../copy-conflict.js';
-import { COPIED_DELIVERY_COLUMNS, DELIVERY_COLUMNS, toCopiedDelivery, toCopiedRedrive, toOutage, toJob, toStoredAttempt, type CopiedDeliveryColumns, type DeliveryRow, type JobRow, type OutageRow, type RedriveRow } from '../stored-rows.js';
+import { COPIED_DELIVERY_COLUMNS, DELIVERY_COLUMNS, toCopiedDelivery, toCopiedRedrive, toOutage, toJob, toKeptRuleSet, toStoredAttempt, type CopiedDeliveryColumns, type RuleSetRow, type DeliveryRow, type JobRow, type OutageRow, type RedriveRow } from '../stored-rows.js';
 import { toStoredEvent, type EventRow } from '../sqlite/event-rows.js';
 import type { ClockOffset } from './clock-offset.js';
 import { eventText, readEventRow } from '../storable-text.js';
@@ -22,7 +22,7 @@ type KeyedByText = 'ruleSets' | 'settings' | 'seenKeys';
 
 const TABLE_NAMES: Record<Exclude<CopyTable, KeyedByText>, string> = {
   events: 'events',
-  deliveries: 'deliveries',
+  deliveries: 'delivery_history', // its sequence, which pending_deliveries shares
   outages: 'outages',
   redrives: 'delivery_redrives',
   attempts: 'delivery_attempts',
@@ -52,33 +52,67 @@ const WRITE_SQL: Record<CopyTable, string> = {
     SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::bigint[])
     ON CONFLICT (key) DO UPDATE SET key = excluded.key WHERE t.event_id = excluded.event_id
     RETURNING t.key::text AS id, (t.xmax = 0) AS inserted`,
+  // Events, deliveries and attempts are partitioned (migration 013): no unique id to conflict on. A row whose
+  // id is there is updated when its identity matches (in its partition: written_at, which a copy derives from
+  // when the event was stored, as retention counts its age, and from the event and delivery for the others),
+  // a new id is inserted, and a row under its id with another identity answers nothing: a conflict.
   events: `
-    INSERT INTO events AS t (id, source, event, transfer_id, checkout_id, email, wallet_address, validation, received_at, last_received_at,
-                             received_count, headers, body, imported_at, rule_set_hash, edit_number, edited_from, edited_at, edited_via,
-                             total_price_usd, issues, quarantine, released_at, released_by, release_forced)
-    SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::bigint[],
-                         $10::bigint[], $11::int[], $12::text[], $13::bytea[], $14::bigint[], $15::text[], $16::int[], $17::bigint[],
-                         $18::bigint[], $19::text[], $20::float8[], $21::text[], $22::text[], $23::bigint[], $24::text[], $25::boolean[])
-    ON CONFLICT (id) DO UPDATE SET received_count = excluded.received_count, last_received_at = excluded.last_received_at,
-      quarantine = excluded.quarantine, released_at = excluded.released_at, released_by = excluded.released_by,
-      release_forced = excluded.release_forced, rule_set_hash = excluded.rule_set_hash
-    WHERE (t.source, t.event, t.transfer_id, t.edit_number, t.received_at, t.body)
-        = (excluded.source, excluded.event, excluded.transfer_id, excluded.edit_number, excluded.received_at, excluded.body)
-    RETURNING t.id, (t.xmax = 0) AS inserted`,
+    WITH input AS (
+      SELECT i.*, greatest(i.imported_at, i.received_at) AS written_at
+      FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::bigint[],
+                  $10::bigint[], $11::int[], $12::text[], $13::bytea[], $14::bigint[], $15::text[], $16::int[], $17::bigint[],
+                  $18::bigint[], $19::text[], $20::float8[], $21::text[], $22::text[], $23::bigint[], $24::text[], $25::boolean[])
+        AS i(id, source, event, transfer_id, checkout_id, email, wallet_address, validation, received_at, last_received_at, received_count, headers,
+             body, imported_at, rule_set_hash, edit_number, edited_from, edited_at, edited_via, total_price_usd, issues, quarantine, released_at,
+             released_by, release_forced)
+    ), updated AS (
+      UPDATE events t SET received_count = i.received_count, last_received_at = i.last_received_at, quarantine = i.quarantine,
+        released_at = i.released_at, released_by = i.released_by, release_forced = i.release_forced, rule_set_hash = i.rule_set_hash
+      FROM input i
+      WHERE t.id = i.id AND t.written_at = i.written_at
+        AND (t.source, t.event, t.transfer_id, t.edit_number, t.received_at, t.body) = (i.source, i.event, i.transfer_id, i.edit_number, i.received_at, i.body)
+      RETURNING t.id, false AS inserted
+    ), inserted AS (
+      INSERT INTO events (id, source, event, transfer_id, checkout_id, email, wallet_address, validation, received_at, last_received_at,
+                          received_count, headers, body, imported_at, rule_set_hash, edit_number, edited_from, edited_at, edited_via,
+                          total_price_usd, issues, quarantine, released_at, released_by, release_forced, written_at)
+      SELECT * FROM input i WHERE NOT EXISTS (SELECT 1 FROM events x WHERE x.id = i.id)
+      RETURNING id, true AS inserted
+    )
+    SELECT * FROM updated UNION ALL SELECT * FROM inserted`,
+  // A delivery is in the queue or the history by its state (migration 013): one already there under its
+  // identity is taken out of its table and written again, with the copy's every column, to the table of its
+  // state now; a new id is inserted there.
   deliveries: `
-    INSERT INTO deliveries AS t (id, event_id, rule_id, rule_set_hash, origin, state, body, content_type, attempts, next_attempt_at, lease_token,
-                                 last_status, last_error, dead_reason, created_at, updated_at, order_key, order_seq, blocked_since, pass_offset,
-                                 retryable_dead_destination)
-    SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bytea[], $8::text[], $9::int[],
-                         $10::bigint[], $11::text[], $12::int[], $13::text[], $14::text[], $15::bigint[], $16::bigint[], $17::text[],
-                         $18::bigint[], $19::bigint[], $20::int[], $21::text[])
-    ON CONFLICT (id) DO UPDATE SET state = excluded.state, attempts = excluded.attempts, next_attempt_at = excluded.next_attempt_at,
-      lease_token = excluded.lease_token, last_status = excluded.last_status, last_error = excluded.last_error,
-      dead_reason = excluded.dead_reason, updated_at = excluded.updated_at, order_key = excluded.order_key, order_seq = excluded.order_seq,
-      blocked_since = excluded.blocked_since, pass_offset = excluded.pass_offset, retryable_dead_destination = excluded.retryable_dead_destination
-    WHERE (t.event_id, t.rule_id, t.rule_set_hash, t.origin, t.created_at)
-        = (excluded.event_id, excluded.rule_id, excluded.rule_set_hash, excluded.origin, excluded.created_at)
-    RETURNING t.id, (t.xmax = 0) AS inserted`,
+    WITH input AS (
+      SELECT i.*, (SELECT e.written_at FROM events e WHERE e.id = i.event_id) AS written_at
+      FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bytea[], $8::text[], $9::int[],
+                  $10::bigint[], $11::text[], $12::int[], $13::text[], $14::text[], $15::bigint[], $16::bigint[], $17::text[],
+                  $18::bigint[], $19::bigint[], $20::int[], $21::text[])
+        AS i(id, event_id, rule_id, rule_set_hash, origin, state, body, content_type, attempts, next_attempt_at, lease_token, last_status,
+             last_error, dead_reason, created_at, updated_at, order_key, order_seq, blocked_since, pass_offset, retryable_dead_destination)
+    ), replaced AS (
+      DELETE FROM pending_deliveries t USING input i
+      WHERE t.id = i.id AND (t.event_id, t.rule_id, t.rule_set_hash, t.origin, t.created_at) = (i.event_id, i.rule_id, i.rule_set_hash, i.origin, i.created_at)
+      RETURNING t.id
+    ), replaced_settled AS (
+      DELETE FROM delivery_history t USING input i
+      WHERE t.id = i.id AND t.written_at = i.written_at
+        AND (t.event_id, t.rule_id, t.rule_set_hash, t.origin, t.created_at) = (i.event_id, i.rule_id, i.rule_set_hash, i.origin, i.created_at)
+      RETURNING t.id
+    ), fresh AS (
+      SELECT i.id FROM input i WHERE NOT EXISTS (SELECT 1 FROM deliveries x WHERE x.id = i.id)
+    ), answered AS (
+      SELECT id, false AS inserted FROM replaced UNION ALL SELECT id, false FROM replaced_settled UNION ALL SELECT id, true FROM fresh
+    ), written AS (
+      -- A delivery whose event the target lacks has no partition to go to: not null fails, a conflict.
+      SELECT i.* FROM input i JOIN answered a ON a.id = i.id
+    ), queued AS (
+      INSERT INTO pending_deliveries SELECT * FROM written WHERE state = 'pending' RETURNING id
+    ), settled AS (
+      INSERT INTO delivery_history SELECT * FROM written WHERE state <> 'pending' RETURNING id
+    )
+    SELECT * FROM answered`,
   outages: `
     INSERT INTO outages AS t (id, destination, opened_at, closed_at, last_probe_at, redriven)
     SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::int[])
@@ -92,13 +126,23 @@ const WRITE_SQL: Record<CopyTable, string> = {
     WHERE (t.delivery_id, t.outage_id, t.kind, t.redriven_at) = (excluded.delivery_id, excluded.outage_id, excluded.kind, excluded.redriven_at)
     RETURNING t.id, (t.xmax = 0) AS inserted`,
   attempts: `
-    INSERT INTO delivery_attempts AS t (id, delivery_id, attempt, started_at, duration_ms, url_origin, status, error_code, error_message,
-                                        response_excerpt, outcome)
-    SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::int[], $4::bigint[], $5::int[], $6::text[], $7::int[], $8::text[], $9::text[],
-                         $10::text[], $11::text[])
-    ON CONFLICT (id) DO UPDATE SET attempt = excluded.attempt
-    WHERE (t.delivery_id, t.attempt, t.started_at) = (excluded.delivery_id, excluded.attempt, excluded.started_at)
-    RETURNING t.id, (t.xmax = 0) AS inserted`,
+    WITH input AS (
+      SELECT i.*, (SELECT d.written_at FROM deliveries d WHERE d.id = i.delivery_id) AS written_at
+      FROM unnest($1::bigint[], $2::bigint[], $3::int[], $4::bigint[], $5::int[], $6::text[], $7::int[], $8::text[], $9::text[],
+                  $10::text[], $11::text[])
+        AS i(id, delivery_id, attempt, started_at, duration_ms, url_origin, status, error_code, error_message, response_excerpt, outcome)
+    ), updated AS (
+      UPDATE delivery_attempts t SET attempt = i.attempt FROM input i
+      WHERE t.id = i.id AND t.written_at = i.written_at
+        AND (t.delivery_id, t.attempt, t.started_at) = (i.delivery_id, i.attempt, i.started_at)
+      RETURNING t.id, false AS inserted
+    ), inserted AS (
+      INSERT INTO delivery_attempts (id, delivery_id, attempt, started_at, duration_ms, url_origin, status, error_code, error_message,
+                                     response_excerpt, outcome, written_at)
+      SELECT * FROM input i WHERE NOT EXISTS (SELECT 1 FROM delivery_attempts x WHERE x.id = i.id)
+      RETURNING id, true AS inserted
+    )
+    SELECT * FROM updated UNION ALL SELECT * FROM inserted`,
   jobs: `
     INSERT INTO admin_jobs AS t (id, kind, state, filter, rule_id, total, processed, created, failed, started_at, finished_at, error, summary)
     SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::int[], $8::int[], $9::int[],
@@ -157,11 +201,11 @@ export class CopyQueries {
   async read<T extends CopyTable>(table: T, after: number | string | null, limit: number): Promise<CopyRows[T][]> {
     if (table === 'ruleSets') {
       // COLLATE "C": byte order, the same whatever the database's collation, so pages never skip a hash.
-      const { rows } = await this.db.query<{ hash: string; kind: KeptRuleSet['kind']; rules: string; first_loaded_at: number }>(
+      const { rows } = await this.db.query<RuleSetRow>(
         'SELECT * FROM rule_sets WHERE hash COLLATE "C" > $1 ORDER BY hash COLLATE "C" LIMIT $2',
         [(after as string | null) ?? '', limit],
       );
-      return rows.map((r): KeptRuleSet => ({ hash: r.hash, kind: r.kind, rules: JSON.parse(r.rules) as unknown[], firstLoadedAt: r.first_loaded_at })) as CopyRows[T][];
+      return rows.map(toKeptRuleSet) as CopyRows[T][];
     }
     if (table === 'settings') {
       const { rows } = await this.db.query<{ name: string; value: string; created_at: number }>(
@@ -209,8 +253,9 @@ export class CopyQueries {
       answered = (await client.query<{ id: number | string; inserted: boolean }>(WRITE_SQL[table], columns)).rows;
     } catch (err) {
       const code = (err as { code?: string }).code;
-      // 23505: another unique key (an event's transfer under another id); 23503: a reference the target lacks.
-      if (code === '23505' || code === '23503') throw copyConflict(table, firstKey(rows), (err as { detail?: string }).detail ?? (err as Error).message);
+      // 23505: another unique key (an event's key in the ledger under another id); 23503: a reference the target
+      // lacks; 23502: a delivery or attempt whose event or delivery the target lacks (no partition to go to).
+      if (code === '23505' || code === '23503' || code === '23502') throw copyConflict(table, firstKey(rows), (err as { detail?: string }).detail ?? (err as Error).message);
       // 22021/22P05: a NUL character, which SQLite keeps and PostgreSQL text cannot hold.
       if (code === '22021' || code === '22P05') {
         throw new HookrelayError('invalid_payload', `${table} ${firstKey(rows)} to ${lastKey(rows)}: a text field holds a NUL character (\\u0000), which PostgreSQL cannot store.`, { table });

@@ -22,11 +22,16 @@ export function eventSelectionSql(selection: EventSelection, params: SqlParams, 
   equals('transfer_id', text(selection.transferId));
   if (selection.email !== undefined) where.push(`lower(${alias}.email) = lower(${params.add(eventText(selection.email))})`);
   if (selection.walletAddress !== undefined) where.push(`lower(${alias}.wallet_address) = lower(${params.add(eventText(selection.walletAddress))})`);
-  if (selection.receivedFrom !== undefined) where.push(`${alias}.received_at >= ${params.add(selection.receivedFrom)}`);
+  if (selection.receivedFrom !== undefined) {
+    const from = params.add(selection.receivedFrom);
+    // An event is written when received or later (an import, a move out of a dropped partition), or before the
+    // partitions (0, the legacy partition): the same bound on written_at leaves out the older partitions.
+    where.push(`${alias}.received_at >= ${from} AND (${alias}.written_at >= ${from} OR ${alias}.written_at < 1)`);
+  }
   if (selection.receivedTo !== undefined) where.push(`${alias}.received_at < ${params.add(selection.receivedTo)}`);
   if (selection.afterId !== undefined) where.push(`${alias}.id > ${params.add(selection.afterId)}`);
   if (selection.throughId !== undefined) where.push(`${alias}.id <= ${params.add(selection.throughId)}`);
-  if (selection.deliveryState !== undefined) where.push(`EXISTS (SELECT 1 FROM deliveries ds WHERE ds.event_id = ${alias}.id AND ${deliveryStateSql('ds', selection.deliveryState)})`);
+  if (selection.deliveryState !== undefined) where.push(`EXISTS (SELECT 1 FROM deliveries ds WHERE ds.event_id = ${alias}.id AND ds.written_at = ${alias}.written_at AND ${deliveryStateSql('ds', selection.deliveryState)})`);
   return where.length > 0 ? where.join(' AND ') : 'true';
 }
 

@@ -14,23 +14,30 @@ const GET_EVENT_HEADERS = named('get_event_headers', 'SELECT headers FROM events
 const IMPORT_EVENT = named('import_event', `
   INSERT INTO events (source, event, transfer_id, checkout_id, email, wallet_address, validation, received_at, last_received_at, received_count,
                       headers, body, imported_at, rule_set_hash, edit_number, edited_from, edited_at, edited_via, total_price_usd,
-                      issues, quarantine, released_at, released_by, release_forced)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)
-  ON CONFLICT (transfer_id, source, event, edit_number) DO NOTHING
+                      issues, quarantine, released_at, released_by, release_forced, written_at)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, greatest($13::bigint, $8::bigint))
   RETURNING id`);
 
-const NOT_PENDING = "NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.state = 'pending')";
+const NOT_PENDING = 'NOT EXISTS (SELECT 1 FROM pending_deliveries d WHERE d.event_id = e.id)';
 
 /**
- * Retention deletes in small batches; SKIP LOCKED lets two nodes pruning at once share the work instead of
- * waiting on each other's rows. Deleting an event deletes its deliveries and attempts (ON DELETE CASCADE).
+ * Retention deletes in small batches (the legacy partition, and what count-based retention cannot drop as
+ * whole partitions); SKIP LOCKED lets two nodes pruning at once share the work instead of waiting on each
+ * other's rows. Deleting an event deletes its deliveries, attempts and redrives in the same statement.
  */
-const PRUNE_OLDER_THAN = named('prune_older_than', deleteKeepingKeys(`
-    SELECT e.id FROM events e
-    WHERE e.received_at < $1 AND (e.imported_at IS NULL OR e.imported_at < $1) AND ${NOT_PENDING}
-    ORDER BY e.received_at, e.id LIMIT $2 FOR UPDATE SKIP LOCKED`));
+const pruneOlderThan = (where: string): string => deleteKeepingKeys(`
+    SELECT e.id, e.written_at FROM events e
+    WHERE e.received_at < $1 AND (e.imported_at IS NULL OR e.imported_at < $1) AND ${NOT_PENDING} AND ${where}
+    ORDER BY e.received_at, e.id LIMIT $2 FOR UPDATE SKIP LOCKED`);
+const PRUNE_OLDER_THAN = named('prune_older_than', pruneOlderThan('true'));
+/**
+ * Events outside their partition's range only: the legacy partition's (written_at 0), and those moved out of
+ * a dropped partition (written later than stored: an event in place was written when received or imported).
+ */
+const PRUNE_OUTSIDE_PARTITIONS = named('prune_outside_partitions', pruneOlderThan(
+  '(e.written_at < 1 OR e.written_at > greatest(coalesce(e.imported_at, e.received_at), e.received_at))'));
 const PRUNE_OLDEST = named('prune_oldest', deleteKeepingKeys(`
-    SELECT e.id FROM events e WHERE ${NOT_PENDING} ORDER BY e.received_at, e.id LIMIT $1 FOR UPDATE SKIP LOCKED`));
+    SELECT e.id, e.written_at FROM events e WHERE ${NOT_PENDING} ORDER BY e.received_at, e.id LIMIT $1 FOR UPDATE SKIP LOCKED`));
 
 /**
  * Deletes the events `doomed` selects, and in the same statement puts their keys in the ledger of seen keys
@@ -42,15 +49,27 @@ function deleteKeepingKeys(doomed: string): string {
     kept AS (
       INSERT INTO seen_keys (key, event_id, seen_at)
       SELECT hookrelay_seen_key(e.source, e.event, e.transfer_id, e.edit_number), e.id, coalesce(e.imported_at, e.received_at)
-      FROM events e JOIN doomed d ON d.id = e.id
-      ON CONFLICT (key) DO NOTHING)
-    DELETE FROM events WHERE id IN (SELECT id FROM doomed)`;
+      FROM events e JOIN doomed d ON d.id = e.id AND d.written_at = e.written_at
+      ON CONFLICT (key) DO NOTHING),
+    gone_pending AS (
+      DELETE FROM pending_deliveries d USING doomed x WHERE d.event_id = x.id RETURNING d.id, d.written_at),
+    gone_settled AS (
+      DELETE FROM delivery_history d USING doomed x WHERE d.event_id = x.id AND d.written_at = x.written_at RETURNING d.id, d.written_at),
+    gone_deliveries AS (SELECT * FROM gone_pending UNION ALL SELECT * FROM gone_settled),
+    gone_attempts AS (
+      DELETE FROM delivery_attempts a USING gone_deliveries g WHERE a.delivery_id = g.id AND a.written_at = g.written_at),
+    gone_redrives AS (
+      DELETE FROM delivery_redrives r USING gone_deliveries g WHERE r.delivery_id = g.id)
+    DELETE FROM events e USING doomed x WHERE e.id = x.id AND e.written_at = x.written_at`;
 }
 
 /** The ledger's row of a key, and whether its event is still stored. */
 const FIND_SEEN = named('find_seen', `
   SELECT k.event_id, EXISTS (SELECT 1 FROM events e WHERE e.id = k.event_id) AS stored
-  FROM seen_keys k WHERE k.key = hookrelay_seen_key($1, $2, $3, $4)`);
+  FROM seen_keys k WHERE k.key = hookrelay_seen_key($1, $2, $3, $4)
+  UNION ALL -- an event stored before the ledger, its key not in it yet (the legacy partition)
+  SELECT e.id, true FROM events e WHERE e.written_at = 0 AND e.transfer_id = $3 AND e.source = $1 AND e.event = $2 AND e.edit_number = $4
+  LIMIT 1`);
 
 // Oldest first along seen_keys_seen_at, each key's event looked up by its id. OFFSET 0 keeps that lookup a
 // probe per key: as an anti-join the planner may hash the whole events table for one batch.
@@ -113,7 +132,7 @@ export class EventQueries {
   }
 
   async firstIdReceivedFrom(receivedFrom: number): Promise<number | null> {
-    return (await this.db.query<{ id: number | null }>('SELECT min(id) AS id FROM events WHERE received_at >= $1', [receivedFrom])).rows[0]!.id;
+    return (await this.db.query<{ id: number | null }>('SELECT min(id) AS id FROM events WHERE received_at >= $1 AND (written_at >= $1 OR written_at < 1)', [receivedFrom])).rows[0]!.id;
   }
 
   async count(selection: EventSelection): Promise<number> {
@@ -161,8 +180,8 @@ export class EventQueries {
     return result;
   }
 
-  async pruneOlderThan(storedBefore: number, limit: number): Promise<number> {
-    return (await this.db.query({ ...PRUNE_OLDER_THAN, values: [storedBefore, limit] })).rowCount ?? 0;
+  async pruneOlderThan(storedBefore: number, limit: number, outsidePartitionsOnly: boolean): Promise<number> {
+    return (await this.db.query({ ...(outsidePartitionsOnly ? PRUNE_OUTSIDE_PARTITIONS : PRUNE_OLDER_THAN), values: [storedBefore, limit] })).rowCount ?? 0;
   }
 
   async pruneOldest(limit: number): Promise<number> {

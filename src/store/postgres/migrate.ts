@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { HookrelayError } from '../../errors.js';
 import { readMigrations, refuseNewerSchema, type Migration } from '../migration-files.js';
 
 const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
@@ -46,6 +47,8 @@ export async function migrate(client: pg.ClientBase, migrations: Migration[] = l
       await client.query('COMMIT');
     } catch (err) {
       await client.query('ROLLBACK').catch(() => {});
+      // A migration that needs the other nodes stopped says so (object_in_use): not a passing outage to wait out.
+      if ((err as { code?: string }).code === '55006') throw new HookrelayError('invalid_config', (err as Error).message, { migration: migration.version });
       throw err;
     }
   }

@@ -1,10 +1,11 @@
+import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import type { EventSearch } from '../event-store.js';
 import type { NewEventRead, NewEvents, StreamPosition, StreamStart } from '../new-event-store.js';
 import { newEventColumns, toNewEvent, type EventRow } from '../sqlite/event-rows.js';
 import { eventSelectionSql } from './event-filter-sql.js';
 import { readEventRow } from '../storable-text.js';
-import { SqlParams } from './sql-params.js';
+import { named, SqlParams } from './sql-params.js';
 
 /**
  * Every transaction with an id below this had finished when the statement's snapshot was taken, and every
@@ -13,8 +14,24 @@ import { SqlParams } from './sql-params.js';
  */
 const HORIZON = 'pg_snapshot_xmin(pg_current_snapshot())';
 
+/**
+ * How far before a position's time a later commit's event may have been written: the wait of a group commit
+ * and the clocks of the nodes (written_at is the receiving node's time) both fit in it many times over.
+ */
+export const WRITTEN_SLACK_MS = 60 * 60_000;
+/** Positions whose time this node remembers (those its reads handed out): the newest are kept. */
+const REMEMBERED_POSITIONS = 10_000;
+/**
+ * The time from which a read at the horizon still finds every event: the start of the oldest transaction
+ * holding an id (its events were written after it began, less the group commit's wait), or now.
+ */
+const SINCE = `(extract(epoch FROM least(clock_timestamp(),
+  (SELECT min(xact_start) FROM pg_stat_activity WHERE backend_xid IS NOT NULL))) * 1000)::bigint`;
+
 interface NewEventRow extends EventRow {
   horizon: string;
+  since: string;
+  written_at: string | null;
   held_back: boolean;
   tx_text: string | null;
 }
@@ -32,7 +49,21 @@ const compareTx = (a: string, b: string): number => {
  * transaction anywhere on the server (a bulk import, a migration) holds every stream back until it ends.
  */
 export class NewEventQueries {
+  /**
+   * By position (`tx:id`): a time no event committed after it was written before, less WRITTEN_SLACK_MS. A
+   * read from a known position then reads only the partitions from that time on (written_at is their key),
+   * however long the history; one from a position this node did not hand out reads them all, once.
+   */
+  private readonly writtenFrom = new Map<string, number>();
+
   constructor(private readonly db: pg.Pool) {}
+
+  private remember(position: StreamPosition, writtenAt: number): void {
+    const key = `${position.tx}:${position.id}`;
+    this.writtenFrom.delete(key);
+    this.writtenFrom.set(key, writtenAt - WRITTEN_SLACK_MS);
+    if (this.writtenFrom.size > REMEMBERED_POSITIONS) this.writtenFrom.delete(this.writtenFrom.keys().next().value!);
+  }
 
   async streamPosition(start: StreamStart): Promise<StreamPosition> {
     if ('afterEventId' in start) {
@@ -41,7 +72,7 @@ export class NewEventQueries {
       const found = rows[0];
       if (found) return { tx: found.tx, id: found.id === start.afterEventId ? found.id : found.id - 1 };
     } else if ('receivedFrom' in start) {
-      const { rows } = await this.db.query<{ tx: string | null }>('SELECT min(tx)::text AS tx FROM events WHERE received_at >= $1', [start.receivedFrom]);
+      const { rows } = await this.db.query<{ tx: string | null }>('SELECT min(tx)::text AS tx FROM events WHERE received_at >= $1 AND (written_at >= $1 OR written_at < 1)', [start.receivedFrom]);
       if (rows[0]!.tx !== null) return { tx: rows[0]!.tx, id: 0 };
     }
     const { rows } = await this.db.query<{ tx: string }>(`SELECT ${HORIZON}::text AS tx`);
@@ -52,23 +83,36 @@ export class NewEventQueries {
     const from = after.tx === null ? await this.streamPosition({ afterEventId: after.id }) : after;
     const params = new SqlParams();
     const where = eventSelectionSql(filter, params);
-    const cursor = `(e.tx, e.id) > (${params.add(from.tx)}::xid8, ${params.add(from.id)})`;
+    // Events are in commit order by (tx, id); a later commit's were written after the position's time, less
+    // the slack: the bound prunes the partitions before it and leaves out no event the cursor would take.
+    const writtenFrom = this.writtenFrom.get(`${from.tx}:${from.id}`) ?? Number.MIN_SAFE_INTEGER;
+    // The cursor's values reach the plan as sub-selects, which the planner cannot see: its plan is the same for
+    // every value (a merge of each partition's (tx, id) index, the partitions before the bound skipped when it
+    // runs), so a prepared read plans once per connection, and a cursor inside a large transaction (an import)
+    // is not planned as a few rows to sort.
+    const written = `(SELECT ${params.add(writtenFrom)}::bigint)`;
+    const cursor = `(e.tx, e.id) > ((SELECT ${params.add(from.tx)}::xid8), (SELECT ${params.add(from.id)}::bigint)) AND e.written_at >= ${written}`;
     // `e.*` holds tx already; the outer query orders by it.
-    const columns = withBodies ? newEventColumns(true) : `${newEventColumns(false)}, e.tx`;
+    const columns = withBodies ? newEventColumns(true) : `${newEventColumns(false)}, e.tx, e.written_at`;
     // One statement, so the rows, the horizon and whether later commits wait behind it share one snapshot.
-    const { rows } = await this.db.query<NewEventRow>(
-      `WITH h AS (SELECT ${HORIZON} AS horizon),
-       r AS (SELECT ${columns}, e.tx::text AS tx_text FROM events e, h WHERE ${cursor} AND e.tx < h.horizon AND ${where} ORDER BY e.tx, e.id LIMIT ${params.add(limit)})
-       SELECT h.horizon::text AS horizon, EXISTS (SELECT 1 FROM events x WHERE x.tx >= h.horizon) AS held_back, r.*
-       FROM h LEFT JOIN r ON true ORDER BY r.tx, r.id`,
-      params.values,
-    );
+    const text = `WITH h AS MATERIALIZED (SELECT ${HORIZON} AS horizon, ${SINCE} AS since),
+       b AS MATERIALIZED (SELECT h.*, EXISTS (SELECT 1 FROM events x WHERE x.tx >= h.horizon AND x.written_at >= ${written}) AS held_back FROM h),
+       r AS (SELECT ${columns}, e.tx::text AS tx_text FROM events e, h WHERE ${cursor} AND e.tx < h.horizon AND ${where} ORDER BY e.tx, e.id LIMIT (SELECT ${params.add(limit)}::int))
+       SELECT b.horizon::text AS horizon, b.since::text AS since, b.held_back, r.*
+       FROM b LEFT JOIN r ON true ORDER BY r.tx, r.id`;
+    const name = `new_events_${createHash('sha256').update(text).digest('hex').slice(0, 16)}`;
+    const { rows } = await this.db.query<NewEventRow>({ ...named(name, text), values: params.values });
     const first = rows[0]!;
     const found = rows.filter((row) => row.tx_text !== null);
     const events = found.map((row) => toNewEvent(readEventRow(row), withBodies));
     let position: StreamPosition;
-    if (found.length === limit) position = { tx: found.at(-1)!.tx_text, id: found.at(-1)!.id };
-    else position = compareTx(first.horizon, from.tx!) > 0 ? { tx: first.horizon, id: 0 } : from;
+    if (found.length === limit) {
+      position = { tx: found.at(-1)!.tx_text, id: found.at(-1)!.id };
+      this.remember(position, Math.min(...found.map((row) => Number(row.written_at))));
+    } else if (compareTx(first.horizon, from.tx!) > 0) {
+      position = { tx: first.horizon, id: 0 };
+      this.remember(position, Math.min(Number(first.since), ...found.map((row) => Number(row.written_at))));
+    } else position = from;
     return { events, position, heldBack: first.held_back };
   }
 }

@@ -5,6 +5,7 @@ import { spaceRedrives } from '../redrive-spacing.js';
 import { toDeliveryRedrive, toOutage, type OutageRow, type RedriveRow } from '../stored-rows.js';
 import type { ClockOffset } from './clock-offset.js';
 import { named } from './sql-params.js';
+import { HISTORY, moveDeliveries } from './delivery-tables.js';
 
 const OPEN = named('outage_open', `
   INSERT INTO outages (destination, opened_at) VALUES ($1, $2) ON CONFLICT (destination) WHERE closed_at IS NULL DO NOTHING RETURNING id`);
@@ -16,7 +17,7 @@ const CLAIM_PROBE = named('outage_claim_probe', `
 const COUNT_REDRIVEN = named('outage_count_redriven', 'UPDATE outages SET redriven = redriven + $1 WHERE id = $2 RETURNING *');
 /** Dead letters that died of retryable failures at the destination within the outage, oldest first. */
 const CANDIDATES = named('outage_candidates', `
-  SELECT id, rule_id FROM deliveries
+  SELECT id, rule_id FROM ${HISTORY}
   WHERE state = 'dead' AND retryable_dead_destination = $1 AND updated_at >= $2 AND updated_at <= $3 AND rule_id = ANY($4::text[])
   ORDER BY id FOR UPDATE`);
 const REDRIVE = named('outage_redrive', `
@@ -24,14 +25,15 @@ const REDRIVE = named('outage_redrive', `
     SELECT r.id, r.next_attempt_at, r.due_at, nextval('delivery_order_seq') AS seq
     FROM (SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) WITH ORDINALITY AS u(id, next_attempt_at, due_at, n) ORDER BY n) r
   ),
-  moved AS (
-    -- An ordered rule's redriven row joins the back of its key (join-back.ts), in the order the ids are given.
-    UPDATE deliveries d SET state = 'pending', next_attempt_at = r.next_attempt_at, pass_offset = d.attempts, dead_reason = NULL,
-      retryable_dead_destination = NULL, lease_token = NULL, updated_at = $4, blocked_since = NULL,
-      order_seq = CASE WHEN d.order_key IS NULL THEN NULL ELSE r.seq END
-    FROM input r WHERE d.id = r.id AND d.state = 'dead'
-    RETURNING d.id, r.due_at
-  )
+  -- An ordered rule's redriven row joins the back of its key (join-back.ts), in the order the ids are given.
+  ${moveDeliveries({
+    name: 'moved', from: HISTORY, using: 'input r', where: "d.id = r.id AND d.state = 'dead'", extra: 'r.due_at',
+    set: {
+      state: "'pending'", next_attempt_at: 'r.next_attempt_at', pass_offset: 'd.attempts', dead_reason: 'NULL::text', retryable_dead_destination: 'NULL::text',
+      lease_token: 'NULL::text', updated_at: '$4::bigint', blocked_since: 'NULL::bigint',
+      order_seq: 'CASE WHEN d.order_key IS NULL THEN NULL::bigint ELSE r.seq END',
+    },
+  })}
   INSERT INTO delivery_redrives (delivery_id, outage_id, kind, redriven_at, due_at)
   SELECT id, $5, $6, $4, due_at FROM moved ORDER BY id
   RETURNING delivery_id`);

@@ -7,6 +7,7 @@ import { deliveryAfterAttempt, type AttemptToRecord } from '../attempt-to-record
 import type { ClockOffset } from './clock-offset.js';
 import { NEXT_ORDER_SEQ } from './order-seq.js';
 import { named, SqlParams } from './sql-params.js';
+import { HISTORY, insertDeliveries, moveDeliveries, NEW_DELIVERY_COLUMNS, PENDING } from './delivery-tables.js';
 
 /**
  * One statement claims a batch: the due rows oldest first, locked with SKIP LOCKED so that workers on other
@@ -21,23 +22,25 @@ import { named, SqlParams } from './sql-params.js';
  * LOCKED passes it) or leased, and its followers still see it pending: one attempt per key in flight.
  */
 const HEAD_OF_KEY = (now: string): string => `(d.order_key IS NULL OR NOT EXISTS (
-    SELECT 1 FROM deliveries p WHERE p.state = 'pending' AND p.order_key IS NOT NULL
+    SELECT 1 FROM pending_deliveries p WHERE p.state = 'pending' AND p.order_key IS NOT NULL
       AND p.rule_id = d.rule_id AND p.order_key = d.order_key AND p.id <> d.id
       AND (p.order_seq < d.order_seq OR (p.lease_token IS NOT NULL AND p.next_attempt_at > ${now}))))`;
 
 const CLAIM = named('claim', `
   WITH due AS (
-    SELECT d.id FROM deliveries d WHERE d.state = 'pending' AND d.next_attempt_at <= $1 AND ${HEAD_OF_KEY('$1')}
+    SELECT d.id FROM pending_deliveries d WHERE d.state = 'pending' AND d.next_attempt_at <= $1 AND ${HEAD_OF_KEY('$1')}
     ORDER BY d.next_attempt_at, d.id LIMIT $2 FOR UPDATE SKIP LOCKED
   )
-  UPDATE deliveries d SET next_attempt_at = $3, lease_token = $4, updated_at = $5
+  UPDATE pending_deliveries d SET next_attempt_at = $3, lease_token = $4, updated_at = $5
   FROM due WHERE d.id = due.id
   RETURNING d.id, d.event_id, d.rule_id, d.rule_set_hash, d.content_type, d.attempts, d.pass_offset, d.order_key, d.blocked_since,
-    COALESCE(d.body, (SELECT e.body FROM events e WHERE e.id = d.event_id)) AS payload, d.body IS NOT NULL AS has_body`);
+    -- An event and its deliveries share written_at: the body is read from that one partition.
+    COALESCE(d.body, (SELECT e.body FROM events e WHERE e.id = d.event_id AND e.written_at = d.written_at)) AS payload, d.body IS NOT NULL AS has_body`);
 
 /**
  * Records a batch of attempts: each is appended whatever its lease says (it happened), once, even when the
  * batch is sent again after a lost answer; the delivery moves on only if the lease is still the attempt's.
+ * A delivery that stays pending is updated in the queue; one that settles moves to the history.
  */
 const RECORD_ATTEMPTS = named('record_attempts', `
   WITH input AS (
@@ -47,61 +50,79 @@ const RECORD_ATTEMPTS = named('record_attempts', `
            outcome, state, next_attempt_at, last_error, dead_reason, retryable_dead_destination, blocked_since)
   ), logged AS (
     INSERT INTO delivery_attempts (delivery_id, attempt, lease_token, started_at, duration_ms, url_origin, status, error_code, error_message,
-                                   response_excerpt, outcome)
-    SELECT delivery_id, attempt, lease_token, started_at, duration_ms, url_origin, status, error_code, error_message, response_excerpt, outcome
-    FROM input ORDER BY delivery_id
-    ON CONFLICT (delivery_id, lease_token, attempt) DO NOTHING
-  ), resolved AS (
-    UPDATE deliveries d SET state = a.state, attempts = a.attempt, next_attempt_at = a.next_attempt_at, lease_token = NULL,
+                                   response_excerpt, outcome, written_at)
+    -- In its delivery's partition: looked up in the queue, in the history only for one settled meanwhile (a lost
+    -- lease); the attempt of a delivery retention removed meanwhile is not kept.
+    SELECT * FROM (
+      SELECT a.delivery_id, a.attempt, a.lease_token, a.started_at, a.duration_ms, a.url_origin, a.status, a.error_code, a.error_message,
+             a.response_excerpt, a.outcome, coalesce((SELECT p.written_at FROM ${PENDING} p WHERE p.id = a.delivery_id),
+                                                     (SELECT h.written_at FROM ${HISTORY} h WHERE h.id = a.delivery_id)) AS written_at
+      FROM input a) w
+    WHERE w.written_at IS NOT NULL ORDER BY w.delivery_id
+    ON CONFLICT (delivery_id, lease_token, attempt, written_at) DO NOTHING
+  ), kept AS (
+    UPDATE ${PENDING} d SET attempts = a.attempt, next_attempt_at = a.next_attempt_at, lease_token = NULL,
       last_status = a.status, last_error = a.last_error, dead_reason = a.dead_reason,
-      retryable_dead_destination = a.retryable_dead_destination, updated_at = $16::bigint,
-      blocked_since = CASE WHEN a.state = 'pending' THEN coalesce(d.blocked_since, a.blocked_since) END
-    FROM input a WHERE d.id = a.delivery_id AND d.lease_token = a.lease_token
+      retryable_dead_destination = a.retryable_dead_destination, updated_at = $16::bigint, blocked_since = coalesce(d.blocked_since, a.blocked_since)
+    FROM input a WHERE d.id = a.delivery_id AND d.lease_token = a.lease_token AND a.state = 'pending'
     RETURNING d.id
-  )
-  SELECT id FROM resolved`);
+  ), ${moveDeliveries({
+    name: 'settled', from: PENDING, using: 'input a', where: "d.id = a.delivery_id AND d.lease_token = a.lease_token AND a.state <> 'pending'",
+    set: {
+      state: 'a.state', attempts: 'a.attempt', next_attempt_at: 'a.next_attempt_at', lease_token: 'NULL::text', last_status: 'a.status',
+      last_error: 'a.last_error', dead_reason: 'a.dead_reason', retryable_dead_destination: 'a.retryable_dead_destination',
+      updated_at: '$16::bigint', blocked_since: 'NULL::bigint',
+    },
+  })}
+  SELECT id FROM kept UNION ALL SELECT id FROM settled_in`);
 
 const INSERT_DELIVERIES = named('insert_deliveries', `
-  INSERT INTO deliveries (event_id, rule_id, rule_set_hash, origin, state, body, content_type, next_attempt_at, dead_reason, created_at, updated_at,
-                          order_key, order_seq)
-  SELECT d.event_id, d.rule_id, d.rule_set_hash, $8::text, CASE WHEN d.dead_reason IS NULL THEN 'pending' ELSE 'dead' END, d.body, d.content_type,
-         CASE WHEN d.dead_reason IS NULL THEN $9::bigint + d.delay_ms END, d.dead_reason, $10::bigint, $10::bigint,
-         d.order_key, ${NEXT_ORDER_SEQ.replaceAll('order_key', 'd.order_key')}
-  FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bytea[], $5::text[], $6::bigint[], $7::text[], $11::text[]) WITH ORDINALITY
-    AS d(event_id, rule_id, rule_set_hash, body, content_type, delay_ms, dead_reason, order_key, n)
-  ORDER BY d.n
-  RETURNING id`);
+  WITH ${insertDeliveries('planned', `
+    SELECT d.event_id, d.rule_id, d.rule_set_hash, $8::text AS origin, CASE WHEN d.dead_reason IS NULL THEN 'pending' ELSE 'dead' END AS state,
+           d.body, d.content_type, CASE WHEN d.dead_reason IS NULL THEN $9::bigint + d.delay_ms END AS next_attempt_at, d.dead_reason,
+           $10::bigint AS created_at, $10::bigint AS updated_at, d.order_key, ${NEXT_ORDER_SEQ.replaceAll('order_key', 'd.order_key')} AS order_seq,
+           -- In its event's partition (a replay of an old event too); no event (removed meanwhile): refused, not null.
+           (SELECT e.written_at FROM events e WHERE e.id = d.event_id) AS written_at
+    FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bytea[], $5::text[], $6::bigint[], $7::text[], $11::text[]) WITH ORDINALITY
+      AS d(event_id, rule_id, rule_set_hash, body, content_type, delay_ms, dead_reason, order_key, n)
+    ORDER BY d.n`, NEW_DELIVERY_COLUMNS)}
+  SELECT id FROM planned_rows ORDER BY id`);
 
 /** Rows of claims whose answer never came back (see `claim`): due again at once, as nobody works on them. */
 const RELEASE_UNANSWERED = named('release_unanswered', `
-  UPDATE deliveries SET next_attempt_at = $2, lease_token = NULL WHERE lease_token = ANY($1::text[]) AND state = 'pending'`);
-const RELEASE = named('release', 'UPDATE deliveries SET next_attempt_at = $1, lease_token = NULL WHERE id = $2 AND lease_token = $3');
+  UPDATE pending_deliveries SET next_attempt_at = $2, lease_token = NULL WHERE lease_token = ANY($1::text[]) AND state = 'pending'`);
+const RELEASE = named('release', 'UPDATE pending_deliveries SET next_attempt_at = $1, lease_token = NULL WHERE id = $2 AND lease_token = $3');
 const SAVE_RENDERED_BODY = named('save_rendered_body', `
-  UPDATE deliveries SET body = $1, content_type = $2, updated_at = $3 WHERE id = $4 AND lease_token = $5 AND state = 'pending'`);
+  UPDATE pending_deliveries SET body = $1, content_type = $2, updated_at = $3 WHERE id = $4 AND lease_token = $5 AND state = 'pending'`);
 // Rows waiting behind their key's head are not due: an idle worker must not wake for them.
 const NEXT_DUE = named('next_due', `
-  SELECT d.next_attempt_at AS due FROM deliveries d WHERE d.state = 'pending' AND ${HEAD_OF_KEY('$1')} ORDER BY d.next_attempt_at LIMIT 1`);
+  SELECT d.next_attempt_at AS due FROM pending_deliveries d WHERE d.state = 'pending' AND ${HEAD_OF_KEY('$1')} ORDER BY d.next_attempt_at LIMIT 1`);
 /** A retried delivery joins the back of its key (join-back.ts). */
 const RETRY = named('retry', `
-  UPDATE deliveries SET state = 'pending', next_attempt_at = $1, lease_token = NULL, dead_reason = NULL, blocked_since = NULL, updated_at = $2,
-    order_seq = ${NEXT_ORDER_SEQ}
-  WHERE id = $3 AND state <> 'pending'`);
+  WITH ${moveDeliveries({
+    name: 'retried', from: HISTORY, using: '(SELECT $3::bigint AS id) r', where: 'd.id = r.id',
+    set: {
+      state: "'pending'", next_attempt_at: '$1::bigint', lease_token: 'NULL::text', dead_reason: 'NULL::text', blocked_since: 'NULL::bigint',
+      updated_at: '$2::bigint', order_seq: NEXT_ORDER_SEQ.replaceAll('order_key', 'd.order_key'),
+    },
+  })}
+  SELECT id FROM retried_in`);
 /** Renewal uses the database's clock, as the lease's end was set by it. */
 const RENEW = named('renew', `
-  UPDATE deliveries SET next_attempt_at = (extract(epoch FROM clock_timestamp()) * 1000)::bigint + $1
+  UPDATE pending_deliveries SET next_attempt_at = (extract(epoch FROM clock_timestamp()) * 1000)::bigint + $1
   WHERE id = $2 AND lease_token = $3 AND state = 'pending'`);
-const BLOCKED_HEAD = `FROM deliveries d WHERE d.state = 'pending' AND d.order_key IS NOT NULL AND d.blocked_since IS NOT NULL AND ${HEAD_OF_KEY('$1')}`;
+const BLOCKED_HEAD = `FROM pending_deliveries d WHERE d.state = 'pending' AND d.order_key IS NOT NULL AND d.blocked_since IS NOT NULL AND ${HEAD_OF_KEY('$1')}`;
 const BLOCKED_KEYS = named('blocked_keys', `
   SELECT d.order_key, d.id, d.event_id, d.attempts, d.blocked_since, d.next_attempt_at, d.last_status, d.last_error,
-    (SELECT count(*) FROM deliveries w WHERE w.state = 'pending' AND w.order_key IS NOT NULL AND w.rule_id = d.rule_id AND w.order_key = d.order_key)::int - 1 AS waiting
+    (SELECT count(*) FROM pending_deliveries w WHERE w.state = 'pending' AND w.order_key IS NOT NULL AND w.rule_id = d.rule_id AND w.order_key = d.order_key)::int - 1 AS waiting
   ${BLOCKED_HEAD} AND d.rule_id = $2 ORDER BY d.blocked_since, d.id LIMIT $3`);
 const BLOCKED_COUNTS = named('blocked_counts', `SELECT d.rule_id, count(*)::int AS n ${BLOCKED_HEAD} GROUP BY d.rule_id`);
 const STATS = named('stats', `
   SELECT
-    (SELECT count(*) FROM deliveries WHERE state = 'pending') AS pending,
-    (SELECT count(*) FROM deliveries WHERE state = 'pending' AND next_attempt_at <= $1) AS due,
-    (SELECT count(*) FROM deliveries WHERE state = 'dead') AS dead,
-    (SELECT min(next_attempt_at) FROM deliveries WHERE state = 'pending' AND next_attempt_at <= $1) AS oldest`);
+    (SELECT count(*) FROM pending_deliveries WHERE state = 'pending') AS pending,
+    (SELECT count(*) FROM pending_deliveries WHERE state = 'pending' AND next_attempt_at <= $1) AS due,
+    (SELECT count(*) FROM delivery_history WHERE state = 'dead') AS dead,
+    (SELECT min(next_attempt_at) FROM pending_deliveries WHERE state = 'pending' AND next_attempt_at <= $1) AS oldest`);
 
 /** The outbox's SQL. Due times cross the interface in the node's clock and are stored in the database's. */
 export class OutboxQueries {

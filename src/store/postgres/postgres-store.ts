@@ -32,6 +32,9 @@ import type { AttemptToRecord } from '../attempt-to-record.js';
 import { OutageQueries } from './outage-queries.js';
 import type { Outage, RedriveSpacing } from '../outage-store.js';
 import { saveEvents } from './save-events.js';
+import { createPartitions, DEFAULT_PARTITION_DAYS, ensurePartitionsAhead, isMissingPartition, listPartitions, type TimePartition } from './partitions.js';
+import { maintainPartitions } from './partition-maintenance.js';
+import type { PartitionPlan, PartitionReport } from '../retention-store.js';
 import type { QuarantineRelease, ReleaseOutcome } from '../quarantine-store.js';
 import { QuarantineQueries } from './quarantine-queries.js';
 import { SchemaQueries } from './schema-queries.js';
@@ -53,16 +56,18 @@ const DATABASE_CLOCK_MS = 'SELECT (extract(epoch FROM clock_timestamp()) * 1000)
 export interface PostgresStoreOptions extends PostgresSettings {
   /** Where the store reads now (default: the system clock); leases and heartbeats keep the database's. */
   clock?: Clock;
+  /** Days of history per partition of events, deliveries and attempts (`retention.partitionDays`, default 7). */
+  partitionDays?: number;
 }
 
 /**
  * Whether an ingest commit could go through now: one write that takes the same table locks as one (ROW
- * EXCLUSIVE on events and deliveries, so an operator's LOCK TABLE makes it wait, up to lock_timeout) and
+ * EXCLUSIVE on events and pending_deliveries, so an operator's LOCK TABLE makes it wait, up to lock_timeout) and
  * commits as one does (synchronous_commit on), without touching either table's rows.
  */
 const PROBE_COMMIT = `
   WITH events_lock AS (UPDATE events SET id = id WHERE false RETURNING 1),
-       deliveries_lock AS (UPDATE deliveries SET id = id WHERE false RETURNING 1)
+       deliveries_lock AS (UPDATE pending_deliveries SET id = id WHERE false RETURNING 1)
   INSERT INTO store_health (id, checked_at)
   SELECT 1, $1 WHERE NOT EXISTS (SELECT 1 FROM events_lock UNION ALL SELECT 1 FROM deliveries_lock)
   ON CONFLICT (id) DO UPDATE SET checked_at = excluded.checked_at`;
@@ -103,11 +108,15 @@ export class PostgresStore implements Store {
   private streamPoll: NodeJS.Timeout | null = null;
   private closed = false;
   private readonly commitTimeoutMs: number;
+  private readonly partitionDays: number;
+  /** The time partitions as this node last listed them (a hint: inserts still cope with one gone). */
+  private knownPartitions: TimePartition[] = [];
 
   private constructor(settings: PostgresStoreOptions) {
     this.clock = settings.clock ?? systemClock;
     this.pool = openPool(settings);
     this.commitTimeoutMs = settings.commitTimeoutMs ?? COMMIT_TIMEOUT_MS;
+    this.partitionDays = settings.partitionDays ?? DEFAULT_PARTITION_DAYS;
     this.databaseClock = new ClockOffset(async () => (await this.pool.query<{ now: number }>(DATABASE_CLOCK_MS)).rows[0]!.now);
     this.outbox = new OutboxQueries(this.pool, this.databaseClock);
     this.quarantined = new QuarantineQueries(this.outbox);
@@ -124,7 +133,8 @@ export class PostgresStore implements Store {
     // gathering keeps their batches about as large as one node's would be (see docs/scaling.md).
     // A webhook waits for its commit at most commitTimeoutMs, queueing included: a database that cannot be
     // reached (no reset, so no error) or a table lock held by someone else costs a 503, never a hung sender.
-    this.saveGroup = new PostgresGroupCommit((batch, timeLeftMs) => saveEvents(this.pool, batch, (receivedAt, delayMs) => this.databaseClock.toDatabase(receivedAt) + delayMs, timeLeftMs), {
+    this.saveGroup = new PostgresGroupCommit((batch, timeLeftMs) => this.partitioned(batch.map((e) => e.receivedAt), () =>
+      saveEvents(this.pool, batch, (receivedAt, delayMs) => this.databaseClock.toDatabase(receivedAt) + delayMs, timeLeftMs)), {
       ...groupOptions,
       gatherMs: settings.commitIntervalMs ?? 0,
       deadlineMs: this.commitTimeoutMs,
@@ -147,6 +157,9 @@ export class PostgresStore implements Store {
       } finally {
         client.release(failure);
       }
+      // After the migration's connection is back: creating partitions takes one of its own (a pool may hold one).
+      await ensurePartitionsAhead(store.pool, store.clock.now(), store.partitionDays);
+      store.knownPartitions = await listPartitions(store.pool);
       await store.databaseClock.measure();
       if (settings.notifications) {
         const handlers = new Map([[DUE_CHANNEL, () => store.due.notify()], [EVENTS_CHANNEL, () => store.stored.notify()]]);
@@ -211,6 +224,29 @@ export class PostgresStore implements Store {
         client.release(broken);
       }
     });
+  }
+
+  /**
+   * Runs a write that stores events written at `times`: should a partition for one be missing (none created
+   * ahead yet, or a copy of old events), it is created and the write runs again, so inserts never fail for
+   * lack of a partition.
+   */
+  private async partitioned<T>(times: readonly number[], write: () => Promise<T>): Promise<T> {
+    // Known ranges first: a failed insert would have taken ids from the sequences for nothing.
+    if (times.some((t) => !this.knownPartitions.some((p) => p.from <= t && t < p.to))) await this.createPartitions(times);
+    try {
+      return await write();
+    } catch (err) {
+      // A range another node dropped since this one listed them.
+      if (!isMissingPartition(err)) throw err;
+      await this.createPartitions(times);
+      return write();
+    }
+  }
+
+  private async createPartitions(times: readonly number[]): Promise<void> {
+    await createPartitions(this.pool, times, this.partitionDays);
+    this.knownPartitions = await listPartitions(this.pool);
   }
 
   /** Tells this node's workers at once, and the other nodes through NOTIFY. */
@@ -356,11 +392,11 @@ export class PostgresStore implements Store {
 
   async saveEditedCopy(copy: NewEditedCopy): Promise<number> {
     const deliveries = copy.deliveries ?? [];
-    const id = await this.transaction(async (client) => {
+    const id = await this.partitioned([copy.editedAt], () => this.transaction(async (client) => {
       const copyId = await this.ruleSetsAndCopies.insertEditedCopy(client, copy);
       await this.outbox.insert(client, deliveries.map((delivery) => ({ eventId: copyId, delivery })), 'replay', copy.editedAt);
       return copyId;
-    });
+    }));
     this.eventsStored();
     if (leavesDeliveriesPending(deliveries)) this.deliveriesDue();
     return id;
@@ -380,8 +416,16 @@ export class PostgresStore implements Store {
     await this.pool.end();
   }
 
-  pruneEventsOlderThan(storedBefore: number, limit: number): Promise<number> {
-    return this.write(() => this.events.pruneOlderThan(storedBefore, limit));
+  pruneEventsOlderThan(storedBefore: number, limit: number, options: { leaveToPartitions?: boolean } = {}): Promise<number> {
+    return this.write(() => this.events.pruneOlderThan(storedBefore, limit, options.leaveToPartitions ?? false));
+  }
+
+  maintainPartitions(plan: PartitionPlan): Promise<PartitionReport> {
+    return this.write(async () => {
+      const report = await maintainPartitions(this.pool, { ...plan, days: this.partitionDays });
+      this.knownPartitions = await listPartitions(this.pool);
+      return report;
+    });
   }
 
   pruneOldestEvents(limit: number): Promise<number> {
@@ -424,7 +468,8 @@ export class PostgresStore implements Store {
 
   async importEvents(events: ImportedEvent[], options: ImportOptions = {}): Promise<ImportResult> {
     const importedAt = options.importedAt === undefined ? this.clock.now() : options.importedAt;
-    const result = await this.transaction((client) => this.events.importAll(client, events, importedAt));
+    const times = events.map((e) => Math.max(importedAt ?? e.receivedAt, e.receivedAt));
+    const result = await this.partitioned(times, () => this.transaction((client) => this.events.importAll(client, events, importedAt)));
     if (result.imported > 0) this.eventsStored();
     return result;
   }
@@ -523,7 +568,8 @@ export class PostgresStore implements Store {
   }
 
   async writeCopyRows<T extends CopyTable>(table: T, rows: CopyRows[T][]): Promise<number> {
-    const added = await this.transaction((client) => this.copy.write(client, table, rows));
+    const times = table === 'events' ? (rows as StoredEvent[]).map((e) => Math.max(e.importedAt ?? e.receivedAt, e.receivedAt)) : [];
+    const added = await this.partitioned(times, () => this.transaction((client) => this.copy.write(client, table, rows)));
     if (added > 0 && table === 'events') this.stored.notify();
     return added;
   }

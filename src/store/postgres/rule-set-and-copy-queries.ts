@@ -1,15 +1,9 @@
 import type pg from 'pg';
 import type { NewEditedCopy } from '../event-store.js';
-import type { KeptRuleSet, RuleSetKind } from '../rule-set-store.js';
+import type { KeptRuleSet } from '../rule-set-store.js';
 import { eventText } from '../storable-text.js';
 import { named } from './sql-params.js';
-
-interface RuleSetRow {
-  hash: string;
-  kind: RuleSetKind;
-  rules: string;
-  first_loaded_at: number;
-}
+import { toKeptRuleSet, type RuleSetRow } from '../stored-rows.js';
 
 const SAVE_RULE_SET = named('save_rule_set', 'INSERT INTO rule_sets (hash, kind, rules, first_loaded_at) VALUES ($1, $2, $3, $4) ON CONFLICT (hash) DO NOTHING');
 const GET_RULE_SET = named('get_rule_set', 'SELECT * FROM rule_sets WHERE hash = $1');
@@ -26,8 +20,8 @@ const NEXT_EDIT_NUMBER = named('next_edit_number', `
   LIMIT 1`);
 const INSERT_COPY = named('insert_copy', `
   INSERT INTO events (source, event, transfer_id, checkout_id, email, wallet_address, validation, received_at, last_received_at,
-                      headers, body, rule_set_hash, edit_number, edited_from, edited_at, edited_via, total_price_usd)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $10, $11, $12, $13, $8, $14, $15)
+                      headers, body, rule_set_hash, edit_number, edited_from, edited_at, edited_via, total_price_usd, written_at)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $10, $11, $12, $13, $8, $14, $15, $8)
   RETURNING id`);
 
 /** Rule sets kept by hash, and edited copies of events. */
@@ -40,7 +34,7 @@ export class RuleSetAndCopyQueries {
 
   async getRuleSet(hash: string): Promise<KeptRuleSet | null> {
     const row = (await this.db.query<RuleSetRow>({ ...GET_RULE_SET, values: [hash] })).rows[0];
-    return row ? { hash: row.hash, kind: row.kind, rules: JSON.parse(row.rules) as unknown[], firstLoadedAt: row.first_loaded_at } : null;
+    return row ? toKeptRuleSet(row) : null;
   }
 
   /** In the caller's transaction: the copy with the next edit number of its transfer; returns its id. */

@@ -6,15 +6,17 @@ import { issuesText } from '../quarantine-columns.js';
 import { seenKey, seenKeyText } from '../seen-key.js';
 import { NEXT_ORDER_SEQ } from './order-seq.js';
 import { named, withDeadline } from './sql-params.js';
+import { insertDeliveries, NEW_DELIVERY_COLUMNS } from './delivery-tables.js';
 
 /**
  * One statement stores a whole group commit: the events (a repeat only bumps its counter and date), and the
  * outbox rows of the events that are new. A single statement is its own transaction: one round trip and one
- * commit per batch. The unique key (transfer_id, source, event) decides which copy is first, also when two
- * nodes insert copies at the same instant: the second waits for the first's commit and becomes the repeat.
- * A key in the ledger of seen keys whose event is gone is a repeat too. The trigger on events records the
- * keys of the new rows in the ledger (migration 012); should retention remove an event between this
- * statement's read of it and its insert, the trigger fails the statement and the batch is tried again.
+ * commit per batch. The ledger of seen keys decides which copy is first: a key it holds is a repeat (of a
+ * stored event, whose counter goes up, or of one retention removed, answered without storing anything).
+ * The trigger on events records the keys of the new rows (migration 012): when two nodes insert copies of one
+ * transfer at the same instant, the second waits for the first's commit on the ledger's key and fails
+ * (unique_violation on seen_keys_pkey); tried again (isRetryable), its copy is found as a repeat.
+ * An event is written to the partition of its receipt time (written_at, migration 013), its deliveries too.
  */
 const SAVE_EVENTS = named('save_events', `
   WITH input AS (
@@ -23,39 +25,42 @@ const SAVE_EVENTS = named('save_events', `
                          $25::text[], $26::text[], $27::uuid[])
       AS i(ord, source, event, transfer_id, checkout_id, email, wallet_address, validation, received_at, last_received_at, copies, headers, body,
            rule_set_hash, total_price_usd, issues, quarantine, seen_key)
-  ), gone AS (
-    -- Keys the ledger holds whose event retention removed: repeats, answered without storing anything.
+  ), known AS (
     -- The key is computed here (seen-key.ts), as hookrelay_seen_key would: a hash in SQL costs several times more.
     SELECT i.ord, k.event_id FROM input i JOIN seen_keys k ON k.key = i.seen_key
-    WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.id = k.event_id)
-  ), saved AS (
-    INSERT INTO events AS e (source, event, transfer_id, checkout_id, email, wallet_address, validation, received_at, last_received_at,
-                             received_count, headers, body, rule_set_hash, total_price_usd, issues, quarantine)
-    SELECT source, event, transfer_id, checkout_id, email, wallet_address, validation, received_at, last_received_at, copies, headers, body,
-           rule_set_hash, total_price_usd, issues, quarantine
-    FROM input WHERE ord NOT IN (SELECT ord FROM gone) ORDER BY ord
+    UNION ALL
+    -- An event stored before the ledger whose key retention has not put in it yet (the legacy partition:
+    -- nothing to read once it is gone).
+    SELECT i.ord, e.id FROM input i JOIN events e
+      ON e.written_at = 0 AND e.transfer_id = i.transfer_id AND e.source = i.source AND e.event = i.event AND e.edit_number = 0
+    WHERE NOT EXISTS (SELECT 1 FROM seen_keys k WHERE k.key = i.seen_key)
+  ), repeated AS (
     -- A received event has edit number 0: only the original of a transfer can be repeated, never an edited copy.
     -- The count stops at the largest integer instead of failing every later repeat.
-    ON CONFLICT (transfer_id, source, event, edit_number) DO UPDATE
-      SET received_count = least(e.received_count::bigint + excluded.received_count, ${MAX_RECEIVED_COUNT})::int,
-          last_received_at = excluded.last_received_at
-    RETURNING e.id, e.transfer_id, e.source, e.event, e.received_count, (e.xmax = 0) AS inserted
-  ), planned AS (
-    INSERT INTO deliveries (event_id, rule_id, rule_set_hash, origin, state, body, content_type, next_attempt_at, dead_reason, created_at, updated_at,
-                            order_key, order_seq)
-    SELECT s.id, d.rule_id, d.rule_set_hash, 'ingest', CASE WHEN d.dead_reason IS NULL THEN 'pending' ELSE 'dead' END, d.body, d.content_type,
-           d.next_attempt_at, d.dead_reason, i.received_at, i.received_at, d.order_key, ${NEXT_ORDER_SEQ.replaceAll('order_key', 'd.order_key')}
+    UPDATE events e SET received_count = least(e.received_count::bigint + i.copies, ${MAX_RECEIVED_COUNT})::int,
+                        last_received_at = i.last_received_at
+    FROM known k JOIN input i ON i.ord = k.ord WHERE e.id = k.event_id
+    RETURNING k.ord, e.id, e.received_count
+  ), saved AS (
+    INSERT INTO events AS e (source, event, transfer_id, checkout_id, email, wallet_address, validation, received_at, last_received_at,
+                             received_count, headers, body, rule_set_hash, total_price_usd, issues, quarantine, written_at)
+    SELECT source, event, transfer_id, checkout_id, email, wallet_address, validation, received_at, last_received_at, copies, headers, body,
+           rule_set_hash, total_price_usd, issues, quarantine, received_at
+    FROM input WHERE ord NOT IN (SELECT ord FROM known) ORDER BY ord
+    RETURNING e.id, e.transfer_id, e.source, e.event, e.received_count, e.written_at
+  ), ${insertDeliveries('planned', `
+    SELECT s.id AS event_id, d.rule_id, d.rule_set_hash, 'ingest' AS origin, CASE WHEN d.dead_reason IS NULL THEN 'pending' ELSE 'dead' END AS state,
+           d.body, d.content_type, d.next_attempt_at, d.dead_reason, i.received_at AS created_at, i.received_at AS updated_at, d.order_key,
+           ${NEXT_ORDER_SEQ.replaceAll('order_key', 'd.order_key')} AS order_seq, s.written_at
     FROM unnest($15::int[], $16::int[], $17::text[], $18::text[], $19::bytea[], $20::text[], $21::bigint[], $22::text[], $23::text[])
       AS d(ord, seq, rule_id, rule_set_hash, body, content_type, next_attempt_at, dead_reason, order_key)
     JOIN input i ON i.ord = d.ord
     JOIN saved s ON s.transfer_id = i.transfer_id AND s.source = i.source AND s.event = i.event
-    WHERE s.inserted
-    ORDER BY d.ord, d.seq
-    RETURNING 1
-  )
+    ORDER BY d.ord, d.seq`, NEW_DELIVERY_COLUMNS)}
   -- Each answer is matched to its input row here, by the key as the database compares it.
-  SELECT i.ord, s.id, s.received_count, s.inserted FROM saved s JOIN input i ON s.transfer_id = i.transfer_id AND s.source = i.source AND s.event = i.event
-  UNION ALL SELECT ord, event_id, NULL, false FROM gone`);
+  SELECT i.ord, s.id, s.received_count, true AS inserted FROM saved s JOIN input i ON s.transfer_id = i.transfer_id AND s.source = i.source AND s.event = i.event
+  UNION ALL SELECT ord, id, received_count, false FROM repeated
+  UNION ALL SELECT ord, event_id, NULL, false FROM known WHERE ord NOT IN (SELECT ord FROM repeated)`);
 
 interface SavedRow {
   ord: number;

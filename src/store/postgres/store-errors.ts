@@ -8,10 +8,14 @@ import { HookrelayError } from '../../errors.js';
  */
 const STORE_WIDE_STATES = /^(08|53|57|58|25006|55P03)/;
 
-/** Deadlock or serialization failure: nothing was written, the same work can simply run again. */
+/**
+ * Deadlock or serialization failure: nothing was written, the same work can simply run again. So is a key
+ * the ledger of seen keys got from another transaction meanwhile (two nodes storing copies of one transfer
+ * at once): run again, the statement finds the key and answers a repeat.
+ */
 export function isRetryable(err: unknown): boolean {
-  const code = (err as { code?: unknown }).code;
-  return code === '40P01' || code === '40001';
+  const { code, constraint } = err as { code?: unknown; constraint?: unknown };
+  return code === '40P01' || code === '40001' || (code === '23505' && constraint === 'seen_keys_pkey');
 }
 
 /** True when the failure is the database's (or the network's), not one statement's data. */

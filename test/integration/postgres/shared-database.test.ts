@@ -33,12 +33,12 @@ describeWithPostgres('several nodes on one PostgreSQL database', () => {
   });
   afterAll(() => database.drop());
 
-  it('opens every connection with synchronous commits and the configured timeouts', async () => {
+  it('opens every connection with synchronous commits, no JIT and the configured timeouts', async () => {
     const client = new pg.Client(clientConfig({ url: database.url, ...TEST_POOL, statementTimeoutMs: 1_234, lockTimeoutMs: 567 }));
     await client.connect();
     try {
       const show = async (name: string): Promise<unknown> => (await client.query(`SHOW ${name}`)).rows[0]![name];
-      expect([await show('synchronous_commit'), await show('statement_timeout'), await show('lock_timeout')]).toEqual(['on', '1234ms', '567ms']);
+      expect([await show('synchronous_commit'), await show('jit'), await show('statement_timeout'), await show('lock_timeout')]).toEqual(['on', 'off', '1234ms', '567ms']);
     } finally {
       await client.end();
     }

@@ -42,6 +42,7 @@ const RELEASED: Record<string, Record<string, string>> = {
     '010_quarantine.sql': '5a5668cadb4a9b4de3e14a3b63091154c2cfa53aa009696ff3694d2b13da004d',
     '011_observed_schemas.sql': '3d8fea2633ec0b4879da002523127a18f93f2f7e2aa988154b2b3543678a433a',
     '012_seen_keys.sql': 'ba706d420c66ed473a50d40ae614f23ad2adc864ffba084a4d3af86788a9ee85',
+    '013_time_partitions.sql': '40c8456ca04463cc268aa29ed37a250af46dd31c577eb383818a245b690a91b3',
   },
 };
 

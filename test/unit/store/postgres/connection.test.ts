@@ -28,7 +28,7 @@ describe('PostgreSQL connection settings', () => {
   it('asks every connection for synchronous commits and the configured timeouts, after the URL\'s own options', () => {
     const config = clientConfig(settings('postgres://u@db/x?options=-c%20search_path%3Dtenant'));
     expect(config).toMatchObject({ statement_timeout: 1_000, lock_timeout: 500, connectionTimeoutMillis: 300, application_name: 'hookrelay' });
-    expect(config.options).toBe('-c search_path=tenant -c synchronous_commit=on');
+    expect(config.options).toBe('-c search_path=tenant -c synchronous_commit=on -c jit=off');
   });
 
   it('gives every query a client-side deadline past the server-side one, and probes idle connections with TCP keepalive', () => {

@@ -1,0 +1,300 @@
+import pino from 'pino';
+import pg from 'pg';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { RetentionPruner } from '../../../src/retention/retention-pruner.js';
+import { PostgresStore } from '../../../src/store/postgres/postgres-store.js';
+import { DAY_MS, PARTITIONS_AHEAD } from '../../../src/store/postgres/partitions.js';
+import { eventSelectionSql } from '../../../src/store/postgres/event-filter-sql.js';
+import { SqlParams } from '../../../src/store/postgres/sql-params.js';
+import { NewEventQueries } from '../../../src/store/postgres/new-events.js';
+import { copyStore } from '../../../src/store/copy-store.js';
+import { attempt, event, forward } from '../../contract/contract-helpers.js';
+import { createTestDatabase, describeWithPostgres, TEST_POOL, type TestDatabase } from '../../helpers/postgres.js';
+
+let database: TestDatabase;
+
+const day = (t: number): string => `p${new Date(Math.floor(t / DAY_MS) * DAY_MS).toISOString().slice(0, 10).replaceAll('-', '')}`;
+
+async function open(clock?: { now: () => number }): Promise<{ store: PostgresStore; url: string; schema: string; partitions: () => Promise<string[]>; rows: (table: string) => Promise<number[]> }> {
+  const url = await database.freshSchemaUrl();
+  const store = await PostgresStore.open({ url, ...TEST_POOL, partitionDays: 1, ...(clock && { clock }) });
+  const schema = new URL(url).searchParams.get('options')!.split('=')[1]!;
+  return {
+    store,
+    url,
+    schema,
+    partitions: async () => (await database.query<{ name: string }>(
+      `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = '${schema}.events'::regclass ORDER BY 1`,
+    )).map((r) => r.name),
+    rows: async (table) => (await database.query<{ id: string }>(`SELECT id FROM ${schema}.${table} ORDER BY id`)).map((r) => Number(r.id)),
+  };
+}
+
+describeWithPostgres('PostgreSQL time partitions', () => {
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+  afterAll(() => database.drop());
+
+  it('creates the current partition and those ahead at start, and one on demand for an insert outside them', async () => {
+    const { store, partitions } = await open();
+    try {
+      const now = Date.now();
+      const ahead = Array.from({ length: PARTITIONS_AHEAD + 1 }, (_, i) => `events_${day(now + i * DAY_MS)}`);
+      // A new database's legacy partition is empty: the first retention pass drops it.
+      expect(await partitions()).toEqual(['events_legacy', ...ahead]);
+      const old = now - 40 * DAY_MS;
+      const saved = await store.saveEvent(event('old', { receivedAt: old, deliveries: [forward('fwd')] }));
+      expect(await partitions()).toEqual(['events_legacy', `events_${day(old)}`, ...ahead]);
+      expect(await store.getEvent(saved.id)).toMatchObject({ transferId: 'old', receivedAt: old });
+      expect(await store.saveEvent(event('old', { receivedAt: old + 1 }))).toEqual({ id: saved.id, duplicate: true, receivedCount: 2 });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('starts on a pool of one connection (the partitions are created after the migration gives it back)', async () => {
+    const store = await PostgresStore.open({ url: await database.freshSchemaUrl(), ...TEST_POOL, partitionDays: 1, poolSize: 1 });
+    try {
+      expect(await store.saveEvent(event('one', { receivedAt: Date.now() - 40 * DAY_MS }))).toMatchObject({ duplicate: false });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('drops the partitions older than the age limit, moving pending events with their deliveries and attempts first', async () => {
+    const now = Date.now();
+    let clockAt = now;
+    const { store, partitions, rows } = await open({ now: () => clockAt });
+    try {
+      const old = now - 10 * DAY_MS;
+      const gone = await store.saveEvent(event('gone', { receivedAt: old, deliveries: [forward('fwd', { deadReason: 'rule disabled' })] }));
+      const blocked = await store.saveEvent(event('blocked', { receivedAt: old + 1, deliveries: [forward('ordered', { orderKey: 'k' })] }));
+      const [claimed] = await store.claimDueDeliveries({ limit: 1, leaseMs: 60_000 });
+      expect(claimed).toMatchObject({ eventId: blocked.id });
+      await store.recordAttempt(claimed!.id, claimed!.leaseToken, attempt(1, 'pending', 503), { state: 'pending', nextAttemptAt: now + 60_000 });
+      const attemptsBefore = await rows('delivery_attempts');
+      const recent = await store.saveEvent(event('recent', { receivedAt: now }));
+
+      const report = await store.maintainPartitions({ now, storedBefore: now - 5 * DAY_MS, maxEvents: 1_000 });
+      expect(report).toMatchObject({ byAge: 1, byCount: 0, moved: 1, dropped: 2 }); // and the empty legacy partition
+      expect(await partitions()).not.toContain(`events_${day(old)}`);
+      // The pending event, its delivery and its attempt: all there, every id kept.
+      expect(await store.getEvent(blocked.id)).toMatchObject({ transferId: 'blocked', receivedAt: old + 1 });
+      expect(await rows('deliveries')).toEqual([claimed!.id]); // the dropped event's dead letter went with it
+      expect(await rows('pending_deliveries')).toEqual([claimed!.id]); // in the queue all along
+      expect(await rows('delivery_attempts')).toEqual(attemptsBefore);
+      expect((await store.getDelivery(claimed!.id))!.attemptLog).toHaveLength(1);
+      expect(await store.getEvent(gone.id)).toBeNull();
+      expect(await store.getEvent(recent.id)).not.toBeNull();
+      // The dropped event's key stays in the ledger: a repeat is a duplicate, not stored again.
+      expect(await store.saveEvent(event('gone', { receivedAt: now }))).toEqual({ id: gone.id, duplicate: true, receivedCount: null });
+      // The moved delivery is still claimed and settled as before.
+      clockAt = now + 61_000;
+      const [again] = await store.claimDueDeliveries({ limit: 5, leaseMs: 60_000 });
+      expect(again).toMatchObject({ id: claimed!.id, eventId: blocked.id });
+      expect(await store.recordAttempt(again!.id, again!.leaseToken, attempt(2, 'delivered'), { state: 'delivered' })).toBe(true);
+      expect((await store.getDelivery(claimed!.id))!.attemptLog.map((a) => a.attempt)).toEqual([1, 2]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('retention by count drops whole oldest partitions within the excess and deletes the rest in batches', async () => {
+    const { store, partitions } = await open();
+    try {
+      const now = Date.now();
+      const ids: number[] = [];
+      for (const [days, n] of [[3, 2], [2, 2], [1, 2]] as const) {
+        for (let i = 0; i < n; i += 1) ids.push((await store.saveEvent(event(`d${days}-${i}`, { receivedAt: now - days * DAY_MS + i }))).id);
+      }
+      const pruner = new RetentionPruner({
+        store, logger: pino({ level: 'silent' }), settings: { maxAgeDays: 30, maxEvents: 3, intervalMs: 60_000, batchSize: 10 }, pauseBetweenBatchesMs: 0,
+      });
+      const report = await pruner.runOnce();
+      expect(report).toMatchObject({ byAge: 0, byCount: 3, interrupted: false });
+      expect(await partitions()).not.toContain(`events_${day(now - 3 * DAY_MS)}`);
+      expect(await partitions()).toContain(`events_${day(now - 2 * DAY_MS)}`);
+      const left = await store.listEvents({}, { limit: 10 });
+      expect(left.items.map((e) => e.id)).toEqual(ids.slice(3).reverse());
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a search from a time reads only the partitions from it on (and the legacy one)', async () => {
+    const { store, schema } = await open();
+    try {
+      const now = Date.now();
+      for (let d = 0; d < 3; d += 1) await store.saveEvent(event(`e${d}`, { receivedAt: now - d * DAY_MS }));
+      const from = Math.floor(now / DAY_MS) * DAY_MS;
+      const params = new SqlParams();
+      const where = eventSelectionSql({ receivedFrom: from, email: 'a@b.c' }, params);
+      const plan = await database.query<{ 'QUERY PLAN': string }>(`EXPLAIN SELECT e.id FROM ${schema}.events e WHERE ${where} ORDER BY e.id DESC LIMIT 10`, params.values);
+      const text = plan.map((r) => r['QUERY PLAN']).join('\n');
+      expect(text).toContain(`events_${day(now)}`);
+      expect(text).not.toContain(`events_${day(now - DAY_MS)}`);
+      expect((await store.listEvents({ receivedFrom: from - DAY_MS }, { limit: 10 })).items.map((e) => e.transferId)).toEqual(['e0', 'e1']);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('keeps pending deliveries in the queue table and settled ones in the history: a claim never waits for the history', async () => {
+    const { store, schema, rows } = await open();
+    const other = new pg.Client({ connectionString: database.url });
+    await other.connect();
+    try {
+      const saved = await store.saveEvent(event('split', { deliveries: [forward('a'), forward('b'), forward('off', { deadReason: 'rule disabled' })] }));
+      const [a, b, off] = (await store.listDeliveries({ eventId: saved.id }, { limit: 10 })).items.map((d) => d.id).reverse();
+      expect(await rows('pending_deliveries')).toEqual([a, b]);
+      expect(await rows('delivery_history')).toEqual([off]);
+      // The history and the attempts locked whole (as a partition's creation does, for an instant): claims go on.
+      await other.query('BEGIN');
+      await other.query(`LOCK TABLE ${schema}.delivery_history, ${schema}.delivery_attempts IN ACCESS EXCLUSIVE MODE`);
+      const claimed = await store.claimDueDeliveries({ limit: 5, leaseMs: 60_000 });
+      expect(claimed.map((c) => c.id)).toEqual([a, b]);
+      await other.query('ROLLBACK');
+      expect(await store.recordAttempt(a!, claimed[0]!.leaseToken, attempt(1, 'pending', 503), { state: 'pending', nextAttemptAt: Date.now() + 60_000 })).toBe(true);
+      // Settled: moved to the history with its attempt; retried: back in the queue, the same id.
+      expect(await store.recordAttempt(b!, claimed[1]!.leaseToken, attempt(1, 'delivered'), { state: 'delivered' })).toBe(true);
+      expect(await rows('pending_deliveries')).toEqual([a]);
+      expect(await rows('delivery_history')).toEqual([b, off]);
+      expect(await store.retryDelivery(off!)).toBe(true);
+      expect(await rows('pending_deliveries')).toEqual([a, off]);
+      expect((await store.getDelivery(b!))!).toMatchObject({ state: 'delivered', attemptLog: [expect.objectContaining({ attempt: 1 })] });
+      expect((await store.listDeliveries({ eventId: saved.id }, { limit: 10 })).items.map((d) => [d.id, d.state])).toEqual([[off, 'pending'], [b, 'delivered'], [a, 'pending']]);
+    } finally {
+      await other.end();
+      await store.close();
+    }
+  });
+
+  it('renews the retention lease between the partition steps, and a lost lease stops the pass before a range is detached', async () => {
+    const now = Date.now();
+    const { store, partitions } = await open();
+    try {
+      const old = now - 10 * DAY_MS;
+      await store.saveEvent(event('old', { receivedAt: old }));
+      const lost = await store.maintainPartitions({ now, storedBefore: now - 5 * DAY_MS, maxEvents: 1_000, renew: async () => false });
+      expect(lost).toMatchObject({ interrupted: true, dropped: 0, byAge: 0 });
+      expect(await partitions()).toContain(`events_${day(old)}`);
+      let renewals = 0;
+      const held = await store.maintainPartitions({ now, storedBefore: now - 5 * DAY_MS, maxEvents: 1_000, renew: async () => (renewals += 1) > 0 });
+      expect(held).toMatchObject({ interrupted: false, byAge: 1 });
+      expect(renewals).toBeGreaterThanOrEqual(4); // before the range's first detach and after each of the three
+      expect(await partitions()).not.toContain(`events_${day(old)}`);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a commit-order read from a position it handed out reads only the partitions from that position\'s time on', async () => {
+    const now = Date.now();
+    const { store, url } = await open();
+    const pool = new pg.Pool({ connectionString: url });
+    const sent: { text: string; values: unknown[] }[] = [];
+    const recording = { query: (q: { text: string; values: unknown[] }) => (sent.push(q), pool.query(q)) } as unknown as pg.Pool;
+    try {
+      await store.saveEvent(event('old', { receivedAt: now - 10 * DAY_MS }));
+      const reader = new NewEventQueries(recording);
+      const start = await store.streamPosition({ now: true });
+      await store.saveEvent(event('first', { receivedAt: now }));
+      const first = await reader.read({}, start, 10, false);
+      expect(first.events.map((e) => e.transferId)).toEqual(['first']);
+      await store.saveEvent(event('second', { receivedAt: now }));
+      const second = await reader.read({}, first.position, 10, false);
+      expect(second.events.map((e) => e.transferId)).toEqual(['second']);
+      // The bound reaches the plan as a sub-select: the partitions before it are skipped when the read runs.
+      const plan = await pool.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, COSTS OFF) ${sent.at(-1)!.text}`, sent.at(-1)!.values);
+      const lines = plan.rows.map((r) => r['QUERY PLAN']);
+      const scans = (partition: string): string[] => lines.filter((line) => line.includes(` on ${partition} `));
+      expect(scans(`events_${day(now)}`).some((line) => line.includes('(actual time'))).toBe(true);
+      for (const skipped of [`events_${day(now - 10 * DAY_MS)}`, 'events_legacy']) {
+        expect(scans(skipped).length).toBeGreaterThan(0);
+        expect(scans(skipped).every((line) => line.includes('(never executed)'))).toBe(true);
+      }
+    } finally {
+      await pool.end();
+      await store.close();
+    }
+  });
+
+  it('a read from inside one large transaction merges the partitions\' (tx, id) indexes, planned once per connection', async () => {
+    const { store, url } = await open();
+    const pool = new pg.Pool({ connectionString: url, max: 1 });
+    try {
+      const reader = new NewEventQueries(pool);
+      const now = Date.now();
+      const bulk = (prefix: string, writtenAt: number, count: number): string => `INSERT INTO events (source, event, transfer_id, validation, received_at, last_received_at, headers, body, written_at)
+        SELECT 'checkout', 'transfer:succeeded', '${prefix}-' || g, 'valid', ${writtenAt}, ${writtenAt}, '{}', '\\x7b7d', ${writtenAt} FROM generate_series(1, ${count}) g`;
+      // An old partition the reads' bound leaves out, then an import's shape: thousands of events committed by one transaction.
+      await store.saveEvent(event('old', { receivedAt: now - 10 * DAY_MS }));
+      await pool.query(bulk('old', now - 10 * DAY_MS, 30_000));
+      const start = await reader.streamPosition({ now: true });
+      await pool.query(bulk('new', now, 3_000));
+      await pool.query('ANALYZE events'); // as autovacuum does after such an insert: the planner knows the rows
+      let position = start;
+      const ids: number[] = [];
+      for (let i = 0; i < 12; i++) {
+        const page = await reader.read({}, position, 100, false);
+        ids.push(...page.events.map((e) => e.id));
+        position = page.position;
+      }
+      expect(new Set(ids).size).toBe(1200);
+      expect(ids).toEqual([...ids].sort((a, b) => a - b));
+      // Values the planner cannot see give every read the same plan: after the first five (planned for their
+      // values, as every prepared statement is), the cached one is run; a sort of the transaction's rows is not.
+      const [prepared] = (await pool.query<{ generic_plans: string; custom_plans: string }>(
+        "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE name LIKE 'hookrelay\\_new\\_events\\_%'",
+      )).rows;
+      expect(Number(prepared!.custom_plans)).toBeLessThanOrEqual(5);
+      expect(Number(prepared!.generic_plans)).toBeGreaterThanOrEqual(7);
+    } finally {
+      await pool.end();
+      await store.close();
+    }
+  });
+
+  it('store copy writes a delivery to the queue or the history by its state, and moves it when a later copy finds it settled', async () => {
+    const source = await open();
+    const target = await open();
+    const options = { batchSize: 2, shouldStop: () => false, onProgress: () => {}, now: () => Date.now() };
+    try {
+      const saved = await source.store.saveEvent(event('copied', { deliveries: [forward('a'), forward('off', { deadReason: 'rule disabled' })] }));
+      const [a, off] = (await source.store.listDeliveries({ eventId: saved.id }, { limit: 10 })).items.map((d) => d.id).reverse();
+      expect((await copyStore(source.store, target.store, options)).complete).toBe(true);
+      expect(await target.rows('pending_deliveries')).toEqual([a]);
+      expect(await target.rows('delivery_history')).toEqual([off]);
+      const [claimed] = await source.store.claimDueDeliveries({ limit: 5, leaseMs: 60_000 });
+      expect(await source.store.recordAttempt(claimed!.id, claimed!.leaseToken, attempt(1, 'delivered'), { state: 'delivered' })).toBe(true);
+      expect((await copyStore(source.store, target.store, options)).complete).toBe(true);
+      expect(await target.rows('pending_deliveries')).toEqual([]);
+      expect(await target.rows('delivery_history')).toEqual([a, off]);
+      expect(await target.store.getDelivery(a!)).toMatchObject({ state: 'delivered', attemptLog: [expect.objectContaining({ attempt: 1 })] });
+    } finally {
+      await source.store.close();
+      await target.store.close();
+    }
+  });
+
+  it('retention leaves an old event to its partition\'s drop until all of the partition is that old: no row deleted ahead of it', async () => {
+    const now = Date.now();
+    const { store } = await open();
+    try {
+      // Written at the start of today's partition, older than the limit; the partition is not (it ends tomorrow).
+      const dayStart = Math.floor(now / DAY_MS) * DAY_MS;
+      const kept = await store.saveEvent(event('kept', { receivedAt: dayStart }));
+      const maxAgeDays = (now - dayStart - 1) / DAY_MS;
+      const pruner = new RetentionPruner({
+        store, logger: pino({ level: 'silent' }), settings: { maxAgeDays, maxEvents: 1_000, intervalMs: 60_000, batchSize: 10 }, pauseBetweenBatchesMs: 0,
+      });
+      expect(await pruner.runOnce()).toMatchObject({ byAge: 0, interrupted: false });
+      expect(await store.getEvent(kept.id)).not.toBeNull();
+      // The store's batched delete itself still deletes by age when asked to (SQLite's, and the legacy rows').
+      expect(await store.pruneEventsOlderThan(dayStart + 1, 10)).toBe(1);
+    } finally {
+      await store.close();
+    }
+  });
+});
