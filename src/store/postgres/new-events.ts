@@ -22,11 +22,12 @@ export const WRITTEN_SLACK_MS = 60 * 60_000;
 /** Positions whose time this node remembers (those its reads handed out): the newest are kept. */
 const REMEMBERED_POSITIONS = 10_000;
 /**
- * The time from which a read at the horizon still finds every event: the start of the oldest transaction
- * holding an id (its events were written after it began, less the group commit's wait), or now.
+ * The time from which a read at the horizon still finds every event: the start of the oldest transaction of
+ * this database holding an id (its events were written after it began, less the group commit's wait), or
+ * now. Another database's transactions write no event here.
  */
 const SINCE = `(extract(epoch FROM least(clock_timestamp(),
-  (SELECT min(xact_start) FROM pg_stat_activity WHERE backend_xid IS NOT NULL))) * 1000)::bigint`;
+  (SELECT min(xact_start) FROM pg_stat_activity WHERE backend_xid IS NOT NULL AND datname = current_database()))) * 1000)::bigint`;
 
 interface NewEventRow extends EventRow {
   horizon: string;
