@@ -5,9 +5,11 @@ import { quarantineValues } from '../quarantine-columns.js';
 import { SUMMARY_COLUMNS, toEventSummary, toStoredEvent, type EventRow } from '../sqlite/event-rows.js';
 import { eventSelectionSql } from './event-filter-sql.js';
 import { eventText, readEventBody, readEventRow } from '../storable-text.js';
-import { named, SqlParams } from './sql-params.js';
+import { named, namedByShape, SqlParams } from './sql-params.js';
 import type { SeenKeyRecord } from '../seen-keys-store.js';
 
+/** Filters with an index of their own on every partition, used by a search by that column alone whatever the value. */
+const ONE_PLAN_FILTERS = new Set<keyof EventSearch>(['checkoutId', 'email', 'walletAddress', 'transferId']);
 const GET_EVENT = named('get_event', 'SELECT * FROM events WHERE id = $1');
 const GET_EVENT_HEADERS = named('get_event_headers', 'SELECT headers FROM events WHERE id = $1');
 
@@ -113,6 +115,9 @@ export class EventQueries {
    * Newest first from the cursor on: by (received_at, id) when a time range is given (the index that serves
    * both the range and the order), by id otherwise. The planner has statistics and sees the values (node-postgres
    * sends these unnamed, planned for their parameters), so each filter's own index drives when it is the rarest.
+   * A search by one indexed column alone, or by none, has the same plan whatever the value (that column's index
+   * of each partition, merged by id): it is prepared by its shape, so a connection plans it once rather than
+   * every time over every partition and its indexes.
    */
   async list(search: EventSearch, page: { limit: number; after?: EventPosition }): Promise<EventPage> {
     const params = new SqlParams();
@@ -122,10 +127,10 @@ export class EventQueries {
       where.push(byTime ? `(e.received_at, e.id) < (${params.add(page.after.receivedAt)}, ${params.add(page.after.id)})` : `e.id < ${params.add(page.after.id)}`);
     }
     const order = byTime ? 'e.received_at DESC, e.id DESC' : 'e.id DESC';
-    const { rows } = await this.db.query<EventRow>(
-      `SELECT ${SUMMARY_COLUMNS} FROM events e WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ${params.add(page.limit + 1)}`,
-      params.values,
-    );
+    const text = `SELECT ${SUMMARY_COLUMNS} FROM events e WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ${params.add(page.limit + 1)}`;
+    const filters = (Object.keys(search) as (keyof EventSearch)[]).filter((key) => search[key] !== undefined);
+    const samePlan = filters.length === 0 || (filters.length === 1 && ONE_PLAN_FILTERS.has(filters[0]!));
+    const { rows } = await this.db.query<EventRow>(samePlan ? { ...namedByShape('events_list', text), values: params.values } : { text, values: params.values });
     const items = rows.slice(0, page.limit).map((row) => toEventSummary(readEventRow(row)));
     const last = items.at(-1);
     return { items, next: rows.length > page.limit && last ? { id: last.id, receivedAt: last.receivedAt } : null };

@@ -1,11 +1,10 @@
-import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import type { EventSearch } from '../event-store.js';
 import type { NewEventRead, NewEvents, StreamPosition, StreamStart } from '../new-event-store.js';
 import { newEventColumns, toNewEvent, type EventRow } from '../sqlite/event-rows.js';
 import { eventSelectionSql } from './event-filter-sql.js';
 import { readEventRow } from '../storable-text.js';
-import { named, SqlParams } from './sql-params.js';
+import { namedByShape, SqlParams } from './sql-params.js';
 
 /**
  * Every transaction with an id below this had finished when the statement's snapshot was taken, and every
@@ -101,8 +100,7 @@ export class NewEventQueries {
        r AS (SELECT ${columns}, e.tx::text AS tx_text FROM events e, h WHERE ${cursor} AND e.tx < h.horizon AND ${where} ORDER BY e.tx, e.id LIMIT (SELECT ${params.add(limit)}::int))
        SELECT b.horizon::text AS horizon, b.since::text AS since, b.held_back, r.*
        FROM b LEFT JOIN r ON true ORDER BY r.tx, r.id`;
-    const name = `new_events_${createHash('sha256').update(text).digest('hex').slice(0, 16)}`;
-    const { rows } = await this.db.query<NewEventRow>({ ...named(name, text), values: params.values });
+    const { rows } = await this.db.query<NewEventRow>({ ...namedByShape('new_events', text), values: params.values });
     const first = rows[0]!;
     const found = rows.filter((row) => row.tx_text !== null);
     const events = found.map((row) => toNewEvent(readEventRow(row), withBodies));

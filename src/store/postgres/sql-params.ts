@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 /** Positional parameters of one dynamically built statement: `add(value)` returns its placeholder ($1, $2, ...). */
 export class SqlParams {
   readonly values: unknown[] = [];
@@ -25,4 +26,9 @@ export interface NamedStatement {
 
 export function named(name: string, text: string): NamedStatement {
   return { name: `hookrelay_${name}`, text };
+}
+
+/** A statement built at run time, prepared under a name its text decides: one per shape and connection. */
+export function namedByShape(kind: string, text: string): NamedStatement {
+  return named(`${kind}_${createHash('sha256').update(text).digest('hex').slice(0, 16)}`, text);
 }

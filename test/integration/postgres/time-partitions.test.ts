@@ -7,6 +7,7 @@ import { DAY_MS, PARTITIONS_AHEAD } from '../../../src/store/postgres/partitions
 import { eventSelectionSql } from '../../../src/store/postgres/event-filter-sql.js';
 import { SqlParams } from '../../../src/store/postgres/sql-params.js';
 import { NewEventQueries } from '../../../src/store/postgres/new-events.js';
+import { EventQueries } from '../../../src/store/postgres/event-queries.js';
 import type { StreamPosition } from '../../../src/store/new-event-store.js';
 import { copyStore } from '../../../src/store/copy-store.js';
 import { attempt, event, forward } from '../../contract/contract-helpers.js';
@@ -260,6 +261,29 @@ describeWithPostgres('PostgreSQL time partitions', () => {
       )).rows;
       expect(Number(prepared!.custom_plans)).toBeLessThanOrEqual(5);
       expect(Number(prepared!.generic_plans)).toBeGreaterThanOrEqual(7);
+    } finally {
+      await pool.end();
+      await store.close();
+    }
+  });
+
+  it('a search by one indexed column is planned once per connection; one by two is planned for its values', async () => {
+    const { store, url } = await open();
+    const pool = new pg.Pool({ connectionString: url, max: 1 });
+    try {
+      for (let i = 0; i < 3; i++) await store.saveEvent(event(`t${i}`, { checkoutId: `c${i % 2}`, email: `b${i}@example.com` }));
+      const events = new EventQueries(pool);
+      for (let i = 0; i < 8; i++) {
+        expect((await events.list({ checkoutId: `c${i % 2}` }, { limit: 10 })).items.length).toBe(i % 2 ? 1 : 2);
+        expect((await events.list({ checkoutId: 'c0', email: 'b2@example.com' }, { limit: 10 })).items.map((e) => e.transferId)).toEqual(['t2']);
+      }
+      const prepared = (await pool.query<{ statement: string; generic_plans: string }>(
+        "SELECT statement, generic_plans FROM pg_prepared_statements WHERE name LIKE 'hookrelay\\_events\\_list\\_%'",
+      )).rows;
+      expect(prepared).toHaveLength(1);
+      expect(prepared[0]!.statement).toContain('e.checkout_id = $1');
+      expect(prepared[0]!.statement).not.toContain('lower(e.email)');
+      expect(Number(prepared[0]!.generic_plans)).toBeGreaterThanOrEqual(3);
     } finally {
       await pool.end();
       await store.close();
