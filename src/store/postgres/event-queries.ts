@@ -137,7 +137,9 @@ export class EventQueries {
   }
 
   async firstIdReceivedFrom(receivedFrom: number): Promise<number | null> {
-    return (await this.db.query<{ id: number | null }>('SELECT min(id) AS id FROM events WHERE received_at >= $1 AND (written_at >= $1 OR written_at < 1)', [receivedFrom])).rows[0]!.id;
+    const params = new SqlParams();
+    const where = eventSelectionSql({ receivedFrom }, params);
+    return (await this.db.query<{ id: number | null }>(`SELECT min(e.id) AS id FROM events e WHERE ${where}`, params.values)).rows[0]!.id;
   }
 
   async count(selection: EventSelection): Promise<number> {

@@ -28,6 +28,8 @@ const REMEMBERED_POSITIONS = 10_000;
 const SINCE = `(extract(epoch FROM least(clock_timestamp(),
   (SELECT min(xact_start) FROM pg_stat_activity WHERE backend_xid IS NOT NULL AND datname = current_database()))) * 1000)::bigint`;
 
+const positionKey = (position: StreamPosition): string => `${position.tx}:${position.id}`;
+
 interface NewEventRow extends EventRow {
   horizon: string;
   since: string;
@@ -59,7 +61,7 @@ export class NewEventQueries {
   constructor(private readonly db: pg.Pool) {}
 
   private remember(position: StreamPosition, writtenAt: number): void {
-    const key = `${position.tx}:${position.id}`;
+    const key = positionKey(position);
     this.writtenFrom.delete(key);
     this.writtenFrom.set(key, writtenAt - WRITTEN_SLACK_MS);
     if (this.writtenFrom.size > REMEMBERED_POSITIONS) this.writtenFrom.delete(this.writtenFrom.keys().next().value!);
@@ -72,7 +74,9 @@ export class NewEventQueries {
       const found = rows[0];
       if (found) return { tx: found.tx, id: found.id === start.afterEventId ? found.id : found.id - 1 };
     } else if ('receivedFrom' in start) {
-      const { rows } = await this.db.query<{ tx: string | null }>('SELECT min(tx)::text AS tx FROM events WHERE received_at >= $1 AND (written_at >= $1 OR written_at < 1)', [start.receivedFrom]);
+      const params = new SqlParams();
+      const where = eventSelectionSql({ receivedFrom: start.receivedFrom }, params);
+      const { rows } = await this.db.query<{ tx: string | null }>(`SELECT min(e.tx)::text AS tx FROM events e WHERE ${where}`, params.values);
       if (rows[0]!.tx !== null) return { tx: rows[0]!.tx, id: 0 };
     }
     const { rows } = await this.db.query<{ tx: string }>(`SELECT ${HORIZON}::text AS tx`);
@@ -85,7 +89,7 @@ export class NewEventQueries {
     const where = eventSelectionSql(filter, params);
     // Events are in commit order by (tx, id); a later commit's were written after the position's time, less
     // the slack: the bound prunes the partitions before it and leaves out no event the cursor would take.
-    const writtenFrom = this.writtenFrom.get(`${from.tx}:${from.id}`) ?? Number.MIN_SAFE_INTEGER;
+    const writtenFrom = this.writtenFrom.get(positionKey(from)) ?? Number.MIN_SAFE_INTEGER;
     // The cursor's values reach the plan as sub-selects, which the planner cannot see: its plan is the same for
     // every value (a merge of each partition's (tx, id) index, the partitions before the bound skipped when it
     // runs), so a prepared read plans once per connection, and a cursor inside a large transaction (an import)

@@ -3,8 +3,9 @@ import type pg from 'pg';
 /**
  * The time partitions of events, delivery_history (settled deliveries) and delivery_attempts (migration 013):
  * ranges of written_at, the same ranges in all three tables, so an event, its settled deliveries and its
- * attempts are in partitions of one range and go together. Pending deliveries are in no partition. Ranges are `days` long, aligned on UTC midnight; the legacy partition (everything
- * stored before the migration, written_at 0) ends at 1.
+ * attempts are in partitions of one range and go together. Pending deliveries are in no partition. Ranges
+ * are `days` long, aligned on UTC midnight; the legacy partition (everything stored before the migration,
+ * written_at 0) ends at 1.
  */
 export const PARTITIONED_TABLES = ['events', 'delivery_history', 'delivery_attempts'] as const;
 
@@ -50,6 +51,10 @@ export async function listPartitions(db: pg.ClientBase | pg.Pool): Promise<TimeP
     })
     .sort((a, b) => a.from - b.from);
 }
+
+const lowerBound = (range: { from: number }): number => (Number.isFinite(range.from) ? range.from : Number.MIN_SAFE_INTEGER);
+/** A range's partition bound, as CREATE and ATTACH take it. */
+const forValues = (range: TimePartition): string => `FOR VALUES FROM (${Number.isFinite(range.from) ? range.from : 'MINVALUE'}) TO (${range.to})`;
 
 /** The range holding `time` for partitions of `days`, clipped to the ranges already there (a changed size). */
 function rangeFor(time: number, days: number, existing: readonly TimePartition[]): TimePartition | null {
@@ -102,7 +107,7 @@ export function createPartitions(pool: pg.Pool, times: readonly number[], days: 
       // Each CREATE locks its table: all three at once, in ingest's order, rather than one after the other.
       if (created === 0) await client.query(`LOCK TABLE ${PARENTS_ONLY} IN ACCESS EXCLUSIVE MODE`);
       for (const table of PARTITIONED_TABLES) {
-        await client.query(`CREATE TABLE ${table}_${range.suffix} PARTITION OF ${table} FOR VALUES FROM (${Number.isFinite(range.from) ? range.from : 'MINVALUE'}) TO (${range.to})`);
+        await client.query(`CREATE TABLE ${table}_${range.suffix} PARTITION OF ${table} ${forValues(range)}`);
       }
       existing.push(range);
       created += 1;
@@ -143,7 +148,6 @@ export async function movePending(db: pg.ClientBase | pg.Pool, range: { from: nu
   return (await db.query<{ n: number }>(MOVE_PENDING(where), [lowerBound(range), range.to, now])).rows[0]!.n;
 }
 
-const lowerBound = (range: { from: number }): number => (Number.isFinite(range.from) ? range.from : Number.MIN_SAFE_INTEGER);
 
 /**
  * About how many events a partition holds, without counting them: the span of its ids (two probes of its
@@ -192,7 +196,7 @@ export async function dropPartition(pool: pg.Pool, range: TimePartition, now: nu
     if (late) {
       // Attached back (the check DETACH CONCURRENTLY left spares the scan): the next pass moves them.
       for (const [i, table] of PARTITIONED_TABLES.entries()) {
-        await client.query(`ALTER TABLE ${table} ATTACH PARTITION ${names[i]} FOR VALUES FROM (${Number.isFinite(range.from) ? range.from : 'MINVALUE'}) TO (${range.to})`);
+        await client.query(`ALTER TABLE ${table} ATTACH PARTITION ${names[i]} ${forValues(range)}`);
       }
       return { dropped: 0, moved, removed: false };
     }

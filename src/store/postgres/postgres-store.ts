@@ -53,6 +53,9 @@ const EVENTS_ANNOUNCE_GAP_MS = 25;
 
 const DATABASE_CLOCK_MS = 'SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now';
 
+/** The time an event is written at, its partition's key: its receipt, or its import when later (as import_event writes it). */
+const writtenAt = (receivedAt: number, importedAt: number | null | undefined): number => Math.max(importedAt ?? receivedAt, receivedAt);
+
 export interface PostgresStoreOptions extends PostgresSettings {
   /** Where the store reads now (default: the system clock); leases and heartbeats keep the database's. */
   clock?: Clock;
@@ -468,7 +471,7 @@ export class PostgresStore implements Store {
 
   async importEvents(events: ImportedEvent[], options: ImportOptions = {}): Promise<ImportResult> {
     const importedAt = options.importedAt === undefined ? this.clock.now() : options.importedAt;
-    const times = events.map((e) => Math.max(importedAt ?? e.receivedAt, e.receivedAt));
+    const times = events.map((e) => writtenAt(e.receivedAt, importedAt));
     const result = await this.partitioned(times, () => this.transaction((client) => this.events.importAll(client, events, importedAt)));
     if (result.imported > 0) this.eventsStored();
     return result;
@@ -568,7 +571,7 @@ export class PostgresStore implements Store {
   }
 
   async writeCopyRows<T extends CopyTable>(table: T, rows: CopyRows[T][]): Promise<number> {
-    const times = table === 'events' ? (rows as StoredEvent[]).map((e) => Math.max(e.importedAt ?? e.receivedAt, e.receivedAt)) : [];
+    const times = table === 'events' ? (rows as StoredEvent[]).map((e) => writtenAt(e.receivedAt, e.importedAt)) : [];
     const added = await this.partitioned(times, () => this.transaction((client) => this.copy.write(client, table, rows)));
     if (added > 0 && table === 'events') this.stored.notify();
     return added;

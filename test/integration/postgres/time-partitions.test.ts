@@ -33,6 +33,12 @@ async function readNew(reader: NewEventQueries, position: StreamPosition, count:
   return { ids: read.map((e) => e.id), transferIds: read.map((e) => e.transferId), position };
 }
 
+/** The statements of one kind (namedByShape) prepared on `pool`'s connection, and how often each was planned. */
+async function preparedStatements(pool: pg.Pool, kind: string): Promise<{ statement: string; generic_plans: string; custom_plans: string }[]> {
+  return (await pool.query<{ statement: string; generic_plans: string; custom_plans: string }>(
+    "SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements WHERE starts_with(name, 'hookrelay_' || $1 || '_')", [kind])).rows;
+}
+
 async function open(clock?: { now: () => number }): Promise<{ store: PostgresStore; url: string; schema: string; partitions: () => Promise<string[]>; rows: (table: string) => Promise<number[]> }> {
   const url = await database.freshSchemaUrl();
   const store = await PostgresStore.open({ url, ...TEST_POOL, partitionDays: 1, ...(clock && { clock }) });
@@ -256,9 +262,7 @@ describeWithPostgres('PostgreSQL time partitions', () => {
       expect(ids).toEqual([...ids].sort((a, b) => a - b));
       // Values the planner cannot see give every read the same plan: after the first five (planned for their
       // values, as every prepared statement is), the cached one is run; a sort of the transaction's rows is not.
-      const [prepared] = (await pool.query<{ generic_plans: string; custom_plans: string }>(
-        "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE name LIKE 'hookrelay\\_new\\_events\\_%'",
-      )).rows;
+      const [prepared] = await preparedStatements(pool, 'new_events');
       expect(Number(prepared!.custom_plans)).toBeLessThanOrEqual(5);
       expect(Number(prepared!.generic_plans)).toBeGreaterThanOrEqual(7);
     } finally {
@@ -277,9 +281,7 @@ describeWithPostgres('PostgreSQL time partitions', () => {
         expect((await events.list({ checkoutId: `c${i % 2}` }, { limit: 10 })).items.length).toBe(i % 2 ? 1 : 2);
         expect((await events.list({ checkoutId: 'c0', email: 'b2@example.com' }, { limit: 10 })).items.map((e) => e.transferId)).toEqual(['t2']);
       }
-      const prepared = (await pool.query<{ statement: string; generic_plans: string }>(
-        "SELECT statement, generic_plans FROM pg_prepared_statements WHERE name LIKE 'hookrelay\\_events\\_list\\_%'",
-      )).rows;
+      const prepared = await preparedStatements(pool, 'events_list');
       expect(prepared).toHaveLength(1);
       expect(prepared[0]!.statement).toContain('e.checkout_id = $1');
       expect(prepared[0]!.statement).not.toContain('lower(e.email)');
