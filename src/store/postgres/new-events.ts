@@ -7,11 +7,16 @@ import { readEventRow } from '../storable-text.js';
 import { namedByShape, SqlParams } from './sql-params.js';
 
 /**
- * Every transaction with an id below this had finished when the statement's snapshot was taken, and every
- * transaction that commits later has an id at or above it. pg_current_snapshot() is the statement's own
- * snapshot, so the rows a statement sees and this horizon agree.
+ * Every transaction of this database with an id below this had finished when the statement's snapshot was
+ * taken, and every one that commits later has an id at or above it. pg_current_snapshot() is the statement's
+ * own snapshot, so the rows a statement sees and this horizon agree. Ids are shared by the whole server:
+ * a transaction still open in another database (another application's, a bulk load) writes no event here
+ * and does not hold the horizon back (pg_stat_activity shows every role where each transaction id is); a
+ * prepared transaction, in no backend, does.
  */
-const HORIZON = 'pg_snapshot_xmin(pg_current_snapshot())';
+const HORIZON = `(SELECT least(pg_snapshot_xmax(s), (SELECT min(x) FROM pg_snapshot_xip(s) AS x WHERE NOT EXISTS (
+    SELECT 1 FROM pg_stat_activity a WHERE a.backend_xid = x::xid AND a.datname <> current_database())))
+  FROM pg_current_snapshot() AS s)`;
 
 /**
  * How far before a position's time a later commit's event may have been written: the wait of a group commit
@@ -48,7 +53,7 @@ const compareTx = (a: string, b: string): number => {
  * than every transaction still open. A transaction that got id 100 and commits after the one that got 101
  * has the lower `tx`, and 101 is not read while it is open, so neither is skipped nor read twice. What
  * this costs: an event is read once every transaction older than its own has finished; a long write
- * transaction anywhere on the server (a bulk import, a migration) holds every stream back until it ends.
+ * transaction in this database (a bulk import, a migration) holds every stream back until it ends.
  */
 export class NewEventQueries {
   /**

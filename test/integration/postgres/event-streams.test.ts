@@ -6,7 +6,7 @@ import { PostgresStore } from '../../../src/store/postgres/postgres-store.js';
 import type { NewEvent } from '../../../src/store/event-store.js';
 import type { StreamPosition } from '../../../src/store/new-event-store.js';
 import { postSigned } from '../../helpers/http.js';
-import { createTestDatabase, describeWithPostgres, TEST_POOL, type TestDatabase } from '../../helpers/postgres.js';
+import { createTestDatabase, describeWithPostgres, TEST_DATABASE_URL, TEST_POOL, type TestDatabase } from '../../helpers/postgres.js';
 import { startTestReceiver, TEST_SECRET, type TestReceiver } from '../../helpers/receiver.js';
 import { eventually } from '../../helpers/rules.js';
 import { removeTempDirs } from '../../helpers/temp-dir.js';
@@ -79,6 +79,23 @@ describeWithPostgres('event streams on PostgreSQL', () => {
     expect(again.events).toEqual([]);
     // A client that resumes after the late event (its Last-Event-ID) gets the rest, once.
     expect((await readAll(store, await store.streamPosition({ afterEventId: Number(lateId) }))).ids).toEqual([early.id]);
+  });
+
+  it('a transaction open in another database of the server holds no stream back', async () => {
+    const store = await node(await database.freshSchemaUrl());
+    const start = await store.streamPosition({ now: true });
+    // Another application's long transaction, with a lower id than the event's.
+    const other = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await other.connect();
+    cleanup.push(() => other.end());
+    await other.query('BEGIN');
+    const otherId = BigInt((await other.query<{ id: string }>('SELECT pg_current_xact_id()::text AS id')).rows[0]!.id);
+    const saved = await store.saveEvent(event('beside-another-database'));
+    const read = await store.readNewEvents({}, start, 10, false);
+    expect(read.events.map((e) => e.id)).toEqual([saved.id]);
+    expect(read.heldBack).toBe(false);
+    expect(BigInt(read.position.tx!)).toBeGreaterThan(otherId);
+    await other.query('COMMIT');
   });
 
   it('wakes the event readers of every node, by notification, or by polling when notifications are off', async () => {
