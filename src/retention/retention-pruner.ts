@@ -130,11 +130,13 @@ export class RetentionPruner {
       // A history partitioned by time (PostgreSQL) loses whole partitions first; the batches below then
       // find only what is left (rows from before the partitions, and less than a partition over maxEvents).
       let partitioned = backfilled && !this.stopping;
+      let eventsAtMost: number | null = null;
       if (partitioned && store.maintainPartitions) {
         // Renewed between the partition steps too: a detach may wait for long reads, and the lease must not lapse meanwhile.
         const partitions = await store.maintainPartitions({ now: started, storedBefore: cutoff, maxEvents: settings.maxEvents, renew: () => this.holdLease() });
         report.byAge += partitions.byAge;
         report.byCount += partitions.byCount;
+        eventsAtMost = partitions.eventsAtMost;
         if (partitions.dropped + partitions.created + partitions.moved > 0) {
           logger.info({ partitionsCreated: partitions.created, partitionsDropped: partitions.dropped, movedPending: partitions.moved }, 'retention: partitions');
         }
@@ -147,7 +149,9 @@ export class RetentionPruner {
         report.byAge += deleted;
         return deleted > 0;
       });
-      let excess = ageDone ? (await store.countEvents({})) - settings.maxEvents : 0;
+      // An exact count reads every event: skipped when the partitions' bound is already within the limit.
+      const underLimit = eventsAtMost !== null && eventsAtMost <= settings.maxEvents;
+      let excess = ageDone && !underLimit ? (await store.countEvents({})) - settings.maxEvents : 0;
       const countDone = ageDone && (await this.repeat(async () => {
         if (excess <= 0) return false;
         const deleted = await store.pruneOldestEvents(Math.min(settings.batchSize, excess));

@@ -40,4 +40,9 @@ export interface PartitionReport {
   dropped: number;
   /** The lease was lost: the pass stopped. */
   interrupted: boolean;
+  /**
+   * At most this many events are left (the sum of the partitions' id spans), null when not known. At or
+   * under `maxEvents`, count-based retention has nothing to do and counts nothing.
+   */
+  eventsAtMost: number | null;
 }

@@ -7,6 +7,7 @@ import { eventSelectionSql } from './event-filter-sql.js';
 import { eventText, readEventBody, readEventRow } from '../storable-text.js';
 import { named, namedByShape, SqlParams } from './sql-params.js';
 import type { SeenKeyRecord } from '../seen-keys-store.js';
+import { isLegacy, type TimePartition } from './partitions.js';
 
 /** Filters with an index of their own on every partition, used by a search by that column alone whatever the value. */
 const ONE_PLAN_FILTERS = new Set<keyof EventSearch>(['checkoutId', 'email', 'walletAddress', 'transferId']);
@@ -27,17 +28,19 @@ const NOT_PENDING = 'NOT EXISTS (SELECT 1 FROM pending_deliveries d WHERE d.even
  * whole partitions); SKIP LOCKED lets two nodes pruning at once share the work instead of waiting on each
  * other's rows. Deleting an event deletes its deliveries, attempts and redrives in the same statement.
  */
-const pruneOlderThan = (where: string): string => deleteKeepingKeys(`
-    SELECT e.id, e.written_at FROM events e
-    WHERE e.received_at < $1 AND (e.imported_at IS NULL OR e.imported_at < $1) AND ${NOT_PENDING} AND ${where}
+const pruneOlderThan = (table: string): string => deleteKeepingKeys(`
+    SELECT e.id, e.written_at FROM ${table} e
+    WHERE e.received_at < $1 AND (e.imported_at IS NULL OR e.imported_at < $1) AND ${NOT_PENDING}
     ORDER BY e.received_at, e.id LIMIT $2 FOR UPDATE SKIP LOCKED`);
-const PRUNE_OLDER_THAN = named('prune_older_than', pruneOlderThan('true'));
+const PRUNE_OLDER_THAN = named('prune_older_than', pruneOlderThan('events'));
 /**
- * Events outside their partition's range only: the legacy partition's (written_at 0), and those moved out of
- * a dropped partition (written later than stored: an event in place was written when received or imported).
+ * The same in one partition, for the events out of its range only: those moved out of a dropped partition,
+ * stored before the range begins (`before` is then the age limit or the range's start, whichever is earlier),
+ * or any in the legacy one. An event in place was received or imported within its range, so the partition's
+ * received_at index reads only the few out of place, never its events older than the limit. The partition is
+ * named, not selected by written_at: a condition on it would let the planner walk the primary key instead.
  */
-const PRUNE_OUTSIDE_PARTITIONS = named('prune_outside_partitions', pruneOlderThan(
-  '(e.written_at < 1 OR e.written_at > greatest(coalesce(e.imported_at, e.received_at), e.received_at))'));
+const pruneOutOfPlace = (range: TimePartition, before: number, limit: number): pg.QueryConfig => ({ text: pruneOlderThan(`events_${range.suffix}`), values: [before, limit] });
 const PRUNE_OLDEST = named('prune_oldest', deleteKeepingKeys(`
     SELECT e.id, e.written_at FROM events e WHERE ${NOT_PENDING} ORDER BY e.received_at, e.id LIMIT $1 FOR UPDATE SKIP LOCKED`));
 
@@ -84,8 +87,11 @@ const BACKFILL_SEEN_KEYS = named('backfill_seen_keys', `
   WITH walk AS (
     SELECT next_event_id, below_event_id FROM seen_keys_backfill WHERE id = 1 AND next_event_id < below_event_id FOR UPDATE
   ), batch AS (
-    SELECT e.id, e.source, e.event, e.transfer_id, e.edit_number, coalesce(e.imported_at, e.received_at) AS seen_at
-    FROM events e, walk w WHERE e.id >= w.next_event_id AND e.id < w.below_event_id ORDER BY e.id LIMIT $1
+    -- Lateral, so the events are read only when the walk has a step left, and from its place: a plain join
+    -- was planned as a walk of every event's id, in every retention pass, long after the backfill ended.
+    SELECT b.* FROM walk w CROSS JOIN LATERAL (
+      SELECT e.id, e.source, e.event, e.transfer_id, e.edit_number, coalesce(e.imported_at, e.received_at) AS seen_at
+      FROM events e WHERE e.id >= w.next_event_id AND e.id < w.below_event_id ORDER BY e.id LIMIT $1) b
   ), kept AS (
     INSERT INTO seen_keys (key, event_id, seen_at)
     SELECT hookrelay_seen_key(b.source, b.event, b.transfer_id, b.edit_number), b.id, b.seen_at FROM batch b
@@ -187,8 +193,22 @@ export class EventQueries {
     return result;
   }
 
-  async pruneOlderThan(storedBefore: number, limit: number, outsidePartitionsOnly: boolean): Promise<number> {
-    return (await this.db.query({ ...(outsidePartitionsOnly ? PRUNE_OUTSIDE_PARTITIONS : PRUNE_OLDER_THAN), values: [storedBefore, limit] })).rowCount ?? 0;
+  async pruneOlderThan(storedBefore: number, limit: number): Promise<number> {
+    return (await this.db.query({ ...PRUNE_OLDER_THAN, values: [storedBefore, limit] })).rowCount ?? 0;
+  }
+
+  /**
+   * Deletes up to `limit` events older than `storedBefore` that are out of their partition's range (see
+   * PRUNE_OUT_OF_PLACE), oldest partition first; the rest of each partition waits for its drop.
+   */
+  async pruneOutOfPlace(storedBefore: number, limit: number, partitions: readonly TimePartition[]): Promise<number> {
+    let deleted = 0;
+    for (const range of partitions) {
+      if (deleted >= limit) break;
+      const before = isLegacy(range) ? storedBefore : Math.min(storedBefore, range.from);
+      deleted += (await this.db.query(pruneOutOfPlace(range, before, limit - deleted))).rowCount ?? 0;
+    }
+    return deleted;
   }
 
   async pruneOldest(limit: number): Promise<number> {

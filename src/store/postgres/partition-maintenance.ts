@@ -1,12 +1,10 @@
 import type pg from 'pg';
 import type { PartitionPlan as StorePartitionPlan, PartitionReport } from '../retention-store.js';
-import { dropPartition, ensurePartitionsAhead, estimateEvents, holdsEvents, listPartitions, movePending, type TimePartition } from './partitions.js';
+import { dropPartition, ensurePartitionsAhead, estimateEvents, holdsEvents, isLegacy, listPartitions, movePending, type TimePartition } from './partitions.js';
 
 export interface PartitionPlan extends StorePartitionPlan {
   days: number;
 }
-
-const isLegacy = (p: TimePartition): boolean => p.suffix === 'legacy';
 
 /**
  * One retention pass over the partitions (run under the `retention` lease, so by one node at a time; the
@@ -18,10 +16,12 @@ const isLegacy = (p: TimePartition): boolean => p.suffix === 'legacy';
  * 4. count-based retention: while the events beyond `maxEvents` are at least a whole oldest partition, that
  *    partition is dropped (never the current one, nor while the legacy one still holds the oldest rows).
  *    The remainder, less than a partition, is left to the batched deletes.
- * Counts are estimates (estimateEvents): no partition is counted row by row.
+ * Counts are estimates (estimateEvents): no partition is counted row by row. Each is an upper bound, so their
+ * sum, less what was dropped, bounds the events left (`eventsAtMost`): the pass counts the events exactly only
+ * when that bound is over `maxEvents`, instead of reading the whole history every pass.
  */
 export async function maintainPartitions(pool: pg.Pool, plan: PartitionPlan): Promise<PartitionReport> {
-  const report: PartitionReport = { byAge: 0, byCount: 0, moved: 0, created: 0, dropped: 0, interrupted: false };
+  const report: PartitionReport = { byAge: 0, byCount: 0, moved: 0, created: 0, dropped: 0, interrupted: false, eventsAtMost: null };
   report.created = await ensurePartitionsAhead(pool, plan.now, plan.days);
   const renew = plan.renew ?? (async () => true);
   /** Drops `range`; null when the lease was lost (the pass stops). */
@@ -59,5 +59,6 @@ export async function maintainPartitions(pool: pg.Pool, plan: PartitionPlan): Pr
     report.byCount += dropped;
     excess -= dropped;
   }
+  report.eventsAtMost = excess + plan.maxEvents;
   return report;
 }

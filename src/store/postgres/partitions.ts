@@ -52,7 +52,10 @@ export async function listPartitions(db: pg.ClientBase | pg.Pool): Promise<TimeP
     .sort((a, b) => a.from - b.from);
 }
 
-const lowerBound = (range: { from: number }): number => (Number.isFinite(range.from) ? range.from : Number.MIN_SAFE_INTEGER);
+/** A range's first written_at as a query parameter (the legacy partition's is MINVALUE). */
+export const lowerBound = (range: { from: number }): number => (Number.isFinite(range.from) ? range.from : Number.MIN_SAFE_INTEGER);
+/** The partition of the rows stored before migration 013. */
+export const isLegacy = (range: TimePartition): boolean => range.suffix === 'legacy';
 /** A range's partition bound, as CREATE and ATTACH take it. */
 const forValues = (range: TimePartition): string => `FOR VALUES FROM (${Number.isFinite(range.from) ? range.from : 'MINVALUE'}) TO (${range.to})`;
 

@@ -420,7 +420,8 @@ export class PostgresStore implements Store {
   }
 
   pruneEventsOlderThan(storedBefore: number, limit: number, options: { leaveToPartitions?: boolean } = {}): Promise<number> {
-    return this.write(() => this.events.pruneOlderThan(storedBefore, limit, options.leaveToPartitions ?? false));
+    if (!options.leaveToPartitions) return this.write(() => this.events.pruneOlderThan(storedBefore, limit));
+    return this.write(async () => this.events.pruneOutOfPlace(storedBefore, limit, await listPartitions(this.pool)));
   }
 
   maintainPartitions(plan: PartitionPlan): Promise<PartitionReport> {

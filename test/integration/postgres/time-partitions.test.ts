@@ -1,9 +1,9 @@
 import pino from 'pino';
 import pg from 'pg';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { RetentionPruner } from '../../../src/retention/retention-pruner.js';
 import { PostgresStore } from '../../../src/store/postgres/postgres-store.js';
-import { DAY_MS, PARTITIONS_AHEAD } from '../../../src/store/postgres/partitions.js';
+import { DAY_MS, listPartitions, PARTITIONS_AHEAD } from '../../../src/store/postgres/partitions.js';
 import { eventSelectionSql } from '../../../src/store/postgres/event-filter-sql.js';
 import { SqlParams } from '../../../src/store/postgres/sql-params.js';
 import { NewEventQueries } from '../../../src/store/postgres/new-events.js';
@@ -37,6 +37,31 @@ async function readNew(reader: NewEventQueries, position: StreamPosition, count:
 async function preparedStatements(pool: pg.Pool, kind: string): Promise<{ statement: string; generic_plans: string; custom_plans: string }[]> {
   return (await pool.query<{ statement: string; generic_plans: string; custom_plans: string }>(
     "SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements WHERE starts_with(name, 'hookrelay_' || $1 || '_')", [kind])).rows;
+}
+
+/**
+ * The plan of `q` as it ran (EXPLAIN ANALYZE), in a transaction rolled back: nothing it writes stays.
+ * `indexesOnly`: sequential scans off, as the planner does on tables too large to read whole.
+ */
+async function analyzed(pool: pg.Pool, q: { text: string; values: unknown[] }, indexesOnly = false): Promise<string[]> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    if (indexesOnly) await client.query('SET LOCAL enable_seqscan = off');
+    return (await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, COSTS OFF) ${q.text}`, q.values)).rows.map((r) => r['QUERY PLAN']);
+  } finally {
+    await client.query('ROLLBACK');
+    client.release();
+  }
+}
+
+/** `count` events received and written at `writtenAt`, in one statement (transfer ids `prefix`-1...). */
+const bulkInsert = (prefix: string, writtenAt: number, count: number): string => `INSERT INTO events (source, event, transfer_id, validation, received_at, last_received_at, headers, body, written_at)
+  SELECT 'checkout', 'transfer:succeeded', '${prefix}-' || g, 'valid', ${writtenAt}, ${writtenAt}, '{}', '\\x7b7d', ${writtenAt} FROM generate_series(1, ${count}) g`;
+
+/** `pool`, keeping each query it is sent in `sent`. */
+function recording(pool: pg.Pool, sent: { text: string; values: unknown[] }[]): pg.Pool {
+  return { query: (q: { text: string; values: unknown[] }) => (sent.push(q), pool.query(q)) } as unknown as pg.Pool;
 }
 
 async function open(clock?: { now: () => number }): Promise<{ store: PostgresStore; url: string; schema: string; partitions: () => Promise<string[]>; rows: (table: string) => Promise<number[]> }> {
@@ -132,16 +157,95 @@ describeWithPostgres('PostgreSQL time partitions', () => {
       for (const [days, n] of [[3, 2], [2, 2], [1, 2]] as const) {
         for (let i = 0; i < n; i += 1) ids.push((await store.saveEvent(event(`d${days}-${i}`, { receivedAt: now - days * DAY_MS + i }))).id);
       }
+      const counts = vi.spyOn(store, 'countEvents');
       const pruner = new RetentionPruner({
         store, logger: pino({ level: 'silent' }), settings: { maxAgeDays: 30, maxEvents: 3, intervalMs: 60_000, batchSize: 10 }, pauseBetweenBatchesMs: 0,
       });
       const report = await pruner.runOnce();
       expect(report).toMatchObject({ byAge: 0, byCount: 3, interrupted: false });
+      // The partitions left may hold more than 3 (their id spans add up to 4): the remainder is counted exactly.
+      expect(counts).toHaveBeenCalledTimes(1);
       expect(await partitions()).not.toContain(`events_${day(now - 3 * DAY_MS)}`);
       expect(await partitions()).toContain(`events_${day(now - 2 * DAY_MS)}`);
       const left = await store.listEvents({}, { limit: 10 });
       expect(left.items.map((e) => e.id)).toEqual(ids.slice(3).reverse());
     } finally {
+      await store.close();
+    }
+  });
+
+  it('a pass whose partitions cannot hold more than maxEvents counts no event', async () => {
+    const { store } = await open();
+    try {
+      const now = Date.now();
+      for (const days of [3, 2, 1, 0]) await store.saveEvent(event(`d${days}`, { receivedAt: now - days * DAY_MS }));
+      const counts = vi.spyOn(store, 'countEvents');
+      const pass = (maxEvents: number) => new RetentionPruner({
+        store, logger: pino({ level: 'silent' }), settings: { maxAgeDays: 30, maxEvents, intervalMs: 60_000, batchSize: 10 }, pauseBetweenBatchesMs: 0,
+      }).runOnce();
+      // Four events, one per partition: the id spans add up to 4, within a limit of 4.
+      expect(await pass(4)).toMatchObject({ byAge: 0, byCount: 0, interrupted: false });
+      expect(counts).not.toHaveBeenCalled();
+      expect(await store.countEvents({})).toBe(4);
+      counts.mockClear();
+      // Over it, the oldest partition goes whole (no count needed either: the bound left is 3).
+      expect(await pass(3)).toMatchObject({ byCount: 1, interrupted: false });
+      expect(counts).not.toHaveBeenCalled();
+      expect((await store.listEvents({}, { limit: 10 })).items.map((e) => e.transferId)).toEqual(['d0', 'd1', 'd2']);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('once the ledger\'s backfill has ended, a retention pass reads no event for it', async () => {
+    const { store, url } = await open();
+    const pool = new pg.Pool({ connectionString: url, max: 1 });
+    try {
+      const now = Date.now();
+      // A history large enough for the planner to walk the events by id, had the statement let it.
+      for (const days of [2, 1, 0]) {
+        await store.saveEvent(event(`d${days}`, { receivedAt: now - days * DAY_MS })); // its partition created
+        await pool.query(bulkInsert(`d${days}`, now - days * DAY_MS, 10_000));
+      }
+      await pool.query('ANALYZE events');
+      const sent: { text: string; values: unknown[] }[] = [];
+      // A new database's backfill has nothing to walk (and writes nothing, so its plan can be run again).
+      expect(await new EventQueries(recording(pool, sent)).backfillSeenKeys(100)).toBe(0);
+      const scans = (await analyzed(pool, sent[0]!)).filter((line) => / on events_/.test(line));
+      expect(scans.length).toBeGreaterThan(0);
+      expect(scans.every((line) => line.includes('(never executed)'))).toBe(true);
+    } finally {
+      await pool.end();
+      await store.close();
+    }
+  });
+
+  it('retention\'s batched deletes read only the events out of their partition\'s range, never those left to its drop', async () => {
+    const { store, url, schema } = await open();
+    const pool = new pg.Pool({ connectionString: url, max: 1 });
+    try {
+      const now = Date.now();
+      const inPlace: number[] = [];
+      for (let i = 0; i < 3; i += 1) inPlace.push((await store.saveEvent(event(`in-place-${i}`, { receivedAt: now - 2 * DAY_MS + i }))).id);
+      // As a drop moves a pending event: received 5 days ago, written now (its delivery since settled).
+      const moved = (await store.saveEvent(event('moved', { receivedAt: now - 5 * DAY_MS }))).id;
+      await database.query(`UPDATE ${schema}.events SET written_at = $1 WHERE id = $2`, [now, moved]);
+      const partitions = await listPartitions(pool);
+      // Planned and run as on partitions too large to read whole, rolled back: the statement for each range.
+      const plans: string[][] = [];
+      const explaining = { query: async (q: { text: string; values: unknown[] }) => (plans.push(await analyzed(pool, q, true)), { rowCount: 0 }) } as unknown as pg.Pool;
+      await new EventQueries(explaining).pruneOutOfPlace(now, 10, partitions);
+      expect(plans).toHaveLength(partitions.length);
+      const lines = plans.flat();
+      // The received_at index stops at each range's start: in-place rows are not read and filtered out.
+      expect(lines.some((line) => /Rows Removed by Filter: [1-9]/.test(line))).toBe(false);
+      const reads = lines.filter((line) => / on events_p\d+ .*\(actual /.test(line));
+      expect(reads.length).toBeGreaterThan(0);
+      expect(reads.every((line) => / rows=[01] /.test(line))).toBe(true);
+      expect(await new EventQueries(pool).pruneOutOfPlace(now, 10, partitions)).toBe(1);
+      expect((await store.listEvents({}, { limit: 10 })).items.map((e) => e.id).sort((a, b) => a - b)).toEqual(inPlace);
+    } finally {
+      await pool.end();
       await store.close();
     }
   });
@@ -218,10 +322,9 @@ describeWithPostgres('PostgreSQL time partitions', () => {
     const { store, url } = await open();
     const pool = new pg.Pool({ connectionString: url });
     const sent: { text: string; values: unknown[] }[] = [];
-    const recording = { query: (q: { text: string; values: unknown[] }) => (sent.push(q), pool.query(q)) } as unknown as pg.Pool;
     try {
       await store.saveEvent(event('old', { receivedAt: now - 10 * DAY_MS }));
-      const reader = new NewEventQueries(recording);
+      const reader = new NewEventQueries(recording(pool, sent));
       const start = await store.streamPosition({ now: true });
       await store.saveEvent(event('first', { receivedAt: now }));
       const first = await readNew(reader, start, 1, 10);
@@ -229,8 +332,7 @@ describeWithPostgres('PostgreSQL time partitions', () => {
       await store.saveEvent(event('second', { receivedAt: now }));
       expect((await readNew(reader, first.position, 1, 10)).transferIds).toEqual(['second']);
       // The bound reaches the plan as a sub-select: the partitions before it are skipped when the read runs.
-      const plan = await pool.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, COSTS OFF) ${sent.at(-1)!.text}`, sent.at(-1)!.values);
-      const lines = plan.rows.map((r) => r['QUERY PLAN']);
+      const lines = await analyzed(pool, sent.at(-1)!);
       const scans = (partition: string): string[] => lines.filter((line) => line.includes(` on ${partition} `));
       expect(scans(`events_${day(now)}`).some((line) => line.includes('(actual time'))).toBe(true);
       for (const skipped of [`events_${day(now - 10 * DAY_MS)}`, 'events_legacy']) {
@@ -249,13 +351,11 @@ describeWithPostgres('PostgreSQL time partitions', () => {
     try {
       const reader = new NewEventQueries(pool);
       const now = Date.now();
-      const bulk = (prefix: string, writtenAt: number, count: number): string => `INSERT INTO events (source, event, transfer_id, validation, received_at, last_received_at, headers, body, written_at)
-        SELECT 'checkout', 'transfer:succeeded', '${prefix}-' || g, 'valid', ${writtenAt}, ${writtenAt}, '{}', '\\x7b7d', ${writtenAt} FROM generate_series(1, ${count}) g`;
       // An old partition the reads' bound leaves out, then an import's shape: thousands of events committed by one transaction.
       await store.saveEvent(event('old', { receivedAt: now - 10 * DAY_MS }));
-      await pool.query(bulk('old', now - 10 * DAY_MS, 30_000));
+      await pool.query(bulkInsert('old', now - 10 * DAY_MS, 30_000));
       const start = await reader.streamPosition({ now: true });
-      await pool.query(bulk('new', now, 3_000));
+      await pool.query(bulkInsert('new', now, 3_000));
       await pool.query('ANALYZE events'); // as autovacuum does after such an insert: the planner knows the rows
       const { ids } = await readNew(reader, start, 1200, 100);
       expect(new Set(ids).size).toBe(1200);
