@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { PartitionPlan as StorePartitionPlan, PartitionReport } from '../retention-store.js';
-import { dropPartition, ensurePartitionsAhead, estimateEvents, holdsEvents, isLegacy, listPartitions, movePending, type TimePartition } from './partitions.js';
+import { dropPartition, ensurePartitionsAhead, estimateAll, freeDiscarded, holdsEvents, isLegacy, listPartitions, movePending, type TimePartition } from './partitions.js';
 
 export interface PartitionPlan extends StorePartitionPlan {
   days: number;
@@ -16,11 +16,18 @@ export interface PartitionPlan extends StorePartitionPlan {
  * 4. count-based retention: while the events beyond `maxEvents` are at least a whole oldest partition, that
  *    partition is dropped (never the current one, nor while the legacy one still holds the oldest rows).
  *    The remainder, less than a partition, is left to the batched deletes.
+ * 5. the dropped ranges' tables are freed a file at a time (freeDiscarded), with those an interrupted pass left.
  * Counts are estimates (estimateEvents): no partition is counted row by row. Each is an upper bound, so their
  * sum, less what was dropped, bounds the events left (`eventsAtMost`): the pass counts the events exactly only
  * when that bound is over `maxEvents`, instead of reading the whole history every pass.
  */
 export async function maintainPartitions(pool: pg.Pool, plan: PartitionPlan): Promise<PartitionReport> {
+  const report = await createAndDrop(pool, plan);
+  if (!report.interrupted) await freeDiscarded(pool);
+  return report;
+}
+
+async function createAndDrop(pool: pg.Pool, plan: PartitionPlan): Promise<PartitionReport> {
   const report: PartitionReport = { byAge: 0, byCount: 0, moved: 0, created: 0, dropped: 0, interrupted: false, eventsAtMost: null };
   report.created = await ensurePartitionsAhead(pool, plan.now, plan.days);
   const renew = plan.renew ?? (async () => true);
@@ -50,7 +57,7 @@ export async function maintainPartitions(pool: pg.Pool, plan: PartitionPlan): Pr
   }
   partitions = await listPartitions(pool);
   if (partitions.some(isLegacy)) return report;
-  const sizes = await Promise.all(partitions.map((range) => estimateEvents(pool, range)));
+  const sizes = await estimateAll(pool, partitions);
   let excess = sizes.reduce((a, b) => a + b, 0) - plan.maxEvents;
   for (const [i, range] of partitions.entries()) {
     if (excess <= 0 || range.to > plan.now || sizes[i]! > excess) break;

@@ -158,8 +158,15 @@ export async function movePending(db: pg.ClientBase | pg.Pool, range: { from: nu
  * is never below the count (ids lost to rolled-back inserts, events moved out, make it larger).
  */
 export async function estimateEvents(db: pg.ClientBase | pg.Pool, range: TimePartition): Promise<number> {
-  const { rows } = await db.query<{ n: string | null }>(`SELECT (max(id) - min(id) + 1)::text AS n FROM events_${range.suffix}`);
-  return Number(rows[0]!.n ?? 0);
+  return (await estimateAll(db, [range]))[0]!;
+}
+
+/** estimateEvents of each range, in one statement: one connection of the pool, whatever their number. */
+export async function estimateAll(db: pg.ClientBase | pg.Pool, ranges: readonly TimePartition[]): Promise<number[]> {
+  if (ranges.length === 0) return [];
+  const spans = ranges.map((range, i) => `(SELECT (max(id) - min(id) + 1)::text FROM events_${range.suffix}) AS n${i}`);
+  const { rows } = await db.query<Record<string, string | null>>(`SELECT ${spans.join(', ')}`);
+  return ranges.map((_, i) => Number(rows[0]![`n${i}`] ?? 0));
 }
 
 /** Whether a partition of events holds any row (one probe). */
@@ -172,7 +179,7 @@ export async function holdsEvents(db: pg.ClientBase | pg.Pool, range: TimePartit
  * `now` (which must exist); each partition is detached CONCURRENTLY (which never blocks reads or writes of
  * the table, only waits for the statements that may still see it; one left half-detached by an interrupted
  * pass is finished first); then, in one transaction, the redrives of its deliveries go (no foreign key holds
- * them) and the detached tables are dropped. Should a pending delivery of one of its events have been
+ * them) and the detached tables are renamed `discarded_*`, for freeDiscarded to drop. Should a pending delivery of one of its events have been
  * written meanwhile (a replay), the range is attached again instead and the next pass moves it.
  * `renew` (the retention lease) is called before the range's first detach (false: null, nothing dropped) and
  * after each.
@@ -204,7 +211,41 @@ export async function dropPartition(pool: pg.Pool, range: TimePartition, now: nu
       return { dropped: 0, moved, removed: false };
     }
     await client.query(`DELETE FROM delivery_redrives r USING ${names[1]} d WHERE r.delivery_id = d.id`);
-    for (const name of names) await client.query(`DROP TABLE ${name}`);
+    for (const name of names) await client.query(`ALTER TABLE ${name} RENAME TO ${DISCARDED}${name}`);
     return { dropped, moved, removed: true };
   });
+}
+
+/** The prefix of a detached partition decided for dropping: no pass looks in it again, any pass may free it. */
+const DISCARDED = 'discarded_';
+/** Least pause between two steps of freeing discarded partitions. */
+const FREE_PAUSE_MS = 50;
+
+/**
+ * Frees the discarded partitions (dropPartition) one file set at a time: each index, then each table, in a
+ * statement of its own, pausing between them as long as the last one took (at least FREE_PAUSE_MS). The
+ * file system frees a dropped relation's files when its transaction commits, and on some (ext4 mounted with
+ * `discard`) that holds up every other file's fsync meanwhile, the acknowledgements' WAL flushes included:
+ * about 100 ms twice per GB, measured. A whole range dropped at once stalled them for its sum.
+ * Leftovers of an interrupted pass are freed by the next; two nodes freeing at once skip what the other
+ * dropped. Returns how many tables it dropped.
+ */
+export async function freeDiscarded(pool: pg.Pool, sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))): Promise<number> {
+  const { rows } = await pool.query<{ tbl: string; idx: string | null; con: string | null }>(`
+    SELECT t.relname AS tbl, ic.relname AS idx, con.conname AS con
+    FROM pg_class t
+    LEFT JOIN pg_index i ON i.indrelid = t.oid
+    LEFT JOIN pg_class ic ON ic.oid = i.indexrelid
+    LEFT JOIN pg_constraint con ON con.conindid = i.indexrelid AND con.conrelid = t.oid
+    WHERE t.relnamespace = current_schema()::regnamespace AND t.relkind = 'r' AND starts_with(t.relname, $1)
+    ORDER BY t.relname, ic.relname`, [DISCARDED]);
+  const steps = rows.filter((row) => row.idx !== null).map((row) => row.con ? `ALTER TABLE IF EXISTS ${row.tbl} DROP CONSTRAINT IF EXISTS ${row.con}` : `DROP INDEX IF EXISTS ${row.idx}`);
+  const tables = [...new Set(rows.map((row) => row.tbl))];
+  steps.push(...tables.map((table) => `DROP TABLE IF EXISTS ${table}`));
+  for (const [i, step] of steps.entries()) {
+    const started = Date.now();
+    await pool.query(step);
+    if (i < steps.length - 1) await sleep(Math.max(FREE_PAUSE_MS, Date.now() - started));
+  }
+  return tables.length;
 }

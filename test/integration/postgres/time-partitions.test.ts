@@ -3,7 +3,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { RetentionPruner } from '../../../src/retention/retention-pruner.js';
 import { PostgresStore } from '../../../src/store/postgres/postgres-store.js';
-import { DAY_MS, listPartitions, PARTITIONS_AHEAD } from '../../../src/store/postgres/partitions.js';
+import { DAY_MS, freeDiscarded, listPartitions, PARTITIONS_AHEAD } from '../../../src/store/postgres/partitions.js';
 import { eventSelectionSql } from '../../../src/store/postgres/event-filter-sql.js';
 import { SqlParams } from '../../../src/store/postgres/sql-params.js';
 import { NewEventQueries } from '../../../src/store/postgres/new-events.js';
@@ -114,7 +114,7 @@ describeWithPostgres('PostgreSQL time partitions', () => {
   it('drops the partitions older than the age limit, moving pending events with their deliveries and attempts first', async () => {
     const now = Date.now();
     let clockAt = now;
-    const { store, partitions, rows } = await open({ now: () => clockAt });
+    const { store, partitions, rows, schema } = await open({ now: () => clockAt });
     try {
       const old = now - 10 * DAY_MS;
       const gone = await store.saveEvent(event('gone', { receivedAt: old, deliveries: [forward('fwd', { deadReason: 'rule disabled' })] }));
@@ -128,6 +128,8 @@ describeWithPostgres('PostgreSQL time partitions', () => {
       const report = await store.maintainPartitions({ now, storedBefore: now - 5 * DAY_MS, maxEvents: 1_000 });
       expect(report).toMatchObject({ byAge: 1, byCount: 0, moved: 1, dropped: 2 }); // and the empty legacy partition
       expect(await partitions()).not.toContain(`events_${day(old)}`);
+      // Detached and freed: no table of the range is left in the schema.
+      expect(await database.query(`SELECT relname FROM pg_class WHERE relnamespace = '${schema}'::regnamespace AND relname LIKE '%${day(old)}%'`)).toEqual([]);
       // The pending event, its delivery and its attempt: all there, every id kept.
       expect(await store.getEvent(blocked.id)).toMatchObject({ transferId: 'blocked', receivedAt: old + 1 });
       expect(await rows('deliveries')).toEqual([claimed!.id]); // the dropped event's dead letter went with it
@@ -145,6 +147,32 @@ describeWithPostgres('PostgreSQL time partitions', () => {
       expect(await store.recordAttempt(again!.id, again!.leaseToken, attempt(2, 'delivered'), { state: 'delivered' })).toBe(true);
       expect((await store.getDelivery(claimed!.id))!.attemptLog.map((a) => a.attempt)).toEqual([1, 2]);
     } finally {
+      await store.close();
+    }
+  });
+
+  it('frees discarded partitions one index or table per statement, pausing between, leftovers of any pass included', async () => {
+    const { store, url, schema } = await open();
+    const pool = new pg.Pool({ connectionString: url, max: 1 });
+    try {
+      // As an interrupted pass leaves them: detached, renamed, not yet dropped.
+      await pool.query('CREATE TABLE discarded_events_p20200101 (id bigint PRIMARY KEY, transfer_id text UNIQUE, received_at bigint)');
+      await pool.query('CREATE INDEX discarded_received ON discarded_events_p20200101 (received_at)');
+      await pool.query('CREATE TABLE discarded_delivery_attempts_p20200101 (id bigint)');
+      const sent: { text: string }[] = [];
+      const pauses: number[] = [];
+      const recordingPool = { query: (q: string | { text: string }, values?: unknown[]) => (sent.push(typeof q === 'string' ? { text: q } : q), pool.query(q as string, values)) } as unknown as pg.Pool;
+      expect(await freeDiscarded(recordingPool, async (ms) => void pauses.push(ms))).toBe(2);
+      const steps = sent.slice(1).map((q) => q.text);
+      expect(steps).toHaveLength(5);
+      expect(steps.slice(0, 3).every((step) => /DROP (CONSTRAINT|INDEX)/.test(step))).toBe(true);
+      expect(steps.slice(3)).toEqual(['DROP TABLE IF EXISTS discarded_delivery_attempts_p20200101', 'DROP TABLE IF EXISTS discarded_events_p20200101']);
+      expect(pauses).toHaveLength(4);
+      expect(pauses.every((ms) => ms >= 50)).toBe(true);
+      expect(await database.query(`SELECT relname FROM pg_class WHERE relnamespace = '${schema}'::regnamespace AND relname LIKE 'discarded%'`)).toEqual([]);
+      expect(await freeDiscarded(pool)).toBe(0);
+    } finally {
+      await pool.end();
       await store.close();
     }
   });
