@@ -199,7 +199,7 @@ export class EventQueries {
 
   /**
    * Deletes up to `limit` events older than `storedBefore` that are out of their partition's range (see
-   * PRUNE_OUT_OF_PLACE), oldest partition first; the rest of each partition waits for its drop.
+   * pruneOutOfPlace above), oldest partition first; the rest of each partition waits for its drop.
    */
   async pruneOutOfPlace(storedBefore: number, limit: number, partitions: readonly TimePartition[]): Promise<number> {
     let deleted = 0;

@@ -16,12 +16,15 @@ export interface PartitionPlan extends StorePartitionPlan {
  * 4. count-based retention: while the events beyond `maxEvents` are at least a whole oldest partition, that
  *    partition is dropped (never the current one, nor while the legacy one still holds the oldest rows).
  *    The remainder, less than a partition, is left to the batched deletes.
- * 5. the dropped ranges' tables are freed a file at a time (freeDiscarded), with those an interrupted pass left.
+ * 5. the dropped ranges' tables are freed a file at a time (freeDiscarded); those an interrupted pass left
+ *    are freed before anything else.
  * Counts are estimates (estimateEvents): no partition is counted row by row. Each is an upper bound, so their
  * sum, less what was dropped, bounds the events left (`eventsAtMost`): the pass counts the events exactly only
  * when that bound is over `maxEvents`, instead of reading the whole history every pass.
  */
 export async function maintainPartitions(pool: pg.Pool, plan: PartitionPlan): Promise<PartitionReport> {
+  // Leftovers first: a range discarded again under the same name must find the name free.
+  await freeDiscarded(pool);
   const report = await createAndDrop(pool, plan);
   if (!report.interrupted) await freeDiscarded(pool);
   return report;

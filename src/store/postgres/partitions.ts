@@ -53,7 +53,7 @@ export async function listPartitions(db: pg.ClientBase | pg.Pool): Promise<TimeP
 }
 
 /** A range's first written_at as a query parameter (the legacy partition's is MINVALUE). */
-export const lowerBound = (range: { from: number }): number => (Number.isFinite(range.from) ? range.from : Number.MIN_SAFE_INTEGER);
+const lowerBound = (range: { from: number }): number => (Number.isFinite(range.from) ? range.from : Number.MIN_SAFE_INTEGER);
 /** The partition of the rows stored before migration 013. */
 export const isLegacy = (range: TimePartition): boolean => range.suffix === 'legacy';
 /** A range's partition bound, as CREATE and ATTACH take it. */
@@ -179,8 +179,9 @@ export async function holdsEvents(db: pg.ClientBase | pg.Pool, range: TimePartit
  * `now` (which must exist); each partition is detached CONCURRENTLY (which never blocks reads or writes of
  * the table, only waits for the statements that may still see it; one left half-detached by an interrupted
  * pass is finished first); then, in one transaction, the redrives of its deliveries go (no foreign key holds
- * them) and the detached tables are renamed `discarded_*`, for freeDiscarded to drop. Should a pending delivery of one of its events have been
- * written meanwhile (a replay), the range is attached again instead and the next pass moves it.
+ * them) and the detached tables are renamed `discarded_*`, for freeDiscarded to drop. Should a pending
+ * delivery of one of its events have been written meanwhile (a replay), the range is attached again instead
+ * and the next pass moves it.
  * `renew` (the retention lease) is called before the range's first detach (false: null, nothing dropped) and
  * after each.
  * Returns about how many events were dropped (estimateEvents), how many moved, and whether the range went.

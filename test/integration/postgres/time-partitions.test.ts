@@ -177,6 +177,23 @@ describeWithPostgres('PostgreSQL time partitions', () => {
     }
   });
 
+  it('a pass frees what an interrupted one left before it drops: a range discarded again finds its names free', async () => {
+    const { store, partitions, schema } = await open();
+    try {
+      const now = Date.now();
+      const old = now - 10 * DAY_MS;
+      await store.saveEvent(event('old', { receivedAt: old }));
+      // The same range, dropped by an earlier pass that stopped before freeing it, then created again by a late insert.
+      await database.query(`CREATE TABLE ${schema}.discarded_events_${day(old)} (id bigint PRIMARY KEY)`);
+      const report = await store.maintainPartitions({ now, storedBefore: now - 5 * DAY_MS, maxEvents: 1_000 });
+      expect(report).toMatchObject({ byAge: 1, interrupted: false });
+      expect(await partitions()).not.toContain(`events_${day(old)}`);
+      expect(await database.query(`SELECT relname FROM pg_class WHERE relnamespace = '${schema}'::regnamespace AND relname LIKE 'discarded%'`)).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('retention by count drops whole oldest partitions within the excess and deletes the rest in batches', async () => {
     const { store, partitions } = await open();
     try {
