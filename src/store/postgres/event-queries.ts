@@ -40,7 +40,7 @@ const PRUNE_OLDER_THAN = named('prune_older_than', pruneOlderThan('events'));
  * received_at index reads only the few out of place, never its events older than the limit. The partition is
  * named, not selected by written_at: a condition on it would let the planner walk the primary key instead.
  */
-const pruneOutOfPlace = (range: TimePartition, before: number, limit: number): pg.QueryConfig => ({ text: pruneOlderThan(`events_${range.suffix}`), values: [before, limit] });
+const outOfPlaceDeletion = (range: TimePartition, before: number, limit: number): pg.QueryConfig => ({ text: pruneOlderThan(`events_${range.suffix}`), values: [before, limit] });
 const PRUNE_OLDEST = named('prune_oldest', deleteKeepingKeys(`
     SELECT e.id, e.written_at FROM events e WHERE ${NOT_PENDING} ORDER BY e.received_at, e.id LIMIT $1 FOR UPDATE SKIP LOCKED`));
 
@@ -199,14 +199,14 @@ export class EventQueries {
 
   /**
    * Deletes up to `limit` events older than `storedBefore` that are out of their partition's range (see
-   * pruneOutOfPlace above), oldest partition first; the rest of each partition waits for its drop.
+   * outOfPlaceDeletion), oldest partition first; the rest of each partition waits for its drop.
    */
   async pruneOutOfPlace(storedBefore: number, limit: number, partitions: readonly TimePartition[]): Promise<number> {
     let deleted = 0;
     for (const range of partitions) {
       if (deleted >= limit) break;
       const before = isLegacy(range) ? storedBefore : Math.min(storedBefore, range.from);
-      deleted += (await this.db.query(pruneOutOfPlace(range, before, limit - deleted))).rowCount ?? 0;
+      deleted += (await this.db.query(outOfPlaceDeletion(range, before, limit - deleted))).rowCount ?? 0;
     }
     return deleted;
   }

@@ -151,7 +151,6 @@ export async function movePending(db: pg.ClientBase | pg.Pool, range: { from: nu
   return (await db.query<{ n: number }>(MOVE_PENDING(where), [lowerBound(range), range.to, now])).rows[0]!.n;
 }
 
-
 /**
  * About how many events a partition holds, without counting them: the span of its ids (two probes of its
  * primary key). Ids are drawn in order as events are written, so a range's are nearly contiguous; the span
