@@ -29,3 +29,16 @@ export function onInterrupt(what: string): Interruptible {
     },
   };
 }
+
+/** Waits `ms`, or less when `signal` aborts first (a poll loop then answers Ctrl-C at once). */
+export function pauseUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}

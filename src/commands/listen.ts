@@ -8,7 +8,7 @@ import { SqliteEventReader } from '../store/sqlite/event-reader.js';
 import type { NewEventReader } from '../store/new-event-store.js';
 import { remoteAdminToken } from './command-target.js';
 import { readEventStream } from './event-stream-client.js';
-import { INTERRUPTED_EXIT_CODE } from './interrupt.js';
+import { INTERRUPTED_EXIT_CODE, pauseUnlessAborted } from './interrupt.js';
 import { forwardEvent, forwardHeaders, originalSignatureExpired, type ForwardResult, type ForwardSigning, type ResignScheme } from './listen-forward.js';
 
 interface ListenFlags {
@@ -71,16 +71,6 @@ function forwardText(result: ForwardResult): string {
   return result.error === null ? `→ ${result.status} in ${result.durationMs} ms` : `→ failed: ${result.error} after ${result.durationMs} ms`;
 }
 
-const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
-  new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-  });
 
 /** Rows read per query in local mode, and the pause between two reads that found nothing new. */
 const LOCAL_BATCH = 50;
@@ -153,7 +143,7 @@ export async function runListen(options: ListenOptions, signal: AbortSignal, pri
     }
     if (signal.aborted) return;
     note(`reconnecting in ${(backoff / 1000).toFixed(1)} s, after event ${lastEventId ?? 'none yet'}`);
-    await sleep(backoff, signal);
+    await pauseUnlessAborted(backoff, signal);
     backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
   }
 }
@@ -173,7 +163,7 @@ export async function runLocalListen(reader: NewEventReader, options: ListenOutp
       await handle(streamedEventView(event) as StreamedEvent);
     }
     position = next;
-    if (events.length < LOCAL_BATCH) await sleep(LOCAL_POLL_MS, signal);
+    if (events.length < LOCAL_BATCH) await pauseUnlessAborted(LOCAL_POLL_MS, signal);
   }
 }
 

@@ -5,6 +5,7 @@ import type {
 } from './admin-target.js';
 import type { EventExplanation, ExplainRequest } from '../operations/explain-event.js';
 import { AdminClient } from './admin-client.js';
+import { pauseUnlessAborted } from './interrupt.js';
 import { recordFromDetail, type ExportRecord } from '../operations/export-format.js';
 
 const PAGE_LIMIT = 500;
@@ -12,7 +13,6 @@ const JOB_POLL_MS = 250;
 /** Event details fetched at once during a remote export. */
 const EXPORT_CONCURRENCY = 8;
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function refuseAfterId(afterId: number | undefined): void {
   if (afterId !== undefined) throw new HookrelayError('bad_request', '--after-id applies to the store opened directly (--direct); an admin API job is resumed by running it again with a narrower filter.');
@@ -113,7 +113,8 @@ export class RemoteTarget implements AdminTarget {
         job = await this.client.call<JobView>('POST', `/jobs/${job.id}/cancel`);
         continue;
       }
-      await sleep(JOB_POLL_MS);
+      await pauseUnlessAborted(JOB_POLL_MS, control.signal);
+      if (control.signal.aborted && !cancelRequested) continue;
       job = await this.client.call<JobView>('GET', `/jobs/${job.id}`);
     }
     const progress = { total: job.total, processed: job.processed, created: job.created, failed: job.failed };
