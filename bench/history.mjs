@@ -49,6 +49,8 @@ const FIXED_RATE = Number(process.env.BENCH_HISTORY_RATE ?? 0);
 const PASS_TIMEOUT_MS = Number(process.env.BENCH_HISTORY_PASS_TIMEOUT ?? 1800) * 1000;
 const DATABASE = process.env.BENCH_HISTORY_DATABASE ?? 'hookrelay_bench_history';
 const CLAIMS = Number(process.env.BENCH_HISTORY_CLAIMS ?? 2000);
+// retention.partitionDays of every node (the build's default when unset): the width of the seeded partitions.
+const PARTITION_DAYS = process.env.BENCH_HISTORY_PARTITION_DAYS ? Number(process.env.BENCH_HISTORY_PARTITION_DAYS) : null;
 const CONNECTIONS = 50;
 const PAGE = 50;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -69,7 +71,8 @@ async function query(url, sql, values = []) {
 async function startNode(database, retainDays, build = cli) {
   const dir = mkdtempSync(join(tmpdir(), 'hookrelay-bench-'));
   mkdirSync(join(dir, 'rules'));
-  const retention = retainDays ? `{ enabled: true, maxAgeDays: ${retainDays}, maxEvents: 1000000000, intervalMs: 86400000 }` : '{ enabled: false }';
+  const width = PARTITION_DAYS ? `, partitionDays: ${PARTITION_DAYS}` : '';
+  const retention = retainDays ? `{ enabled: true, maxAgeDays: ${retainDays}, maxEvents: 1000000000, intervalMs: 86400000${width} }` : `{ enabled: false${width} }`;
   writeFileSync(join(dir, 'hookrelay.yaml'), `delivery:\n  allowNetworks: [127.0.0.1/32]\nretention: ${retention}\n`);
   const env = { HOOKRELAY_PORT: '0', HOOKRELAY_HOST: '127.0.0.1', HOOKRELAY_DATA_DIR: dir, HOOKRELAY_RULES_DIR: join(dir, 'rules'), HOOKRELAY_CONFIG: join(dir, 'hookrelay.yaml'), HOOKRELAY_SECRET: SECRET, HOOKRELAY_DATABASE_URL: database.url, HOOKRELAY_LOG_LEVEL: 'info' };
   const server = await startServer(process.execPath, serveCommand(build), { env, readPort: readServePort });
