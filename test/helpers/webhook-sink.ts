@@ -55,7 +55,8 @@ export async function startWebhookSink(reply: (index: number, request: ReceivedW
   return {
     url: `http://127.0.0.1:${port}/hooks`,
     received,
-    async waitFor(count, timeoutMs = 5000) {
+    // 15 s: a delivery runs on a thread of lower priority, which a loaded CI machine can hold back for seconds.
+    async waitFor(count, timeoutMs = 15_000) {
       const deadline = Date.now() + timeoutMs;
       while (received.length < count) {
         if (Date.now() > deadline) throw new Error(`sink got ${received.length} of ${count} webhooks`);
