@@ -71,7 +71,6 @@ function forwardText(result: ForwardResult): string {
   return result.error === null ? `→ ${result.status} in ${result.durationMs} ms` : `→ failed: ${result.error} after ${result.durationMs} ms`;
 }
 
-
 /** Rows read per query in local mode, and the pause between two reads that found nothing new. */
 const LOCAL_BATCH = 50;
 const LOCAL_POLL_MS = 100;

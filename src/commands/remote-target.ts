@@ -13,7 +13,6 @@ const JOB_POLL_MS = 250;
 /** Event details fetched at once during a remote export. */
 const EXPORT_CONCURRENCY = 8;
 
-
 function refuseAfterId(afterId: number | undefined): void {
   if (afterId !== undefined) throw new HookrelayError('bad_request', '--after-id applies to the store opened directly (--direct); an admin API job is resumed by running it again with a narrower filter.');
 }
