@@ -15,6 +15,7 @@ import { lazyGuardedDispatcher, type LazyDispatcher } from './delivery/lazy-disp
 import { createSsrfGuard, type LookupFunction, type SsrfGuard } from './delivery/ssrf-guard.js';
 import { refusedDestinationWarnings } from './delivery/destination-warnings.js';
 import { DeliveryThread } from './delivery/thread/delivery-thread.js';
+import { OnDemandThread } from './delivery/thread/on-demand-thread.js';
 import type { AttemptNote } from './delivery/thread/messages.js';
 import { BodyBudget } from './ingest/body-budget.js';
 import { KNOWN_EVENT_SCHEMAS } from './ingest/event-schemas.js';
@@ -226,7 +227,7 @@ async function startParts(config: Readonly<Config>, logger: Logger, options: Sta
   await delivery?.start();
   // The store's signal is the one wake-up. The thread reads through a connection of its own, so this
   // process's commits (ingest, replays, retries) reach it here; other nodes' through its own LISTEN.
-  if (delivery instanceof DeliveryThread) store.onDeliveriesDue(() => delivery.wake());
+  if (delivery instanceof OnDemandThread) store.onDeliveriesDue(() => delivery.wake());
   node.start();
   retention?.start();
   schemaLearner?.start();
@@ -352,8 +353,9 @@ function driftAnnouncer(deps: { rules: RuleSetWatcher; metrics: HookrelayMetrics
 }
 
 /**
- * The delivery side of a node that delivers, built but not started: in the delivery thread, or on this event
- * loop with `delivery.thread: false` (its modules, undici among them, load only then).
+ * The delivery side of a node that delivers, built but not started: in the delivery thread (started once there
+ * is something to deliver), or on this event loop with `delivery.thread: false` (its modules, undici among
+ * them, load only then).
  */
 async function prepareDelivery(
   config: Readonly<Config>,
@@ -368,7 +370,8 @@ async function prepareDelivery(
     onOutageClosed: alerts ? (outage: Outage) => alerts.outageClosed(outage) : undefined,
   };
   if (config.delivery.thread) {
-    return { runner: new DeliveryThread({ config, env, rules, logger, ...hooks, onRestart: () => metrics?.recordDeliveryThreadRestart() }), outages: null };
+    const thread = new DeliveryThread({ config, env, rules, logger, ...hooks, onRestart: () => metrics?.recordDeliveryThreadRestart() });
+    return { runner: new OnDemandThread(thread, { store, pollIntervalMs: config.delivery.pollIntervalMs, logger }), outages: null };
   }
   const side = (await import('./delivery/delivery-side.js')).createDeliverySide({ config, store, rules: () => rules.current(), env, logger, lookup: deps.lookup, ...hooks });
   return { runner: side, outages: side.outages };

@@ -36,8 +36,11 @@ export interface DeliveryRunner {
   wake(): void;
   /** Attempts in flight. */
   readonly activeAttempts: number;
-  /** Where the worker runs, for the readiness report: `thread`, `event loop`, or `restarting` while the thread is started again. */
-  readonly state: 'thread' | 'event loop' | 'restarting';
+  /**
+   * Where the worker runs, for the readiness report: `thread`, `event loop`, `restarting` while the thread is
+   * started again, or `idle` while there is nothing to deliver and the thread is not started.
+   */
+  readonly state: 'thread' | 'event loop' | 'restarting' | 'idle';
   destinations(): DestinationsReport | Promise<DestinationsReport>;
   /** Starts claiming and sending. */
   start(): Promise<void>;

@@ -2,7 +2,9 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startServeProcess } from '../helpers/cli-process.js';
-import { eventually } from '../helpers/rules.js';
+import { postSigned, send } from '../helpers/http.js';
+import { eventually, rulesDirWith } from '../helpers/rules.js';
+import { sampleTransferSucceeded } from '../../src/samples/transfer-succeeded.js';
 import { makeTempDir, removeTempDirs } from '../helpers/temp-dir.js';
 
 afterAll(() => removeTempDirs());
@@ -19,10 +21,21 @@ function threadNiceValues(pid: number): Map<number, number> {
   return nice;
 }
 
+const ADMIN_TOKEN = 'priority-test-admin-token-0123456789';
+// A delivery planned an hour ahead: the thread has something to deliver (it starts only then) and sends nothing.
+const HOLD_RULE = 'id: hold\non: [transfer:succeeded]\nto:\n  url: http://127.0.0.1:9/\nretry:\n  schedule: [1h]\n';
+
+/** `hookrelay serve` with its delivery thread running (a webhook leaves a delivery pending). */
 async function serveWith(configYaml: string) {
   const configFile = join(makeTempDir(), 'hookrelay.yaml');
   writeFileSync(configFile, configYaml);
-  return startServeProcess({ HOOKRELAY_CONFIG: configFile, HOOKRELAY_DATA_DIR: makeTempDir(), HOOKRELAY_RULES_DIR: makeTempDir(), HOOKRELAY_SECRET: 's' });
+  const serve = await startServeProcess({ HOOKRELAY_CONFIG: configFile, HOOKRELAY_DATA_DIR: makeTempDir(), HOOKRELAY_RULES_DIR: rulesDirWith({ 'hold.yaml': HOLD_RULE }), HOOKRELAY_SECRET: 's', HOOKRELAY_ADMIN_TOKEN: ADMIN_TOKEN });
+  expect((await postSigned(`${serve.url}/webhooks/checkout`, sampleTransferSucceeded(), 's')).status).toBe(200);
+  await eventually(async () => {
+    const readiness = await send(`${serve.url}/admin/api/readiness`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    return (readiness.json as { checks?: { delivery?: string } }).checks?.delivery === 'thread';
+  }, 10_000, 'the delivery thread started');
+  return serve;
 }
 
 describe('the delivery thread yields the cores to acknowledgements', () => {
@@ -53,7 +66,7 @@ describe('the delivery thread yields the cores to acknowledgements', () => {
         return values.length > 0 ? values : null;
       }, 10_000, 'a thread at nice 4');
       expect(niced).toEqual([4]);
-      // The delivery thread has started (the server listens only after it is ready), at the process's priority.
+      // The delivery thread has started (readiness said so), at the process's priority.
       expect(threadNiceValues(even.child.pid!).size).toBeGreaterThan(1);
       expect([...threadNiceValues(even.child.pid!).values()].every((nice) => nice === 0)).toBe(true);
     } finally {

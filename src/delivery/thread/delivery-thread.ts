@@ -67,15 +67,17 @@ export class DeliveryThread implements DeliveryRunner {
   }
 
   /**
-   * Starts the thread; rejects when it could not load the rules or build its parts. When it could not reach
-   * the store, the node runs on (it stores webhooks) and the thread is started again until it can.
+   * Starts the thread; rejects when it could not load the rules or build its parts, unless `retry`. When it
+   * could not reach the store (or failed at all, with `retry`), the node runs on (it stores webhooks) and the
+   * thread is started again until it can.
    */
-  async start(): Promise<void> {
+  async start(options: { retry?: boolean } = {}): Promise<void> {
     await startThreadPool();
+    if (this.stopping) return;
     try {
       await this.spawn();
     } catch (err) {
-      if (storeUnavailable(err)) {
+      if (options.retry || storeUnavailable(err)) {
         this.scheduleRestart(err);
         return;
       }

@@ -27,6 +27,7 @@ async function sinkReplying(reply: Parameters<typeof startWebhookSink>[0]): Prom
 }
 
 const destinations = (app: { adminUrl: string; adminToken: string }) => send(`${app.adminUrl}/admin/api/destinations`, { headers: { authorization: `Bearer ${app.adminToken}` } });
+const readiness = (app: { adminUrl: string; adminToken: string }) => send(`${app.adminUrl}/admin/api/readiness`, { headers: { authorization: `Bearer ${app.adminToken}` } });
 
 const forwardTo = (url: string): string => `id: fwd\non: [transfer:succeeded]\nto:\n  url: ${url}\nretry:\n  schedule: [0s]\n`;
 
@@ -64,8 +65,80 @@ describeEachBackend('the delivery loop in its own thread', (backend) => {
     const view = await destinations(app);
     expect(view.json).toMatchObject({ adaptive: true, destinations: [{ destination: origin, inFlight: 0, pausedUntil: null }] });
     expect(app.delivery!.activeAttempts).toBe(0);
-    const readiness = await send(`${app.adminUrl}/admin/api/readiness`, { headers: { authorization: `Bearer ${app.adminToken}` } });
-    expect(readiness.json).toMatchObject({ status: 'ready', checks: { delivery: 'thread' } });
+    expect((await readiness(app)).json).toMatchObject({ status: 'ready', checks: { delivery: 'thread' } });
+  });
+
+  it('is not started while there is nothing to deliver, and starts at the first delivery a commit leaves', async () => {
+    const sink = await sinkReplying(() => 200);
+    const app = await startTestReceiver({
+      ...(await backend.storage()),
+      rulesDir: rulesDirWith({ 'fwd.yaml': forwardTo(sink.url).replace('on: [transfer:succeeded]', 'on: [transfer:succeeded]\nwhere: { result.email: forward@example.com }') }),
+      delivery: { ...TEST_DELIVERY, thread: true },
+    });
+    running.unshift(app);
+    // A webhook no rule forwards leaves nothing to deliver: many poll intervals later, still no thread.
+    expect((await postSigned(app.webhookUrl(), sampleTransferSucceeded({ email: 'keep@example.com' }), TEST_SECRET)).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 20 * TEST_DELIVERY.pollIntervalMs));
+    expect(app.delivery!.state).toBe('idle');
+    expect((await readiness(app)).json).toMatchObject({ status: 'ready', checks: { delivery: 'idle' } });
+    expect((await destinations(app)).json).toEqual({ adaptive: true, destinations: [] });
+
+    await postSigned(app.webhookUrl(), sampleTransferSucceeded({ email: 'forward@example.com' }), TEST_SECRET);
+    const [received] = await sink.waitFor(1);
+    expect(JSON.parse(received!.rawBody.toString()).result.email).toBe('forward@example.com');
+    expect(app.delivery!.state).toBe('thread');
+    expect(sink.received).toHaveLength(1);
+  });
+
+  it('starts with the node when deliveries are pending from before', async () => {
+    const sink = await sinkReplying(() => 200);
+    const storage = { ...(await backend.storage()), dataDir: makeTempDir(), rulesDir: rulesDirWith({ 'fwd.yaml': forwardTo(sink.url) }) };
+    // A receiver-only node plans the delivery and sends nothing.
+    const receiver = await startTestReceiver({ ...storage, role: 'receiver' });
+    await postSigned(receiver.webhookUrl(), sampleTransferSucceeded(), TEST_SECRET);
+    await receiver.close();
+    expect(sink.received).toHaveLength(0);
+
+    const app = await startTestReceiver({ ...storage, delivery: { ...TEST_DELIVERY, thread: true } });
+    running.unshift(app);
+    expect(app.delivery!.state).toBe('thread');
+    await sink.waitFor(1);
+  });
+
+  it('starts with the node when an outage is open, whose dead letters wait for a redrive', async () => {
+    const storage = { ...(await backend.storage()), dataDir: makeTempDir() };
+    const store = await openStore(loadConfig({}, storage), createLogger('silent'));
+    try {
+      await store.openOutage('http://127.0.0.1:9', Date.now());
+    } finally {
+      await store.close();
+    }
+    const app = await startTestReceiver({ ...storage, delivery: { ...TEST_DELIVERY, thread: true } });
+    running.unshift(app);
+    expect(app.delivery!.state).toBe('thread');
+  });
+
+  it('starts when another process leaves a delivery pending, which wakes no one here', async () => {
+    const sink = await sinkReplying(() => 200);
+    const storage = { ...(await backend.storage()), dataDir: makeTempDir() };
+    const app = await startTestReceiver({ ...storage, rulesDir: rulesDirWith({ 'fwd.yaml': forwardTo(sink.url) }), delivery: { ...TEST_DELIVERY, thread: true } });
+    running.unshift(app);
+    expect(app.delivery!.state).toBe('idle');
+    // Another store on the same data: its commit notifies its own listeners, not this node's.
+    const other = await openStore(loadConfig({}, storage), createLogger('silent'));
+    try {
+      const body = sampleTransferSucceeded();
+      const hash = app.rules.current().hash;
+      await other.saveEvent({
+        source: 'checkout', event: 'transfer:succeeded', transferId: body.result.id, checkoutId: null, email: null, walletAddress: null,
+        validation: 'valid', receivedAt: Date.now(), headers: {}, body: Buffer.from(JSON.stringify(body)), ruleSetHash: hash,
+        deliveries: [{ ruleId: 'fwd', ruleSetHash: hash, body: null, contentType: 'application/json' }],
+      });
+    } finally {
+      await other.close();
+    }
+    await sink.waitFor(1);
+    expect(app.delivery!.state).toBe('thread');
   });
 
   it("tells the receiver when a destination's circuit opens, which sends the alert", async () => {
