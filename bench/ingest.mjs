@@ -1,6 +1,6 @@
 // npm run bench:ingest — the ingest hot path against baselines, in one run on one machine.
 // Cases (each a fresh server process, and for hookrelay a fresh data dir): bare node:http, express hello
-// (express.raw), the ideal durable receiver (lib/ideal-receiver.mjs: the same durable work in plain Node,
+// (express.raw; and, for memory, the same having loaded the fixed stack's libraries), the ideal durable receiver (lib/ideal-receiver.mjs: the same durable work in plain Node,
 // the practical limit), hookrelay full pipeline with durability full, and with normal. Same load generator,
 // 50 connections, ~730-byte signed bodies with a fresh transfer id per request (no duplicates). Then
 // hookrelay full and both baselines again, open loop at half of hookrelay's rate, for the latency tail.
@@ -127,11 +127,11 @@ async function hookrelayCase(name, durability, options) {
 
 console.log(`bench:ingest — ${CONNECTIONS} connections, ${DURATION}s per case and round, body ${Buffer.byteLength(template)} bytes, node ${process.version}\n`);
 if (process.env.BENCH_ONLY) {
-  // BENCH_ONLY=full|normal|express|node-http|ideal: one case, for profiling; BENCH_RATE=N makes it open loop at N rps.
+  // BENCH_ONLY=full|normal|express|express-stack|node-http|ideal: one case, for profiling; BENCH_RATE=N makes it open loop at N rps.
   const fixedRate = Number(process.env.BENCH_RATE ?? 0) || undefined;
   const only = process.env.BENCH_ONLY;
   const name = `${only}${fixedRate ? ` @ ${fixedRate} rps` : ''}`;
-  const row = only === 'ideal' ? await idealCase(name, { fixedRate }) : ['express', 'node-http'].includes(only) ? await baselineCase(name, only, { fixedRate }) : await hookrelayCase(`hookrelay, durability ${name}`, only, { fixedRate });
+  const row = only === 'ideal' ? await idealCase(name, { fixedRate }) : ['express', 'express-stack', 'node-http'].includes(only) ? await baselineCase(name, only, { fixedRate }) : await hookrelayCase(`hookrelay, durability ${name}`, only, { fixedRate });
   printTable([row], ['name', 'rps', 'p50', 'p99', 'rssMb', 'cpuUs', 'non2xx', 'errors']);
   if (row.slowest) console.log(`\nslowest request (ms) per 100 ms slot of the schedule, where one took over 8 ms (second.tenth: ms):\n${Object.entries(row.slowest).map(([slot, ms]) => `${slot}: ${ms}`).join('  ')}`);
   process.exit(0);
@@ -145,6 +145,7 @@ const cases = [
   ['ideal durable receiver', (name) => idealCase(name)],
   ['hookrelay, durability full', (name) => hookrelayCase(name, 'full')],
   ['hookrelay, durability normal', (name) => hookrelayCase(name, 'normal')],
+  ['express hello loading the stack', (name) => baselineCase(name, 'express-stack')],
 ];
 const rounds = await inRounds(cases.map(([name, run]) => () => run(name)));
 const [bare, hello, ideal, full] = rounds;
@@ -176,4 +177,5 @@ const fullHalf = rows.at(-1);
 const idealRps = medianRatio(full, ideal);
 const idealCpu = medianRatio(full, ideal, 'cpuUs');
 const peakRss = Math.max(...rows.slice(3, 5).map((r) => r.rssMb), fullHalf.rssMb);
-console.log(`targets against the ideal receiver: rps >= 0.9x: ${idealRps >= 0.9 ? 'met' : 'NOT met'} (${formatRatio(idealRps)}); CPU per request <= 1.15x: ${idealCpu <= 1.15 ? 'met' : 'NOT met'} (${formatRatio(idealCpu)}); peak RSS <= express hello's: ${peakRss <= rows[1].rssMb ? 'met' : 'NOT met'} (${peakRss} MB against ${rows[1].rssMb} MB)`);
+const stackRss = rows[5].rssMb;
+console.log(`targets against the ideal receiver: rps >= 0.9x: ${idealRps >= 0.9 ? 'met' : 'NOT met'} (${formatRatio(idealRps)}); CPU per request <= 1.15x: ${idealCpu <= 1.15 ? 'met' : 'NOT met'} (${formatRatio(idealCpu)}); peak RSS <= express hello's: ${peakRss <= rows[1].rssMb ? 'met' : 'NOT met'} (${peakRss} MB against ${rows[1].rssMb} MB); <= express hello loading the stack: ${peakRss <= stackRss ? 'met' : 'NOT met'} (${stackRss} MB)`);

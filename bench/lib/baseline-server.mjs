@@ -1,9 +1,12 @@
-// Baseline servers for benchmarks, run as a child process: `node baseline-server.mjs node-http|express`.
-// Prints {"port": N} once listening. They read the whole body and answer 200, nothing else.
+// Baseline servers for benchmarks, run as a child process: `node baseline-server.mjs node-http|express|express-stack`.
+// Prints {"port": N} once listening. They read the whole body and answer 200, nothing else. `express-stack`
+// is express hello that has also loaded, without using them, the libraries of hookrelay's fixed stack: the
+// memory any receiver built on that stack starts from.
 import { createServer } from 'node:http';
 import express from 'express';
 
 const kind = process.argv[2];
+if (kind === 'express-stack') await Promise.all(['raw-body', 'zod', 'better-sqlite3', 'p-retry', 'pino'].map((name) => import(name)));
 let handler;
 if (kind === 'node-http') {
   handler = (req, res) => {
@@ -15,7 +18,7 @@ if (kind === 'node-http') {
       res.end(body);
     });
   };
-} else if (kind === 'express') {
+} else if (kind === 'express' || kind === 'express-stack') {
   const app = express();
   app.post('/webhooks/:source', express.raw({ type: 'application/json', limit: '1mb' }), (req, res) => res.json({ ok: true, bytes: req.body.length }));
   handler = app;
