@@ -48,9 +48,11 @@ describe('hookrelay serve loads what a request needs on first use', () => {
         expect([file, atStart.files.has(file)]).toEqual([file, false]);
       }
       expect(atStart.packages.has('pg')).toBe(false);
-      // Undici: the delivery thread sends, the receiver only on its first alert or resend.
+      // Undici: the delivery thread sends (it starts once there is something to deliver: here, no rules),
+      // the receiver only on its first alert or resend.
       expect(atStart.packages.has('undici')).toBe(false);
-      expect(loaded(record, 'workers').packages.has('undici')).toBe(true);
+      expect(loaded(record, 'workers').files.has('delivery/thread/delivery-thread-entry.js')).toBe(false);
+      expect(loaded(record, 'workers').packages.has('undici')).toBe(false);
 
       // Ingest and health checks need none of it.
       expect((await postSigned(`${url}/webhooks/checkout`, sampleTransferSucceeded(), SECRET)).status).toBe(200);
