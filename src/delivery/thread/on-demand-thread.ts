@@ -82,7 +82,8 @@ export class OnDemandThread implements DeliveryRunner {
     if (this.looking || this.starting || this.stopping) return;
     this.looking = true;
     try {
-      if (await this.hasWork()) this.begin({ retry: true });
+      // The node may have begun stopping while the store answered.
+      if ((await this.hasWork()) && !this.stopping) void this.begin({ retry: true });
     } catch (err) {
       this.options.logger.debug({ err }, 'could not look for deliveries; looking again at the next poll');
     } finally {

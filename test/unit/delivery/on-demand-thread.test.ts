@@ -58,6 +58,21 @@ describe('the delivery thread started on demand', () => {
     await started;
   });
 
+  it('starts nothing when the node stops while its poll waits for the store', async () => {
+    const standIn = threadStandIn();
+    let answer: (due: number | null) => void = () => undefined;
+    let asked = 0;
+    const nextDueAt = () => (++asked === 1 ? Promise.resolve(null) : new Promise<number | null>((resolve) => (answer = resolve)));
+    const runner = new OnDemandThread(standIn.thread, { store: store(nextDueAt), pollIntervalMs: 5, logger });
+    await runner.start();
+    while (asked < 2) await new Promise((resolve) => setTimeout(resolve, 5));
+    const stopped = runner.stop(0);
+    answer(Date.now());
+    await stopped;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(standIn.calls).toEqual(['stop']);
+  });
+
   it('on stop, waits for a start under way before stopping the thread, so none is left running', async () => {
     const standIn = threadStandIn();
     const runner = new OnDemandThread(standIn.thread, { store: store(async () => null), pollIntervalMs: 60_000, logger });
