@@ -30,7 +30,7 @@ export const BENCH_ADMIN_TOKEN = 'bench-admin-token-0123456789';
  * line the server writes, and that delay would count as the server's latency.
  */
 export function startServer(command, args, { env = {}, readPort }) {
-  const logDir = mkdtempSync(join(tmpdir(), 'bench-log-'));
+  const logDir = mkdtempSync(join(process.env.BENCH_LOG_DIR ?? tmpdir(), 'bench-log-'));
   const logPath = join(logDir, 'stdout.log');
   const logFd = openSync(logPath, 'w');
   const child = spawn(command, args, { env: { HOOKRELAY_ADMIN_TOKEN: BENCH_ADMIN_TOKEN, ...process.env, ...env }, stdio: ['ignore', logFd, 'inherit'] });
