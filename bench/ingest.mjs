@@ -1,7 +1,8 @@
 // npm run bench:ingest — the ingest hot path against baselines, in one run on one machine.
 // Cases (each a fresh server process, and for hookrelay a fresh data dir): bare node:http, express hello
-// (express.raw; and, for memory, the same having loaded the fixed stack's libraries), the ideal durable receiver (lib/ideal-receiver.mjs: the same durable work in plain Node,
-// the practical limit), hookrelay full pipeline with durability full, and with normal. Same load generator,
+// (express.raw), the ideal durable receiver (lib/ideal-receiver.mjs: the same durable work in plain Node,
+// the practical limit), hookrelay full pipeline with durability full, and with normal, and, for memory,
+// express hello having loaded the fixed stack's libraries. Same load generator,
 // 50 connections, ~730-byte signed bodies with a fresh transfer id per request (no duplicates). Then
 // hookrelay full and both baselines again, open loop at half of hookrelay's rate, for the latency tail.
 import { createHmac, randomUUID } from 'node:crypto';

@@ -226,7 +226,8 @@ async function startParts(config: Readonly<Config>, logger: Logger, options: Sta
 
   await delivery?.start();
   // The store's signal is the one wake-up. The thread reads through a connection of its own, so this
-  // process's commits (ingest, replays, retries) reach it here; other nodes' through its own LISTEN.
+  // process's commits (ingest, replays, retries) reach it here; other nodes' through LISTEN (this store's,
+  // which also starts an idle thread, and the thread's own once it runs).
   if (delivery instanceof OnDemandThread) store.onDeliveriesDue(() => delivery.wake());
   node.start();
   retention?.start();
