@@ -31,7 +31,11 @@ export function chooseLogFormat(configured: LogFormat | undefined, isTTY: boolea
  * when asked for (a server under a process manager never pays for it).
  */
 export async function createLogDestination(format: LogFormat, output: NodeJS.WritableStream | 1 = 1): Promise<DestinationStream> {
-  if (format === 'json') return output === 1 ? new TurnBatchedDestination(pino.destination({ dest: 1, sync: false })) : (output as DestinationStream);
+  if (format === 'json') {
+    if (output !== 1) return output as DestinationStream;
+    // At exit the lines still waiting are written synchronously: an asynchronous write would never finish.
+    return new BatchedDestination(pino.destination({ dest: 1, sync: false }), { writeSync: (lines) => pino.destination({ dest: 1, sync: true }).write(lines) });
+  }
   const { default: pretty } = await import('pino-pretty');
   // Synchronous writes: the last lines before exit reach the terminal.
   return pretty({ destination: output, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service', singleLine: true });
@@ -56,17 +60,33 @@ interface FlushableDestination extends DestinationStream {
   flushSync(): void;
 }
 
-/**
- * Hands the lines logged during one turn of the event loop to `out` as one write. Under load a turn answers
- * a whole group commit's requests, each with its log line: one write (a file system request and its
- * callback) for all of them instead of one per line. A line waits at most until the end of its turn.
- */
-export class TurnBatchedDestination implements DestinationStream {
-  private pending = '';
-  private scheduled = false;
+/** How long a log line may wait for the lines after it before they are written together. */
+export const LOG_BATCH_MS = 20;
+/** How much may wait: a batch this long (in UTF-16 code units) is written at once. */
+export const LOG_BATCH_CHARS = 64 * 1024;
 
-  constructor(private readonly out: FlushableDestination) {
-    // The last turn's lines when the process exits without `flush` first.
+/**
+ * Hands the lines logged within `maxDelayMs` of the first unwritten one to `out` as one write. Under load
+ * nearly every request logs a line, often one per turn of the event loop: a write per turn would cost each
+ * request a file system request on libuv's thread pool, a thread wake-up and a completion callback, about a
+ * tenth of its CPU. A line waits at most `maxDelayMs`; a process that exits writes what waits.
+ */
+export class BatchedDestination implements DestinationStream {
+  private pending = '';
+  private timer: NodeJS.Timeout | undefined;
+
+  private readonly maxDelayMs: number;
+  private readonly maxChars: number;
+  private readonly writeSync: (lines: string) => void;
+
+  constructor(
+    private readonly out: FlushableDestination,
+    options: { maxDelayMs?: number; maxChars?: number; writeSync?: (lines: string) => void } = {},
+  ) {
+    this.maxDelayMs = options.maxDelayMs ?? LOG_BATCH_MS;
+    this.maxChars = options.maxChars ?? LOG_BATCH_CHARS;
+    this.writeSync = options.writeSync ?? ((lines) => void out.write(lines));
+    // What waits when the process exits without `flush` first.
     process.once('exit', () => {
       try {
         this.flushSync();
@@ -78,18 +98,24 @@ export class TurnBatchedDestination implements DestinationStream {
 
   write(line: string): void {
     this.pending += line;
-    if (!this.scheduled) {
-      this.scheduled = true;
-      setImmediate(this.drain);
+    if (this.pending.length >= this.maxChars) this.drain();
+    else if (this.timer === undefined) {
+      // Unreferenced: a wait for the log never keeps the process alive; the exit handler writes the rest.
+      this.timer = setTimeout(this.drain, this.maxDelayMs).unref();
     }
   }
 
-  private readonly drain = (): void => {
-    this.scheduled = false;
-    if (this.pending === '') return;
+  private take(): string {
+    clearTimeout(this.timer);
+    this.timer = undefined;
     const lines = this.pending;
     this.pending = '';
-    this.out.write(lines);
+    return lines;
+  }
+
+  private readonly drain = (): void => {
+    const lines = this.take();
+    if (lines !== '') this.out.write(lines);
   };
 
   flush(cb?: (err?: Error) => void): void {
@@ -97,9 +123,11 @@ export class TurnBatchedDestination implements DestinationStream {
     this.out.flush(cb);
   }
 
+  /** Writes what `out` holds, then what waits here, before returning (the exit path). */
   flushSync(): void {
-    this.drain();
+    const lines = this.take();
     this.out.flushSync();
+    if (lines !== '') this.writeSync(lines);
   }
 }
 

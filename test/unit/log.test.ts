@@ -1,6 +1,8 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it, vi } from 'vitest';
-import { chooseLogFormat, createLogDestination, createLogger, isoTimeOncePerMs, TurnBatchedDestination } from '../../src/log.js';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { BatchedDestination, chooseLogFormat, createLogDestination, createLogger, isoTimeOncePerMs } from '../../src/log.js';
 
 function capturingLogger(): { logger: ReturnType<typeof createLogger>; lines: Record<string, unknown>[] } {
   const lines: Record<string, unknown>[] = [];
@@ -60,35 +62,61 @@ describe('log format', () => {
   });
 });
 
-describe('TurnBatchedDestination', () => {
+describe('BatchedDestination', () => {
   function fakeOut() {
     const writes: string[] = [];
     let flushed = 0;
     return { writes, flushed: () => flushed, out: { write: (s: string) => void writes.push(s), flush: (cb?: () => void) => { flushed += 1; cb?.(); }, flushSync: () => void (flushed += 1) } };
   }
+  const msgs = (write: string) => write.split('\n').filter(Boolean).map((line) => JSON.parse(line).msg);
 
-  it('hands the lines of one event-loop turn to the stream as one write, at the end of the turn', async () => {
+  it('hands the lines logged within the delay to the stream as one write, once the delay is over', async () => {
     const { writes, out } = fakeOut();
-    const logger = createLogger('info', new TurnBatchedDestination(out));
+    const logger = createLogger('info', new BatchedDestination(out, { maxDelayMs: 50 }));
     logger.info('one');
+    await new Promise((resolve) => setImmediate(resolve));
     logger.info('two');
+    await new Promise((resolve) => setTimeout(resolve, 10));
     expect(writes).toEqual([]);
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(writes).toHaveLength(1);
-    expect(writes[0]!.split('\n').filter(Boolean).map((line) => JSON.parse(line).msg)).toEqual(['one', 'two']);
+    await vi.waitFor(() => expect(writes).toHaveLength(1));
+    expect(msgs(writes[0]!)).toEqual(['one', 'two']);
     logger.info('three');
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(writes).toHaveLength(2);
-    expect(JSON.parse(writes[1]!).msg).toBe('three');
+    await vi.waitFor(() => expect(writes).toHaveLength(2));
+    expect(msgs(writes[1]!)).toEqual(['three']);
+  });
+
+  it('writes at once when what waits reaches its size limit', () => {
+    const { writes, out } = fakeOut();
+    const destination = new BatchedDestination(out, { maxDelayMs: 60_000, maxChars: 40 });
+    destination.write('{"msg":"first, 26 chars"}\n');
+    expect(writes).toEqual([]);
+    destination.write('{"msg":"second"}\n');
+    expect(writes).toEqual(['{"msg":"first, 26 chars"}\n{"msg":"second"}\n']);
+    destination.flushSync();
+    expect(writes).toHaveLength(1);
   });
 
   it('writes what is pending before it flushes', () => {
     const { writes, flushed, out } = fakeOut();
-    const destination = new TurnBatchedDestination(out);
+    const destination = new BatchedDestination(out);
     destination.write('{"msg":"last"}\n');
     destination.flushSync();
     expect(writes).toEqual(['{"msg":"last"}\n']);
     expect(flushed()).toBe(1);
+    destination.flushSync();
+    expect(writes).toHaveLength(1);
+  });
+
+  it('lets the process exit while lines wait, and writes them as it exits', async () => {
+    const logModule = pathToFileURL(fileURLToPath(new URL('../../dist/log.js', import.meta.url))).href;
+    const script = `import { createLogDestination, createLogger } from ${JSON.stringify(logModule)};
+      const logger = createLogger('info', await createLogDestination('json'));
+      logger.info('last words'); if (process.argv[1] === 'exit') process.exit(3);`;
+    for (const [how, code] of [['return', 0], ['exit', 3]] as const) {
+      const { stdout, status } = spawnSync(process.execPath, ['--input-type=module', '-e', script, how], { encoding: 'utf8', timeout: 10_000 });
+      expect(status).toBe(code);
+      expect(stdout.trim().split('\n').map((line) => JSON.parse(line).msg)).toEqual(['last words']);
+    }
   });
 });
 
