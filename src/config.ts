@@ -169,6 +169,8 @@ export const ConfigSchema = z
         /** How long a claim leases a delivery; a running attempt renews its lease, and is abandoned if it cannot. */
         leaseMs: z.coerce.number().int().positive().default(10 * 60_000),
         pollIntervalMs: z.coerce.number().int().positive().default(1_000),
+        /** How long the worker gathers newly due deliveries before it claims them together; 0 claims each commit's at once. */
+        claimDelayMs: z.coerce.number().int().min(0).max(1_000).default(5),
         failureThreshold: z.coerce.number().int().positive().default(5),
         coolDownMs: z.coerce.number().int().positive().default(30_000),
         /** Send the retryable dead letters of an outage again when the destination recovers, for rules without a `redrive:` of their own. */

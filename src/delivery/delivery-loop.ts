@@ -35,6 +35,12 @@ export interface DeliveryLoopOptions {
   batchSize: number;
   leaseMs: number;
   pollIntervalMs: number;
+  /**
+   * How long the loop waits, once told of new deliveries or after a claim that left nothing due, before it
+   * claims again (default 0): the deliveries that several commits make due meanwhile share one claim and
+   * one read, instead of costing a write transaction each.
+   */
+  claimDelayMs?: number;
   now?: () => number;
   random?: () => number;
   /** Told when a destination's circuit opens for the first time in a run of failures, and of every answer that closes it (redrive, alerts). */
@@ -114,6 +120,11 @@ export class DeliveryLoop {
   private aborted = false;
   private stopping = false;
   private wakeUp: (() => void) | null = null;
+  /** Set while a wake for new deliveries waits out `claimDelayMs`: later ones join it. */
+  private claimTimer: NodeJS.Timeout | undefined;
+  private readonly claimDelayMs: number;
+  /** The loop sleeps until attempts free enough slots to claim. */
+  private waitingForSlots = false;
   private loopDone: Promise<void> | null = null;
   private stopWatching: (() => void) | null = null;
   private rulesById = new Map<string, CompiledRule>();
@@ -135,6 +146,7 @@ export class DeliveryLoop {
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
     this.claimThreshold = Math.max(1, Math.floor(Math.min(options.batchSize, options.maxInFlight) / 4));
+    this.claimDelayMs = options.claimDelayMs ?? 0;
     this.maxRendersPerRule = Math.max(1, Math.floor(options.maxInFlight / RENDER_SHARE_OF_SLOTS));
   }
 
@@ -144,8 +156,18 @@ export class DeliveryLoop {
     this.loopDone ??= this.loop();
   }
 
-  /** New deliveries exist (ingest, replay, retry): look now instead of at the next poll. */
+  /** New deliveries exist (ingest, replay, retry): look within `claimDelayMs` instead of at the next poll. */
   wake(): void {
+    if (this.claimDelayMs === 0) this.wakeNow();
+    else
+      this.claimTimer ??= setTimeout(() => {
+        this.claimTimer = undefined;
+        this.wakeNow();
+      }, this.claimDelayMs);
+  }
+
+  /** Ends the loop's sleep at once (stopping, slots freed). */
+  private wakeNow(): void {
     this.wakeUp?.();
   }
 
@@ -157,7 +179,8 @@ export class DeliveryLoop {
   async stop(graceMs: number): Promise<void> {
     this.stopping = true;
     this.stopWatching?.();
-    this.wake();
+    clearTimeout(this.claimTimer);
+    this.wakeNow();
     await this.loopDone;
     const grace = new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref());
     await Promise.race([Promise.all(this.inFlight), grace]);
@@ -171,16 +194,21 @@ export class DeliveryLoop {
   }
 
   private async loop(): Promise<void> {
-    // After a full batch more rows are most likely due: claim again without asking first.
+    // After a full batch more rows are most likely due: claim again without asking first. The same after a
+    // sleep that a read before it found rows due by its end.
     let lastClaimWasFull = false;
+    let dueAfterSleep = false;
     while (!this.stopping) {
       const free = this.freeSlots();
       if (free < this.claimThreshold && this.busySlots > 0) {
+        this.waitingForSlots = true;
         await this.sleep(this.options.pollIntervalMs); // woken as soon as enough attempts have finished
+        this.waitingForSlots = false;
         continue;
       }
       // A read first: claiming is a write transaction, not worth taking (or waiting for a lock) when nothing is due.
-      const untilDue = lastClaimWasFull ? 0 : await this.delayUntilDue();
+      const untilDue = lastClaimWasFull || dueAfterSleep ? 0 : await this.delayUntilDue();
+      dueAfterSleep = false;
       if (untilDue > 0) {
         await this.sleep(untilDue);
         continue;
@@ -202,7 +230,9 @@ export class DeliveryLoop {
         await new Promise((resolve) => setImmediate(resolve)); // more are due: let other work run, then claim again
         continue;
       }
-      await this.sleep(await this.delayUntilDue());
+      const nextDue = await this.delayUntilDue();
+      dueAfterSleep = nextDue <= this.claimDelayMs;
+      await this.sleep(Math.max(nextDue, this.claimDelayMs));
     }
   }
 
@@ -241,7 +271,9 @@ export class DeliveryLoop {
       if (!holdsSlot) return;
       holdsSlot = false;
       this.busySlots -= 1;
-      if (this.freeSlots() >= this.claimThreshold) this.wake(); // enough slots are free to claim
+      // Only a loop waiting for slots: any other sleep ends when rows fall due, and ending it early would
+      // cost a read of the outbox per finished attempt.
+      if (this.waitingForSlots && this.freeSlots() >= this.claimThreshold) this.wakeNow();
     };
     const attempt = this.attemptWithLease(delivery, lease, freeSlot);
     const forget = this.inFlight.add(attempt);

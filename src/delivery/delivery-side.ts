@@ -86,6 +86,7 @@ export function createDeliverySide(options: DeliverySideOptions): DeliverySide {
     batchSize: config.delivery.batchSize,
     leaseMs: config.delivery.leaseMs,
     pollIntervalMs: config.delivery.pollIntervalMs,
+    claimDelayMs: config.delivery.claimDelayMs,
     outages,
     onAttempt: options.onAttempt,
   });

@@ -20,12 +20,12 @@ function claimed(id: number): ClaimedDelivery {
   return { id, eventId: id, ruleId: 'gone', ruleSetHash: 'empty', contentType: 'application/json', attempts: 0, passOffset: 0, leaseToken: 't', orderKey: null, blockedSince: null, payload: Buffer.from('{}'), hasBody: false };
 }
 
-function worker(store: Partial<DeliveryLoopStore>, options: { maxInFlight?: number; batchSize?: number; rules?: RuleSet; pollIntervalMs?: number } = {}): DeliveryLoop {
+function worker(store: Partial<DeliveryLoopStore>, options: { maxInFlight?: number; batchSize?: number; rules?: RuleSet; pollIntervalMs?: number; claimDelayMs?: number; adaptive?: boolean } = {}): DeliveryLoop {
   return new DeliveryLoop({
     store: fakeRole<DeliveryLoopStore>({ onDeliveriesDue: () => () => {}, ...store }),
     rules: () => options.rules ?? emptyRules,
     dispatcher: new Agent(),
-    limiter: createDestinationLimiter(),
+    limiter: createDestinationLimiter({ adaptive: options.adaptive }),
     breaker: createCircuitBreaker(),
     logger: pino({ level: 'silent' }),
     defaultConcurrency: 10,
@@ -33,6 +33,7 @@ function worker(store: Partial<DeliveryLoopStore>, options: { maxInFlight?: numb
     batchSize: options.batchSize ?? 8,
     leaseMs: 60_000,
     pollIntervalMs: options.pollIntervalMs ?? 100,
+    claimDelayMs: options.claimDelayMs,
   });
 }
 
@@ -138,6 +139,76 @@ describe('DeliveryLoop loop', () => {
     } finally {
       recordNow = true;
       unrecorded.forEach((resolve) => resolve(true));
+      await w.stop(10);
+      await sink.close();
+    }
+  });
+
+  it('claims the deliveries of the commits that announce them within claimDelayMs together, after that delay', async () => {
+    let dueListener: (() => void) | null = null;
+    let due = 0;
+    const claims: { at: number; rows: number }[] = [];
+    const w = worker(
+      {
+        onDeliveriesDue: (listener) => {
+          dueListener = listener;
+          return () => undefined;
+        },
+        claimDueDeliveries: async () => {
+          claims.push({ at: performance.now(), rows: due });
+          due = 0;
+          return [];
+        },
+        nextDueAt: async () => (due > 0 ? Date.now() - 1 : null),
+      },
+      { pollIntervalMs: 60_000, claimDelayMs: 40 },
+    );
+    w.start();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const firstAnnounced = performance.now();
+    for (let commit = 0; commit < 5; commit++) {
+      due += 1;
+      dueListener!();
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    await eventually(() => claims.length > 0, 2_000, 'a claim after the delay');
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    await w.stop(10);
+    expect(claims.map((claim) => claim.rows)).toEqual([5]);
+    expect(claims[0]!.at - firstAnnounced).toBeGreaterThanOrEqual(35);
+  });
+
+  it('does not read the outbox again each time an attempt ends, unless it waits for a free slot', async () => {
+    const sink = await startWebhookSink();
+    const loaded = await loadRuleSet(rulesDirWith({ 'r.yaml': `id: sink\non: ["*"]\nto:\n  url: ${sink.url}/hook\nconcurrency: 10\n` }), {});
+    if (!loaded.ok) throw new Error(JSON.stringify(loaded.errors));
+    let nextId = 0;
+    let claims = 0;
+    let reads = 0;
+    const w = worker(
+      {
+        claimDueDeliveries: async ({ limit }) => {
+          claims += 1;
+          return Array.from({ length: Math.min(limit, 40 - nextId) }, () => ({ ...claimed(++nextId), ruleId: 'sink', ruleSetHash: loaded.ruleSet.hash }));
+        },
+        nextDueAt: async () => {
+          reads += 1;
+          return nextId < 40 ? Date.now() - 1 : null;
+        },
+        recordAttempt: async () => true,
+      },
+      // A fixed limit: no attempt waits for its destination (released rows would need a store that serves them again).
+      { maxInFlight: 8, batchSize: 8, rules: loaded.ruleSet, pollIntervalMs: 60_000, adaptive: false },
+    );
+    try {
+      w.start();
+      await sink.waitFor(40);
+      await eventually(() => w.activeAttempts === 0, 5_000, 'every attempt recorded');
+      // A read before the first claim and after the last; a claim after a full batch, or after waiting for
+      // slots, needs none.
+      expect(claims).toBeGreaterThanOrEqual(5);
+      expect(reads).toBeLessThanOrEqual(4);
+    } finally {
       await w.stop(10);
       await sink.close();
     }
