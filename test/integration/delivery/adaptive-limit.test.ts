@@ -87,10 +87,17 @@ describe('adaptive concurrency per destination', () => {
     expect(fallen.limit).toBeGreaterThanOrEqual(1);
     expect(fallen.pausedUntil).toBeNull(); // backed off, not paused
 
-    // /metrics shows the same limit, labelled by the destination's origin only.
-    const metrics = await send(`${app.adminUrl}/metrics`);
-    const now = (await destinations(app)).destinations[0]!.limit;
-    expect(sampleValue(parseSamples(metrics.text), 'hookrelay_destination_concurrency_limit', { destination: sink.origin })).toBe(now);
+    // /metrics shows the same limit (read from the thread at each scrape), labelled by the destination's
+    // origin only. The retries still move it: compare at a moment when it held still from before the scrape
+    // to after it.
+    const snapshot = await eventually(async () => {
+      const before = (await destinations(app)).destinations[0]!.limit;
+      const metrics = await send(`${app.adminUrl}/metrics`);
+      const after = (await destinations(app)).destinations[0]!.limit;
+      const shown = sampleValue(parseSamples(metrics.text), 'hookrelay_destination_concurrency_limit', { destination: sink.origin });
+      return before === after ? { limit: after, shown } : null;
+    }, 20_000, 'a scrape while the limit holds still');
+    expect(snapshot.shown).toBe(snapshot.limit);
   }, 60_000);
 
   it('delivery.adaptive: false pins the limit at the ceiling', async () => {
