@@ -194,10 +194,9 @@ export class DeliveryLoop {
   }
 
   private async loop(): Promise<void> {
-    // After a full batch more rows are most likely due: claim again without asking first. The same after a
-    // sleep that a read before it found rows due by its end.
-    let lastClaimWasFull = false;
-    let dueAfterSleep = false;
+    // Claim without asking first: after a full batch (more rows are most likely due), and after a sleep that
+    // the read before it found rows due by its end.
+    let dueNow = false;
     while (!this.stopping) {
       const free = this.freeSlots();
       if (free < this.claimThreshold && this.busySlots > 0) {
@@ -207,8 +206,8 @@ export class DeliveryLoop {
         continue;
       }
       // A read first: claiming is a write transaction, not worth taking (or waiting for a lock) when nothing is due.
-      const untilDue = lastClaimWasFull || dueAfterSleep ? 0 : await this.delayUntilDue();
-      dueAfterSleep = false;
+      const untilDue = dueNow ? 0 : await this.delayUntilDue();
+      dueNow = false;
       if (untilDue > 0) {
         await this.sleep(untilDue);
         continue;
@@ -220,18 +219,17 @@ export class DeliveryLoop {
         claimed = await this.options.store.claimDueDeliveries({ limit, leaseMs: lease.leaseMs });
       } catch (err) {
         this.options.logger.error({ err }, 'delivery loop could not claim deliveries; retrying');
-        lastClaimWasFull = false;
         await this.sleep(this.options.pollIntervalMs); // the store is failing: back off, never spin
         continue;
       }
       for (const delivery of claimed) this.track(delivery, lease);
-      lastClaimWasFull = claimed.length === limit;
-      if (lastClaimWasFull) {
+      if (claimed.length === limit) {
+        dueNow = true;
         await new Promise((resolve) => setImmediate(resolve)); // more are due: let other work run, then claim again
         continue;
       }
       const nextDue = await this.delayUntilDue();
-      dueAfterSleep = nextDue <= this.claimDelayMs;
+      dueNow = nextDue <= this.claimDelayMs;
       await this.sleep(Math.max(nextDue, this.claimDelayMs));
     }
   }
