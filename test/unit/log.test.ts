@@ -1,7 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it, vi } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { BatchedDestination, chooseLogFormat, createLogDestination, createLogger, isoTimeOncePerMs } from '../../src/log.js';
 
 function capturingLogger(): { logger: ReturnType<typeof createLogger>; lines: Record<string, unknown>[] } {
@@ -108,7 +107,7 @@ describe('BatchedDestination', () => {
   });
 
   it('lets the process exit while lines wait, and writes them as it exits', async () => {
-    const logModule = pathToFileURL(fileURLToPath(new URL('../../dist/log.js', import.meta.url))).href;
+    const logModule = new URL('../../dist/log.js', import.meta.url).href;
     const script = `import { createLogDestination, createLogger } from ${JSON.stringify(logModule)};
       const logger = createLogger('info', await createLogDestination('json'));
       logger.info('last words'); if (process.argv[1] === 'exit') process.exit(3);`;
