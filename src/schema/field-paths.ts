@@ -1,8 +1,8 @@
-import { jsonTypeOf, type JsonType } from './json-types.js';
+import { JSON_TYPE_BIT, jsonTypeOf, type JsonTypeBits } from './json-types.js';
 
 /** What one body shows at one field path: its types there and one example scalar. */
 export interface FieldSighting {
-  types: Set<JsonType>;
+  types: JsonTypeBits;
   /** A scalar seen at the path (strings as they are; the caller truncates and masks); undefined for objects and arrays. */
   example?: string | number | boolean | null;
 }
@@ -45,6 +45,28 @@ export function childPath(parent: string, key: string): string {
 }
 
 /**
+ * Child paths already worked out, by parent path, then key: bodies of one event type repeat the same keys, and
+ * the two key tests and the concatenation were a sixth of learning an event. Bounded: past the cap, paths are
+ * worked out again each time.
+ */
+const knownChildPaths = new Map<string, Map<string, string>>();
+let knownChildPathCount = 0;
+const MAX_KNOWN_CHILD_PATHS = 20_000;
+
+function cachedChildPath(parent: string, key: string): string {
+  let children = knownChildPaths.get(parent);
+  const known = children?.get(key);
+  if (known !== undefined) return known;
+  const path = childPath(parent, key);
+  if (knownChildPathCount < MAX_KNOWN_CHILD_PATHS) {
+    if (!children) knownChildPaths.set(parent, (children = new Map()));
+    children.set(key, path);
+    knownChildPathCount += 1;
+  }
+  return path;
+}
+
+/**
  * Every field path of a parsed JSON body with its types. Array elements of any index share one path
  * (`items[]`), so an array of a thousand like objects costs as much as one. The walk is bounded by depth,
  * distinct paths and elements per array, whatever the body.
@@ -59,11 +81,11 @@ export function extractFields(body: unknown, limits: PathLimits): BodyFields {
         truncated += 1;
         return false;
       }
-      sighting = { types: new Set() };
+      sighting = { types: 0 };
       fields.set(path, sighting);
     }
     const type = jsonTypeOf(value);
-    sighting.types.add(type);
+    sighting.types |= JSON_TYPE_BIT[type];
     if (type !== 'object' && type !== 'array' && sighting.example === undefined) sighting.example = value as string | number | boolean | null;
     return true;
   };
@@ -77,7 +99,7 @@ export function extractFields(body: unknown, limits: PathLimits): BodyFields {
     }
     for (const key of Object.keys(value)) {
       const child = (value as Record<string, unknown>)[key];
-      const path2 = childPath(path, key);
+      const path2 = cachedChildPath(path, key);
       if (see(path2, child)) walk(child, path2, depth + 1);
     }
   };

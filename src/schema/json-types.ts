@@ -4,6 +4,18 @@ export type { JsonType };
 
 export const JSON_TYPES: readonly JsonType[] = ['string', 'number', 'boolean', 'null', 'object', 'array'];
 
+/** A set of JSON types as bits (bit i: JSON_TYPES[i]): what one body shows at a path, without allocating a Set. */
+export type JsonTypeBits = number;
+
+export const JSON_TYPE_BIT: Readonly<Record<JsonType, JsonTypeBits>> = { string: 1, number: 2, boolean: 4, null: 8, object: 16, array: 32 };
+
+const TYPES_OF_BITS: readonly (readonly JsonType[])[] = Array.from({ length: 64 }, (_, bits) => Object.freeze(JSON_TYPES.filter((_, i) => (bits & (1 << i)) !== 0)));
+
+/** The types in `bits`, in JSON_TYPES order (one shared frozen array per set). */
+export function typesOfBits(bits: JsonTypeBits): readonly JsonType[] {
+  return TYPES_OF_BITS[bits]!;
+}
+
 export function jsonTypeOf(value: unknown): JsonType {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'array';

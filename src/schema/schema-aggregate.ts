@@ -1,7 +1,7 @@
 import type { JsonType, NewDrift, ObservedField, ObservedSchema } from '../store/schema-store.js';
 import { exampleValue } from './example-value.js';
 import { extractFields } from './field-paths.js';
-import { JSON_TYPES } from './json-types.js';
+import { JSON_TYPES, typesOfBits } from './json-types.js';
 
 /** The bounds and thresholds of learning (config `schema.*`). */
 export interface LearnSettings {
@@ -56,11 +56,6 @@ function typesOf(field: ObservedField): JsonType[] {
   return JSON_TYPES.filter((type) => (field.types[type] ?? 0) > 0);
 }
 
-function sortTypes(types: Set<JsonType>): JsonType[] {
-  // Almost every path holds one type in one body.
-  if (types.size === 1) return [...types];
-  return JSON_TYPES.filter((type) => types.has(type));
-}
 
 /** Drops the paths whose parent is in the list too: a new or vanished object is one drift, not one per field. */
 function outermost<T extends { path: string }>(items: T[]): T[] {
@@ -99,13 +94,13 @@ export class SchemaAggregate {
   observe(event: LearnedEvent, body: unknown): NewDrift[] {
     const key = entryKey(event.source, event.event);
     const drifts: NewDrift[] = [];
-    const drift = (kind: NewDrift['kind'], path: string, before: JsonType[], after: JsonType[]): NewDrift => ({
+    const drift = (kind: NewDrift['kind'], path: string, before: readonly JsonType[], after: readonly JsonType[]): NewDrift => ({
       source: event.source,
       event: event.event,
       kind,
       path,
-      before,
-      after,
+      before: [...before],
+      after: [...after],
       eventId: event.id,
       detectedAt: event.receivedAt,
     });
@@ -132,7 +127,7 @@ export class SchemaAggregate {
     const added: NewDrift[] = [];
     for (const [path, sighting] of seen.fields) {
       let field = fields.get(path);
-      const types = sortTypes(sighting.types);
+      const types = typesOfBits(sighting.types);
       if (!field) {
         if (fields.size >= settings.maxFields) {
           schema.truncated += 1;

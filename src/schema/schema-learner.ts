@@ -138,11 +138,10 @@ export class SchemaLearner {
     try {
       let read = 0;
       while (!this.stopping) {
-        const batch = await store.readNewEvents({}, learning.position, Math.min(settings.batchSize, settings.maxEventsPerPass - read), true);
+        const batch = await store.readEventsToLearn(learning.position, Math.min(settings.batchSize, settings.maxEventsPerPass - read));
         const startedAt = performance.now();
         for (const event of batch.events) {
-          // An edited copy is an operator's body, not the sender's.
-          if (event.edit) continue;
+          if (event.edited) continue;
           let body: unknown;
           try {
             body = JSON.parse(event.body.toString('utf8'));

@@ -26,7 +26,7 @@ export interface NewEventWithBody extends NewEventSummary {
   body: Buffer;
 }
 
-export interface NewEvents<E extends NewEventSummary = NewEventSummary> {
+export interface NewEvents<E extends { id: number } = NewEventSummary> {
   /** In commit order, each after `after`; at most `limit`. */
   events: E[];
   /** Where the next read starts: past these events and past every committed event the filter left out. */

@@ -1,4 +1,4 @@
-import type { StreamPosition } from './new-event-store.js';
+import type { NewEvents, StreamPosition } from './new-event-store.js';
 
 /** The JSON types a field path is summarised by (whole and fractional numbers are both `number`). */
 export type JsonType = 'string' | 'number' | 'boolean' | 'null' | 'object' | 'array';
@@ -87,7 +87,20 @@ export interface DriftFilter {
  * The observed schema of each (source, event name) and its drifts, shared by every node: one node (the
  * `schema` lease holder) learns and writes, any node reads.
  */
+/** A newly stored event as learning reads it: only what it learns from, a fraction of a stream's row. */
+export interface EventToLearn {
+  id: number;
+  source: string;
+  event: string;
+  receivedAt: number;
+  /** An edited copy: an operator's body, not the sender's, so not learned. */
+  edited: boolean;
+  body: Buffer;
+}
+
 export interface SchemaStore {
+  /** Events committed after `after`, in commit order, exactly as `readNewEvents` reads them (every event, no filter). */
+  readEventsToLearn(after: StreamPosition, limit: number): Promise<NewEvents<EventToLearn>>;
   /** The learner's stored state: position, generation and every observed schema; null before the first save. */
   loadSchemaLearning(): Promise<SchemaLearning | null>;
   /**

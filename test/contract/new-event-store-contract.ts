@@ -68,6 +68,34 @@ export function newEventStoreContract(factory: StoreFactory): void {
       expect(whole.map(({ body: _b, headers: _h, ...summary }) => summary)).toEqual(bare);
     });
 
+    it('reads for schema learning the same events in the same order, with only what learning needs', async () => {
+      const store = await open();
+      const body = Buffer.from('{"event":"transfer:succeeded","result":{"id":"learn-a"}}  ');
+      const a = await store.saveEvent(event('learn-a', { body, headers: { 'x-service-signature': 'abc' }, receivedAt: 7_000 }));
+      const start = await store.streamPosition({ afterEventId: a.id - 1 });
+      const b = await store.saveEvent(event('learn-b', { event: 'order:archived', validation: 'unrecognised' }));
+      const copy = await store.saveEditedCopy({ ...event('learn-a'), editedFrom: a.id, editedAt: Date.now(), via: 'api' });
+      const streamed = await readNewSettled(store, start, 10, false);
+      // Two at a time, passing each position on, as the learner reads.
+      const learned: Awaited<ReturnType<Store['readEventsToLearn']>>['events'] = [];
+      let position = start;
+      const deadline = Date.now() + 20_000;
+      for (;;) {
+        const read = await store.readEventsToLearn(position, 2);
+        learned.push(...read.events);
+        position = read.position;
+        if (read.events.length < 2 && (!read.heldBack || Date.now() > deadline)) break;
+      }
+      expect(learned.map((e) => e.id)).toEqual(streamed.events.map((e) => e.id));
+      expect(learned.map((e) => e.id)).toEqual([a.id, b.id, copy]);
+      expect(Object.keys(learned[0]!).sort()).toEqual(['body', 'edited', 'event', 'id', 'receivedAt', 'source']);
+      expect(learned[0]).toMatchObject({ id: a.id, source: 'checkout', event: 'transfer:succeeded', receivedAt: 7_000, edited: false });
+      expect(learned[0]!.body.equals(body)).toBe(true);
+      expect(learned[1]).toMatchObject({ event: 'order:archived', edited: false });
+      expect(learned[2]).toMatchObject({ id: copy, edited: true });
+      expect((await store.readEventsToLearn(position, 10)).events).toEqual([]);
+    });
+
     it('starts after an event, or with the events received since a time', async () => {
       const store = await open();
       const old = await store.saveEvent(event('old', { receivedAt: 1_000 }));

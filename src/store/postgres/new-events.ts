@@ -1,7 +1,8 @@
 import type pg from 'pg';
 import type { EventSearch } from '../event-store.js';
 import type { NewEventRead, NewEvents, StreamPosition, StreamStart } from '../new-event-store.js';
-import { newEventColumns, toNewEvent, type EventRow } from '../sqlite/event-rows.js';
+import type { EventToLearn } from '../schema-store.js';
+import { LEARN_COLUMNS, newEventColumns, toEventToLearn, toNewEvent, type EventRow } from '../sqlite/event-rows.js';
 import { eventSelectionSql } from './event-filter-sql.js';
 import { readEventRow } from '../storable-text.js';
 import { namedByShape, SqlParams } from './sql-params.js';
@@ -88,7 +89,19 @@ export class NewEventQueries {
     return { tx: rows[0]!.tx, id: 0 };
   }
 
-  async read<B extends boolean>(filter: EventSearch, after: StreamPosition, limit: number, withBodies: B): Promise<NewEvents<NewEventRead<B>>> {
+  read<B extends boolean>(filter: EventSearch, after: StreamPosition, limit: number, withBodies: B): Promise<NewEvents<NewEventRead<B>>> {
+    // `e.*` holds tx and written_at already.
+    const columns = withBodies ? newEventColumns(true) : `${newEventColumns(false)}, e.tx, e.written_at`;
+    return this.readAs(filter, after, limit, columns, (row) => toNewEvent(readEventRow(row), withBodies));
+  }
+
+  /** The same read of every event, with only the columns schema learning needs. */
+  readToLearn(after: StreamPosition, limit: number): Promise<NewEvents<EventToLearn>> {
+    return this.readAs({}, after, limit, `${LEARN_COLUMNS}, e.tx, e.written_at`, (row) => toEventToLearn(readEventRow(row)));
+  }
+
+  /** `columns` must include e.id, e.tx and e.written_at: the position is made of them. */
+  private async readAs<E extends { id: number }>(filter: EventSearch, after: StreamPosition, limit: number, columns: string, toEvent: (row: EventRow) => E): Promise<NewEvents<E>> {
     const from = after.tx === null ? await this.streamPosition({ afterEventId: after.id }) : after;
     const params = new SqlParams();
     const where = eventSelectionSql(filter, params);
@@ -101,8 +114,6 @@ export class NewEventQueries {
     // is not planned as a few rows to sort.
     const written = `(SELECT ${params.add(writtenFrom)}::bigint)`;
     const cursor = `(e.tx, e.id) > ((SELECT ${params.add(from.tx)}::xid8), (SELECT ${params.add(from.id)}::bigint)) AND e.written_at >= ${written}`;
-    // `e.*` holds tx already; the outer query orders by it.
-    const columns = withBodies ? newEventColumns(true) : `${newEventColumns(false)}, e.tx, e.written_at`;
     // One statement, so the rows, the horizon and whether later commits wait behind it share one snapshot.
     const text = `WITH h AS MATERIALIZED (SELECT ${HORIZON} AS horizon, ${SINCE} AS since),
        b AS MATERIALIZED (SELECT h.*, EXISTS (SELECT 1 FROM events x WHERE x.tx >= h.horizon AND x.written_at >= ${written}) AS held_back FROM h),
@@ -112,7 +123,7 @@ export class NewEventQueries {
     const { rows } = await this.db.query<NewEventRow>({ ...namedByShape('new_events', text), values: params.values });
     const first = rows[0]!;
     const found = rows.filter((row) => row.tx_text !== null);
-    const events = found.map((row) => toNewEvent(readEventRow(row), withBodies));
+    const events = found.map(toEvent);
     let position: StreamPosition;
     if (found.length === limit) {
       position = { tx: found.at(-1)!.tx_text, id: found.at(-1)!.id };

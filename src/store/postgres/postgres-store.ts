@@ -38,7 +38,7 @@ import type { PartitionPlan, PartitionReport } from '../retention-store.js';
 import type { QuarantineRelease, ReleaseOutcome } from '../quarantine-store.js';
 import { QuarantineQueries } from './quarantine-queries.js';
 import { SchemaQueries } from './schema-queries.js';
-import type { DriftFilter, ObservedSchema, SchemaLearning, SchemaLearningSave, StoredDrift } from '../schema-store.js';
+import type { DriftFilter, EventToLearn, ObservedSchema, SchemaLearning, SchemaLearningSave, StoredDrift } from '../schema-store.js';
 import { withDeadline } from './sql-params.js';
 import { SharedQueries } from './shared-queries.js';
 import { leavesDeliveriesPending } from '../deliveries-due.js';
@@ -288,6 +288,10 @@ export class PostgresStore implements Store {
 
   readNewEvents<B extends boolean>(filter: EventSearch, after: StreamPosition, limit: number, withBodies: B): Promise<NewEvents<NewEventRead<B>>> {
     return this.read(() => this.newEvents.read(filter, after, limit, withBodies));
+  }
+
+  readEventsToLearn(after: StreamPosition, limit: number): Promise<NewEvents<EventToLearn>> {
+    return this.read(() => this.newEvents.readToLearn(after, limit));
   }
 
   async saveEvent(event: NewEvent): Promise<SaveEventResult> {

@@ -1,5 +1,6 @@
 import type { EditVia, EventEdit, EventSummary, StoredEvent, Validation } from '../event-store.js';
 import type { NewEventRead } from '../new-event-store.js';
+import type { EventToLearn } from '../schema-store.js';
 import { quarantineOf, type QuarantineColumns } from '../quarantine-columns.js';
 
 /** An `events` row as SQLite returns it; `headers`/`body` only when selected, `body_bytes` when computed. */
@@ -35,6 +36,13 @@ export const SUMMARY_COLUMNS = `e.id, e.source, e.event, e.transfer_id, e.checko
 /** What a new-events read selects: the summary with the import time, plus headers and body only `withBodies`. */
 export function newEventColumns(withBodies: boolean): string {
   return withBodies ? 'e.*' : `${SUMMARY_COLUMNS}, e.imported_at`;
+}
+
+/** What schema learning reads of a new event (`toEventToLearn`). */
+export const LEARN_COLUMNS = 'e.id, e.source, e.event, e.received_at, e.edited_at, e.body';
+
+export function toEventToLearn(row: EventRow): EventToLearn {
+  return { id: row.id, source: row.source, event: row.event, receivedAt: row.received_at, edited: row.edited_at !== null, body: row.body! };
 }
 
 /** A row selected with `newEventColumns(withBodies)` as the store hands it to event streams. */

@@ -2,7 +2,8 @@ import type { BetterSqlite3 } from '../../sqlite-driver.js';
 import type { EventSearch } from '../event-store.js';
 import type { NewEventRead, NewEvents, StreamPosition, StreamStart } from '../new-event-store.js';
 import { eventSelectionSql } from './event-filter-sql.js';
-import { newEventColumns, toNewEvent, type EventRow } from './event-rows.js';
+import type { EventToLearn } from '../schema-store.js';
+import { LEARN_COLUMNS, newEventColumns, toEventToLearn, toNewEvent, type EventRow } from './event-rows.js';
 import { withExactKeys } from './key-text.js';
 
 /**
@@ -35,18 +36,27 @@ export class NewEventQueries {
   }
 
   read<B extends boolean>(filter: EventSearch, after: StreamPosition, limit: number, withBodies: B): NewEvents<NewEventRead<B>> {
+    return this.readAs(filter, after, limit, newEventColumns(withBodies), (row) => toNewEvent(row, withBodies));
+  }
+
+  /** The same read of every event, with only the columns schema learning needs. */
+  readToLearn(after: StreamPosition, limit: number): NewEvents<EventToLearn> {
+    return this.readAs({}, after, limit, LEARN_COLUMNS, toEventToLearn);
+  }
+
+  private readAs<E extends { id: number }>(filter: EventSearch, after: StreamPosition, limit: number, columns: string, toEvent: (row: EventRow) => E): NewEvents<E> {
     // The newest id first: a commit made after it (by another process) is read next time, not half now.
     const newest = this.newest();
     if (newest <= after.id) return { events: [], position: { tx: null, id: after.id }, heldBack: false };
     const where = eventSelectionSql({ ...filter, afterId: after.id, throughId: newest }, 'e');
-    const sql = `SELECT ${newEventColumns(withBodies)} FROM events e WHERE ${where.sql} ORDER BY e.id LIMIT ?`;
+    const sql = `SELECT ${columns} FROM events e WHERE ${where.sql} ORDER BY e.id LIMIT ?`;
     let statement = this.reads.get(sql);
     if (!statement) {
       statement = this.db.prepare<unknown[], EventRow>(sql);
       // Filters are few in practice; a client cycling through many only costs a prepare each.
       if (this.reads.size < 64) this.reads.set(sql, statement);
     }
-    const events = withExactKeys(this.db, statement.all(...where.params, limit)).map((row) => toNewEvent(row, withBodies));
+    const events = withExactKeys(this.db, statement.all(...where.params, limit)).map(toEvent);
     const id = events.length === limit ? events.at(-1)!.id : newest;
     return { events, position: { tx: null, id }, heldBack: false };
   }

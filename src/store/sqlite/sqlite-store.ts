@@ -50,7 +50,7 @@ import type { QuarantineRelease, ReleaseOutcome } from '../quarantine-store.js';
 import { QuarantineQueries } from './quarantine-queries.js';
 import { leavesDeliveriesPending } from '../deliveries-due.js';
 import { SchemaQueries } from './schema-queries.js';
-import type { DriftFilter, ObservedSchema, SchemaLearning, SchemaLearningSave, StoredDrift } from '../schema-store.js';
+import type { DriftFilter, EventToLearn, ObservedSchema, SchemaLearning, SchemaLearningSave, StoredDrift } from '../schema-store.js';
 
 export interface SqliteStoreOptions {
   dataDir: string;
@@ -323,6 +323,10 @@ export class SqliteStore implements Store {
 
   async readNewEvents<B extends boolean>(filter: EventSearch, after: StreamPosition, limit: number, withBodies: B): Promise<NewEvents<NewEventRead<B>>> {
     return this.newEvents.read(filter, after, limit, withBodies);
+  }
+
+  async readEventsToLearn(after: StreamPosition, limit: number): Promise<NewEvents<EventToLearn>> {
+    return this.newEvents.readToLearn(after, limit);
   }
 
   async getEvent(id: number): Promise<StoredEvent | null> {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { exampleValue } from '../../../src/schema/example-value.js';
 import { extractFields } from '../../../src/schema/field-paths.js';
+import { typesOfBits } from '../../../src/schema/json-types.js';
 import { lastStep } from '../../../src/schema/schema-paths.js';
 import { sampleTransferSucceeded } from '../../../src/samples/transfer-succeeded.js';
 
@@ -10,7 +11,7 @@ describe('extractFields', () => {
   it('names every field path with its types, array elements folded into one path', () => {
     const { fields, truncated } = extractFields({ event: 'x', result: { id: 'a', n: 1.5, tags: ['a', 2], tokens: [{ tokenId: '1' }, { tokenId: 2, extra: null }], 'a.b': true } }, limits);
     expect(truncated).toBe(0);
-    const types = Object.fromEntries([...fields].map(([path, s]) => [path, [...s.types].sort()]));
+    const types = Object.fromEntries([...fields].map(([path, s]) => [path, [...typesOfBits(s.types)].sort()]));
     expect(types).toEqual({
       event: ['string'],
       result: ['object'],
@@ -35,7 +36,22 @@ describe('extractFields', () => {
     const deepFields = extractFields(deep, { ...limits, maxDepth: 5 }).fields;
     expect([...deepFields.keys()]).toEqual(['d', 'd.d', 'd.d.d', 'd.d.d.d', 'd.d.d.d.d']);
     const array = extractFields({ a: [1, 2, 3, 'x'] }, { ...limits, maxArrayElements: 3 });
-    expect([...array.fields.get('a[]')!.types]).toEqual(['number']);
+    expect(typesOfBits(array.fields.get('a[]')!.types)).toEqual(['number']);
+  });
+
+  it('names the same paths when it meets the same keys again, and keys that are data fold into `*`', () => {
+    const body = { result: { claimedTokens: { transactionHashes: { '0xab': ['1'], '0xcd': ['2'] } }, 'odd key': 1 } };
+    const first = [...extractFields(body, limits).fields.keys()];
+    // The second walk finds its child paths already worked out: the same answer.
+    expect([...extractFields(body, limits).fields.keys()]).toEqual(first);
+    expect(first).toEqual(['result', 'result.claimedTokens', 'result.claimedTokens.transactionHashes', 'result.claimedTokens.transactionHashes.*', 'result.claimedTokens.transactionHashes.*[]', 'result["odd key"]']);
+  });
+
+  it('gives each set of types as one array in a fixed order', () => {
+    expect(typesOfBits(0)).toEqual([]);
+    expect(typesOfBits(1 | 2)).toEqual(['string', 'number']);
+    expect(typesOfBits(63)).toEqual(['string', 'number', 'boolean', 'null', 'object', 'array']);
+    expect(typesOfBits(2 | 32)).toBe(typesOfBits(32 | 2));
   });
 
   it('walks the sample transfer body', () => {
