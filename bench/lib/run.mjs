@@ -168,6 +168,7 @@ export function combineRounds(name, results) {
     'p99 range': `${Math.min(...results.map((r) => r.p99))}–${Math.max(...results.map((r) => r.p99))}`,
     rssMb: Math.max(...results.map((r) => r.rssMb ?? 0)),
     ...(results[0].cpuUs !== undefined && { cpuUs: Math.round(median(results.map((r) => r.cpuUs))) }),
+    ...(results[0].cpuSettledUs !== undefined && { cpuSettledUs: Math.round(median(results.map((r) => r.cpuSettledUs))) }),
     non2xx: results.reduce((sum, r) => sum + (r.non2xx ?? 0), 0),
     errors: results.reduce((sum, r) => sum + (r.errors ?? 0), 0),
   };
