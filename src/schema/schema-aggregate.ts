@@ -56,7 +56,6 @@ function typesOf(field: ObservedField): JsonType[] {
   return JSON_TYPES.filter((type) => (field.types[type] ?? 0) > 0);
 }
 
-
 /** Drops the paths whose parent is in the list too: a new or vanished object is one drift, not one per field. */
 function outermost<T extends { path: string }>(items: T[]): T[] {
   const paths = new Set(items.map((item) => item.path));
