@@ -75,8 +75,9 @@ function rawRequests(count) {
 // part of its cost: after the load the server is watched until a window of SETTLE_WINDOW_MS spends under
 // QUIET_CPU_MS of CPU, for at most SETTLE_MAX_MS, and that CPU, less its idle rate (that of the quiet window), is
 // added to `cpuSettledUs`. Before the measured load it settles the same way, so no warm-up's work is counted.
-// A window as long as the schema learner's longest pause under load (about half a second), so that a pause
-// between two of its passes never looks quiet.
+
+// Longer than the schema learner's longest pause under load (about half a second): a pause between two of
+// its passes must never look quiet.
 const SETTLE_WINDOW_MS = 1_000;
 const QUIET_CPU_MS = 40;
 const SETTLE_MAX_MS = 60_000;
