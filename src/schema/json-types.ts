@@ -7,7 +7,7 @@ export const JSON_TYPES: readonly JsonType[] = ['string', 'number', 'boolean', '
 /** A set of JSON types as bits (bit i: JSON_TYPES[i]): what one body shows at a path, without allocating a Set. */
 export type JsonTypeBits = number;
 
-export const JSON_TYPE_BIT: Readonly<Record<JsonType, JsonTypeBits>> = { string: 1, number: 2, boolean: 4, null: 8, object: 16, array: 32 };
+export const JSON_TYPE_BIT = Object.fromEntries(JSON_TYPES.map((type, i) => [type, 1 << i])) as Readonly<Record<JsonType, JsonTypeBits>>;
 
 const TYPES_OF_BITS: readonly (readonly JsonType[])[] = Array.from({ length: 64 }, (_, bits) => Object.freeze(JSON_TYPES.filter((_, i) => (bits & (1 << i)) !== 0)));
 

@@ -83,10 +83,6 @@ export interface DriftFilter {
   limit: number;
 }
 
-/**
- * The observed schema of each (source, event name) and its drifts, shared by every node: one node (the
- * `schema` lease holder) learns and writes, any node reads.
- */
 /** A newly stored event as learning reads it: only what it learns from, a fraction of a stream's row. */
 export interface EventToLearn {
   id: number;
@@ -98,6 +94,10 @@ export interface EventToLearn {
   body: Buffer;
 }
 
+/**
+ * The observed schema of each (source, event name) and its drifts, shared by every node: one node (the
+ * `schema` lease holder) learns and writes, any node reads.
+ */
 export interface SchemaStore {
   /** Events committed after `after`, in commit order, exactly as `readNewEvents` reads them (every event, no filter). */
   readEventsToLearn(after: StreamPosition, limit: number): Promise<NewEvents<EventToLearn>>;
