@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { EventSearch } from '../../src/store/event-store.js';
-import type { StreamPosition } from '../../src/store/new-event-store.js';
+import type { NewEvents, StreamPosition } from '../../src/store/new-event-store.js';
 import type { Store } from '../../src/store/store.js';
 import { event, readNewSettled, storeOpener, type StoreFactory } from './contract-helpers.js';
 
@@ -12,17 +12,22 @@ export function newEventStoreContract(factory: StoreFactory): void {
      * Reads everything after `from`, `limit` at a time, as a stream does; while events are held back (on
      * PostgreSQL, behind any write transaction of the server still open, other databases' too) it reads again.
      */
-    async function readAll(store: Store, from: StreamPosition, filter: EventSearch = {}, limit = 2): Promise<{ ids: number[]; position: StreamPosition }> {
-      const ids: number[] = [];
+    async function readAllWith<E extends { id: number }>(read: (position: StreamPosition, limit: number) => Promise<NewEvents<E>>, from: StreamPosition, limit = 2): Promise<{ events: E[]; position: StreamPosition }> {
+      const events: E[] = [];
       let position = from;
       const deadline = Date.now() + 20_000;
       for (;;) {
-        const read = await store.readNewEvents(filter, position, limit, false);
-        ids.push(...read.events.map((e) => e.id));
-        position = read.position;
-        if (read.events.length < limit && (!read.heldBack || Date.now() > deadline)) return { ids, position };
-        if (read.events.length < limit) await new Promise((resolve) => setTimeout(resolve, 10));
+        const got = await read(position, limit);
+        events.push(...got.events);
+        position = got.position;
+        if (got.events.length < limit && (!got.heldBack || Date.now() > deadline)) return { events, position };
+        if (got.events.length < limit) await new Promise((resolve) => setTimeout(resolve, 10));
       }
+    }
+
+    async function readAll(store: Store, from: StreamPosition, filter: EventSearch = {}): Promise<{ ids: number[]; position: StreamPosition }> {
+      const { events, position } = await readAllWith((at, limit) => store.readNewEvents(filter, at, limit, false), from);
+      return { ids: events.map((e) => e.id), position };
     }
 
     it('reads each new event once across reads, imports and edited copies too, repeats not, filters applied', async () => {
@@ -77,15 +82,7 @@ export function newEventStoreContract(factory: StoreFactory): void {
       const copy = await store.saveEditedCopy({ ...event('learn-a'), editedFrom: a.id, editedAt: Date.now(), via: 'api' });
       const streamed = await readNewSettled(store, start, 10, false);
       // Two at a time, passing each position on, as the learner reads.
-      const learned: Awaited<ReturnType<Store['readEventsToLearn']>>['events'] = [];
-      let position = start;
-      const deadline = Date.now() + 20_000;
-      for (;;) {
-        const read = await store.readEventsToLearn(position, 2);
-        learned.push(...read.events);
-        position = read.position;
-        if (read.events.length < 2 && (!read.heldBack || Date.now() > deadline)) break;
-      }
+      const { events: learned, position } = await readAllWith((at, limit) => store.readEventsToLearn(at, limit), start);
       expect(learned.map((e) => e.id)).toEqual(streamed.events.map((e) => e.id));
       expect(learned.map((e) => e.id)).toEqual([a.id, b.id, copy]);
       expect(Object.keys(learned[0]!).sort()).toEqual(['body', 'edited', 'event', 'id', 'receivedAt', 'source']);
