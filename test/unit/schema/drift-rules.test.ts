@@ -44,6 +44,35 @@ describe('SchemaAggregate drift rules', () => {
     expect(schema!.truncated).toBe(2);
   });
 
+  it('cuts a body with more paths than maxFields: the first learned, the rest counted, nothing said missing', () => {
+    const aggregate = new SchemaAggregate({ ...DEFAULT_LEARN_SETTINGS, maxFields: 10, disappearAfter: 2 });
+    const keys = (prefix: string, n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`${prefix}${i}`, i]));
+    learn(aggregate, { event: 'a', ...keys('k', 6) });
+    learn(aggregate, { event: 'a', ...keys('k', 6) });
+    // 7 fields known; this body shows `event` and 50 new paths: 3 fit, 6 more are counted past the field cap,
+    // and past 10 distinct paths the body is cut (41 sightings) and says nothing about k0..k5.
+    const drifts = learn(aggregate, { event: 'a', ...keys('x', 50) });
+    expect(drifts.map((d) => [d.kind, d.path])).toEqual([
+      ['field_added', 'x0'],
+      ['field_added', 'x1'],
+      ['field_added', 'x2'],
+    ]);
+    const [schema] = aggregate.all();
+    expect(schema!.fields).toHaveLength(10);
+    expect(schema!.truncated).toBe(47);
+    expect(schema!.fields.find((f) => f.path === 'k0')).toMatchObject({ present: 2, streak: 0 });
+  });
+
+  it('counts a path once per body however often the body shows it, with every type it shows there', () => {
+    const aggregate = new SchemaAggregate(DEFAULT_LEARN_SETTINGS);
+    learn(aggregate, { event: 'a', items: ['first', 2, 'third'] });
+    expect(learn(aggregate, { event: 'a', items: [1, 'x', 3] })).toEqual([]);
+    expect(learn(aggregate, { event: 'a', items: [4] })).toEqual([]);
+    expect(learn(aggregate, { event: 'a', items: [true, 5] })).toMatchObject([{ kind: 'type_changed', path: 'items[]', before: ['string', 'number'], after: ['number', 'boolean'] }]);
+    const items = aggregate.all()[0]!.fields.find((f) => f.path === 'items[]')!;
+    expect(items).toMatchObject({ present: 4, types: { string: 2, number: 4, boolean: 1 }, example: 'true' });
+  });
+
   it('caps the event types it learns', () => {
     const aggregate = new SchemaAggregate({ ...DEFAULT_LEARN_SETTINGS, maxEventTypes: 1 });
     learn(aggregate, { event: 'a', result: {} });

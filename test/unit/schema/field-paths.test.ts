@@ -1,17 +1,26 @@
 import { describe, expect, it } from 'vitest';
 import { exampleValue } from '../../../src/schema/example-value.js';
-import { extractFields } from '../../../src/schema/field-paths.js';
-import { typesOfBits } from '../../../src/schema/json-types.js';
+import { walkFields } from '../../../src/schema/field-paths.js';
+import { JSON_TYPE_BIT, jsonTypeOf, typesOfBits } from '../../../src/schema/json-types.js';
 import { lastStep } from '../../../src/schema/schema-paths.js';
 import { sampleTransferSucceeded } from '../../../src/samples/transfer-succeeded.js';
 
-const limits = { maxDepth: 16, maxPaths: 500, maxArrayElements: 100 };
+const limits = { maxDepth: 16, maxArrayElements: 100 };
 
-describe('extractFields', () => {
+/** Every path the walk visits, in first-visit order, with the types met there. */
+function sightings(body: unknown, walkLimits = limits): Map<string, number> {
+  const seen = new Map<string, number>();
+  walkFields(body, walkLimits, (path, value) => {
+    seen.set(path, (seen.get(path) ?? 0) | JSON_TYPE_BIT[jsonTypeOf(value)]);
+    return true;
+  });
+  return seen;
+}
+
+describe('walkFields', () => {
   it('names every field path with its types, array elements folded into one path', () => {
-    const { fields, truncated } = extractFields({ event: 'x', result: { id: 'a', n: 1.5, tags: ['a', 2], tokens: [{ tokenId: '1' }, { tokenId: 2, extra: null }], 'a.b': true } }, limits);
-    expect(truncated).toBe(0);
-    const types = Object.fromEntries([...fields].map(([path, s]) => [path, [...typesOfBits(s.types)].sort()]));
+    const fields = sightings({ event: 'x', result: { id: 'a', n: 1.5, tags: ['a', 2], tokens: [{ tokenId: '1' }, { tokenId: 2, extra: null }], 'a.b': true } });
+    const types = Object.fromEntries([...fields].map(([path, bits]) => [path, [...typesOfBits(bits)].sort()]));
     expect(types).toEqual({
       event: ['string'],
       result: ['object'],
@@ -27,24 +36,28 @@ describe('extractFields', () => {
     });
   });
 
-  it('stays within its bounds: paths, depth and array elements', () => {
-    const wide = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`k${i}`, i]));
-    expect(extractFields(wide, { ...limits, maxPaths: 10 })).toMatchObject({ truncated: 40 });
-    expect(extractFields(wide, { ...limits, maxPaths: 10 }).fields.size).toBe(10);
+  it('stays within its bounds: depth and array elements; the visitor skips what lies below a value', () => {
     let deep: unknown = 'leaf';
     for (let i = 0; i < 100; i += 1) deep = { d: deep };
-    const deepFields = extractFields(deep, { ...limits, maxDepth: 5 }).fields;
-    expect([...deepFields.keys()]).toEqual(['d', 'd.d', 'd.d.d', 'd.d.d.d', 'd.d.d.d.d']);
-    const array = extractFields({ a: [1, 2, 3, 'x'] }, { ...limits, maxArrayElements: 3 });
-    expect(typesOfBits(array.fields.get('a[]')!.types)).toEqual(['number']);
+    expect([...sightings(deep, { ...limits, maxDepth: 5 }).keys()]).toEqual(['d', 'd.d', 'd.d.d', 'd.d.d.d', 'd.d.d.d.d']);
+    expect(typesOfBits(sightings({ a: [1, 2, 3, 'x'] }, { ...limits, maxArrayElements: 3 }).get('a[]')!)).toEqual(['number']);
+    const visited: string[] = [];
+    walkFields({ a: { b: 1 }, c: [{ d: 2 }], e: 3 }, limits, (path) => {
+      visited.push(path);
+      return path !== 'a' && path !== 'c[]';
+    });
+    expect(visited).toEqual(['a', 'c', 'c[]', 'e']);
   });
 
   it('names the same paths when it meets the same keys again, and keys that are data fold into `*`', () => {
     const body = { result: { claimedTokens: { transactionHashes: { '0xab': ['1'], '0xcd': ['2'] } }, 'odd key': 1 } };
-    const first = [...extractFields(body, limits).fields.keys()];
+    const first = [...sightings(body).keys()];
     // The second walk finds its child paths already worked out: the same answer.
-    expect([...extractFields(body, limits).fields.keys()]).toEqual(first);
+    expect([...sightings(body).keys()]).toEqual(first);
     expect(first).toEqual(['result', 'result.claimedTokens', 'result.claimedTokens.transactionHashes', 'result.claimedTokens.transactionHashes.*', 'result.claimedTokens.transactionHashes.*[]', 'result["odd key"]']);
+    // An array's elements and a key spelled `[]` are different paths, whichever was met first.
+    expect([...sightings({ x: { '[]': 1 }, y: [2] }).keys()]).toEqual(['x', 'x["[]"]', 'y', 'y[]']);
+    expect([...sightings({ x: [1], y: { '[]': 2 } }).keys()]).toEqual(['x', 'x[]', 'y', 'y["[]"]']);
   });
 
   it('gives each set of types as one array in a fixed order', () => {
@@ -55,7 +68,7 @@ describe('extractFields', () => {
   });
 
   it('walks the sample transfer body', () => {
-    const { fields } = extractFields(sampleTransferSucceeded(), limits);
+    const fields = sightings(sampleTransferSucceeded());
     expect(fields.has('result.totalPriceUsd')).toBe(true);
     expect(fields.has('result.email')).toBe(true);
   });
@@ -85,7 +98,7 @@ describe('exampleValue', () => {
 
 describe('maps', () => {
   it('folds the entries of an object keyed by data (hashes, numbers, uuids) into one path', () => {
-    const { fields } = extractFields({ m: { '0xabc': [1], '0xdef': [2], '42': true } }, limits);
+    const fields = sightings({ m: { '0xabc': [1], '0xdef': [2], '42': true } });
     expect([...fields.keys()]).toEqual(['m', 'm.*', 'm.*[]']);
     expect(lastStep('m.*')).toEqual({ parent: 'm', step: { anyKey: true } });
   });
