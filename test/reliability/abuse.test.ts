@@ -93,7 +93,8 @@ describe('abuse: slow clients are cut off by the server timeouts without hurting
         // The server hung up (Node answers 408 before closing when it can); the client did not give up first.
         expect(cut.error).not.toBe('timeout');
         expect(cut.closed).toBe(true);
-        if (cut.status !== 0) expect(cut.status).toBe(408);
+        // The body says which part of the server answered, should another status ever show up.
+        if (cut.status !== 0) expect(cut.status, cut.body.toString('utf8')).toBe(408);
       }
       expect(slowest(cutHeaders)).toBeLessThan(HEADERS_TIMEOUT_MS + 1500);
       expect(slowest(cutBodies)).toBeLessThan(REQUEST_TIMEOUT_MS + 1500);
