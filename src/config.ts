@@ -102,6 +102,8 @@ export const ConfigSchema = z
     /** Pinned contracts (docs/schema.md): `dir` holds one `*.schema.json` per (source, event); default `contracts` beside the rules directory; missing: none. */
     contracts: z.object({ dir: z.string().min(1).optional() }).strict().prefault({}),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    /** `all`: a line per request and per webhook received; `errors`: only for answers of 400 and above (less log and CPU at high volume). */
+    logRequests: z.enum(['all', 'errors']).default('all'),
     /** `pretty`: readable lines; `json`: one JSON object a line. Unset: pretty on a terminal, JSON otherwise. */
     logFormat: z.enum(['json', 'pretty']).optional(),
     durability: z.enum(['full', 'normal']).default('full'),
@@ -412,6 +414,7 @@ export const ENV_SETTINGS = {
   HOOKRELAY_MAX_BODY: 'maxBody',
   HOOKRELAY_MAX_DEPTH: 'maxDepth',
   HOOKRELAY_LOG_LEVEL: 'logLevel',
+  HOOKRELAY_LOG_REQUESTS: 'logRequests',
   HOOKRELAY_METRICS_TOKEN: 'metrics.token',
   HOOKRELAY_TRUST_PROXY: 'server.trustProxy',
 } as const;

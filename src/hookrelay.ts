@@ -390,6 +390,7 @@ function createIngest(
     budget: deps.bodyBudget,
     maxDepth: config.maxDepth,
     logger: deps.logger,
+    logRequests: config.logRequests,
     routeEvent: async (input) => {
       const ruleSet = rules.current();
       return { ruleSetHash: ruleSet.hash, deliveries: await planDeliveries(ruleSet, input) };

@@ -70,12 +70,13 @@ function buildExpressApp(parts: ServerParts, surface: { webhooks: boolean; admin
   // req.ip is the connection's address unless it is a listed proxy: then the client that proxy names in
   // X-Forwarded-For (the failed-authentication limit counts per req.ip).
   app.set('trust proxy', config.server.trustProxy.length > 0 ? [...config.server.trustProxy] : false);
+  const logAll = config.logRequests === 'all';
   app.use((req, res, next) => {
     const started = performance.now();
     const reqId = requestIdOf(req);
     res.setHeader('x-request-id', reqId);
     res.on('finish', () => {
-      parts.logger.info({ reqId, method: req.method, path: req.path, status: res.statusCode, durationMs: Math.round((performance.now() - started) * 100) / 100 }, 'request');
+      if (logAll || res.statusCode >= 400) parts.logger.info({ reqId, method: req.method, path: req.path, status: res.statusCode, durationMs: Math.round((performance.now() - started) * 100) / 100 }, 'request');
     });
     next();
   });

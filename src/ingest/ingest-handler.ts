@@ -38,6 +38,8 @@ export interface IngestDeps {
   /** Levels of nesting a body may have (`maxDepth`); default DEFAULT_MAX_DEPTH. */
   maxDepth?: number;
   logger: Logger;
+  /** `errors`: the `ingest` line only for answers of 400 and above (config `logRequests`); default `all`. */
+  logRequests?: 'all' | 'errors';
   now?: () => number;
   /** Routes the event under the current rule set (`planDeliveries`, rules/plan.ts): the outbox rows committed with it, and the rule set that planned them. */
   routeEvent?: (input: RuleEventInput) => Promise<{ ruleSetHash: string; deliveries: NewDelivery[] }>;
@@ -58,6 +60,7 @@ export type { IngestHandler };
 export function createIngestHandler(deps: IngestDeps): IngestHandler {
   const now = deps.now ?? Date.now;
   const maxDepth = deps.maxDepth ?? DEFAULT_MAX_DEPTH;
+  const logAll = (deps.logRequests ?? 'all') === 'all';
 
   async function accept(req: IncomingMessage, source: SourceConfig): Promise<{ saved: SaveEventResult; event: string }> {
     if (!isJsonContentType(req.headers['content-type'])) {
@@ -140,7 +143,7 @@ export function createIngestHandler(deps: IngestDeps): IngestHandler {
 
     const finish = (status: number, code: string, extra: Record<string, unknown> = {}): void => {
       const durationMs = Math.round((performance.now() - started) * 100) / 100;
-      deps.logger.info({ reqId: requestId, source: sourceName, event: eventName, status, code, durationMs, ...extra }, 'ingest');
+      if (logAll || status >= 400) deps.logger.info({ reqId: requestId, source: sourceName, event: eventName, status, code, durationMs, ...extra }, 'ingest');
       deps.onOutcome?.({ source: sourceName, event: eventName, status, code, durationMs });
     };
 

@@ -39,6 +39,7 @@ describe('environment variables', () => {
       HOOKRELAY_MAX_BODY: '4096',
       HOOKRELAY_MAX_DEPTH: '8',
       HOOKRELAY_LOG_LEVEL: 'warn',
+      HOOKRELAY_LOG_REQUESTS: 'errors',
       HOOKRELAY_METRICS_TOKEN: 'scrape-token',
       HOOKRELAY_TRUST_PROXY: '10.1.2.3',
     };
@@ -61,6 +62,7 @@ describe('environment variables', () => {
       maxBody: 4096,
       maxDepth: 8,
       logLevel: 'warn',
+      logRequests: 'errors',
       metrics: { token: 'scrape-token' },
       server: { trustProxy: ['10.1.2.3'] },
     });

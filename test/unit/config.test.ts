@@ -114,6 +114,7 @@ describe('loadConfig', () => {
     [{ HOOKRELAY_MAX_DEPTH: '513' }, 'HOOKRELAY_MAX_DEPTH'],
     [{ HOOKRELAY_LOG_LEVEL: 'loud' }, 'HOOKRELAY_LOG_LEVEL'],
     [{ HOOKRELAY_LOG_FORMAT: 'xml' }, 'HOOKRELAY_LOG_FORMAT'],
+    [{ HOOKRELAY_LOG_REQUESTS: 'some' }, 'HOOKRELAY_LOG_REQUESTS'],
     [{ HOOKRELAY_ADMIN_PORT: 'eighty' }, 'HOOKRELAY_ADMIN_PORT'],
     [{ HOOKRELAY_ADMIN_PORT: '8081', HOOKRELAY_ADMIN_TOKEN: 'short' }, 'HOOKRELAY_ADMIN_TOKEN'],
   ])('names the setting that is invalid: %o', (env, name) => {

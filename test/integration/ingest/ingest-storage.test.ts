@@ -181,4 +181,16 @@ describe('request logs', () => {
     const stored = await receiver.store.getEvent(ok.json.id);
     expect(receiver.logText()).not.toContain(stored!.headers['x-service-signature']);
   });
+
+  it('with logRequests: errors, writes the lines of answers of 400 and above only', async () => {
+    const receiver = await receiverWith({ logRequests: 'errors' });
+    const ok = await postSigned(receiver.webhookUrl(), sampleTransferSucceeded(), TEST_SECRET);
+    await postSigned(receiver.webhookUrl(), sampleTransferSucceeded(), 'wrong-secret');
+    expect((await send(`${receiver.url}/healthz`)).status).toBe(200);
+    expect((await send(`${receiver.url}/no-such-page`)).status).toBe(404);
+    expect(ok.status).toBe(200);
+    const lines = receiver.logLines();
+    expect(lines.filter((l) => l.msg === 'ingest').map((l) => l.status)).toEqual([401]);
+    expect(lines.filter((l) => l.msg === 'request').map((l) => [l.path, l.status])).toEqual([['/no-such-page', 404]]);
+  });
 });
