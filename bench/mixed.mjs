@@ -4,7 +4,8 @@
 // 2) Open-loop ingest at 25 % and 50 % of that rate with 0, 1 and 10 rules forwarding every event to a
 //    local sink (delay-sink.mjs, answers at once), the cases alternating within each round: ack p50/p99,
 //    ingest→delivered p50/p99 (due time of the ingest request to the arrival of its last delivery), the
-//    backlog when the load ends (in seconds of traffic), CPU per event (the server process, from the first
+//    backlog when the load's schedule ends (in seconds of traffic: due deliveries not arrived by then, so an
+//    ingest that fell behind counts), CPU per event (the server process, from the first
 //    request until every delivery arrived), peak RSS. Medians over the rounds; ratios to no rules.
 //    The forwarding side's baseline: a plain undici sender (lib/undici-rate.mjs, its own process) posting
 //    bodies of the same size to the same sink at each case's rate; `delivery vs undici` is what forwarding

@@ -4,7 +4,7 @@
 import { rmSync } from 'node:fs';
 import { request } from 'undici';
 import { fixedRateLoad } from './fixed-rate.mjs';
-import { awaitSinkCount, percentile, rawRequests, sinkCount, startDelaySink, startForwarding } from './fixed-rate-delivery.mjs';
+import { awaitSinkCount, percentile, rawRequests, startDelaySink, startForwarding } from './fixed-rate-delivery.mjs';
 import { cpuMs, cpuUsPer, peakRssMb, stopServer } from './run.mjs';
 
 export const CONNECTIONS = 50;
@@ -15,7 +15,8 @@ export const WARM_UP_FIRST_INDEX = 2 ** 32;
 
 /**
  * Ack p50/p99, ingest→delivered p50/p99 (due time of the request to the arrival of the event's last delivery),
- * the backlog when the load ends (seconds of traffic), CPU per event (the server, from the first request until
+ * the backlog when the load's schedule ends (seconds of traffic: deliveries due by then that had not arrived;
+ * an ingest that fell behind the schedule counts, however late its requests were answered), CPU per event (the server, from the first request until
  * every delivery arrived) and peak RSS. `delivery`: YAML lines under `delivery:`; `cli`: another build's dist/cli.js.
  */
 export async function forwardingCase({ rules, rate, seconds, delivery = '', cli }) {
@@ -29,16 +30,22 @@ export async function forwardingCase({ rules, rate, seconds, delivery = '', cli 
     const cpuBefore = cpuMs(pid);
     const load = await fixedRateLoad({ port: server.port, rate, seconds, connections: CONNECTIONS, requests: rawRequests(Math.round(rate * seconds)) });
     const expected = load.ok * rules;
-    const backlog = expected - (await sinkCount(sink.port));
     if (rules > 0) await awaitSinkCount(sink.port, expected, { timeoutMs: DRAIN_TIMEOUT_MS, pollMs: 50 });
     const cpuUs = cpuUsPer(pid, cpuBefore, load.ok);
     const rssMb = peakRssMb(pid);
     let deliveredP50 = null;
     let deliveredP99 = null;
+    let backlog = 0;
     if (rules > 0) {
       // An event is delivered when the last of its rules' deliveries arrived.
       const lastArrival = new Map();
-      for (const [index, at] of await (await request(`http://127.0.0.1:${sink.port}/arrivals`)).body.json()) lastArrival.set(index, Math.max(lastArrival.get(index) ?? 0, at));
+      const scheduleEnd = load.startedAt + seconds * 1000;
+      let arrivedByEnd = 0;
+      for (const [index, at] of await (await request(`http://127.0.0.1:${sink.port}/arrivals`)).body.json()) {
+        lastArrival.set(index, Math.max(lastArrival.get(index) ?? 0, at));
+        if (at <= scheduleEnd) arrivedByEnd += 1;
+      }
+      backlog = expected - arrivedByEnd;
       const latencies = [...lastArrival].map(([index, at]) => at - (load.startedAt + (index * 1000) / rate)).sort((a, b) => a - b);
       deliveredP50 = percentile(latencies, 0.5);
       deliveredP99 = percentile(latencies, 0.99);
