@@ -65,7 +65,7 @@ describe('BatchedDestination', () => {
   function fakeOut() {
     const writes: string[] = [];
     let flushed = 0;
-    return { writes, flushed: () => flushed, out: { write: (s: string) => void writes.push(s), flush: (cb?: () => void) => { flushed += 1; cb?.(); }, flushSync: () => void (flushed += 1) } };
+    return { writes, flushed: () => flushed, out: { write: (lines: Buffer) => void writes.push(lines.toString('utf8')), flush: (cb?: () => void) => { flushed += 1; cb?.(); }, flushSync: () => void (flushed += 1) } };
   }
   const msgs = (write: string) => write.split('\n').filter(Boolean).map((line) => JSON.parse(line).msg);
 
@@ -84,15 +84,23 @@ describe('BatchedDestination', () => {
     expect(msgs(writes[1]!)).toEqual(['three']);
   });
 
-  it('writes at once when what waits reaches its size limit', () => {
+  it('writes what waits first when a line might not fit, and a line longer than the batch on its own', () => {
     const { writes, out } = fakeOut();
-    const destination = new BatchedDestination(out, { maxDelayMs: 60_000, maxChars: 40 });
-    destination.write('{"msg":"first, 26 chars"}\n');
+    // Room for any line of up to 40 UTF-16 units (3 bytes each at most in UTF-8).
+    const destination = new BatchedDestination(out, { maxDelayMs: 60_000, maxBytes: 120 });
+    destination.write('{"msg":"first, caf\u00e9 \u2615"}\n');
+    destination.write('{"msg":"second line"}\n');
     expect(writes).toEqual([]);
-    destination.write('{"msg":"second"}\n');
-    expect(writes).toEqual(['{"msg":"first, 26 chars"}\n{"msg":"second"}\n']);
+    destination.write('{"msg":"third, it waits"}\n');
+    expect(writes).toEqual(['{"msg":"first, caf\u00e9 \u2615"}\n{"msg":"second line"}\n']);
+    const long = `{"msg":"${'x'.repeat(60)}"}\n`;
+    destination.write(long);
+    expect(writes).toEqual(['{"msg":"first, caf\u00e9 \u2615"}\n{"msg":"second line"}\n', '{"msg":"third, it waits"}\n', long]);
+    destination.write('{"msg":"after"}\n');
     destination.flushSync();
-    expect(writes).toHaveLength(1);
+    expect(writes.at(-1)).toBe('{"msg":"after"}\n');
+    destination.flushSync();
+    expect(writes).toHaveLength(4);
   });
 
   it('writes what is pending before it flushes', () => {
