@@ -6,7 +6,7 @@
 // 50 connections, ~730-byte signed bodies with a fresh transfer id per request (no duplicates). Then
 // hookrelay full and both baselines again, open loop at half of hookrelay's rate, for the latency tail.
 import { createHmac, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -146,9 +146,18 @@ async function idealCase(name, options) {
   }
 }
 
-async function hookrelayCase(name, durability, options) {
+/**
+ * `bare`: the durable path without its per-webhook observability: no `ingest` line for an accepted webhook
+ * (`logRequests: errors`), no metrics, no schema learning; what the ideal receiver does, and no more.
+ */
+async function hookrelayCase(name, durability, options = {}) {
   const dataDir = mkdtempSync(join(tmpdir(), 'hookrelay-bench-'));
   const env = { HOOKRELAY_PORT: '0', HOOKRELAY_HOST: '127.0.0.1', HOOKRELAY_DATA_DIR: dataDir, HOOKRELAY_RULES_DIR: join(dataDir, 'rules'), HOOKRELAY_SECRET: SECRET, HOOKRELAY_DURABILITY: durability, HOOKRELAY_LOG_LEVEL: 'info' };
+  if (options.bare) {
+    env.HOOKRELAY_LOG_REQUESTS = 'errors';
+    env.HOOKRELAY_CONFIG = join(dataDir, 'bare.yaml');
+    writeFileSync(env.HOOKRELAY_CONFIG, 'metrics: { enabled: false }\nschema: { enabled: false }\n');
+  }
   const readPort = (line) => line.includes('"hookrelay listening"') && Number(new URL(JSON.parse(line).url).port);
   const server = await startServer(process.execPath, serveCommand(cli), { env, readPort });
   try {
@@ -161,11 +170,11 @@ async function hookrelayCase(name, durability, options) {
 
 console.log(`bench:ingest — ${CONNECTIONS} connections, ${DURATION}s per case and round, body ${Buffer.byteLength(template)} bytes, node ${process.version}\n`);
 if (process.env.BENCH_ONLY) {
-  // BENCH_ONLY=full|normal|express|express-stack|node-http|ideal: one case, for profiling; BENCH_RATE=N makes it open loop at N rps.
+  // BENCH_ONLY=full|normal|bare|express|express-stack|node-http|ideal: one case, for profiling; BENCH_RATE=N makes it open loop at N rps.
   const fixedRate = Number(process.env.BENCH_RATE ?? 0) || undefined;
   const only = process.env.BENCH_ONLY;
   const name = `${only}${fixedRate ? ` @ ${fixedRate} rps` : ''}`;
-  const row = only === 'ideal' ? await idealCase(name, { fixedRate }) : ['express', 'express-stack', 'node-http'].includes(only) ? await baselineCase(name, only, { fixedRate }) : await hookrelayCase(`hookrelay, durability ${name}`, only, { fixedRate });
+  const row = only === 'ideal' ? await idealCase(name, { fixedRate }) : ['express', 'express-stack', 'node-http'].includes(only) ? await baselineCase(name, only, { fixedRate }) : only === 'bare' ? await hookrelayCase(`hookrelay, durability full, ${name}`, 'full', { fixedRate, bare: true }) : await hookrelayCase(`hookrelay, durability ${name}`, only, { fixedRate });
   printTable([row], ['name', 'rps', 'p50', 'p99', 'rssMb', 'cpuUs', 'cpuSettledUs', 'non2xx', 'errors']);
   if (row.slowest) console.log(`\nslowest request (ms) per 100 ms slot of the schedule, where one took over 8 ms (second.tenth: ms):\n${Object.entries(row.slowest).map(([slot, ms]) => `${slot}: ${ms}`).join('  ')}`);
   process.exit(0);
@@ -180,9 +189,11 @@ const cases = [
   ['hookrelay, durability full', (name) => hookrelayCase(name, 'full')],
   ['hookrelay, durability normal', (name) => hookrelayCase(name, 'normal')],
   ['express hello loading the stack', (name) => baselineCase(name, 'express-stack')],
+  ['hookrelay, durability full, bare', (name) => hookrelayCase(name, 'full', { bare: true })],
 ];
 const rounds = await inRounds(cases.map(([name, run]) => () => run(name)));
 const [bare, hello, ideal, full] = rounds;
+const fullBare = rounds[6];
 // Half of hookrelay's rate, open loop, for hookrelay and for both baselines at that same rate: a latency
 // tail is only meaningful next to what a server doing nothing takes on the same machine at the same moment.
 const half = Math.max(1, Math.round(median(full.map((r) => r.rps)) / 2));
@@ -216,3 +227,4 @@ const idealSettled = medianRatio(full, ideal, 'cpuSettledUs');
 const peakRss = Math.max(...rows.slice(3, 5).map((r) => r.rssMb), fullHalf.rssMb);
 const stackRss = rows[5].rssMb;
 console.log(`targets against the ideal receiver: rps >= 0.9x: ${idealRps >= 0.9 ? 'met' : 'NOT met'} (${formatRatio(idealRps)}); CPU per request <= 1.15x: ${idealCpu <= 1.15 ? 'met' : 'NOT met'} (${formatRatio(idealCpu)}; ${formatRatio(idealSettled)} with the work left after the load); peak RSS <= express hello's: ${peakRss <= rows[1].rssMb ? 'met' : 'NOT met'} (${peakRss} MB against ${rows[1].rssMb} MB); <= express hello loading the stack: ${peakRss <= stackRss ? 'met' : 'NOT met'} (${stackRss} MB)`);
+console.log(`the durable path without its observability ("bare": no line per accepted webhook, no metrics, no schema learning) against the ideal receiver: rps ${formatRatio(medianRatio(fullBare, ideal))} (proposed target >= 0.9x), CPU per request ${formatRatio(medianRatio(fullBare, ideal, 'cpuUs'))} (proposed <= 1.2x); what the observability costs, full against bare: CPU ${formatRatio(medianRatio(full, fullBare, 'cpuUs'))} during the load, ${formatRatio(medianRatio(full, fullBare, 'cpuSettledUs'))} settled`);
