@@ -1,7 +1,7 @@
 import type { IngestHandler } from '../http/ingest-route.js';
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
-import { DEFAULT_MAX_DEPTH, type SourceConfig } from '../config.js';
+import { DEFAULT_MAX_DEPTH, type Config, type SourceConfig } from '../config.js';
 import { HookrelayError, asHookrelayError } from '../errors.js';
 import { lingerOnClose } from '../http/lingering-close.js';
 import { sendError, sendJson } from '../http/send-json.js';
@@ -39,7 +39,7 @@ export interface IngestDeps {
   maxDepth?: number;
   logger: Logger;
   /** `errors`: the `ingest` line only for answers of 400 and above (config `logRequests`); default `all`. */
-  logRequests?: 'all' | 'errors';
+  logRequests?: Config['logRequests'];
   now?: () => number;
   /** Routes the event under the current rule set (`planDeliveries`, rules/plan.ts): the outbox rows committed with it, and the rule set that planned them. */
   routeEvent?: (input: RuleEventInput) => Promise<{ ruleSetHash: string; deliveries: NewDelivery[] }>;
