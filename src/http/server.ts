@@ -121,13 +121,19 @@ async function listen(handler: RequestListener, parts: ServerParts, port: number
     res.once('close', inFlight.add(res));
     handler(req, res);
   };
+  // A request pipelined behind an answer already under way (a stream) that stalls must not get a status
+  // line of its own in the middle of that answer: the connection is closed instead, as Node itself does.
+  const answering = (socket: Duplex): boolean => {
+    for (const res of inFlight) if (res.socket === socket && res.headersSent) return true;
+    return false;
+  };
   // Node enforces headersTimeout/requestTimeout only when it sweeps its connections, every 30 s by default,
   // so a slow client could hold a socket up to 30 s longer than configured: sweep four times a second.
   const server = createServer({ connectionsCheckingInterval: 250 }, onRequest);
   // Requests Node refuses before any handler runs (bad framing, too-large headers, timeouts) still get the
   // common JSON error body instead of a bare status line.
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
-    if (!socket.writable || err.code === 'ECONNRESET') {
+    if (!socket.writable || err.code === 'ECONNRESET' || answering(socket)) {
       socket.destroy();
       return;
     }

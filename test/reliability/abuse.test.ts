@@ -104,6 +104,22 @@ describe('abuse: slow clients are cut off by the server timeouts without hurting
     timeLimit(30_000, 60_000),
   );
 
+  it('a request pipelined behind a streaming answer that stalls ends the connection without writing into the stream', async () => {
+    const app = await receiver({
+      admin: { token: ADMIN_TOKEN, authFailures: UNLIMITED_FAILURES },
+      server: { headersTimeoutMs: HEADERS_TIMEOUT_MS, requestTimeoutMs: REQUEST_TIMEOUT_MS, keepAliveTimeoutMs: 5000, shutdownGraceMs: 2000 },
+    });
+    const stream = requestHead('GET', '/admin/api/events/stream', [['Host', 'x'], ['Authorization', `Bearer ${ADMIN_TOKEN}`]]);
+    const stalled = 'POST /webhooks/checkout HTTP/1.1\r\nHost: x\r\nX-Padding: aaa';
+    const cut = await rawRequest(app.port, stream + stalled, { timeoutMs: HEADERS_TIMEOUT_MS + 5000 });
+    expect(cut.error).not.toBe('timeout');
+    expect(cut.closed).toBe(true);
+    expect(cut.status).toBe(200);
+    expect(cut.headers['content-type']).toContain('text/event-stream');
+    // No status line of a second answer inside the stream's bytes.
+    expect(cut.body.toString('latin1')).not.toContain('HTTP/1.1');
+  });
+
   it(
     '1,000 connections held open: normal requests still succeed meanwhile',
     async () => {
