@@ -32,9 +32,10 @@ export function childPath(parent: string, key: string): string {
 }
 
 /**
- * Child paths already worked out, by parent path, then key (`[]` for array elements, kept apart so that a key
- * spelled `[]` cannot collide): bodies of one event type repeat the same keys, and the two key tests and the
- * concatenation were a sixth of learning an event. Bounded: past the cap, paths are worked out each time.
+ * Child paths already worked out, by parent path then key, and element paths (`p[]`) by parent path in a map
+ * of their own, so that a key spelled `[]` cannot collide with them: bodies of one event type repeat the
+ * same keys, and the two key tests and the concatenation were a sixth of learning an event. Bounded: past
+ * the cap, paths are worked out each time.
  */
 const knownChildPaths = new Map<string, Map<string, string>>();
 const knownElementPaths = new Map<string, string>();
@@ -86,7 +87,7 @@ function walk(value: unknown, path: string, depth: number, limits: WalkLimits, v
   for (const key in value) {
     if (!Object.hasOwn(value, key)) continue;
     const child = (value as Record<string, unknown>)[key];
-    const childPath = cachedChildPath(path, key);
-    if (visit(childPath, child)) walk(child, childPath, depth + 1, limits, visit);
+    const keyPath = cachedChildPath(path, key);
+    if (visit(keyPath, child)) walk(child, keyPath, depth + 1, limits, visit);
   }
 }
