@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fixedRateLoad, rawPost } from './lib/fixed-rate.mjs';
-import { ROUNDS, combineRounds, cpuMs, cpuUsPer, inRounds, load, median, medianRatio, peakRssMb, printTable, formatRatio, serveCommand, startServer, stopServer, summarize } from './lib/run.mjs';
+import { ROUNDS, combineRounds, cpuMs, cpuUsPer, inRounds, load, mainThreadCpuMs, median, medianRatio, peakRssMb, printTable, formatRatio, serveCommand, startServer, stopServer, summarize } from './lib/run.mjs';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = 50;
@@ -112,16 +112,20 @@ async function measureLoad(name, server, { fixedRate } = {}) {
     // Open loop at a fixed rate (see lib/fixed-rate.mjs): autocannon's rate option sends in bursts.
     const requests = rawRequests(fixedRate * DURATION);
     const cpuBefore = cpuMs(pid);
+    const mainBefore = mainThreadCpuMs(pid);
     const result = await fixedRateLoad({ port: server.port, rate: fixedRate, seconds: DURATION, connections: CONNECTIONS, requests });
     const cpuUs = cpuUsPer(pid, cpuBefore, result.sent);
-    return { name, rps: Math.round(result.ok / result.seconds), p50: result.p50, p99: result.p99, non2xx: result.failed, errors: 0, rssMb: peakRssMb(pid), cpuUs, requests: result.sent, slowest: result.slowest };
+    const mainUs = Math.round(((mainThreadCpuMs(pid) - mainBefore) * 1000) / Math.max(1, result.sent));
+    return { name, rps: Math.round(result.ok / result.seconds), p50: result.p50, p99: result.p99, non2xx: result.failed, errors: 0, rssMb: peakRssMb(pid), cpuUs, mainUs, requests: result.sent, slowest: result.slowest };
   }
   await load({ url: `http://127.0.0.1:${server.port}`, connections: CONNECTIONS, duration: 2, requests: [signedRequest()] }); // warm-up
   await settle(pid);
   const cpuBefore = cpuMs(pid);
+  const mainBefore = mainThreadCpuMs(pid);
   const result = await load({ url: `http://127.0.0.1:${server.port}`, connections: CONNECTIONS, duration: DURATION, requests: [signedRequest()] });
   const cpuUs = cpuUsPer(pid, cpuBefore, result.requests.total);
-  return summarize(name, result, { rssMb: peakRssMb(pid), cpuUs, requests: result.requests.total });
+  const mainUs = Math.round(((mainThreadCpuMs(pid) - mainBefore) * 1000) / Math.max(1, result.requests.total));
+  return summarize(name, result, { rssMb: peakRssMb(pid), cpuUs, mainUs, requests: result.requests.total });
 }
 
 async function baselineCase(name, kind, options) {
@@ -175,7 +179,7 @@ if (process.env.BENCH_ONLY) {
   const only = process.env.BENCH_ONLY;
   const name = `${only}${fixedRate ? ` @ ${fixedRate} rps` : ''}`;
   const row = only === 'ideal' ? await idealCase(name, { fixedRate }) : ['express', 'express-stack', 'node-http'].includes(only) ? await baselineCase(name, only, { fixedRate }) : only === 'bare' ? await hookrelayCase(`hookrelay, durability full, ${name}`, 'full', { fixedRate, bare: true }) : await hookrelayCase(`hookrelay, durability ${name}`, only, { fixedRate });
-  printTable([row], ['name', 'rps', 'p50', 'p99', 'rssMb', 'cpuUs', 'cpuSettledUs', 'non2xx', 'errors']);
+  printTable([row], ['name', 'rps', 'p50', 'p99', 'rssMb', 'cpuUs', 'mainUs', 'cpuSettledUs', 'non2xx', 'errors']);
   if (row.slowest) console.log(`\nslowest request (ms) per 100 ms slot of the schedule, where one took over 8 ms (second.tenth: ms):\n${Object.entries(row.slowest).map(([slot, ms]) => `${slot}: ${ms}`).join('  ')}`);
   process.exit(0);
 }
@@ -215,9 +219,9 @@ const rows = [
   })),
   ...halfCases.map(([name], i) => combineRounds(name, halfRounds[i])),
 ];
-printTable(rows, ['name', 'rps', 'rps range', 'p50', 'p99', 'p99 range', 'rssMb', 'cpuUs', 'cpuSettledUs', 'non2xx', 'errors', 'vs node:http', 'vs express', 'cpu vs express', 'vs ideal', 'cpu vs ideal', 'settled vs ideal']);
+printTable(rows, ['name', 'rps', 'rps range', 'p50', 'p99', 'p99 range', 'rssMb', 'cpuUs', 'mainUs', 'cpuSettledUs', 'non2xx', 'errors', 'vs node:http', 'vs express', 'cpu vs express', 'vs ideal', 'cpu vs ideal', 'settled vs ideal']);
 console.log(`\n${ROUNDS} round(s); median per case; latency in ms; rssMb = highest peak resident set of the server process;`);
-console.log('cpuUs = CPU time of the server process (all threads) per request during the load; cpuSettledUs = the same');
+console.log('cpuUs = CPU time of the server process (all threads) per request during the load; mainUs = its main thread\'s share; cpuSettledUs = the same');
 console.log('with what it spent after the load until it went quiet (less its idle rate); ratios = median over rounds of');
 console.log('(rps / baseline rps) and (cpuUs / baseline cpuUs) in the same round; the last three rows: open loop at a fixed rate.');
 const fullHalf = rows.at(-1);

@@ -111,6 +111,15 @@ export function cpuMs(pid) {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
+/**
+ * CPU time of a process's main thread (the event loop) so far, in ms: the rest of `cpuMs` is its other threads
+ * (libuv's pool, V8's helpers, worker threads such as SQLite's checkpoint thread).
+ */
+export function mainThreadCpuMs(pid) {
+  const fields = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
 /** CPU microseconds per unit of work (request, delivery) that process `pid` spent since `cpuMs(pid)` read `before`. */
 export function cpuUsPer(pid, before, count) {
   return Math.round(((cpuMs(pid) - before) * 1000) / Math.max(1, count));
@@ -169,6 +178,7 @@ export function combineRounds(name, results) {
     rssMb: Math.max(...results.map((r) => r.rssMb ?? 0)),
     ...(results[0].cpuUs !== undefined && { cpuUs: Math.round(median(results.map((r) => r.cpuUs))) }),
     ...(results[0].cpuSettledUs !== undefined && { cpuSettledUs: Math.round(median(results.map((r) => r.cpuSettledUs))) }),
+    ...(results[0].mainUs !== undefined && { mainUs: Math.round(median(results.map((r) => r.mainUs))) }),
     non2xx: results.reduce((sum, r) => sum + (r.non2xx ?? 0), 0),
     errors: results.reduce((sum, r) => sum + (r.errors ?? 0), 0),
   };
