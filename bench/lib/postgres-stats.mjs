@@ -3,8 +3,8 @@
 // from pg_stat_database and pg_current_wal_lsn(), CPU from /proc of the backends (the server runs on this
 // machine).
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import pg from 'pg';
+import { cpuMs } from './run.mjs';
 
 export const BENCH_DATABASE_URL = process.env.HOOKRELAY_BENCH_DATABASE_URL ?? process.env.HOOKRELAY_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -31,8 +31,7 @@ export async function createBenchDatabase(name = `hookrelay_bench_${randomBytes(
 
 function procCpuMs(pid) {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
+    return cpuMs(pid);
   } catch {
     return null; // not on this machine, or gone
   }

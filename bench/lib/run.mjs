@@ -107,8 +107,7 @@ export function peakRssMb(pid) {
  * neighbour takes the cores, rps drops but the work each request costs stays the same.
  */
 export function cpuMs(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
+  return statCpuMs(`/proc/${pid}/stat`);
 }
 
 /**
@@ -116,13 +115,20 @@ export function cpuMs(pid) {
  * (libuv's pool, V8's helpers, worker threads such as SQLite's checkpoint thread).
  */
 export function mainThreadCpuMs(pid) {
-  const fields = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return statCpuMs(`/proc/${pid}/task/${pid}/stat`);
+}
+
+function statCpuMs(path) {
+  const fields = readFileSync(path, 'utf8').split(') ')[1].split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
-/** CPU microseconds per unit of work (request, delivery) that process `pid` spent since `cpuMs(pid)` read `before`. */
-export function cpuUsPer(pid, before, count) {
-  return Math.round(((cpuMs(pid) - before) * 1000) / Math.max(1, count));
+/**
+ * CPU microseconds per unit of work (request, delivery) that process `pid` spent since `read(pid)` (default
+ * `cpuMs`, or `mainThreadCpuMs`) gave `before`.
+ */
+export function cpuUsPer(pid, before, count, read = cpuMs) {
+  return Math.round(((read(pid) - before) * 1000) / Math.max(1, count));
 }
 
 export function load(options) {
