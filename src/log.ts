@@ -1,4 +1,5 @@
 import { pino, type Logger, type DestinationStream, type Level } from 'pino';
+import type { Config } from './config.js';
 import { SERVICE_SIGNATURE_HEADER } from './signing/scheme.js';
 
 export type { Logger };
@@ -39,6 +40,11 @@ export async function createLogDestination(format: LogFormat, output: NodeJS.Wri
   const { default: pretty } = await import('pino-pretty');
   // Synchronous writes: the last lines before exit reach the terminal.
   return pretty({ destination: output, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service', singleLine: true });
+}
+
+/** Whether a request answered with `status` gets its log line under `logRequests`. */
+export function logsRequest(logRequests: Config['logRequests'], status: number): boolean {
+  return logRequests === 'all' || status >= 400;
 }
 
 /** Stdout through sonic-boom in its `buffer` content mode (which its types do not describe: they take strings). */

@@ -7,6 +7,7 @@ import ipaddr from 'ipaddr.js';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { HookrelayError, toErrorBody } from '../errors.js';
+import { logsRequest } from '../log.js';
 import { errorHandler, notFoundHandler } from './express-errors.js';
 import { sendError } from './send-json.js';
 import { InFlightSet } from './in-flight-set.js';
@@ -70,13 +71,12 @@ function buildExpressApp(parts: ServerParts, surface: { webhooks: boolean; admin
   // req.ip is the connection's address unless it is a listed proxy: then the client that proxy names in
   // X-Forwarded-For (the failed-authentication limit counts per req.ip).
   app.set('trust proxy', config.server.trustProxy.length > 0 ? [...config.server.trustProxy] : false);
-  const logAll = config.logRequests === 'all';
   app.use((req, res, next) => {
     const started = performance.now();
     const reqId = requestIdOf(req);
     res.setHeader('x-request-id', reqId);
     res.on('finish', () => {
-      if (logAll || res.statusCode >= 400) parts.logger.info({ reqId, method: req.method, path: req.path, status: res.statusCode, durationMs: Math.round((performance.now() - started) * 100) / 100 }, 'request');
+      if (logsRequest(config.logRequests, res.statusCode)) parts.logger.info({ reqId, method: req.method, path: req.path, status: res.statusCode, durationMs: Math.round((performance.now() - started) * 100) / 100 }, 'request');
     });
     next();
   });

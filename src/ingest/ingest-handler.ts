@@ -3,6 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import { DEFAULT_MAX_DEPTH, type Config, type SourceConfig } from '../config.js';
 import { HookrelayError, asHookrelayError } from '../errors.js';
+import { logsRequest } from '../log.js';
 import { lingerOnClose } from '../http/lingering-close.js';
 import { sendError, sendJson } from '../http/send-json.js';
 import type { RuleEventInput } from '../rules/types.js';
@@ -60,7 +61,7 @@ export type { IngestHandler };
 export function createIngestHandler(deps: IngestDeps): IngestHandler {
   const now = deps.now ?? Date.now;
   const maxDepth = deps.maxDepth ?? DEFAULT_MAX_DEPTH;
-  const logAll = (deps.logRequests ?? 'all') === 'all';
+  const logRequests = deps.logRequests ?? 'all';
 
   async function accept(req: IncomingMessage, source: SourceConfig): Promise<{ saved: SaveEventResult; event: string }> {
     if (!isJsonContentType(req.headers['content-type'])) {
@@ -143,7 +144,7 @@ export function createIngestHandler(deps: IngestDeps): IngestHandler {
 
     const finish = (status: number, code: string, extra: Record<string, unknown> = {}): void => {
       const durationMs = Math.round((performance.now() - started) * 100) / 100;
-      if (logAll || status >= 400) deps.logger.info({ reqId: requestId, source: sourceName, event: eventName, status, code, durationMs, ...extra }, 'ingest');
+      if (logsRequest(logRequests, status)) deps.logger.info({ reqId: requestId, source: sourceName, event: eventName, status, code, durationMs, ...extra }, 'ingest');
       deps.onOutcome?.({ source: sourceName, event: eventName, status, code, durationMs });
     };
 
