@@ -115,7 +115,7 @@ const sink = await startServer(process.execPath, [join(root, 'bench/lib/counting
 let drains, loops;
 try {
   [drains, loops] = await inRounds([
-    () => hookrelayDrain({ sinkPort: sink.port, rows: DELIVERIES, concurrency: CONCURRENCY }),
+    () => hookrelayDrain({ sinkPort: sink.port, rows: DELIVERIES, concurrency: CONCURRENCY, serveCli: cli }),
     () => baselineLoop(sink.port, DELIVERIES, 700, CONCURRENCY),
   ]);
 } finally {
@@ -129,6 +129,7 @@ const deliveryRow = (runs, ratioText, cpuRatioText) => {
 const cpuRatio = medianRatio(drains, loops, 'cpuUs');
 printTable([deliveryRow(loops, formatRatio(1), formatRatio(1)), deliveryRow(drains, formatRatio(deliveryRatio), formatRatio(cpuRatio))], ['name', 'deliveriesPerSec', 'range', 'cpuUs', 'vs undici loop', 'cpu vs undici loop']);
 console.log('cpuUs = CPU time per delivery of the sending process (the loop, or hookrelay serve with all its threads).');
+if (process.env.BENCH_ONLY === 'drain') process.exit(0);
 console.log('');
 const ingestRows = await ingestRounds();
 printTable(ingestRows, ['name', 'rps', 'rps range', 'p50', 'p99', 'non2xx', 'errors', 'vs 1 rule']);

@@ -54,7 +54,7 @@ export async function baselineLoop(sinkPort, total, bodyBytes, CONCURRENCY) {
 }
 
 /** Fills an outbox with `rows` deliveries (10 rules) exactly as ingest would, then times `hookrelay serve` draining it. */
-export async function hookrelayDrain({ sinkPort, rows: DELIVERIES, concurrency: CONCURRENCY }) {
+export async function hookrelayDrain({ sinkPort, rows: DELIVERIES, concurrency: CONCURRENCY, serveCli = cli }) {
   const dataDir = mkdtempSync(join(tmpdir(), 'hookrelay-bench-'));
   const rulesDir = join(dataDir, 'rules');
   mkdirSync(rulesDir);
@@ -80,7 +80,7 @@ export async function hookrelayDrain({ sinkPort, rows: DELIVERIES, concurrency: 
   writeFileSync(config, `delivery:\n  allowNetworks: [127.0.0.1/32]\n  maxInFlight: ${CONCURRENCY}\n  batchSize: ${CONCURRENCY}\n`);
   await resetSink(sinkPort);
   const started = performance.now();
-  const server = await startServer(process.execPath, serveCommand(cli), {
+  const server = await startServer(process.execPath, serveCommand(serveCli), {
     env: { HOOKRELAY_PORT: '0', HOOKRELAY_HOST: '127.0.0.1', HOOKRELAY_DATA_DIR: dataDir, HOOKRELAY_RULES_DIR: rulesDir, HOOKRELAY_SECRET: SECRET, HOOKRELAY_CONFIG: config },
     readPort: readServePort,
   });

@@ -14,7 +14,7 @@ import { destinationKey, type DestinationLimiter } from './destination-limiter.j
 import { sendAttempt, type AttemptResult } from './http-sender.js';
 import { nextAttemptDelay } from './retry-schedule.js';
 import { RuleVersions } from './rule-versions.js';
-import { startLeaseRenewal } from './lease-renewal.js';
+import { LeaseKeeper, LeasedAttempt } from './lease-keeper.js';
 import { renderOutcome, type RenderOutcome } from '../rules/render-outcome.js';
 import type { RuleSetStore } from '../store/rule-set-store.js';
 
@@ -81,12 +81,6 @@ const BOOKKEEPING_RETRY_MAX_MS = 5_000;
  */
 const ATTEMPT_LOG_LEVEL = { delivered: 'debug', pending: 'info', dead: 'warn' } as const;
 
-interface Lease {
-  leaseMs: number;
-  /** When the claim's lease ends, in the worker's clock. */
-  leaseEnd: number;
-}
-
 function blockedTimeoutReason(maxBlockedForMs: number, last: string | null): string {
   return `blocked its order key for longer than ${maxBlockedForMs} ms${last ? ` (last: ${last})` : ''}`;
 }
@@ -115,8 +109,8 @@ export class DeliveryLoop {
   private readonly inFlight = new InFlightSet<Promise<void>>();
   /** Attempts whose HTTP exchange has not ended: what `maxInFlight` bounds. */
   private busySlots = 0;
-  /** One controller per attempt: shutdown aborts them all, a lost lease its own. */
-  private readonly attemptAborts = new Set<AbortController>();
+  /** The leases of the attempts in flight: shutdown aborts them all, a lost lease its own. */
+  private readonly leases: LeaseKeeper;
   private aborted = false;
   private stopping = false;
   private wakeUp: (() => void) | null = null;
@@ -148,6 +142,13 @@ export class DeliveryLoop {
     this.claimThreshold = Math.max(1, Math.floor(Math.min(options.batchSize, options.maxInFlight) / 4));
     this.claimDelayMs = options.claimDelayMs ?? 0;
     this.maxRendersPerRule = Math.max(1, Math.floor(options.maxInFlight / RENDER_SHARE_OF_SLOTS));
+    this.leases = new LeaseKeeper({
+      leaseMs: options.leaseMs,
+      now: this.now,
+      renew: ({ delivery }) => options.store.renewLease(delivery.id, delivery.leaseToken, { leaseMs: options.leaseMs }),
+      onLost: ({ delivery }, reason) =>
+        options.logger.warn({ deliveryId: delivery.id, ruleId: delivery.ruleId, reason }, 'delivery attempt abandoned: its lease could not be kept'),
+    });
   }
 
   start(): void {
@@ -185,7 +186,7 @@ export class DeliveryLoop {
     const grace = new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref());
     await Promise.race([Promise.all(this.inFlight), grace]);
     this.aborted = true;
-    for (const controller of this.attemptAborts) controller.abort();
+    this.leases.abortAll();
     await Promise.all(this.inFlight);
   }
 
@@ -214,15 +215,15 @@ export class DeliveryLoop {
       }
       const limit = Math.min(free, this.options.batchSize);
       let claimed: ClaimedDelivery[];
-      const lease = { leaseMs: this.options.leaseMs, leaseEnd: this.now() + this.options.leaseMs };
+      const leaseEnd = this.now() + this.options.leaseMs;
       try {
-        claimed = await this.options.store.claimDueDeliveries({ limit, leaseMs: lease.leaseMs });
+        claimed = await this.options.store.claimDueDeliveries({ limit, leaseMs: this.options.leaseMs });
       } catch (err) {
         this.options.logger.error({ err }, 'delivery loop could not claim deliveries; retrying');
         await this.sleep(this.options.pollIntervalMs); // the store is failing: back off, never spin
         continue;
       }
-      for (const delivery of claimed) this.track(delivery, lease);
+      for (const delivery of claimed) this.track(delivery, leaseEnd);
       if (claimed.length === limit) {
         dueNow = true;
         await new Promise((resolve) => setImmediate(resolve)); // more are due: let other work run, then claim again
@@ -262,7 +263,7 @@ export class DeliveryLoop {
    * Runs one claimed delivery. Its slot is taken until its HTTP exchange ends, not until its outcome is
    * recorded: the slot is free for the next claim at once, and the claim's transaction records the outcome.
    */
-  private track(delivery: ClaimedDelivery, lease: Lease): void {
+  private track(delivery: ClaimedDelivery, leaseEnd: number): void {
     let holdsSlot = true;
     this.busySlots += 1;
     const freeSlot = (): void => {
@@ -273,7 +274,7 @@ export class DeliveryLoop {
       // cost a read of the outbox per finished attempt.
       if (this.waitingForSlots && this.freeSlots() >= this.claimThreshold) this.wakeNow();
     };
-    const attempt = this.attemptWithLease(delivery, lease, freeSlot);
+    const attempt = this.attemptWithLease(delivery, leaseEnd, freeSlot);
     const forget = this.inFlight.add(attempt);
     attempt.finally(() => {
       forget();
@@ -309,24 +310,14 @@ export class DeliveryLoop {
    * Runs the attempt while keeping its lease: renewed as it nears its end, and the attempt aborted while
    * the lease still holds if it cannot be (no second attempt of the delivery, or of its key, can overlap).
    */
-  private async attemptWithLease(delivery: ClaimedDelivery, lease: Lease, freeSlot: () => void): Promise<void> {
-    const controller = new AbortController();
-    if (this.aborted) controller.abort();
-    this.attemptAborts.add(controller);
-    const stopRenewal = startLeaseRenewal({
-      ...lease,
-      now: this.now,
-      renew: () => this.options.store.renewLease(delivery.id, delivery.leaseToken, { leaseMs: lease.leaseMs }),
-      onLost: (reason) => {
-        this.options.logger.warn({ deliveryId: delivery.id, ruleId: delivery.ruleId, reason }, 'delivery attempt abandoned: its lease could not be kept');
-        controller.abort();
-      },
-    });
+  private async attemptWithLease(delivery: ClaimedDelivery, leaseEnd: number, freeSlot: () => void): Promise<void> {
+    const leased = new LeasedAttempt(delivery, leaseEnd);
+    if (this.aborted) leased.abort();
+    this.leases.hold(leased);
     try {
-      await this.attempt(delivery, controller.signal, freeSlot);
+      await this.attempt(delivery, leased, freeSlot);
     } finally {
-      stopRenewal();
-      this.attemptAborts.delete(controller);
+      leased.end();
     }
   }
 
@@ -335,7 +326,7 @@ export class DeliveryLoop {
    * every attempt sends the same bytes. A transform that fails or passes a limit dead-letters the delivery
    * (an ordered key moves on to its next delivery). Null when the delivery is settled or its lease lost.
    */
-  private async render(delivery: ClaimedDelivery, rule: CompiledRule, signal: AbortSignal): Promise<ClaimedDelivery | null> {
+  private async render(delivery: ClaimedDelivery, rule: CompiledRule, leased: LeasedAttempt): Promise<ClaimedDelivery | null> {
     const startedAt = this.now();
     const event = await this.options.store.getEvent(delivery.eventId);
     let outcome: RenderOutcome;
@@ -347,15 +338,15 @@ export class DeliveryLoop {
     }
     if (outcome.deadReason !== undefined) {
       const failure = { durationMs: this.now() - startedAt, responseExcerpt: '', error: { code: 'transform_failed', message: outcome.deadReason } };
-      await this.record(delivery, startedAt, '', failure, { state: 'dead', reason: outcome.deadReason }, signal);
+      await this.record(delivery, startedAt, '', failure, { state: 'dead', reason: outcome.deadReason }, leased);
       return null;
     }
     const rendered = { body: outcome.body, contentType: outcome.contentType };
-    if (!(await this.untilStored(() => this.options.store.saveRenderedBody(delivery.id, delivery.leaseToken, rendered), signal))) return null;
+    if (!(await this.untilStored(() => this.options.store.saveRenderedBody(delivery.id, delivery.leaseToken, rendered), leased))) return null;
     return { ...delivery, payload: rendered.body, contentType: rendered.contentType, hasBody: true };
   }
 
-  private async attempt(delivery: ClaimedDelivery, signal: AbortSignal, freeSlot: () => void): Promise<void> {
+  private async attempt(delivery: ClaimedDelivery, leased: LeasedAttempt, freeSlot: () => void): Promise<void> {
     const { store, logger } = this.options;
     const todaysRule = this.ruleFor(delivery.ruleId);
     const now = this.now();
@@ -364,17 +355,17 @@ export class DeliveryLoop {
       const version = found instanceof Promise ? await found : found;
       if (version.action === 'dead') {
         const reason = version.code === 'rule_removed' ? 'rule removed' : version.reason;
-        await this.record(delivery, now, '', { durationMs: 0, responseExcerpt: '', error: { code: version.code, message: version.reason } }, { state: 'dead', reason }, signal);
+        await this.record(delivery, now, '', { durationMs: 0, responseExcerpt: '', error: { code: version.code, message: version.reason } }, { state: 'dead', reason }, leased);
         return;
       }
       if (version.action === 'hold') {
-        await this.untilStored(() => store.releaseDelivery(delivery.id, delivery.leaseToken, now + DISABLED_RULE_RECHECK_MS), signal);
+        await this.untilStored(() => store.releaseDelivery(delivery.id, delivery.leaseToken, now + DISABLED_RULE_RECHECK_MS), leased);
         return;
       }
       const { rule } = version;
       const blockedTooLong = this.blockedTimeout(delivery, rule, now);
       if (blockedTooLong) {
-        await this.record(delivery, now, '', { durationMs: 0, responseExcerpt: '', error: { code: 'blocked_timeout', message: blockedTooLong } }, { state: 'dead', reason: blockedTooLong }, signal);
+        await this.record(delivery, now, '', { durationMs: 0, responseExcerpt: '', error: { code: 'blocked_timeout', message: blockedTooLong } }, { state: 'dead', reason: blockedTooLong }, leased);
         return;
       }
       const destination = this.destinationOf(rule);
@@ -382,20 +373,20 @@ export class DeliveryLoop {
         // A head that may block its key only so long is looked at again by then, even while the circuit stays open.
         const reopensAt = this.options.breaker.reopensAt(destination, now) ?? now + BUSY_DESTINATION_DELAY_MS;
         const dueAt = Math.min(reopensAt, this.blockedDeadline(delivery, rule) ?? Infinity);
-        await this.untilStored(() => store.releaseDelivery(delivery.id, delivery.leaseToken, dueAt), signal);
+        await this.untilStored(() => store.releaseDelivery(delivery.id, delivery.leaseToken, dueAt), leased);
         return;
       }
       if (rule.hasTransform && !delivery.hasBody) {
         // Rendered before the destination's slot is taken: a slow transform holds no slot of its destination.
         const rendering = this.rendering.get(rule.id) ?? 0;
         if (rendering >= this.maxRendersPerRule) {
-          await this.untilStored(() => store.releaseDelivery(delivery.id, delivery.leaseToken, now + BUSY_DESTINATION_DELAY_MS * (1 + this.random())), signal);
+          await this.untilStored(() => store.releaseDelivery(delivery.id, delivery.leaseToken, now + BUSY_DESTINATION_DELAY_MS * (1 + this.random())), leased);
           return;
         }
         this.rendering.set(rule.id, rendering + 1);
         let rendered: ClaimedDelivery | null;
         try {
-          rendered = await this.render(delivery, rule, signal);
+          rendered = await this.render(delivery, rule, leased);
         } finally {
           const left = (this.rendering.get(rule.id) ?? 1) - 1;
           if (left > 0) this.rendering.set(rule.id, left);
@@ -407,13 +398,13 @@ export class DeliveryLoop {
       const release = this.options.limiter.tryAcquire(destination, { concurrency: rule.concurrency ?? this.options.defaultConcurrency, ratePerSecond: rule.rateLimitPerSecond });
       if (!release) {
         const dueAt = now + BUSY_DESTINATION_DELAY_MS * (1 + this.random());
-        await this.untilStored(() => store.releaseDelivery(delivery.id, delivery.leaseToken, dueAt), signal);
+        await this.untilStored(() => store.releaseDelivery(delivery.id, delivery.leaseToken, dueAt), leased);
         return;
       }
       const startedAt = this.now();
       let result: AttemptResult | undefined;
       try {
-        result = await this.send(delivery, rule, startedAt, signal);
+        result = await this.send(delivery, rule, startedAt, leased);
       } finally {
         // The exchange is over: its destination and worker slots go to the next attempts while this one is
         // recorded, and its answer adapts the destination's limit.
@@ -433,7 +424,7 @@ export class DeliveryLoop {
         this.options.breaker.recordSuccess(destination);
         this.options.outages?.answered(destination, finishedAt);
       }
-      await this.record(delivery, startedAt, destination, result, resolution, signal);
+      await this.record(delivery, startedAt, destination, result, resolution, leased);
     } catch (err) {
       // The store failed while recording: the lease runs out and the row is attempted again later.
       logger.error({ err, deliveryId: delivery.id }, 'delivery bookkeeping failed; the delivery stays leased and will be retried');
@@ -444,10 +435,17 @@ export class DeliveryLoop {
    * The HTTP exchange: headers, then one attempt within the rule's timeout. Later headers win: the received
    * ones a rule forwards, then the rule's own, then hookrelay's (identity and signature).
    */
-  private async send(delivery: ClaimedDelivery, rule: CompiledRule, startedAt: number, signal: AbortSignal): Promise<AttemptResult> {
+  private send(delivery: ClaimedDelivery, rule: CompiledRule, startedAt: number, leased: LeasedAttempt): Promise<AttemptResult> {
+    if (rule.destination.forwardHeaders.length === 0) return this.sendWith(delivery, rule, startedAt, leased, undefined);
+    // The headers alone: the body is in the claim already, and may be large.
+    return this.options.store.getEventHeaders(delivery.eventId).then((received) =>
+      this.sendWith(delivery, rule, startedAt, leased, received ? forwardedHeaders(received, rule.destination.forwardHeaders) : undefined));
+  }
+
+  private sendWith(delivery: ClaimedDelivery, rule: CompiledRule, startedAt: number, leased: LeasedAttempt, received: Record<string, string> | undefined): Promise<AttemptResult> {
     const headers = {
       'content-type': delivery.contentType,
-      ...(await this.receivedHeaders(delivery, rule)),
+      ...received,
       ...rule.destination.headers,
       ...deliveryHeaders({
         signing: rule.signing,
@@ -465,16 +463,8 @@ export class DeliveryLoop {
       body: delivery.payload,
       timeoutMs: rule.timeoutMs,
       dispatcher: this.options.dispatcher,
-      signal,
+      abort: leased,
     });
-  }
-
-  /** The received headers the rule forwards: read with the event only for rules that forward any. */
-  private async receivedHeaders(delivery: ClaimedDelivery, rule: CompiledRule): Promise<Record<string, string>> {
-    if (rule.destination.forwardHeaders.length === 0) return {};
-    // The headers alone: the body is in the claim already, and may be large.
-    const headers = await this.options.store.getEventHeaders(delivery.eventId);
-    return headers ? forwardedHeaders(headers, rule.destination.forwardHeaders) : {};
   }
 
   private resolve(delivery: ClaimedDelivery, rule: CompiledRule, result: AttemptResult, now: number): AttemptResolution {
@@ -518,21 +508,21 @@ export class DeliveryLoop {
    * stay leased, unsent or unrecorded, until its lease ends (minutes). Tries stop when the attempt is aborted
    * (lease lost, shutdown): the lease then decides.
    */
-  private async untilStored<T>(call: () => Promise<T>, signal: AbortSignal): Promise<T> {
+  private async untilStored<T>(call: () => Promise<T>, leased: LeasedAttempt): Promise<T> {
     for (let tries = 1; ; tries++) {
       try {
         return await call();
       } catch (err) {
-        if (signal.aborted || tries >= BOOKKEEPING_TRIES) throw err;
+        if (leased.aborted || tries >= BOOKKEEPING_TRIES) throw err;
         this.options.logger.warn({ err }, 'delivery bookkeeping failed; trying again');
         await new Promise((resolve) => setTimeout(resolve, Math.min(BOOKKEEPING_RETRY_MAX_MS, BOOKKEEPING_RETRY_MS * 2 ** (tries - 1))));
-        if (signal.aborted) throw err;
+        if (leased.aborted) throw err;
       }
     }
   }
 
   private async record(
-    delivery: ClaimedDelivery, startedAt: number, destination: string, result: AttemptResult, resolution: AttemptResolution, signal: AbortSignal,
+    delivery: ClaimedDelivery, startedAt: number, destination: string, result: AttemptResult, resolution: AttemptResolution, leased: LeasedAttempt,
   ): Promise<void> {
     const attempt = delivery.attempts + 1;
     const outcome = resolution.state;
@@ -546,7 +536,7 @@ export class DeliveryLoop {
       errorMessage: result.error?.message ?? null,
       responseExcerpt: result.responseExcerpt || null,
       outcome,
-    }, resolution), signal);
+    }, resolution), leased);
     this.options.onAttempt?.({ ruleId: delivery.ruleId, outcome, durationMs: result.durationMs });
     const level = ATTEMPT_LOG_LEVEL[outcome];
     // Successes are below the default level: do not build their line only for pino to drop it.

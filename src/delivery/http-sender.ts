@@ -1,6 +1,5 @@
 import { performance } from 'node:perf_hooks';
 import type { Dispatcher } from 'undici';
-import { InFlightSet } from '../http/in-flight-set.js';
 import { DestinationRefusedError } from './destination-refused-error.js';
 import { ResponseExcerpt } from './response-excerpt.js';
 import { USER_AGENT } from './user-agent.js';
@@ -18,8 +17,15 @@ export interface SendAttemptInput {
   /** Normally the guarded dispatcher, so every connection passes the SSRF guard. */
   dispatcher: Dispatcher;
   maxExcerptBytes?: number;
-  /** Aborts the attempt early (shutdown); reported as error code `aborted`. */
-  signal?: AbortSignal;
+  /** Ends the attempt early (shutdown, a lost lease); reported as error code `aborted`. */
+  abort?: AttemptAbort;
+}
+
+/** What can end an attempt early: one listener at a time, told once (see LeasedAttempt). */
+export interface AttemptAbort {
+  readonly aborted: boolean;
+  onAbort(stop: () => void): void;
+  forget(): void;
 }
 
 export interface AttemptError {
@@ -74,25 +80,6 @@ function describeError(error: unknown, timeoutMs: number): AttemptError {
   return { code, message: `${message}${cause}` };
 }
 
-/**
- * Calls `stop` when `signal` aborts; returns the function that forgets it. One 'abort' listener per signal
- * however many attempts share it (the worker's shutdown signal): adding and removing an EventTarget
- * listener per attempt costs about 1 % of the worker's CPU.
- */
-const stoppersBySignal = new WeakMap<AbortSignal, InFlightSet<() => void>>();
-function onAbort(signal: AbortSignal, stop: () => void): () => void {
-  let stoppers = stoppersBySignal.get(signal);
-  if (!stoppers) {
-    const registered = new InFlightSet<() => void>();
-    signal.addEventListener('abort', () => {
-      for (const stop of registered) stop(); // the set iterates over a copy: each stop may remove itself
-    }, { once: true });
-    stoppersBySignal.set(signal, registered);
-    stoppers = registered;
-  }
-  return stoppers.add(stop);
-}
-
 interface HttpTarget {
   origin: string;
   path: string;
@@ -138,13 +125,12 @@ export function sendAttempt(input: SendAttemptInput): Promise<AttemptResult> {
     let headers: Record<string, string> | undefined;
     let exchange: Dispatcher.DispatchController | null = null;
     let done = false;
-    let forgetShutdown = (): void => undefined;
 
     const finish = (error?: AttemptError): void => {
       if (done) return;
       done = true;
       clearTimeout(deadline);
-      forgetShutdown();
+      input.abort?.forget();
       const result: AttemptResult = { durationMs: elapsed(), responseExcerpt: excerpt.text() };
       if (status !== undefined) result.status = status;
       if (headers !== undefined) result.headers = headers;
@@ -158,12 +144,12 @@ export function sendAttempt(input: SendAttemptInput): Promise<AttemptResult> {
       exchange?.abort(new Error(error.message));
     };
     const deadline = setTimeout(() => stop({ code: 'timeout', message: `no complete response within ${input.timeoutMs} ms` }), input.timeoutMs);
-    const onShutdown = (): void => stop({ code: 'aborted', message: 'attempt aborted before it completed' });
-    if (input.signal?.aborted) {
-      onShutdown();
+    const aborted = (): void => stop({ code: 'aborted', message: 'attempt aborted before it completed' });
+    if (input.abort?.aborted) {
+      aborted();
       return;
     }
-    if (input.signal) forgetShutdown = onAbort(input.signal, onShutdown);
+    input.abort?.onAbort(aborted);
 
     const handler: Dispatcher.DispatchHandler = {
       onRequestStart(controller) {
