@@ -88,6 +88,10 @@ export function openPool(settings: PostgresSettings): pg.Pool {
   // A pooled connection the server ended while idle (a restart, pg_terminate_backend) is dropped by the
   // pool; without a listener its error event would end the process.
   pool.on('error', () => {});
+  // The pool stops listening to a connection while it is checked out: one the server ends between the
+  // queries of a transaction would end the process too. Its next query fails, and the pool drops it when
+  // it is given back (no longer queryable).
+  pool.on('connect', (client) => client.on('error', () => {}));
   return pool;
 }
 
