@@ -81,17 +81,21 @@ function isSlow(durationMs: number, usualLatencyMs: number | null, settings: Ada
  * proves nothing about more). Always within [1, max].
  */
 export function nextLimitState(state: AdaptiveLimitState, sample: LimitSample, settings: AdaptiveLimitSettings): AdaptiveLimitState {
-  const clamp = (limit: number): number => Math.max(1, Math.min(settings.max, limit));
-  const decrease = (usualLatencyMs: number | null): AdaptiveLimitState =>
-    sample.startedAt < state.decreasedAt
-      ? { ...state, usualLatencyMs }
-      : { limit: clamp(state.limit * settings.backoffRatio), usualLatencyMs, decreasedAt: sample.finishedAt };
-  if (sample.outcome === 'overload') return decrease(state.usualLatencyMs);
+  if (sample.outcome === 'overload') return decreased(state, sample, settings, state.usualLatencyMs);
   // A slow answer still moves the usual latency, a little: a destination that stays slower settles at its new pace.
-  if (isSlow(sample.durationMs, state.usualLatencyMs, settings)) return decrease(movingAverage(state.usualLatencyMs, sample.durationMs, settings.latencyWeight));
   const usualLatencyMs = movingAverage(state.usualLatencyMs, sample.durationMs, settings.latencyWeight);
+  if (isSlow(sample.durationMs, state.usualLatencyMs, settings)) return decreased(state, sample, settings, usualLatencyMs);
   const inUse = sample.inFlight * 2 >= Math.floor(state.limit);
-  return { ...state, limit: clamp(inUse ? state.limit + 1 : state.limit), usualLatencyMs };
+  return { limit: clamp(inUse ? state.limit + 1 : state.limit, settings), usualLatencyMs, decreasedAt: state.decreasedAt };
+}
+
+function decreased(state: AdaptiveLimitState, sample: LimitSample, settings: AdaptiveLimitSettings, usualLatencyMs: number | null): AdaptiveLimitState {
+  if (sample.startedAt < state.decreasedAt) return { limit: state.limit, usualLatencyMs, decreasedAt: state.decreasedAt };
+  return { limit: clamp(state.limit * settings.backoffRatio, settings), usualLatencyMs, decreasedAt: sample.finishedAt };
+}
+
+function clamp(limit: number, settings: AdaptiveLimitSettings): number {
+  return Math.max(1, Math.min(settings.max, limit));
 }
 
 function movingAverage(current: number | null, value: number, weight: number): number {

@@ -443,19 +443,11 @@ export class DeliveryLoop {
   }
 
   private sendWith(delivery: ClaimedDelivery, rule: CompiledRule, startedAt: number, leased: LeasedAttempt, received: Record<string, string> | undefined): Promise<AttemptResult> {
-    const headers = {
-      'content-type': delivery.contentType,
-      ...received,
-      ...rule.destination.headers,
-      ...deliveryHeaders({
-        signing: rule.signing,
-        deliveryId: deliveryIdOf(delivery),
-        eventId: delivery.eventId,
-        ruleId: rule.id,
-        timestamp: new Date(startedAt),
-        body: delivery.payload,
-      }),
-    };
+    const headers: Record<string, string> = { 'content-type': delivery.contentType };
+    if (received) Object.assign(headers, received);
+    Object.assign(headers, rule.destination.headers);
+    const identity = { signing: rule.signing, deliveryId: deliveryIdOf(delivery), eventId: delivery.eventId, ruleId: rule.id, timestamp: new Date(startedAt), body: delivery.payload };
+    deliveryHeaders(identity, headers);
     return sendAttempt({
       url: rule.destination.url,
       method: rule.destination.method,

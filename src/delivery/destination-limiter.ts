@@ -1,4 +1,4 @@
-import { DEFAULT_ADAPTIVE_SETTINGS, initialLimitState, nextLimitState, usableLimit, type AdaptiveLimitState, type LimitSample } from './adaptive-limit.js';
+import { DEFAULT_ADAPTIVE_SETTINGS, initialLimitState, nextLimitState, usableLimit, type AdaptiveLimitSettings, type AdaptiveLimitState, type LimitSample } from './adaptive-limit.js';
 
 /**
  * The default ceiling of attempts in flight per destination: room for a healthy destination's burst. At
@@ -43,6 +43,10 @@ export function destinationKey(url: string): string {
   return new URL(url).origin;
 }
 
+function adaptiveSettings(max: number): AdaptiveLimitSettings {
+  return { ...DEFAULT_ADAPTIVE_SETTINGS, max };
+}
+
 /** Idle destinations beyond this many are forgotten, oldest first (destinations come from rules: few). */
 const MAX_TRACKED_DESTINATIONS = 1_000;
 
@@ -53,6 +57,8 @@ interface DestinationState {
   /** The highest ceiling seen here: what the adaptive limit is bounded by. */
   ceiling: number;
   adaptive: AdaptiveLimitState;
+  /** The adaptive limit's settings for this ceiling: made when the ceiling changes, not at every attempt. */
+  settings: AdaptiveLimitSettings;
 }
 
 export interface DestinationLimiterOptions {
@@ -94,11 +100,14 @@ export function createDestinationLimiter(options: DestinationLimiterOptions = {}
     const at = now();
     let state = states.get(destination);
     if (!state) {
-      state = { inFlight: 0, tokens: Math.max(1, rate ?? 1), refilledAt: at, ceiling, adaptive: initialLimitState(ceiling) };
+      state = { inFlight: 0, tokens: Math.max(1, rate ?? 1), refilledAt: at, ceiling, adaptive: initialLimitState(ceiling), settings: adaptiveSettings(ceiling) };
       states.set(destination, state);
       forgetIdle();
     }
-    state.ceiling = Math.max(state.ceiling, ceiling);
+    if (ceiling > state.ceiling) {
+      state.ceiling = ceiling;
+      state.settings = adaptiveSettings(ceiling);
+    }
     // Several rules may share a destination: each attempt stops at the lower of the shared adaptive limit and its own rule's ceiling.
     if (state.inFlight >= limitOf(state, ceiling)) return null;
     if (rate !== undefined) {
@@ -115,7 +124,8 @@ export function createDestinationLimiter(options: DestinationLimiterOptions = {}
       if (released) return;
       released = true;
       if (sample && adaptive) {
-        held.adaptive = nextLimitState(held.adaptive, { ...sample, inFlight: held.inFlight, startedAt, finishedAt: now() }, { ...DEFAULT_ADAPTIVE_SETTINGS, max: held.ceiling });
+        const observed: LimitSample = { outcome: sample.outcome, durationMs: sample.durationMs, inFlight: held.inFlight, startedAt, finishedAt: now() };
+        held.adaptive = nextLimitState(held.adaptive, observed, held.settings);
       }
       held.inFlight -= 1;
     };

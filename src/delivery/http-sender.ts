@@ -47,12 +47,26 @@ const HEADERS_WE_CONTROL = new Set([
   'host', 'content-length', 'connection', 'keep-alive', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'expect', 'proxy-connection',
 ]);
 
+/** Header names in lower case: a worker sends the same few names on every attempt. Bounded; cleared when full. */
+const lowerCaseNames = new Map<string, string>();
+const MAX_CACHED_NAMES = 1_000;
+
+function lowerCase(name: string): string {
+  let lower = lowerCaseNames.get(name);
+  if (lower === undefined) {
+    lower = name.toLowerCase();
+    if (lowerCaseNames.size >= MAX_CACHED_NAMES) lowerCaseNames.clear();
+    lowerCaseNames.set(name, lower);
+  }
+  return lower;
+}
+
 // for-in rather than Object.entries in these two: they run on every attempt, and an array per header adds up.
 function outgoingHeaders(headers: Readonly<Record<string, string>> | undefined, hasBody: boolean): Record<string, string> {
   const result: Record<string, string> = { 'user-agent': USER_AGENT };
   if (hasBody) result['content-type'] = 'application/json';
   for (const name in headers) {
-    const lower = name.toLowerCase();
+    const lower = lowerCase(name);
     if (!HEADERS_WE_CONTROL.has(lower)) result[lower] = headers[name]!;
   }
   return result;

@@ -26,23 +26,23 @@ export interface DeliveryHeadersInput extends DeliveryIdentity {
   body: string | Uint8Array;
 }
 
-/** Headers that say which delivery, event and rule a request is, and when it was sent. */
-export function identityHeaders(identity: DeliveryIdentity): Record<string, string> {
-  return {
-    [DELIVERY_ID_HEADER]: identity.deliveryId,
-    ...(identity.eventId !== undefined && { [EVENT_ID_HEADER]: String(identity.eventId) }),
-    ...(identity.ruleId !== undefined && { [RULE_ID_HEADER]: identity.ruleId }),
-    [TIMESTAMP_HEADER]: String(Math.floor(identity.timestamp.getTime() / 1000)),
-  };
+/**
+ * Headers that say which delivery, event and rule a request is, and when it was sent, written into
+ * `headers` (a new object by default): a worker builds one header object per attempt, not one per part.
+ */
+export function identityHeaders(identity: DeliveryIdentity, headers: Record<string, string> = {}): Record<string, string> {
+  headers[DELIVERY_ID_HEADER] = identity.deliveryId;
+  if (identity.eventId !== undefined) headers[EVENT_ID_HEADER] = String(identity.eventId);
+  if (identity.ruleId !== undefined) headers[RULE_ID_HEADER] = identity.ruleId;
+  headers[TIMESTAMP_HEADER] = String(Math.floor(identity.timestamp.getTime() / 1000));
+  return headers;
 }
 
-/** Headers that identify and sign one delivery attempt; `webhook-id` is the delivery id in every scheme. */
-export function deliveryHeaders(input: DeliveryHeadersInput): Record<string, string> {
-  return {
-    ...identityHeaders(input),
-    'webhook-id': input.deliveryId,
-    ...signatureHeaders(input.signing, { id: input.deliveryId, timestamp: input.timestamp, body: input.body }),
-  };
+/** Headers that identify and sign one delivery attempt, written into `headers`; `webhook-id` is the delivery id in every scheme. */
+export function deliveryHeaders(input: DeliveryHeadersInput, headers: Record<string, string> = {}): Record<string, string> {
+  identityHeaders(input, headers);
+  headers['webhook-id'] = input.deliveryId;
+  return Object.assign(headers, signatureHeaders(input.signing, { id: input.deliveryId, timestamp: input.timestamp, body: input.body }));
 }
 
 /** The `names` (lower case) of the headers received with the event, those it has. */
