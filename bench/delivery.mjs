@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { baselineLoop, hookrelayDrain, readServePort } from './lib/drain.mjs';
 import { fixedRateDelivery } from './lib/fixed-rate-delivery.mjs';
-import { ROUNDS, combineRounds, inRounds, load, median, medianRatio, printTable, formatRatio, serveCommand, startServer, stopServer, summarize } from './lib/run.mjs';
+import { ROUNDS, combineRounds, formatGc, inRounds, load, median, medianRatio, printTable, formatRatio, serveCommand, startServer, stopServer, summarize } from './lib/run.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dist = (p) => join(root, 'dist', p);
@@ -129,6 +129,9 @@ const deliveryRow = (runs, ratioText, cpuRatioText) => {
 const cpuRatio = medianRatio(drains, loops, 'cpuUs');
 printTable([deliveryRow(loops, formatRatio(1), formatRatio(1)), deliveryRow(drains, formatRatio(deliveryRatio), formatRatio(cpuRatio))], ['name', 'deliveriesPerSec', 'range', 'cpuUs', 'vs undici loop', 'cpu vs undici loop']);
 console.log('cpuUs = CPU time per delivery of the sending process (the loop, or hookrelay serve with all its threads).');
+for (const [round, drain] of drains.entries()) {
+  for (const line of formatGc(drain.gc, DELIVERIES, 'delivery')) console.log(`round ${round + 1} ${line}`);
+}
 if (process.env.BENCH_ONLY === 'drain') process.exit(0);
 console.log('');
 const ingestRows = await ingestRounds();

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
-import { cpuMs, cpuUsPer, serveCommand, startServer, stopServer } from './run.mjs';
+import { cpuMs, cpuUsPer, gcByIsolate, serveCommand, startServer, stopServer } from './run.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const dist = (p) => join(root, 'dist', p);
@@ -96,8 +96,11 @@ export async function hookrelayDrain({ sinkPort, rows: DELIVERIES, concurrency: 
   const cpuUs = cpuUsPer(server.child.pid, cpuFrom.cpu, rows - cpuFrom.count);
   // From the first arrival to the last, like the baseline: process start and rule loading are not delivery.
   const ms = sink.last - sink.first;
+  // V8 prints its GC trace through stdio's buffer, complete only at exit: read before the log is removed.
+  let gc = [];
+  server.child.prependOnceListener('exit', () => (gc = gcByIsolate(server.logPath))); // empty unless BENCH_NODE_ARGS has --trace-gc-nvp
   await stopServer(server.child);
   rmSync(dataDir, { recursive: true, force: true });
-  return { name: `hookrelay worker, ${rows} outbox rows, 10 rules`, deliveriesPerSec: Math.round(rows / (ms / 1000)), seconds: (ms / 1000).toFixed(1), cpuUs };
+  return { name: `hookrelay worker, ${rows} outbox rows, 10 rules`, deliveriesPerSec: Math.round(rows / (ms / 1000)), seconds: (ms / 1000).toFixed(1), cpuUs, gc };
 }
 

@@ -131,6 +131,34 @@ export function cpuUsPer(pid, before, count, read = cpuMs) {
   return Math.round(((read(pid) - before) * 1000) / Math.max(1, count));
 }
 
+/**
+ * What V8's collector reported in a server's stdout when it ran with `BENCH_NODE_ARGS=--trace-gc-nvp`: per
+ * isolate (the main thread, each worker thread), the collections, bytes allocated and promoted, and pause
+ * time, busiest first. Allocation per unit of work moves far less between runs than CPU time on a busy
+ * machine, so it shows what a change to the hot path saves where CPU pairs cannot.
+ */
+export function gcByIsolate(logPath) {
+  const isolates = new Map();
+  for (const line of readFileSync(logPath, 'utf8').split('\n')) {
+    const isolate = /^\[\d+:(0x[0-9a-f]+)\]/.exec(line)?.[1];
+    if (!isolate || !line.includes(' allocated=')) continue;
+    const field = (name) => Number(new RegExp(` ${name}=([0-9.]+)`).exec(line)?.[1] ?? 0);
+    const gc = isolates.get(isolate) ?? { isolate, collections: 0, fullCollections: 0, allocatedBytes: 0, promotedBytes: 0, pauseMs: 0 };
+    gc.collections += 1;
+    if (!/ gc=s /.test(line)) gc.fullCollections += 1;
+    gc.allocatedBytes += field('allocated');
+    gc.promotedBytes += field('promoted');
+    gc.pauseMs += field('pause');
+    isolates.set(isolate, gc);
+  }
+  return [...isolates.values()].sort((a, b) => b.allocatedBytes - a.allocatedBytes);
+}
+
+/** `gcByIsolate`'s figures per unit of work, one isolate per line. */
+export function formatGc(isolates, count, unit) {
+  return isolates.map((gc) => `${gc.isolate}: ${(gc.allocatedBytes / count / 1024).toFixed(1)} KB allocated, ${Math.round(gc.promotedBytes / count)} B promoted, ${((gc.pauseMs * 1000) / count).toFixed(1)} µs of GC pauses per ${unit}; ${gc.collections} collections (${gc.fullCollections} full)`);
+}
+
 export function load(options) {
   return new Promise((resolve, reject) => {
     const instance = autocannon(options, (err, result) => (err ? reject(err) : resolve(result)));
