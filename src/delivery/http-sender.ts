@@ -47,26 +47,30 @@ const HEADERS_WE_CONTROL = new Set([
   'host', 'content-length', 'connection', 'keep-alive', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'expect', 'proxy-connection',
 ]);
 
-/** Header names in lower case: a worker sends the same few names on every attempt. Bounded; cleared when full. */
-const lowerCaseNames = new Map<string, string>();
-const MAX_CACHED_NAMES = 1_000;
-
-function lowerCase(name: string): string {
-  let lower = lowerCaseNames.get(name);
-  if (lower === undefined) {
-    lower = name.toLowerCase();
-    if (lowerCaseNames.size >= MAX_CACHED_NAMES) lowerCaseNames.clear();
-    lowerCaseNames.set(name, lower);
+/**
+ * `compute(key)`, kept in `cache` for the next call: a worker sends to the same few rule URLs, with the same
+ * few header names, on every attempt. Bounded: a cache that reaches `max` entries starts over.
+ */
+function cached<V>(cache: Map<string, V>, max: number, key: string, compute: (key: string) => V): V {
+  let value = cache.get(key);
+  if (value === undefined) {
+    value = compute(key);
+    if (cache.size >= max) cache.clear();
+    cache.set(key, value);
   }
-  return lower;
+  return value;
 }
+
+const MAX_CACHED = 1_000;
+const lowerCaseNames = new Map<string, string>();
+const toLowerCase = (name: string): string => name.toLowerCase();
 
 // for-in rather than Object.entries in these two: they run on every attempt, and an array per header adds up.
 function outgoingHeaders(headers: Readonly<Record<string, string>> | undefined, hasBody: boolean): Record<string, string> {
   const result: Record<string, string> = { 'user-agent': USER_AGENT };
   if (hasBody) result['content-type'] = 'application/json';
   for (const name in headers) {
-    const lower = lowerCase(name);
+    const lower = cached(lowerCaseNames, MAX_CACHED, name, toLowerCase);
     if (!HEADERS_WE_CONTROL.has(lower)) result[lower] = headers[name]!;
   }
   return result;
@@ -99,22 +103,19 @@ interface HttpTarget {
   path: string;
 }
 
-/** Parsed destinations: a worker sends to a handful of rule URLs over and over. Bounded; cleared when full. */
 const targets = new Map<string, HttpTarget | null>();
-const MAX_CACHED_TARGETS = 1_000;
 
-function httpTarget(url: string): HttpTarget | null {
-  let target = targets.get(url);
-  if (target !== undefined) return target;
+function parseTarget(url: string): HttpTarget | null {
   try {
     const parsed = new URL(url);
-    target = parsed.protocol === 'http:' || parsed.protocol === 'https:' ? { origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` } : null;
+    return parsed.protocol === 'http:' || parsed.protocol === 'https:' ? { origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` } : null;
   } catch {
-    target = null;
+    return null;
   }
-  if (targets.size >= MAX_CACHED_TARGETS) targets.clear();
-  targets.set(url, target);
-  return target;
+}
+
+function httpTarget(url: string): HttpTarget | null {
+  return cached(targets, MAX_CACHED, url, parseTarget);
 }
 
 /**
