@@ -23,6 +23,17 @@ const RETRYABLE_4XX = new Set([408, 425, 429]);
 // Errors that a later attempt cannot fix: refused by policy or not a usable URL.
 const PERMANENT_ERROR_CODES = new Set(['destination_refused', 'invalid_url', 'ERR_INVALID_URL', 'UND_ERR_INVALID_ARG']);
 
+// The connection ended before any answer. On a pooled keep-alive connection this is most often the destination
+// closing it as idle while the request was on its way: a race no timer rules out on a busy machine.
+const LOST_CONNECTION_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']);
+
+/** Whether an attempt without a status lost its connection; takes the error code, or the row's `code: message`. */
+export function lostConnection(error: string | null | undefined): boolean {
+  if (!error) return false;
+  const colon = error.indexOf(':');
+  return LOST_CONNECTION_CODES.has(colon < 0 ? error : error.slice(0, colon));
+}
+
 function header(headers: AttemptObservation['headers'], name: string): string | undefined {
   for (const [key, value] of Object.entries(headers ?? {})) {
     if (key.toLowerCase() === name) return value;

@@ -8,7 +8,7 @@ import type { EventHeadersStore } from '../store/event-headers-store.js';
 import type { DeliveryState } from '../store/outbox-store.js';
 import type { CircuitBreaker } from './circuit-breaker.js';
 import { sampleOutcome } from './adaptive-limit.js';
-import { classifyAttempt } from './classify-attempt.js';
+import { classifyAttempt, lostConnection } from './classify-attempt.js';
 import { deliveryHeaders, forwardedHeaders } from '../signing/delivery-headers.js';
 import { destinationKey, type DestinationLimiter } from './destination-limiter.js';
 import { sendAttempt, type AttemptResult } from './http-sender.js';
@@ -403,20 +403,24 @@ export class DeliveryLoop {
       }
       const startedAt = this.now();
       let result: AttemptResult | undefined;
+      let reconnect = false;
       try {
         result = await this.send(delivery, rule, startedAt, leased);
+        reconnect = this.reconnects(delivery, result);
       } finally {
         // The exchange is over: its destination and worker slots go to the next attempts while this one is
-        // recorded, and its answer adapts the destination's limit.
-        const outcome = result ? sampleOutcome(result.status, result.error?.code) : null;
+        // recorded, and its answer adapts the destination's limit (a connection to try again says nothing of its load).
+        const outcome = result && !reconnect ? sampleOutcome(result.status, result.error?.code) : null;
         release(outcome && result ? { outcome, durationMs: result.durationMs } : undefined);
         freeSlot();
       }
       const finishedAt = this.now();
-      const resolution = this.resolve(delivery, rule, result, finishedAt);
-      // Only failures a pause can help count against the destination: a refusal by the SSRF guard or a
-      // shutdown is not the destination's doing; a retryable failure that ran out of retries still is.
-      const failed = (resolution.state === 'pending' && result.error?.code !== 'aborted') || (resolution.state === 'dead' && resolution.retryable === true);
+      const resolution = this.resolve(delivery, rule, result, finishedAt, reconnect);
+      const outsideSchedule = resolution.state === 'pending' && resolution.outsideSchedule === true;
+      // Only failures a pause can help count against the destination: a refusal by the SSRF guard, a shutdown
+      // or a lost connection tried again at once is not the destination's doing; a retryable failure that ran
+      // out of retries still is.
+      const failed = (resolution.state === 'pending' && result.error?.code !== 'aborted' && !outsideSchedule) || (resolution.state === 'dead' && resolution.retryable === true);
       if (failed) {
         const failingSince = this.options.breaker.recordFailure(destination, finishedAt);
         if (failingSince !== null) this.options.outages?.opened(destination, failingSince, finishedAt);
@@ -425,6 +429,7 @@ export class DeliveryLoop {
         this.options.outages?.answered(destination, finishedAt);
       }
       await this.record(delivery, startedAt, destination, result, resolution, leased);
+      if (outsideSchedule) this.wake();
     } catch (err) {
       // The store failed while recording: the lease runs out and the row is attempted again later.
       logger.error({ err, deliveryId: delivery.id }, 'delivery bookkeeping failed; the delivery stays leased and will be retried');
@@ -459,7 +464,15 @@ export class DeliveryLoop {
     });
   }
 
-  private resolve(delivery: ClaimedDelivery, rule: CompiledRule, result: AttemptResult, now: number): AttemptResolution {
+  /**
+   * A connection lost before any answer is tried again at once, on a new connection and outside the retry
+   * schedule: once per run of such failures, so a destination that resets every connection still backs off.
+   */
+  private reconnects(delivery: ClaimedDelivery, result: AttemptResult): boolean {
+    return result.status === undefined && lostConnection(result.error?.code) && !lostConnection(delivery.lastError);
+  }
+
+  private resolve(delivery: ClaimedDelivery, rule: CompiledRule, result: AttemptResult, now: number, reconnect: boolean): AttemptResolution {
     // Shutdown interrupted the attempt: due again at once, for the next start.
     if (result.error?.code === 'aborted') return { state: 'pending', nextAttemptAt: now };
     const classified = classifyAttempt({ status: result.status, headers: result.headers, error: result.error, retryOn: rule.retryOn, now });
@@ -476,8 +489,10 @@ export class DeliveryLoop {
       // The key may stay blocked this long from the head's first failure: dead-lettered at that time at the latest.
       const deadline = (delivery.blockedSince ?? now) + order.maxBlockedForMs;
       if (now >= deadline) return { state: 'dead', reason: blockedTimeoutReason(order.maxBlockedForMs, classified.reason), retryable: true };
-      return { state: 'pending', nextAttemptAt: Math.min(now + delay, deadline) };
+      delay = Math.min(delay, deadline - now);
     }
+    // Only where the schedule retries at all: a rule without retries sends nothing twice.
+    if (reconnect) return { state: 'pending', nextAttemptAt: now, outsideSchedule: true };
     return { state: 'pending', nextAttemptAt: now + delay };
   }
 

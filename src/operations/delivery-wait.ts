@@ -76,7 +76,8 @@ interface Lookups {
 function waitOf(d: Delivery, at: Lookups): DeliveryWaitView {
   const rule = at.rules?.get(d.ruleId);
   const schedule = rule?.retryScheduleMs ?? [];
-  const attempt = { next: d.attempts + 1, of: schedule.length > d.attempts ? schedule.length : null };
+  // Attempts outside the schedule (before a redrive, a lost connection tried again at once) come before its pass.
+  const attempt = { next: d.attempts + 1, of: schedule.length > d.attempts - d.passOffset ? d.passOffset + schedule.length : null };
   const nextAt = isoOrNull(d.nextAttemptAt);
   const wait = (fields: Pick<DeliveryWaitView, 'reason' | 'message'> & Partial<DeliveryWaitView>): DeliveryWaitView => ({
     until: nextAt, since: null, blockedBy: null, node: null, attempt, ...fields,
@@ -114,7 +115,9 @@ function waitOf(d: Delivery, at: Lookups): DeliveryWaitView {
   // A limited destination's rows are offered again a fraction of a second later: within that, still due.
   const due = d.nextAttemptAt === null || d.nextAttemptAt <= at.now + DUE_SLACK_MS;
   if (!due) {
-    const step = attempt.of === null ? 'a new pass of the retry schedule (redriven)' : `attempt ${attempt.next} of ${attempt.of} on the retry schedule (${scheduleText(schedule)})`;
+    const step = attempt.of === null
+      ? `attempt ${attempt.next}, past the retry schedule (${scheduleText(schedule)}): a key kept blocked repeats its last step`
+      : `attempt ${attempt.next} of ${attempt.of} on the retry schedule (${scheduleText(schedule)})`;
     // Without this node's circuit (the CLI, a receiver-only node), an open outage says the time may be a pause's end.
     const failing = outage ? `; ${origin} has been failing since the outage opened, and while a node's circuit for it is open its attempts wait for the pause to end` : '';
     return wait({ reason: outage ? 'destination_failing' : 'retry_schedule', message: `${step}${failing}`, since });

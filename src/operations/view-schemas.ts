@@ -104,7 +104,7 @@ export const DeliveryWaitSchema = z
     until: isoTime.nullable().meta({ description: 'when it is expected to move: the next attempt, the end of a circuit pause, the blocking delivery\'s next attempt; null when unknown (a disabled rule)' }),
     since: isoTime.nullable().meta({ description: 'circuit_open, destination_failing: when the open outage of the destination began; order_blocked: when the blocking delivery first failed' }),
     message: z.string(),
-    attempt: z.object({ next: int, of: int.nullable().meta({ description: "the rule's attempt budget (its retry schedule's length); null past it (a redriven delivery)" }) }),
+    attempt: z.object({ next: int, of: int.nullable().meta({ description: "the number of the last attempt the rule's retry schedule allows in this pass (its length, after any attempts outside it: before a redrive, a lost connection tried again at once); null past it (a key kept blocked repeats the schedule's last step)" }) }),
     blockedBy: int.nullable().meta({ description: 'order_blocked: the delivery it waits behind' }),
     node: z.string().nullable().meta({ description: "the node whose in-memory state this is (circuit_open, concurrency): each node has its own circuits and limits" }),
   })

@@ -23,6 +23,8 @@ export interface DeliveryAfterAttempt {
   retryableDeadDestination: string | null;
   /** When the key's blocked time starts, if this attempt starts it (kept when already blocked). */
   blockedSince: number | null;
+  /** Added to the row's pass offset: 1 for a failure outside the retry schedule, else 0. */
+  passOffsetStep: 0 | 1;
 }
 
 export function deliveryAfterAttempt({ attempt, resolution }: AttemptToRecord): DeliveryAfterAttempt {
@@ -35,6 +37,7 @@ export function deliveryAfterAttempt({ attempt, resolution }: AttemptToRecord): 
     deadReason: resolution.state === 'dead' ? resolution.reason : null,
     retryableDeadDestination: resolution.state === 'dead' && resolution.retryable ? attempt.urlOrigin : null,
     blockedSince: blockedSinceOf(attempt),
+    passOffsetStep: resolution.state === 'pending' && resolution.outsideSchedule ? 1 : 0,
   };
 }
 

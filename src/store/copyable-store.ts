@@ -31,8 +31,6 @@ export interface CopiedDelivery extends Delivery {
   orderSeq: number | null;
   /** When the row first failed as the head of its key. */
   blockedSince: number | null;
-  /** Attempts made before the current pass of the retry schedule. */
-  passOffset: number;
   /** The destination a dead letter died on with retryable failures (what a redrive looks for). */
   retryableDeadDestination: string | null;
 }

@@ -45,13 +45,15 @@ export interface ClaimedDelivery {
   contentType: string;
   /** Attempts made before this one. */
   attempts: number;
-  /** Attempts made before the current pass of the rule's retry schedule (a redrive starts a new pass). */
+  /** Attempts that do not count toward the current pass of the rule's retry schedule (see `Delivery.passOffset`). */
   passOffset: number;
   leaseToken: string;
   /** An ordered rule's key value; null: unordered. */
   orderKey: string | null;
   /** When a retryable failure first left it pending (how long it has blocked its key, if ordered); null before. */
   blockedSince: number | null;
+  /** `code: message` of the last attempt if it failed without an answer; null before the first attempt or after an answer. */
+  lastError: string | null;
   /** What to send: the delivery's own body (a rendered transform), or the event's raw bytes. */
   payload: Buffer;
   /** Whether `payload` is the delivery's own body; false: the event's bytes, which a rule with a transform renders first. */
@@ -60,6 +62,10 @@ export interface ClaimedDelivery {
 
 export type AttemptResolution =
   | { state: 'delivered' }
-  | { state: 'pending'; nextAttemptAt: number }
+  /**
+   * `outsideSchedule`: this failure does not count toward the rule's retry schedule (a connection lost before
+   * any answer, tried again at once): the next failure takes the step this one would have taken.
+   */
+  | { state: 'pending'; nextAttemptAt: number; outsideSchedule?: boolean }
   /** `retryable`: retries ran out on failures worth retrying (network, timeout, 408/425/429/5xx): a redrive may send it again. */
   | { state: 'dead'; reason: string; retryable?: boolean };

@@ -60,6 +60,11 @@ export interface Delivery {
   deadReason: string | null;
   /** An ordered rule's key value; null: unordered. */
   orderKey: string | null;
+  /**
+   * Attempts that do not count toward the current pass of the rule's retry schedule: those before a redrive
+   * (which starts a new pass), and connections lost before any answer that were tried again at once.
+   */
+  passOffset: number;
   createdAt: number;
   updatedAt: number;
 }

@@ -21,12 +21,13 @@ export interface DeliveryRow {
   last_error: string | null;
   dead_reason: string | null;
   order_key: string | null;
+  pass_offset: number;
   created_at: number;
   updated_at: number;
 }
 
 export const DELIVERY_COLUMNS = `id, event_id, rule_id, rule_set_hash, origin, state, content_type, attempts, next_attempt_at,
-  last_status, last_error, dead_reason, order_key, created_at, updated_at`;
+  last_status, last_error, dead_reason, order_key, pass_offset, created_at, updated_at`;
 
 export function toDelivery(row: DeliveryRow): Delivery {
   return {
@@ -43,6 +44,7 @@ export function toDelivery(row: DeliveryRow): Delivery {
     lastError: row.last_error,
     deadReason: row.dead_reason,
     orderKey: row.order_key,
+    passOffset: row.pass_offset,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -54,11 +56,10 @@ export interface CopiedDeliveryColumns {
   lease_token: string | null;
   order_seq: number | null;
   blocked_since: number | null;
-  pass_offset: number;
   retryable_dead_destination: string | null;
 }
 
-export const COPIED_DELIVERY_COLUMNS = 'body, lease_token, order_seq, blocked_since, pass_offset, retryable_dead_destination';
+export const COPIED_DELIVERY_COLUMNS = 'body, lease_token, order_seq, blocked_since, retryable_dead_destination';
 
 /** A delivery with every column a copy moves; `nextAttemptAt` already in the node's clock. */
 export function toCopiedDelivery(row: DeliveryRow & CopiedDeliveryColumns, nextAttemptAt: number | null): CopiedDelivery {
@@ -69,7 +70,6 @@ export function toCopiedDelivery(row: DeliveryRow & CopiedDeliveryColumns, nextA
     leaseToken: row.lease_token,
     orderSeq: row.order_seq,
     blockedSince: row.blocked_since,
-    passOffset: row.pass_offset,
     retryableDeadDestination: row.retryable_dead_destination,
   };
 }

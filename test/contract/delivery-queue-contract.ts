@@ -25,7 +25,7 @@ export function deliveryQueueContract(factory: StoreFactory): void {
       const byRule = new Map(claimed.map((d) => [d.ruleId, d]));
       expect(byRule.get('untouched')).toEqual({
         id: expect.any(Number), eventId, ruleId: 'untouched', ruleSetHash: 'h1', contentType: 'application/json', attempts: 0, passOffset: 0, leaseToken: claimed[0]!.leaseToken,
-        orderKey: null, blockedSince: null, payload: RAW, hasBody: false,
+        orderKey: null, blockedSince: null, lastError: null, payload: RAW, hasBody: false,
       });
       expect(byRule.get('transformed')!.payload.toString()).toBe('{"email":"a@b.c"}');
       expect(byRule.get('transformed')!.hasBody).toBe(true);
@@ -123,6 +123,21 @@ export function deliveryQueueContract(factory: StoreFactory): void {
       clock.set(now + 301);
       const again = await store.claimDueDeliveries({ limit: 10, leaseMs: 60_000 });
       expect(again.map((d) => [d.id, d.attempts])).toEqual([[claimed[0]!.id, 0], [claimed[1]!.id, 1]]);
+    });
+
+    it('claims with the last attempt\'s error, and keeps a failure outside the schedule out of its count', async () => {
+      const { store, now } = await storeWithTwoDeliveries();
+      clock.set(now);
+      const [first] = await store.claimDueDeliveries({ limit: 1, leaseMs: 60_000 });
+      const lost = { ...attempt(1, 'pending', null), errorCode: 'ECONNRESET', errorMessage: 'read ECONNRESET' };
+      expect(await store.recordAttempt(first!.id, first!.leaseToken, lost, { state: 'pending', nextAttemptAt: now, outsideSchedule: true })).toBe(true);
+      const [second] = (await store.claimDueDeliveries({ limit: 10, leaseMs: 60_000 })).filter((d) => d.id === first!.id);
+      expect(second).toMatchObject({ attempts: 1, passOffset: 1, lastError: 'ECONNRESET: read ECONNRESET' });
+      // A failure on the schedule counts: the offset stays; an answer clears the error.
+      expect(await store.recordAttempt(first!.id, second!.leaseToken, attempt(2, 'pending', 503), { state: 'pending', nextAttemptAt: now })).toBe(true);
+      const [third] = await store.claimDueDeliveries({ limit: 10, leaseMs: 60_000 });
+      expect(third).toMatchObject({ id: first!.id, attempts: 2, passOffset: 1, lastError: null });
+      expect((await store.getDelivery(first!.id))!.attemptLog.map((a) => [a.attempt, a.errorCode, a.status])).toEqual([[1, 'ECONNRESET', null], [2, null, 503]]);
     });
 
     it('keeps dead-on-arrival deliveries out of claims, and counts the outbox', async () => {

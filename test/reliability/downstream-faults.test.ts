@@ -165,6 +165,18 @@ const CASES: FaultCase[] = [
     },
   },
   {
+    id: 'reset-always',
+    what: 'TCP RST before answering, on every attempt',
+    script: (s) => s.resetAndDestroy(),
+    expect: (d) => {
+      // The first lost connection is sent again at once, outside the schedule; the schedule's three attempts follow.
+      expect(d.state).toBe('dead');
+      expect(d.deadReason).toContain('retries exhausted after 4 attempts');
+      expect(d.attemptLog.map((a) => [a.status, a.outcome])).toEqual([[null, 'pending'], [null, 'pending'], [null, 'pending'], [null, 'dead']]);
+      expect(d.attemptLog.every((a) => socketErrors.includes(a.errorCode!))).toBe(true);
+    },
+  },
+  {
     id: 'close-without-response',
     what: 'FIN without a response, then 200',
     script: (s, n) => (n === 0 ? s.end() : respond(s, 200)),

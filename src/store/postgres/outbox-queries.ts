@@ -33,7 +33,7 @@ const CLAIM = named('claim', `
   )
   UPDATE pending_deliveries d SET next_attempt_at = $3, lease_token = $4, updated_at = $5
   FROM due WHERE d.id = due.id
-  RETURNING d.id, d.event_id, d.rule_id, d.rule_set_hash, d.content_type, d.attempts, d.pass_offset, d.order_key, d.blocked_since,
+  RETURNING d.id, d.event_id, d.rule_id, d.rule_set_hash, d.content_type, d.attempts, d.pass_offset, d.order_key, d.blocked_since, d.last_error,
     -- An event and its deliveries share written_at: the body is read from that one partition.
     COALESCE(d.body, (SELECT e.body FROM events e WHERE e.id = d.event_id AND e.written_at = d.written_at)) AS payload, d.body IS NOT NULL AS has_body`);
 
@@ -45,9 +45,9 @@ const CLAIM = named('claim', `
 const RECORD_ATTEMPTS = named('record_attempts', `
   WITH input AS (
     SELECT * FROM unnest($1::bigint[], $2::text[], $3::int[], $4::bigint[], $5::int[], $6::text[], $7::int[], $8::text[], $9::text[],
-                         $10::text[], $11::text[], $12::text[], $13::bigint[], $14::text[], $15::text[], $17::text[], $18::bigint[])
+                         $10::text[], $11::text[], $12::text[], $13::bigint[], $14::text[], $15::text[], $17::text[], $18::bigint[], $19::int[])
       AS a(delivery_id, lease_token, attempt, started_at, duration_ms, url_origin, status, error_code, error_message, response_excerpt,
-           outcome, state, next_attempt_at, last_error, dead_reason, retryable_dead_destination, blocked_since)
+           outcome, state, next_attempt_at, last_error, dead_reason, retryable_dead_destination, blocked_since, pass_offset_step)
   ), logged AS (
     INSERT INTO delivery_attempts (delivery_id, attempt, lease_token, started_at, duration_ms, url_origin, status, error_code, error_message,
                                    response_excerpt, outcome, written_at)
@@ -63,7 +63,8 @@ const RECORD_ATTEMPTS = named('record_attempts', `
   ), kept AS (
     UPDATE ${PENDING} d SET attempts = a.attempt, next_attempt_at = a.next_attempt_at, lease_token = NULL,
       last_status = a.status, last_error = a.last_error, dead_reason = a.dead_reason,
-      retryable_dead_destination = a.retryable_dead_destination, updated_at = $16::bigint, blocked_since = coalesce(d.blocked_since, a.blocked_since)
+      retryable_dead_destination = a.retryable_dead_destination, updated_at = $16::bigint, blocked_since = coalesce(d.blocked_since, a.blocked_since),
+      pass_offset = d.pass_offset + a.pass_offset_step
     FROM input a WHERE d.id = a.delivery_id AND d.lease_token = a.lease_token AND a.state = 'pending'
     RETURNING d.id
   ), ${moveDeliveries({
@@ -163,7 +164,7 @@ export class OutboxQueries {
       for (const token of tokens) this.unanswered.delete(token);
     }
     const leaseToken = randomUUID();
-    let rows: { id: number; event_id: number; rule_id: string; rule_set_hash: string; content_type: string; attempts: number; pass_offset: number; order_key: string | null; blocked_since: number | null; payload: Buffer; has_body: boolean }[];
+    let rows: { id: number; event_id: number; rule_id: string; rule_set_hash: string; content_type: string; attempts: number; pass_offset: number; order_key: string | null; blocked_since: number | null; last_error: string | null; payload: Buffer; has_body: boolean }[];
     try {
       ({ rows } = await this.db.query({ ...CLAIM, values: [dbNow, limit, dbNow + leaseMs, leaseToken, now] }));
     } catch (err) {
@@ -173,7 +174,7 @@ export class OutboxQueries {
     return rows
       .map((r) => ({
         id: r.id, eventId: r.event_id, ruleId: r.rule_id, ruleSetHash: r.rule_set_hash, contentType: r.content_type, attempts: r.attempts, passOffset: r.pass_offset, leaseToken,
-        orderKey: r.order_key, blockedSince: r.blocked_since, payload: r.payload, hasBody: r.has_body,
+        orderKey: r.order_key, blockedSince: r.blocked_since, lastError: r.last_error, payload: r.payload, hasBody: r.has_body,
       }))
       .sort((a, b) => a.id - b.id);
   }
@@ -182,17 +183,19 @@ export class OutboxQueries {
     const columns: unknown[][] = Array.from({ length: 15 }, () => []);
     const retryableDeadAt: (string | null)[] = [];
     const blockedSince: (number | null)[] = [];
+    const passOffsetSteps: number[] = [];
     for (const record of records) {
       const { deliveryId, leaseToken, attempt: a } = record;
       const after = deliveryAfterAttempt(record);
       retryableDeadAt.push(after.retryableDeadDestination);
       blockedSince.push(after.blockedSince);
+      passOffsetSteps.push(after.passOffsetStep);
       [
         deliveryId, leaseToken, a.attempt, a.startedAt, a.durationMs, a.urlOrigin, a.status, a.errorCode, a.errorMessage, a.responseExcerpt, a.outcome,
         after.state, after.nextAttemptAt === null ? null : this.clock.toDatabase(after.nextAttemptAt), after.lastError, after.deadReason,
       ].forEach((value, i) => columns[i]!.push(value));
     }
-    const { rows } = await this.db.query<{ id: number }>({ ...RECORD_ATTEMPTS, values: [...columns, now, retryableDeadAt, blockedSince] });
+    const { rows } = await this.db.query<{ id: number }>({ ...RECORD_ATTEMPTS, values: [...columns, now, retryableDeadAt, blockedSince, passOffsetSteps] });
     const resolved = new Set(rows.map((r) => r.id));
     return records.map((r) => resolved.has(r.deliveryId));
   }

@@ -29,7 +29,7 @@ const NEXT_ORDER_SEQ_SQL = `(SELECT coalesce(max(p.order_seq), 0) + 1 FROM deliv
   WHERE p.state = 'pending' AND p.order_key IS NOT NULL AND p.rule_id = ? AND p.order_key = ? AND p.id <> ?)`;
 
 /** A claimed row as `claimRows` returns it: id, event_id, rule_id, rule_set_hash, content_type, attempts, order_key, blocked_since, payload, pass_offset, has_body. */
-type ClaimRow = [number, number, string, string, string, number, string | null, number | null, Buffer, number, number];
+type ClaimRow = [number, number, string, string, string, number, string | null, number | null, Buffer, number, number, string | null];
 
 /** The outbox's SQL, synchronous; the store decides which transaction each call runs in. */
 export class OutboxQueries {
@@ -79,13 +79,14 @@ export class OutboxQueries {
       UPDATE deliveries SET next_attempt_at = ?, lease_token = ?, updated_at = ?
       WHERE id IN (${DUE_DELIVERY_IDS_SQL})
       RETURNING id, event_id, rule_id, rule_set_hash, content_type, attempts, order_key, blocked_since,
-        COALESCE(body, (SELECT e.body FROM events e WHERE e.id = deliveries.event_id)), pass_offset, body IS NOT NULL`).raw() as unknown as BetterSqlite3.Statement<unknown[], ClaimRow>;
+        COALESCE(body, (SELECT e.body FROM events e WHERE e.id = deliveries.event_id)), pass_offset, body IS NOT NULL, last_error`).raw() as unknown as BetterSqlite3.Statement<unknown[], ClaimRow>;
     this.insertAttempt = db.prepare(`
       INSERT INTO delivery_attempts (delivery_id, attempt, started_at, duration_ms, url_origin, status, error_code, error_message, response_excerpt, outcome)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
     this.resolve = db.prepare(`
       UPDATE deliveries SET state = ?, attempts = ?, next_attempt_at = ?, lease_token = NULL, last_status = ?, last_error = ?,
-        dead_reason = ?, retryable_dead_destination = ?, updated_at = ?, blocked_since = CASE WHEN ? = 'pending' THEN coalesce(blocked_since, ?) END
+        dead_reason = ?, retryable_dead_destination = ?, updated_at = ?, blocked_since = CASE WHEN ? = 'pending' THEN coalesce(blocked_since, ?) END,
+        pass_offset = pass_offset + ?
       WHERE id = ? AND lease_token = ?`);
     this.release = db.prepare('UPDATE deliveries SET next_attempt_at = ?, lease_token = NULL WHERE id = ? AND lease_token = ?');
     this.saveBody = db.prepare("UPDATE deliveries SET body = ?, content_type = ?, updated_at = ? WHERE id = ? AND lease_token = ? AND state = 'pending'");
@@ -111,8 +112,8 @@ export class OutboxQueries {
   claim(now: number, limit: number, leaseMs: number): ClaimedDelivery[] {
     const leaseToken = randomUUID();
     return this.claimRows.all(now + leaseMs, leaseToken, now, now, now, limit).map(
-      ([id, eventId, ruleId, ruleSetHash, contentType, attempts, orderKey, blockedSince, payload, passOffset, hasBody]) => ({
-        id, eventId, ruleId, ruleSetHash, contentType, attempts, passOffset, leaseToken, orderKey, blockedSince, payload, hasBody: hasBody === 1,
+      ([id, eventId, ruleId, ruleSetHash, contentType, attempts, orderKey, blockedSince, payload, passOffset, hasBody, lastError]) => ({
+        id, eventId, ruleId, ruleSetHash, contentType, attempts, passOffset, leaseToken, orderKey, blockedSince, lastError, payload, hasBody: hasBody === 1,
       }),
     );
   }
@@ -125,7 +126,7 @@ export class OutboxQueries {
       const after = deliveryAfterAttempt(record);
       const result = this.resolve.run(
         after.state, after.attempts, after.nextAttemptAt, after.lastStatus, after.lastError, after.deadReason, after.retryableDeadDestination,
-        now, after.state, after.blockedSince, deliveryId, leaseToken,
+        now, after.state, after.blockedSince, after.passOffsetStep, deliveryId, leaseToken,
       );
       return result.changes === 1;
     });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifyAttempt, type AttemptObservation, type AttemptVerdict } from '../../../src/delivery/classify-attempt.js';
+import { classifyAttempt, lostConnection, type AttemptObservation, type AttemptVerdict } from '../../../src/delivery/classify-attempt.js';
 
 const now = Date.parse('2025-01-01T00:00:00Z');
 const DAY = 24 * 60 * 60 * 1000;
@@ -53,5 +53,17 @@ const table: Row[] = [
 describe('classifyAttempt', () => {
   it.each(table)('%s', (_name, observation, expected) => {
     expect(classifyAttempt({ ...observation, now })).toEqual(expected);
+  });
+});
+
+describe('lostConnection', () => {
+  it('names a connection that ended before any answer, from the error code or the row\'s "code: message"', () => {
+    for (const code of ['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']) {
+      expect(lostConnection(code)).toBe(true);
+      expect(lostConnection(`${code}: other side closed`)).toBe(true);
+    }
+    for (const other of ['ECONNREFUSED', 'timeout', 'aborted', 'ENOTFOUND: getaddrinfo ENOTFOUND', 'ECONNRESETTING', '', null, undefined]) {
+      expect(lostConnection(other)).toBe(false);
+    }
   });
 });

@@ -17,7 +17,7 @@ afterAll(() => removeTempDirs());
 const emptyRules = { rules: [], hash: 'empty', loadedAt: new Date(), files: [] } as unknown as RuleSet;
 
 function claimed(id: number): ClaimedDelivery {
-  return { id, eventId: id, ruleId: 'gone', ruleSetHash: 'empty', contentType: 'application/json', attempts: 0, passOffset: 0, leaseToken: 't', orderKey: null, blockedSince: null, payload: Buffer.from('{}'), hasBody: false };
+  return { id, eventId: id, ruleId: 'gone', ruleSetHash: 'empty', contentType: 'application/json', attempts: 0, passOffset: 0, leaseToken: 't', orderKey: null, blockedSince: null, lastError: null, payload: Buffer.from('{}'), hasBody: false };
 }
 
 function worker(store: Partial<DeliveryLoopStore>, options: { maxInFlight?: number; batchSize?: number; rules?: RuleSet; pollIntervalMs?: number; claimDelayMs?: number; adaptive?: boolean } = {}): DeliveryLoop {

@@ -10,7 +10,7 @@ const rule = (id: string, extra: Record<string, unknown> = {}) => ({ id, enabled
 function delivery(overrides: Partial<Delivery> = {}): Delivery {
   return {
     id: 7, eventId: 3, ruleId: 'sink', ruleSetHash: 'h', origin: 'ingest', state: 'pending', contentType: 'application/json', attempts: 2,
-    nextAttemptAt: NOW + 30_000, lastStatus: 503, lastError: null, deadReason: null, orderKey: null, createdAt: NOW - 60_000, updatedAt: NOW, ...overrides,
+    nextAttemptAt: NOW + 30_000, lastStatus: 503, lastError: null, deadReason: null, orderKey: null, passOffset: 0, createdAt: NOW - 60_000, updatedAt: NOW, ...overrides,
   };
 }
 
@@ -42,8 +42,14 @@ describe('deliveryWaits', () => {
     });
   });
 
-  it('a delivery past its schedule (redriven) has no budget to count against', async () => {
-    expect(await waitOf(delivery({ attempts: 4 }), sources())).toMatchObject({ attempt: { next: 5, of: null }, message: expect.stringContaining('redriven') });
+  it('counts the schedule after the attempts outside it (a redrive, a lost connection tried again at once)', async () => {
+    expect(await waitOf(delivery({ attempts: 4, passOffset: 3 }), sources())).toMatchObject({ attempt: { next: 5, of: 7 }, message: 'attempt 5 of 7 on the retry schedule (0s, 5s, 30s, 2m)' });
+    expect(await waitOf(delivery({ attempts: 3, passOffset: 1 }), sources())).toMatchObject({ attempt: { next: 4, of: 5 } });
+  });
+
+  it('a delivery past its schedule (a key kept blocked) has no budget to count against', async () => {
+    expect(await waitOf(delivery({ attempts: 4 }), sources())).toMatchObject({ attempt: { next: 5, of: null }, message: expect.stringContaining('repeats its last step') });
+    expect(await waitOf(delivery({ attempts: 6, passOffset: 2 }), sources())).toMatchObject({ attempt: { next: 7, of: null } });
   });
 
   it('a due delivery: rate limited, at the concurrency limit of this node, or simply due', async () => {

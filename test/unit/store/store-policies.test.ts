@@ -44,8 +44,14 @@ describe('deliveryAfterAttempt', () => {
 
   it('keeps a pending failure due again, and starts the key\'s blocked time', () => {
     expect(record(attempt(), { state: 'pending', nextAttemptAt: 9_000 })).toEqual({
-      state: 'pending', attempts: 2, nextAttemptAt: 9_000, lastStatus: 503, lastError: null, deadReason: null, retryableDeadDestination: null, blockedSince: 1_000,
+      state: 'pending', attempts: 2, nextAttemptAt: 9_000, lastStatus: 503, lastError: null, deadReason: null, retryableDeadDestination: null, blockedSince: 1_000, passOffsetStep: 0,
     });
+  });
+
+  it('keeps a failure outside the retry schedule out of its count', () => {
+    const lost = attempt({ status: null, errorCode: 'ECONNRESET', errorMessage: 'read ECONNRESET' });
+    expect(record(lost, { state: 'pending', nextAttemptAt: 1_005, outsideSchedule: true })).toMatchObject({ passOffsetStep: 1, nextAttemptAt: 1_005, lastError: 'ECONNRESET: read ECONNRESET' });
+    expect(record(lost, { state: 'pending', nextAttemptAt: 6_000 }).passOffsetStep).toBe(0);
   });
 
   it('names the destination only of a retryable death, and the error as code: message', () => {
