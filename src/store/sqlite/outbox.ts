@@ -28,7 +28,7 @@ export const DUE_DELIVERY_IDS_SQL = `SELECT d.id FROM deliveries d INDEXED BY de
 const NEXT_ORDER_SEQ_SQL = `(SELECT coalesce(max(p.order_seq), 0) + 1 FROM deliveries p
   WHERE p.state = 'pending' AND p.order_key IS NOT NULL AND p.rule_id = ? AND p.order_key = ? AND p.id <> ?)`;
 
-/** A claimed row as `claimRows` returns it: id, event_id, rule_id, rule_set_hash, content_type, attempts, order_key, blocked_since, payload, pass_offset, has_body. */
+/** A claimed row as `claimRows` returns it: id, event_id, rule_id, rule_set_hash, content_type, attempts, order_key, blocked_since, payload, pass_offset, has_body, last_error. */
 type ClaimRow = [number, number, string, string, string, number, string | null, number | null, Buffer, number, number, string | null];
 
 /** The outbox's SQL, synchronous; the store decides which transaction each call runs in. */
