@@ -62,7 +62,7 @@ export interface OutageListener {
  * like those of a busy destination.
  */
 const RENDER_SHARE_OF_SLOTS = 4;
-/** How long a row waits when its destination is at its concurrency or rate limit. */
+/** How long a row waits for a slot at its destination, or its rule's share of render slots (RENDER_SHARE_OF_SLOTS). */
 const BUSY_DESTINATION_DELAY_MS = 200;
 /** How often a key kept blocked retries its head when the rule's schedule has no later step to repeat. */
 const KEEP_BLOCKED_RETRY_MS = 60_000;
@@ -395,9 +395,12 @@ export class DeliveryLoop {
         if (rendered === null) return;
         delivery = rendered;
       }
-      const release = this.options.limiter.tryAcquire(destination, { concurrency: rule.concurrency ?? this.options.defaultConcurrency, ratePerSecond: rule.rateLimitPerSecond });
+      const limits = { concurrency: rule.concurrency ?? this.options.defaultConcurrency, ratePerSecond: rule.rateLimitPerSecond };
+      const release = this.options.limiter.tryAcquire(destination, limits);
       if (!release) {
-        const dueAt = now + BUSY_DESTINATION_DELAY_MS * (1 + this.random());
+        // Back at its turn under the destination's rate, or soon for a slot (a head that may block its key only so long, by then).
+        const turn = this.options.limiter.nextTurn(destination, limits) ?? now + BUSY_DESTINATION_DELAY_MS * (1 + this.random());
+        const dueAt = Math.min(turn, this.blockedDeadline(delivery, rule) ?? Infinity);
         await this.untilStored(() => store.releaseDelivery(delivery.id, delivery.leaseToken, dueAt), leased);
         return;
       }

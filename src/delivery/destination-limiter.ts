@@ -31,8 +31,16 @@ export interface DestinationView {
 }
 
 export interface DestinationLimiter {
-  /** A slot for one attempt now, or null when the destination is at its limit (leave the row due; try later). */
+  /** A slot for one attempt now, or null when the destination is at its limit (give the row back: `nextTurn`). */
   tryAcquire(destination: string, limits?: DestinationLimits): ReleaseSlot | null;
+  /**
+   * When a row `tryAcquire` just refused for the destination's rate should be looked at again: its turn in the
+   * destination's line, one token apart from the turn before (at least MIN_TURN_WAIT_MS and at most
+   * MAX_TURN_WAIT_MS away). A backlog waiting for a rate-limited destination is then claimed about once more
+   * per row, not every few hundred milliseconds. Null when the row was refused for the concurrency limit:
+   * when a slot frees is not known in advance.
+   */
+  nextTurn(destination: string, limits?: DestinationLimits): number | null;
   inFlight(destination: string): number;
   /** Every destination attempted recently, in first-seen order. */
   destinations(): DestinationView[];
@@ -50,6 +58,14 @@ function adaptiveSettings(max: number): AdaptiveLimitSettings {
 /** Idle destinations beyond this many are forgotten, oldest first (destinations come from rules: few). */
 const MAX_TRACKED_DESTINATIONS = 1_000;
 
+/** The nearest turn of a refused row: as soon as a row refused for concurrency is looked at again. */
+export const MIN_TURN_WAIT_MS = 200;
+/**
+ * The farthest turn: rows behind a longer line come back then and queue again. Bounds how long a row waits
+ * for a turn that a rule edit (a higher limit) or a faster destination has made too late.
+ */
+export const MAX_TURN_WAIT_MS = 60_000;
+
 interface DestinationState {
   inFlight: number;
   tokens: number;
@@ -59,6 +75,9 @@ interface DestinationState {
   adaptive: AdaptiveLimitState;
   /** The adaptive limit's settings for this ceiling: made when the ceiling changes, not at every attempt. */
   settings: AdaptiveLimitSettings;
+  /** The next free turn of a row refused for the rate (ms), and that rate (another rate starts a new line). */
+  turnAt: number;
+  turnRate: number | undefined;
 }
 
 export interface DestinationLimiterOptions {
@@ -100,7 +119,10 @@ export function createDestinationLimiter(options: DestinationLimiterOptions = {}
     const at = now();
     let state = states.get(destination);
     if (!state) {
-      state = { inFlight: 0, tokens: Math.max(1, rate ?? 1), refilledAt: at, ceiling, adaptive: initialLimitState(ceiling), settings: adaptiveSettings(ceiling) };
+      state = {
+        inFlight: 0, tokens: Math.max(1, rate ?? 1), refilledAt: at, ceiling, adaptive: initialLimitState(ceiling), settings: adaptiveSettings(ceiling),
+        turnAt: 0, turnRate: rate,
+      };
       states.set(destination, state);
       forgetIdle();
     }
@@ -131,8 +153,25 @@ export function createDestinationLimiter(options: DestinationLimiterOptions = {}
     };
   }
 
+  function nextTurn(destination: string, limits: DestinationLimits = {}): number | null {
+    const state = states.get(destination);
+    const rate = limits.ratePerSecond;
+    if (!state || rate === undefined || state.inFlight >= limitOf(state, limits.concurrency ?? DEFAULT_DESTINATION_CONCURRENCY)) return null;
+    const at = now();
+    if (rate !== state.turnRate) {
+      state.turnAt = 0;
+      state.turnRate = rate;
+    }
+    const spacing = 1000 / rate;
+    const nextToken = at + (1 - state.tokens) * spacing;
+    const turn = Math.min(Math.max(state.turnAt, nextToken, at + MIN_TURN_WAIT_MS), at + MAX_TURN_WAIT_MS);
+    state.turnAt = turn + spacing;
+    return turn;
+  }
+
   return {
     tryAcquire,
+    nextTurn,
     inFlight: (destination) => states.get(destination)?.inFlight ?? 0,
     destinations: () => [...states].map(([destination, state]) => ({ destination, limit: limitOf(state), ceiling: state.ceiling, inFlight: state.inFlight })),
   };

@@ -20,8 +20,8 @@ afterAll(() => removeTempDirs());
 /** As in production: a row left leased by mistake would wait this long, far past the test's deadline. */
 const LEASE_MS = 10 * 60_000;
 
-async function rulesFor(url: string): Promise<RuleSet> {
-  const loaded = await loadRuleSet(rulesDirWith({ 'sink.yaml': `id: sink\non: [transfer:succeeded]\nto:\n  url: ${url}\n` }), {});
+async function rulesFor(url: string, extra = ''): Promise<RuleSet> {
+  const loaded = await loadRuleSet(rulesDirWith({ 'sink.yaml': `id: sink\non: [transfer:succeeded]\nto:\n  url: ${url}\n${extra}` }), {});
   if (!loaded.ok) throw new Error(JSON.stringify(loaded.errors));
   return loaded.ruleSet;
 }
@@ -115,4 +115,40 @@ describeWithPostgres('draining an outbox while some store calls fail (PostgreSQL
       await store.close();
     }
   }, 90_000);
+});
+
+describe('a backlog waiting for a rate-limited destination (SQLite)', () => {
+  it('gives each waiting row back once, for its turn, not every few hundred milliseconds', async () => {
+    const store = new SqliteStore({ dataDir: makeTempDir(), durability: 'normal' });
+    const sink = await startWebhookSink(() => 200);
+    const rules = await rulesFor(sink.url, 'rateLimit:\n  perSecond: 10\n');
+    const rows = 30;
+    await fillOutbox(store, rules.hash, rows);
+    let givenBack = 0;
+    const counting = Object.assign(Object.create(store) as Store, {
+      releaseDelivery: async (...args: Parameters<Store['releaseDelivery']>) => {
+        givenBack += 1;
+        return store.releaseDelivery(...args);
+      },
+    });
+    const worker = new DeliveryLoop({
+      store: counting, rules: () => rules, dispatcher: new Agent(), limiter: createDestinationLimiter(), breaker: createCircuitBreaker(),
+      logger: pino({ level: 'silent' }), defaultConcurrency: 256, maxInFlight: 64, batchSize: 64, leaseMs: LEASE_MS, pollIntervalMs: 20,
+    });
+    try {
+      worker.start();
+      // One second's worth goes at once; the other 20 rows take about two more seconds at 10 per second.
+      await sink.waitFor(rows, 20_000);
+      // Each of those 20 was given back once, to the time of its token (a few twice, if a turn came early);
+      // given back every 200-400 ms instead, they would be given back about 7 times each.
+      expect(givenBack).toBeGreaterThanOrEqual(rows - 10);
+      expect(givenBack).toBeLessThan(2 * (rows - 10));
+      const arrivals = sink.received.map((r) => r.receivedAt).sort((a, b) => a - b);
+      expect(arrivals.at(-1)! - arrivals[0]!).toBeGreaterThan(1_500);
+    } finally {
+      await worker.stop(1_000);
+      await sink.close();
+      await store.close();
+    }
+  }, 60_000);
 });

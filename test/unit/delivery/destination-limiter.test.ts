@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_DESTINATION_CONCURRENCY, createDestinationLimiter, destinationKey } from '../../../src/delivery/destination-limiter.js';
+import { DEFAULT_DESTINATION_CONCURRENCY, MAX_TURN_WAIT_MS, MIN_TURN_WAIT_MS, createDestinationLimiter, destinationKey } from '../../../src/delivery/destination-limiter.js';
 
 function clock(start = 0): { now: () => number; advance: (ms: number) => void } {
   let t = start;
@@ -113,5 +113,50 @@ describe('destination limiter: rate (token bucket)', () => {
     expect(limiter.tryAcquire('a', { ratePerSecond: 1 })).not.toBeNull();
     expect(limiter.tryAcquire('a', { ratePerSecond: 1 })).toBeNull();
     expect(limiter.inFlight('a')).toBe(1);
+  });
+});
+
+describe('destination limiter: turns of rows refused for the rate', () => {
+  const D = 'https://hooks.slack.com';
+
+  it('gives each refused row the next token after the one before, no sooner than MIN_TURN_WAIT_MS', () => {
+    const c = clock(1_000);
+    const limiter = createDestinationLimiter({ now: c.now });
+    const limits = { ratePerSecond: 2 };
+    expect(limiter.tryAcquire(D, limits)).not.toBeNull();
+    expect(limiter.tryAcquire(D, limits)).not.toBeNull();
+    expect(limiter.tryAcquire(D, limits)).toBeNull();
+    // No token left: the next comes in 500 ms, then one every 500 ms.
+    expect([limiter.nextTurn(D, limits), limiter.nextTurn(D, limits), limiter.nextTurn(D, limits)]).toEqual([1_500, 2_000, 2_500]);
+    // At its turn a row finds its token.
+    c.advance(500);
+    expect(limiter.tryAcquire(D, limits)).not.toBeNull();
+    // A fast rate: turns are one token apart, but never sooner than the minimum wait.
+    const fast = createDestinationLimiter({ now: c.now });
+    for (let i = 0; i < 100; i++) fast.tryAcquire(D, { ratePerSecond: 100 });
+    expect(fast.nextTurn(D, { ratePerSecond: 100 })).toBe(c.now() + MIN_TURN_WAIT_MS);
+    expect(fast.nextTurn(D, { ratePerSecond: 100 })).toBe(c.now() + MIN_TURN_WAIT_MS + 10);
+  });
+
+  it('gives rows beyond the farthest turn that turn; a new rate starts a new line', () => {
+    const c = clock(0);
+    const limiter = createDestinationLimiter({ now: c.now });
+    limiter.tryAcquire(D, { ratePerSecond: 1 });
+    expect(limiter.tryAcquire(D, { ratePerSecond: 1 })).toBeNull();
+    const turns = Array.from({ length: 70 }, () => limiter.nextTurn(D, { ratePerSecond: 1 })!);
+    expect(turns.slice(0, 3)).toEqual([1_000, 2_000, 3_000]);
+    expect(turns.slice(58, 62)).toEqual([59_000, 60_000, MAX_TURN_WAIT_MS, MAX_TURN_WAIT_MS]);
+    expect(Math.max(...turns)).toBe(MAX_TURN_WAIT_MS);
+    // The rule now allows 10 per second: its rows need not wait behind the old line.
+    expect(limiter.nextTurn(D, { ratePerSecond: 10 })).toBe(MIN_TURN_WAIT_MS);
+  });
+
+  it('has no turn for a row refused for the concurrency limit, or a destination it never saw', () => {
+    const limiter = createDestinationLimiter({ adaptive: false });
+    expect(limiter.tryAcquire(D, { concurrency: 1, ratePerSecond: 5 })).not.toBeNull();
+    expect(limiter.tryAcquire(D, { concurrency: 1, ratePerSecond: 5 })).toBeNull();
+    expect(limiter.nextTurn(D, { concurrency: 1, ratePerSecond: 5 })).toBeNull();
+    expect(limiter.nextTurn(D, { concurrency: 1 })).toBeNull();
+    expect(limiter.nextTurn('https://never.example', { ratePerSecond: 5 })).toBeNull();
   });
 });
