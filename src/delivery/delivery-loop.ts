@@ -15,6 +15,7 @@ import { sendAttempt, type AttemptResult } from './http-sender.js';
 import { nextAttemptDelay } from './retry-schedule.js';
 import { RuleVersions } from './rule-versions.js';
 import { LeaseKeeper, LeasedAttempt } from './lease-keeper.js';
+import { SlotWaiters } from './slot-waiters.js';
 import { renderOutcome, type RenderOutcome } from '../rules/render-outcome.js';
 import type { RuleSetStore } from '../store/rule-set-store.js';
 
@@ -62,7 +63,9 @@ export interface OutageListener {
  * like those of a busy destination.
  */
 const RENDER_SHARE_OF_SLOTS = 4;
-/** How long a row waits for a slot at its destination, or its rule's share of render slots (RENDER_SHARE_OF_SLOTS). */
+/** Rows waiting in memory for a slot at their destination take at most 1/this of the worker's slots. */
+const WAITING_SHARE_OF_SLOTS = 4;
+/** How long a row waits for a slot at its destination when its turn is not known, or for its rule's share of render slots. */
 const BUSY_DESTINATION_DELAY_MS = 200;
 /** How often a key kept blocked retries its head when the rule's schedule has no later step to repeat. */
 const KEEP_BLOCKED_RETRY_MS = 60_000;
@@ -134,6 +137,8 @@ export class DeliveryLoop {
   /** Renders waiting or running per rule, and the most one rule may have (see RENDER_SHARE_OF_SLOTS). */
   private readonly rendering = new Map<string, number>();
   private readonly maxRendersPerRule: number;
+  /** Rows waiting for a slot at their destination; each keeps its worker slot, so they may take a quarter of them. */
+  private readonly slotWaiters: SlotWaiters;
 
   constructor(private readonly options: DeliveryLoopOptions) {
     this.ruleVersions = options.ruleVersions ?? new RuleVersions(options.store, {});
@@ -142,6 +147,7 @@ export class DeliveryLoop {
     this.claimThreshold = Math.max(1, Math.floor(Math.min(options.batchSize, options.maxInFlight) / 4));
     this.claimDelayMs = options.claimDelayMs ?? 0;
     this.maxRendersPerRule = Math.max(1, Math.floor(options.maxInFlight / RENDER_SHARE_OF_SLOTS));
+    this.slotWaiters = new SlotWaiters(Math.floor(options.maxInFlight / WAITING_SHARE_OF_SLOTS));
     this.leases = new LeaseKeeper({
       leaseMs: options.leaseMs,
       now: this.now,
@@ -395,11 +401,16 @@ export class DeliveryLoop {
         if (rendered === null) return;
         delivery = rendered;
       }
+      const { limiter } = this.options;
       const limits = { concurrency: rule.concurrency ?? this.options.defaultConcurrency, ratePerSecond: rule.rateLimitPerSecond };
-      const release = this.options.limiter.tryAcquire(destination, limits);
+      let release = limiter.tryAcquire(destination, limits);
+      // At its concurrency limit, a destination's next free slot goes to a row waiting here (a rate has no
+      // release to wait for: its rows take turns below).
+      const waiting = release || limits.ratePerSecond !== undefined ? null : this.slotWaiters.wait(destination, limiter.inFlight(destination), () => limiter.tryAcquire(destination, limits), leased);
+      if (waiting) release = await waiting;
       if (!release) {
-        // Back at its turn under the destination's rate, or soon for a slot (a head that may block its key only so long, by then).
-        const turn = this.options.limiter.nextTurn(destination, limits) ?? now + BUSY_DESTINATION_DELAY_MS * (1 + this.random());
+        // Back at its turn in the destination's line, or soon when that is not known (a head that may block its key only so long, by then).
+        const turn = limiter.nextTurn(destination, limits) ?? this.now() + BUSY_DESTINATION_DELAY_MS * (1 + this.random());
         const dueAt = Math.min(turn, this.blockedDeadline(delivery, rule) ?? Infinity);
         await this.untilStored(() => store.releaseDelivery(delivery.id, delivery.leaseToken, dueAt), leased);
         return;
@@ -415,6 +426,7 @@ export class DeliveryLoop {
         // recorded, and its answer adapts the destination's limit (a connection to try again says nothing of its load).
         const outcome = result && !reconnect ? sampleOutcome(result.status, result.error?.code) : null;
         release(outcome && result ? { outcome, durationMs: result.durationMs } : undefined);
+        this.slotWaiters.freed(destination);
         freeSlot();
       }
       const finishedAt = this.now();

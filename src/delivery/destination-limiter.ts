@@ -34,11 +34,14 @@ export interface DestinationLimiter {
   /** A slot for one attempt now, or null when the destination is at its limit (give the row back: `nextTurn`). */
   tryAcquire(destination: string, limits?: DestinationLimits): ReleaseSlot | null;
   /**
-   * When a row `tryAcquire` just refused for the destination's rate should be looked at again: its turn in the
-   * destination's line, one token apart from the turn before (at least MIN_TURN_WAIT_MS and at most
-   * MAX_TURN_WAIT_MS away). A backlog waiting for a rate-limited destination is then claimed about once more
-   * per row, not every few hundred milliseconds. Null when the row was refused for the concurrency limit:
-   * when a slot frees is not known in advance.
+   * When a row `tryAcquire` just refused should be looked at again: its turn in the destination's line, after
+   * the turns given before. Turns under a rate are one token apart; under the concurrency limit half the time
+   * in which the destination frees a slot (its usual latency over its limit): rows come back twice as fast as
+   * it takes them, and those that find no slot wait for one in memory or take a later turn (a turn too late
+   * would leave the destination idle). At least MIN_TURN_WAIT_MS and at most MAX_TURN_WAIT_MS away.
+   * A backlog waiting for a slow or rate-limited destination is then claimed about once more per row, not
+   * every few hundred milliseconds. Null when not known: no answer from the destination yet, or its
+   * latency is not followed (`adaptive: false`).
    */
   nextTurn(destination: string, limits?: DestinationLimits): number | null;
   inFlight(destination: string): number;
@@ -58,7 +61,7 @@ function adaptiveSettings(max: number): AdaptiveLimitSettings {
 /** Idle destinations beyond this many are forgotten, oldest first (destinations come from rules: few). */
 const MAX_TRACKED_DESTINATIONS = 1_000;
 
-/** The nearest turn of a refused row: as soon as a row refused for concurrency is looked at again. */
+/** The nearest turn of a refused row. */
 export const MIN_TURN_WAIT_MS = 200;
 /**
  * The farthest turn: rows behind a longer line come back then and queue again. Bounds how long a row waits
@@ -75,9 +78,8 @@ interface DestinationState {
   adaptive: AdaptiveLimitState;
   /** The adaptive limit's settings for this ceiling: made when the ceiling changes, not at every attempt. */
   settings: AdaptiveLimitSettings;
-  /** The next free turn of a row refused for the rate (ms), and that rate (another rate starts a new line). */
+  /** The next free turn of a refused row (ms). */
   turnAt: number;
-  turnRate: number | undefined;
 }
 
 export interface DestinationLimiterOptions {
@@ -121,7 +123,7 @@ export function createDestinationLimiter(options: DestinationLimiterOptions = {}
     if (!state) {
       state = {
         inFlight: 0, tokens: Math.max(1, rate ?? 1), refilledAt: at, ceiling, adaptive: initialLimitState(ceiling), settings: adaptiveSettings(ceiling),
-        turnAt: 0, turnRate: rate,
+        turnAt: 0,
       };
       states.set(destination, state);
       forgetIdle();
@@ -155,16 +157,23 @@ export function createDestinationLimiter(options: DestinationLimiterOptions = {}
 
   function nextTurn(destination: string, limits: DestinationLimits = {}): number | null {
     const state = states.get(destination);
-    const rate = limits.ratePerSecond;
-    if (!state || rate === undefined || state.inFlight >= limitOf(state, limits.concurrency ?? DEFAULT_DESTINATION_CONCURRENCY)) return null;
+    if (!state) return null;
     const at = now();
-    if (rate !== state.turnRate) {
-      state.turnAt = 0;
-      state.turnRate = rate;
+    const rate = limits.ratePerSecond;
+    const limit = limitOf(state, limits.concurrency ?? DEFAULT_DESTINATION_CONCURRENCY);
+    let earliest = at + MIN_TURN_WAIT_MS;
+    let spacing: number;
+    if (state.inFlight >= limit) {
+      const latency = adaptive ? state.adaptive.usualLatencyMs : null;
+      if (latency === null) return null;
+      spacing = latency / limit / 2;
+    } else if (rate !== undefined) {
+      spacing = 1000 / rate;
+      earliest = Math.max(earliest, at + (1 - state.tokens) * spacing);
+    } else {
+      return null;
     }
-    const spacing = 1000 / rate;
-    const nextToken = at + (1 - state.tokens) * spacing;
-    const turn = Math.min(Math.max(state.turnAt, nextToken, at + MIN_TURN_WAIT_MS), at + MAX_TURN_WAIT_MS);
+    const turn = Math.min(Math.max(state.turnAt, earliest), at + MAX_TURN_WAIT_MS);
     state.turnAt = turn + spacing;
     return turn;
   }

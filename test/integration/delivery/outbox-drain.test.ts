@@ -13,7 +13,7 @@ import type { Store } from '../../../src/store/store.js';
 import { createTestDatabase, describeWithPostgres, TEST_POOL, type TestDatabase } from '../../helpers/postgres.js';
 import { eventually, rulesDirWith } from '../../helpers/rules.js';
 import { makeTempDir, removeTempDirs } from '../../helpers/temp-dir.js';
-import { startWebhookSink } from '../../helpers/webhook-sink.js';
+import { startWebhookSink, type ReceivedWebhook, type SinkReply } from '../../helpers/webhook-sink.js';
 
 afterAll(() => removeTempDirs());
 
@@ -26,10 +26,10 @@ async function rulesFor(url: string, extra = ''): Promise<RuleSet> {
   return loaded.ruleSet;
 }
 
-async function fillOutbox(store: Store, hash: string, deliveries: number): Promise<void> {
+async function fillOutbox(store: Store, hash: string, deliveries: number, firstId = 0): Promise<void> {
   for (let start = 0; start < deliveries; start += 100) {
     await Promise.all(Array.from({ length: Math.min(100, deliveries - start) }, (_, i) => {
-      const transferId = `tr-${start + i}`;
+      const transferId = `tr-${firstId + start + i}`;
       return store.saveEvent({
         source: 'checkout', event: 'transfer:succeeded', transferId, checkoutId: null, email: null, walletAddress: null, validation: 'valid',
         receivedAt: Date.now(), headers: {}, body: Buffer.from(JSON.stringify({ event: 'transfer:succeeded', result: { id: transferId } })),
@@ -117,38 +117,96 @@ describeWithPostgres('draining an outbox while some store calls fail (PostgreSQL
   }, 90_000);
 });
 
-describe('a backlog waiting for a rate-limited destination (SQLite)', () => {
-  it('gives each waiting row back once, for its turn, not every few hundred milliseconds', async () => {
-    const store = new SqliteStore({ dataDir: makeTempDir(), durability: 'normal' });
-    const sink = await startWebhookSink(() => 200);
-    const rules = await rulesFor(sink.url, 'rateLimit:\n  perSecond: 10\n');
+/** Drains `rows` to a sink answering with `reply`, and counts how often the worker gave a row back to the outbox. */
+async function drainCountingGiveBacks(rule: string, reply: SinkReply, rows: number, warmUp = 0): Promise<{ givenBack: number; received: ReceivedWebhook[] }> {
+  const store = new SqliteStore({ dataDir: makeTempDir(), durability: 'normal' });
+  const sink = await startWebhookSink(() => reply);
+  const rules = await rulesFor(sink.url, rule);
+  await fillOutbox(store, rules.hash, warmUp > 0 ? warmUp : rows);
+  let givenBack = 0;
+  const counting = Object.assign(Object.create(store) as Store, {
+    releaseDelivery: async (...args: Parameters<Store['releaseDelivery']>) => {
+      givenBack += 1;
+      return store.releaseDelivery(...args);
+    },
+  });
+  const worker = new DeliveryLoop({
+    store: counting, rules: () => rules, dispatcher: new Agent(), limiter: createDestinationLimiter(), breaker: createCircuitBreaker(),
+    logger: pino({ level: 'silent' }), defaultConcurrency: 256, maxInFlight: 64, batchSize: 64, leaseMs: LEASE_MS, pollIntervalMs: 20,
+  });
+  try {
+    worker.start();
+    if (warmUp > 0) {
+      // The worker learns the destination's pace, then the backlog arrives.
+      await sink.waitFor(warmUp, 10_000);
+      givenBack = 0;
+      await fillOutbox(store, rules.hash, rows, warmUp);
+    }
+    const received = (await sink.waitFor(warmUp + rows, 30_000)).slice(warmUp);
+    await eventually(async () => (await store.outboxStats()).pending === 0, 10_000, 'every attempt recorded');
+    return { givenBack, received };
+  } finally {
+    await worker.stop(1_000);
+    await sink.close();
+    await store.close();
+  }
+}
+
+/** The most requests the sink had open at once. */
+function mostAtOnce(received: ReceivedWebhook[]): number {
+  const edges = received.flatMap((r) => [[r.receivedAt, 1], [r.closedAt ?? r.receivedAt, -1]]).sort((a, b) => a[0]! - b[0]! || a[1]! - b[1]!);
+  let open = 0;
+  let most = 0;
+  for (const [, step] of edges) most = Math.max(most, (open += step!));
+  return most;
+}
+
+describe('a backlog waiting for a busy destination (SQLite)', () => {
+  it('under a rate limit: each waiting row is given back once, for its turn, not every few hundred milliseconds', async () => {
     const rows = 30;
-    await fillOutbox(store, rules.hash, rows);
-    let givenBack = 0;
-    const counting = Object.assign(Object.create(store) as Store, {
-      releaseDelivery: async (...args: Parameters<Store['releaseDelivery']>) => {
-        givenBack += 1;
-        return store.releaseDelivery(...args);
-      },
-    });
+    const { givenBack, received } = await drainCountingGiveBacks('rateLimit:\n  perSecond: 10\n', 200, rows);
+    // One second's worth goes at once; the other 20 rows take about two more seconds at 10 per second. Each
+    // is given back once, to the time of its token (a few twice, if a turn came early); given back every
+    // 200-400 ms instead, they would be given back about 7 times each.
+    expect(givenBack).toBeGreaterThanOrEqual(rows - 10);
+    expect(givenBack).toBeLessThan(2 * (rows - 10));
+    const arrivals = received.map((r) => r.receivedAt).sort((a, b) => a - b);
+    expect(arrivals.at(-1)! - arrivals[0]!).toBeGreaterThan(1_500);
+  }, 60_000);
+
+  it('at its concurrency limit: rows wait for the next free slot, or are given back for a turn, within the limit', async () => {
+    const rows = 60;
+    // Two at a time, 50 ms each: about 1.5 s for the backlog, once the worker knows the destination's pace.
+    const { givenBack, received } = await drainCountingGiveBacks('concurrency: 2\n', { status: 200, delayMs: 50 }, rows, 4);
+    expect(mostAtOnce(received)).toBeLessThanOrEqual(2);
+    // Rows given back every 200-400 ms would each be given back about twice (a row waits 0.75 s on average).
+    expect(givenBack).toBeLessThan(1.5 * rows);
+  }, 60_000);
+});
+
+describe('rows waiting for a slot when the worker stops (SQLite)', () => {
+  it('are given back, due again within a second, not left leased', async () => {
+    const store = new SqliteStore({ dataDir: makeTempDir(), durability: 'normal' });
+    const sink = await startWebhookSink(() => ({ status: 200, delayMs: 5_000 }));
+    const rules = await rulesFor(sink.url, 'concurrency: 1\n');
+    await fillOutbox(store, rules.hash, 5);
     const worker = new DeliveryLoop({
-      store: counting, rules: () => rules, dispatcher: new Agent(), limiter: createDestinationLimiter(), breaker: createCircuitBreaker(),
+      store, rules: () => rules, dispatcher: new Agent(), limiter: createDestinationLimiter(), breaker: createCircuitBreaker(),
       logger: pino({ level: 'silent' }), defaultConcurrency: 256, maxInFlight: 64, batchSize: 64, leaseMs: LEASE_MS, pollIntervalMs: 20,
     });
     try {
       worker.start();
-      // One second's worth goes at once; the other 20 rows take about two more seconds at 10 per second.
-      await sink.waitFor(rows, 20_000);
-      // Each of those 20 was given back once, to the time of its token (a few twice, if a turn came early);
-      // given back every 200-400 ms instead, they would be given back about 7 times each.
-      expect(givenBack).toBeGreaterThanOrEqual(rows - 10);
-      expect(givenBack).toBeLessThan(2 * (rows - 10));
-      const arrivals = sink.received.map((r) => r.receivedAt).sort((a, b) => a - b);
-      expect(arrivals.at(-1)! - arrivals[0]!).toBeGreaterThan(1_500);
+      await sink.waitFor(1, 10_000);
+      await worker.stop(100);
+      const claimed = new Set<number>();
+      await eventually(async () => {
+        for (const d of await store.claimDueDeliveries({ limit: 10, leaseMs: LEASE_MS })) claimed.add(d.id);
+        return claimed.size === 5;
+      }, 2_000, 'every row due again');
+      expect((await store.outboxStats()).pending).toBe(5);
     } finally {
-      await worker.stop(1_000);
       await sink.close();
       await store.close();
     }
-  }, 60_000);
+  }, 30_000);
 });

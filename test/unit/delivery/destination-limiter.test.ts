@@ -138,7 +138,7 @@ describe('destination limiter: turns of rows refused for the rate', () => {
     expect(fast.nextTurn(D, { ratePerSecond: 100 })).toBe(c.now() + MIN_TURN_WAIT_MS + 10);
   });
 
-  it('gives rows beyond the farthest turn that turn; a new rate starts a new line', () => {
+  it('gives rows beyond the farthest turn that turn', () => {
     const c = clock(0);
     const limiter = createDestinationLimiter({ now: c.now });
     limiter.tryAcquire(D, { ratePerSecond: 1 });
@@ -147,15 +147,36 @@ describe('destination limiter: turns of rows refused for the rate', () => {
     expect(turns.slice(0, 3)).toEqual([1_000, 2_000, 3_000]);
     expect(turns.slice(58, 62)).toEqual([59_000, 60_000, MAX_TURN_WAIT_MS, MAX_TURN_WAIT_MS]);
     expect(Math.max(...turns)).toBe(MAX_TURN_WAIT_MS);
-    // The rule now allows 10 per second: its rows need not wait behind the old line.
-    expect(limiter.nextTurn(D, { ratePerSecond: 10 })).toBe(MIN_TURN_WAIT_MS);
+  });
+});
+
+describe('destination limiter: turns of rows refused for the concurrency limit', () => {
+  const D = 'https://hooks.zapier.com';
+
+  it('spaces turns by half the time in which the destination frees a slot (its usual latency over its limit)', () => {
+    const c = clock(0);
+    const limiter = createDestinationLimiter({ now: c.now });
+    const limits = { concurrency: 8 }; // adaptive: 4 in flight at first
+    const slots = Array.from({ length: 4 }, () => limiter.tryAcquire(D, limits)!);
+    expect(limiter.tryAcquire(D, limits)).toBeNull();
+    // No answer yet: when a slot frees is not known.
+    expect(limiter.nextTurn(D, limits)).toBeNull();
+    c.advance(400);
+    slots.pop()!({ outcome: 'ok', durationMs: 400 });
+    // The answer may raise the limit: fill it again.
+    while (limiter.tryAcquire(D, limits)) slots.push(slots[0]!);
+    const limit = limiter.destinations()[0]!.limit;
+    expect(limiter.inFlight(D)).toBe(limit);
+    const spacing = 400 / limit / 2;
+    expect([limiter.nextTurn(D, limits), limiter.nextTurn(D, limits)]).toEqual([400 + MIN_TURN_WAIT_MS, 400 + MIN_TURN_WAIT_MS + spacing]);
   });
 
-  it('has no turn for a row refused for the concurrency limit, or a destination it never saw', () => {
+  it('has no turn when the limit is not adaptive (no latency is followed), or for a destination it never saw', () => {
     const limiter = createDestinationLimiter({ adaptive: false });
-    expect(limiter.tryAcquire(D, { concurrency: 1, ratePerSecond: 5 })).not.toBeNull();
-    expect(limiter.tryAcquire(D, { concurrency: 1, ratePerSecond: 5 })).toBeNull();
-    expect(limiter.nextTurn(D, { concurrency: 1, ratePerSecond: 5 })).toBeNull();
+    const slot = limiter.tryAcquire(D, { concurrency: 1 })!;
+    slot({ outcome: 'ok', durationMs: 50 });
+    limiter.tryAcquire(D, { concurrency: 1 });
+    expect(limiter.tryAcquire(D, { concurrency: 1 })).toBeNull();
     expect(limiter.nextTurn(D, { concurrency: 1 })).toBeNull();
     expect(limiter.nextTurn('https://never.example', { ratePerSecond: 5 })).toBeNull();
   });
