@@ -7,9 +7,22 @@ export interface CircuitBreakerOptions {
   maxCoolDownMs?: number;
 }
 
+/** What `beginAttempt` lets happen: an attempt as usual, the one probe after a pause, or none (held). */
+export type CircuitPass = 'pass' | 'probe' | 'held';
+
 export interface CircuitBreaker {
-  /** True while the destination is paused: leave its rows due (do not attempt, do not count an attempt). */
+  /**
+   * True while the destination is paused, or its probe is in flight: leave its rows due (do not attempt, do
+   * not count an attempt).
+   */
   isOpen(destination: string, now: number): boolean;
+  /**
+   * Called just before an attempt is sent. After a pause the first attempt is the probe, and every other one
+   * is held until the probe's outcome: a destination that comes back meets one attempt, not its backlog.
+   */
+  beginAttempt(destination: string, now: number): CircuitPass;
+  /** The probe ended without saying anything of the destination (aborted, refused, sent again at once). */
+  probeEnded(destination: string): void;
   /** When the current pause ends (epoch ms), or null when not paused. */
   reopensAt(destination: string, now: number): number | null;
   /** The destination answered (2xx, or a 4xx verdict): close the circuit and forget its failures. */
@@ -27,12 +40,20 @@ interface BreakerState {
   consecutiveFailures: number;
   pausesInARow: number;
   openUntil: number;
+  /** When the probe in flight started; null when none is. */
+  probeSince: number | null;
 }
 
 /**
+ * A probe whose outcome never came (its attempt ended without telling, which the worker does not do) stops
+ * holding the others after this long: the longest a rule's timeout can be, and then some.
+ */
+const PROBE_LOST_AFTER_MS = 10 * 60_000;
+
+/**
  * Pauses a failing destination so its due rows stop consuming attempts and worker slots; nothing is
- * dropped. After the pause the next attempt is a probe: success closes the circuit, failure pauses
- * again for twice as long (up to the maximum). Pure apart from the times passed in.
+ * dropped. After the pause the next attempt is a probe, alone (half-open): success closes the circuit,
+ * failure pauses again for twice as long (up to the maximum). Pure apart from the times passed in.
  */
 export function createCircuitBreaker(options: CircuitBreakerOptions = {}): CircuitBreaker {
   const threshold = options.failureThreshold ?? 5;
@@ -45,11 +66,33 @@ export function createCircuitBreaker(options: CircuitBreakerOptions = {}): Circu
     return state && now < state.openUntil ? state.openUntil : null;
   }
 
+  /** Paused, or its probe in flight. */
+  function isOpen(destination: string, now: number): boolean {
+    const state = states.get(destination);
+    if (!state) return false;
+    return now < state.openUntil || (state.probeSince !== null && now - state.probeSince < PROBE_LOST_AFTER_MS);
+  }
+
+  function beginAttempt(destination: string, now: number): CircuitPass {
+    if (isOpen(destination, now)) return 'held';
+    const state = states.get(destination);
+    // Closed, or failing but not yet paused: attempts go as usual.
+    if (!state || state.openUntil === 0) return 'pass';
+    state.probeSince = now;
+    return 'probe';
+  }
+
+  function probeEnded(destination: string): void {
+    const state = states.get(destination);
+    if (state) state.probeSince = null;
+  }
+
   function recordFailure(destination: string, now: number): number | null {
-    const state = states.get(destination) ?? { failingSince: now, consecutiveFailures: 0, pausesInARow: 0, openUntil: 0 };
+    const state = states.get(destination) ?? { failingSince: now, consecutiveFailures: 0, pausesInARow: 0, openUntil: 0, probeSince: null };
     states.set(destination, state);
     // Attempts that were already in flight when the circuit opened do not extend the pause.
     if (now < state.openUntil) return null;
+    state.probeSince = null;
     state.consecutiveFailures += 1;
     if (state.consecutiveFailures < threshold) return null;
     const pause = Math.min(maxCoolDownMs, coolDownMs * 2 ** state.pausesInARow);
@@ -59,7 +102,9 @@ export function createCircuitBreaker(options: CircuitBreakerOptions = {}): Circu
   }
 
   return {
-    isOpen: (destination, now) => reopensAt(destination, now) !== null,
+    isOpen,
+    beginAttempt,
+    probeEnded,
     reopensAt,
     recordSuccess: (destination) => void states.delete(destination),
     recordFailure,

@@ -65,7 +65,7 @@ export interface OutageListener {
 const RENDER_SHARE_OF_SLOTS = 4;
 /** Rows waiting in memory for a slot at their destination take at most 1/this of the worker's slots. */
 const WAITING_SHARE_OF_SLOTS = 4;
-/** How long a row waits for a slot at its destination when its turn is not known, or for its rule's share of render slots. */
+/** How long a row waits when its turn at a busy destination, its circuit's probe or its rule's render share is not known. */
 const BUSY_DESTINATION_DELAY_MS = 200;
 /** How often a key kept blocked retries its head when the rule's schedule has no later step to repeat. */
 const KEEP_BLOCKED_RETRY_MS = 60_000;
@@ -376,10 +376,7 @@ export class DeliveryLoop {
       }
       const destination = this.destinationOf(rule);
       if (this.options.breaker.isOpen(destination, now)) {
-        // A head that may block its key only so long is looked at again by then, even while the circuit stays open.
-        const reopensAt = this.options.breaker.reopensAt(destination, now) ?? now + BUSY_DESTINATION_DELAY_MS;
-        const dueAt = Math.min(reopensAt, this.blockedDeadline(delivery, rule) ?? Infinity);
-        await this.untilStored(() => store.releaseDelivery(delivery.id, delivery.leaseToken, dueAt), leased);
+        await this.holdForCircuit(delivery, rule, destination, now, leased);
         return;
       }
       if (rule.hasTransform && !delivery.hasBody) {
@@ -415,6 +412,14 @@ export class DeliveryLoop {
         await this.untilStored(() => store.releaseDelivery(delivery.id, delivery.leaseToken, dueAt), leased);
         return;
       }
+      // After a pause, the first attempt to go is the probe, alone; the others wait for its outcome.
+      const pass = this.options.breaker.beginAttempt(destination, this.now());
+      if (pass === 'held') {
+        release();
+        this.slotWaiters.freed(destination);
+        await this.holdForCircuit(delivery, rule, destination, this.now(), leased);
+        return;
+      }
       const startedAt = this.now();
       let result: AttemptResult | undefined;
       let reconnect = false;
@@ -442,6 +447,8 @@ export class DeliveryLoop {
       } else if (result.status !== undefined) {
         this.options.breaker.recordSuccess(destination);
         this.options.outages?.answered(destination, finishedAt);
+      } else if (pass === 'probe') {
+        this.options.breaker.probeEnded(destination);
       }
       await this.record(delivery, startedAt, destination, result, resolution, leased);
       if (outsideSchedule) this.wake();
@@ -509,6 +516,16 @@ export class DeliveryLoop {
     // Only where the schedule retries at all: a rule without retries sends nothing twice.
     if (reconnect) return { state: 'pending', nextAttemptAt: now, outsideSchedule: true };
     return { state: 'pending', nextAttemptAt: now + delay };
+  }
+
+  /**
+   * Gives a row back while its destination's circuit holds it: until the pause ends, or soon while the probe is
+   * in flight (a head that may block its key only so long is looked at again by then, even while it stays open).
+   */
+  private async holdForCircuit(delivery: ClaimedDelivery, rule: CompiledRule, destination: string, now: number, leased: LeasedAttempt): Promise<void> {
+    const reopensAt = this.options.breaker.reopensAt(destination, now) ?? now + BUSY_DESTINATION_DELAY_MS * (1 + this.random());
+    const dueAt = Math.min(reopensAt, this.blockedDeadline(delivery, rule) ?? Infinity);
+    await this.untilStored(() => this.options.store.releaseDelivery(delivery.id, delivery.leaseToken, dueAt), leased);
   }
 
   /** When a failing head that blocks its key is dead-lettered under the rule's bound; null without one. */

@@ -211,3 +211,39 @@ describe('rows waiting for a slot when the worker stops (SQLite)', () => {
     }
   }, 30_000);
 });
+
+describe('a destination whose circuit opened (SQLite)', () => {
+  it('meets one probe when each pause ends, not its backlog; the held rows spend no attempt, and go once a probe succeeds', async () => {
+    const store = new SqliteStore({ dataDir: makeTempDir(), durability: 'normal' });
+    let up = false;
+    const sink = await startWebhookSink(() => (up ? 200 : 503));
+    const rules = await rulesFor(sink.url, 'retry:\n  schedule: [0s, 10ms, 10ms, 10ms, 10ms, 10ms]\n');
+    const rows = 5;
+    await fillOutbox(store, rules.hash, rows);
+    const worker = new DeliveryLoop({
+      store, rules: () => rules, dispatcher: new Agent(), limiter: createDestinationLimiter(),
+      breaker: createCircuitBreaker({ failureThreshold: 1, coolDownMs: 300 }),
+      logger: pino({ level: 'silent' }), defaultConcurrency: 256, maxInFlight: 64, batchSize: 64, leaseMs: LEASE_MS, pollIntervalMs: 20,
+    });
+    try {
+      worker.start();
+      // All five fail at once and open the circuit; pauses of 300, 600, 1,200 ms follow, each ended by one probe.
+      await sink.waitFor(rows + 2, 10_000);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Every pause let all five through instead, there would be 15 requests by now.
+      expect(sink.received.length).toBeLessThanOrEqual(rows + 2);
+      const { items } = await store.listDeliveries({}, { limit: 10 });
+      expect(items.map((d) => d.attempts).reduce((a, b) => a + b, 0)).toBe(sink.received.length);
+      up = true;
+      // The next probe succeeds and closes the circuit: the rest go at once, each with one more attempt.
+      await eventually(async () => (await store.outboxStats()).pending === 0, 10_000, 'every row delivered');
+      const delivered = (await store.listDeliveries({}, { limit: 10 })).items;
+      expect(delivered.every((d) => d.state === 'delivered')).toBe(true);
+      expect(sink.received.length).toBe(delivered.reduce((a, d) => a + d.attempts, 0));
+    } finally {
+      await worker.stop(1_000);
+      await sink.close();
+      await store.close();
+    }
+  }, 30_000);
+});

@@ -48,3 +48,45 @@ describe('circuit breaker', () => {
     expect(breaker.reopensAt('a', now)).toBeNull();
   });
 });
+
+describe('circuit breaker: the probe after a pause goes alone', () => {
+  it('lets attempts pass while closed; after the pause one probe, the others held until its outcome', () => {
+    const breaker = createCircuitBreaker({ failureThreshold: 2, coolDownMs: 10 * S });
+    expect(breaker.beginAttempt('a', 0)).toBe('pass');
+    breaker.recordFailure('a', 0);
+    // Failing, not yet paused: still as usual.
+    expect(breaker.beginAttempt('a', 1)).toBe('pass');
+    breaker.recordFailure('a', 1);
+    expect(breaker.beginAttempt('a', 2)).toBe('held');
+    // The pause ends: one probe; while it is in flight the circuit holds the rest.
+    expect(breaker.beginAttempt('a', 10 * S + 1)).toBe('probe');
+    expect(breaker.isOpen('a', 10 * S + 2)).toBe(true);
+    expect(breaker.reopensAt('a', 10 * S + 2)).toBeNull();
+    expect(breaker.beginAttempt('a', 10 * S + 2)).toBe('held');
+    // It fails: paused again, twice as long.
+    breaker.recordFailure('a', 10 * S + 5);
+    expect(breaker.reopensAt('a', 10 * S + 6)).toBe(30 * S + 5);
+    expect(breaker.beginAttempt('a', 30 * S + 5)).toBe('probe');
+    // It succeeds: closed, everything passes.
+    breaker.recordSuccess('a');
+    expect([breaker.beginAttempt('a', 30 * S + 6), breaker.beginAttempt('a', 30 * S + 6)]).toEqual(['pass', 'pass']);
+  });
+
+  it('a probe that said nothing (aborted, refused, sent again at once) lets the next attempt probe', () => {
+    const breaker = createCircuitBreaker({ failureThreshold: 1, coolDownMs: 10 * S });
+    breaker.recordFailure('a', 0);
+    expect(breaker.beginAttempt('a', 10 * S)).toBe('probe');
+    expect(breaker.beginAttempt('a', 10 * S)).toBe('held');
+    breaker.probeEnded('a');
+    expect(breaker.isOpen('a', 10 * S)).toBe(false);
+    expect(breaker.beginAttempt('a', 10 * S)).toBe('probe');
+  });
+
+  it('a probe whose outcome never comes stops holding the others after ten minutes', () => {
+    const breaker = createCircuitBreaker({ failureThreshold: 1, coolDownMs: 10 * S });
+    breaker.recordFailure('a', 0);
+    expect(breaker.beginAttempt('a', 10 * S)).toBe('probe');
+    expect(breaker.isOpen('a', 10 * S + 10 * 60 * S - 1)).toBe(true);
+    expect(breaker.beginAttempt('a', 10 * S + 10 * 60 * S)).toBe('probe');
+  });
+});
