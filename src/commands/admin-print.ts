@@ -40,14 +40,14 @@ export function waitText(wait: DeliveryWaitView | null | undefined): string | nu
   if (!wait) return null;
   const until = wait.until ? shortTime(wait.until) : null;
   const node = wait.node ? ` (node ${wait.node})` : '';
-  const attempt = wait.attempt.of === null ? `attempt ${wait.attempt.next} (redriven)` : `attempt ${wait.attempt.next} of ${wait.attempt.of}`;
+  const attempt = wait.attempt.of === null ? `attempt ${wait.attempt.next} (past the schedule)` : `attempt ${wait.attempt.next} of ${wait.attempt.of}`;
   switch (wait.reason) {
     case 'circuit_open': return `circuit open until ${until}${node}, then ${attempt}`;
     case 'order_blocked': return `behind #${wait.blockedBy} (order key blocked)`;
     case 'retry_schedule': return `${attempt} at ${until}`;
     case 'destination_failing': return `${attempt} at ${until}; destination failing`;
     case 'concurrency': return `${attempt}: destination at its concurrency limit${node}`;
-    case 'rate_limit': return `${attempt}: due, under the rule's rate limit`;
+    case 'rate_limit': return `${attempt}: in turn under the rule's rate limit${until ? ` (turn ${until})` : ''}`;
     case 'due': return `${attempt}: due now`;
     case 'rule_disabled': return 'rule disabled';
     case 'rule_removed': return 'rule removed';

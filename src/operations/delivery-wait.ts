@@ -114,7 +114,11 @@ function waitOf(d: Delivery, at: Lookups): DeliveryWaitView {
   }
   // A limited destination's rows are offered again a fraction of a second later: within that, still due.
   const due = d.nextAttemptAt === null || d.nextAttemptAt <= at.now + DUE_SLACK_MS;
-  if (!due) {
+  // A later time on a row that has not failed is no schedule step: the row waits in a worker for a slot
+  // (its lease's end), or its turn at a busy destination; unless the schedule delays the first attempt.
+  const failed = d.lastStatus !== null || d.lastError !== null;
+  const busy = here !== undefined && here.inFlight >= here.limit;
+  if (!due && (failed || (!busy && rule.rateLimitPerSecond === undefined))) {
     const step = attempt.of === null
       ? `attempt ${attempt.next}, past the retry schedule (${scheduleText(schedule)}): a key kept blocked repeats its last step`
       : `attempt ${attempt.next} of ${attempt.of} on the retry schedule (${scheduleText(schedule)})`;
@@ -122,15 +126,17 @@ function waitOf(d: Delivery, at: Lookups): DeliveryWaitView {
     const failing = outage ? `; ${origin} has been failing since the outage opened, and while a node's circuit for it is open its attempts wait for the pause to end` : '';
     return wait({ reason: outage ? 'destination_failing' : 'retry_schedule', message: `${step}${failing}`, since });
   }
-  if (here && here.inFlight >= here.limit) {
+  if (busy) {
     return wait({
       reason: 'concurrency',
+      until: due ? null : nextAt,
       message: `${origin} has ${here.inFlight} attempts in flight on this node, its limit now (ceiling ${here.ceiling}): it goes when one finishes`,
       node: at.nodeId,
     });
   }
   if (rule.rateLimitPerSecond !== undefined) {
-    return wait({ reason: 'rate_limit', message: `due; rule "${rule.id}" sends at most ${rule.rateLimitPerSecond} per second on each node, so due deliveries go out in turn` });
+    const when = due ? 'due; ' : 'at its turn; ';
+    return wait({ reason: 'rate_limit', until: due ? null : nextAt, message: `${when}rule "${rule.id}" sends at most ${rule.rateLimitPerSecond} per second on each node, so due deliveries go out in turn` });
   }
   return wait({ reason: 'due', message: 'due: the worker sends it at its next claim' });
 }

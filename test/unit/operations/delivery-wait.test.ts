@@ -61,6 +61,17 @@ describe('deliveryWaits', () => {
     expect(await waitOf(due, full)).toMatchObject({ reason: 'concurrency', node: 'n1' });
   });
 
+  it('a row that has not failed, given a later time by a busy destination (waiting for a slot, or its turn), waits for that destination, not a schedule step', async () => {
+    const fresh = delivery({ attempts: 0, lastStatus: null, nextAttemptAt: NOW + 600_000 });
+    const full = sources({ nodeId: 'n1', destinations: { adaptive: true, destinations: [{ destination: 'https://hooks.example.com', limit: 2, ceiling: 2, inFlight: 2, pausedUntil: null }] } });
+    expect(await waitOf(fresh, full)).toMatchObject({ reason: 'concurrency', node: 'n1' });
+    const limited = sources({ rules: { hash: 'h', rules: [rule('sink', { rateLimitPerSecond: 2 })], loadedAt: new Date(NOW), files: [] } as never });
+    expect(await waitOf(fresh, limited)).toMatchObject({ reason: 'rate_limit', message: expect.stringMatching(/^at its turn; .*at most 2 per second/), until: new Date(NOW + 600_000).toISOString() });
+    // A failed row waits for its schedule step, busy destination or not; so does a fresh one where nothing is busy.
+    expect(await waitOf(delivery(), full)).toMatchObject({ reason: 'retry_schedule' });
+    expect(await waitOf(fresh, sources())).toMatchObject({ reason: 'retry_schedule' });
+  });
+
   it('a removed rule, a disabled rule, and rules that cannot be read', async () => {
     expect(await waitOf(delivery({ ruleId: 'gone' }), sources())).toMatchObject({ reason: 'rule_removed' });
     const disabled = sources({ rules: { hash: 'h', rules: [rule('sink', { enabled: false })], loadedAt: new Date(NOW), files: [] } as never });

@@ -3,7 +3,7 @@
 import { h, timeEl } from './dom.js';
 
 function attemptText(wait) {
-  return wait.attempt.of === null ? `Attempt ${wait.attempt.next} (redriven)` : `Attempt ${wait.attempt.next} of ${wait.attempt.of}`;
+  return wait.attempt.of === null ? `Attempt ${wait.attempt.next} (past the schedule)` : `Attempt ${wait.attempt.next} of ${wait.attempt.of}`;
 }
 
 /** The headline: what it waits for, with the times as <time> elements. */
@@ -21,7 +21,7 @@ function headline(wait) {
     case 'concurrency':
       return [`${attempt}: waiting for a slot${onNode}`];
     case 'rate_limit':
-      return [`${attempt}: due, sent in turn under the rate limit`];
+      return [`${attempt}: sent in turn under the rate limit`, ...(wait.until ? [', its turn ', timeEl(wait.until)] : [])];
     case 'rule_removed':
       return ['Rule removed'];
     default:
