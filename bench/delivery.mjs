@@ -7,11 +7,14 @@
 // 3) Fixed rate: ingest at BENCH_DELIVERY_RATE events/s (open loop) with one rule forwarding to a sink that
 //    answers after 0 and 100 ms; ingest→arrival p50/p99 and the backlog when the load ends, with the
 //    default (adaptive) limit and with the old fixed limit of 10.
+// 4) A busy destination (BENCH_ONLY=busy): a backlog behind a rate limit or a concurrency limit, the
+//    server's CPU while the destination takes it at its pace; BENCH_BASE_CLI runs another build alternating.
 import { createHmac, randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { BUSY_CASES, busyDestination } from './lib/busy-destination.mjs';
 import { baselineLoop, hookrelayDrain, readServePort } from './lib/drain.mjs';
 import { fixedRateDelivery } from './lib/fixed-rate-delivery.mjs';
 import { ROUNDS, combineRounds, formatGc, inRounds, load, median, medianRatio, printTable, formatRatio, serveCommand, startServer, stopServer, summarize } from './lib/run.mjs';
@@ -102,6 +105,35 @@ async function fixedRateCases() {
   if (target) console.log(`target: 1,000/s to a 100 ms sink, p99 < ${FIXED_TARGET_MS} ms: ${target.p99 < FIXED_TARGET_MS && target.arrived === target.ingested ? 'met' : 'NOT met'} (${target.p99} ms)`);
 }
 
+async function busyCases() {
+  const base = process.env.BENCH_BASE_CLI;
+  const rows = [];
+  for (const busyCase of BUSY_CASES) {
+    const runs = { test: [], base: [] };
+    for (let round = 0; round < ROUNDS; round++) {
+      // Alternating, and each round in the other order.
+      const order = base ? (round % 2 ? ['base', 'test'] : ['test', 'base']) : ['test'];
+      for (const which of order) runs[which].push(await busyDestination(busyCase, { serveCli: which === 'base' ? base : cli }));
+    }
+    const row = (which, label) => {
+      const r = runs[which];
+      return { name: `${busyCase.name} (${label})`, deliveredPerSec: median(r.map((x) => x.deliveredPerSec)), cpuShare: r.map((x) => x.cpuShare).join(', '), cpuPerDeliveryUs: median(r.map((x) => x.cpuPerDeliveryUs)) };
+    };
+    rows.push(row('test', 'this build'));
+    if (base) {
+      const ratio = (key) => formatRatio(median(runs.test.map((t, i) => t[key] / runs.base[i][key])));
+      rows.push({ ...row('base', 'BENCH_BASE_CLI'), 'rate vs base': ratio('deliveredPerSec'), 'cpu per delivery vs base': ratio('cpuPerDeliveryUs') });
+    }
+  }
+  printTable(rows, ['name', 'deliveredPerSec', 'cpuShare', 'cpuPerDeliveryUs', 'rate vs base', 'cpu per delivery vs base']);
+  console.log('10 s after 2 s of warm-up per round; cpuShare: the server\'s CPU (all threads) as a share of one core, per round; ratios: medians of the per-round ratios (this build / base).');
+}
+
+if (process.env.BENCH_ONLY === 'busy') {
+  await busyCases();
+  process.exit(0);
+}
+
 if (process.env.BENCH_ONLY === 'fixed-rate') {
   await fixedRateCases();
   process.exit(0);
@@ -133,6 +165,8 @@ for (const [round, drain] of drains.entries()) {
   for (const line of formatGc(drain.gc, DELIVERIES, 'delivery')) console.log(`round ${round + 1} ${line}`);
 }
 if (process.env.BENCH_ONLY === 'drain') process.exit(0);
+console.log('');
+await busyCases();
 console.log('');
 const ingestRows = await ingestRounds();
 printTable(ingestRows, ['name', 'rps', 'rps range', 'p50', 'p99', 'non2xx', 'errors', 'vs 1 rule']);

@@ -1,8 +1,9 @@
-// A loopback sink for delivery benchmarks, run as a child process: answers 200 to every POST and counts
-// them; GET /count returns the count and the times of the first and last arrival since the last
-// GET /reset. Prints {"port": N} once listening.
+// A loopback sink for delivery benchmarks, run as a child process: answers 200 to every POST (after
+// argv[2] ms, default at once) and counts them; GET /count returns the count and the times of the first
+// and last arrival since the last GET /reset. Prints {"port": N} once listening.
 import { createServer } from 'node:http';
 
+const delayMs = Number(process.argv[2] ?? 0);
 let count = 0;
 let first = 0;
 let last = 0;
@@ -21,7 +22,9 @@ const server = createServer((req, res) => {
     count += 1;
     last = performance.now();
     if (count === 1) first = last;
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': 2 }).end('{}');
+    const answer = () => res.writeHead(200, { 'content-type': 'application/json', 'content-length': 2 }).end('{}');
+    if (delayMs > 0) setTimeout(answer, delayMs);
+    else answer();
   });
 });
 server.keepAliveTimeout = 30_000;

@@ -17,6 +17,30 @@ const cli = dist('cli.js');
 const SECRET = 'bench-secret';
 export const readServePort = (line) => line.includes('"hookrelay listening"') && Number(new URL(JSON.parse(line).url).port);
 
+/**
+ * Fills `dataDir`'s outbox with `total` deliveries of the rules in `rulesDir`, exactly as ingest would (same
+ * planning, same transaction shape), without HTTP; `bodyFor(i)` makes each event. Returns the rows made.
+ */
+export async function fillOutbox(dataDir, rulesDir, total, bodyFor = () => sampleTransferSucceeded()) {
+  const loaded = await loadRuleSet(rulesDir, {});
+  if (!loaded.ok) throw new Error(JSON.stringify(loaded.errors));
+  const store = new SqliteStore({ dataDir, durability: 'normal' });
+  let rows = 0;
+  while (rows < total) {
+    const batch = [];
+    for (let i = 0; i < 200 && rows < total; i++) {
+      const body = bodyFor(i);
+      const raw = Buffer.from(JSON.stringify(body));
+      const deliveries = (await planDeliveries(loaded.ruleSet, { source: 'checkout', event: body.event, body, raw })).slice(0, total - rows);
+      rows += deliveries.length;
+      batch.push(store.saveEvent({ source: 'checkout', event: body.event, transferId: body.result.id, checkoutId: null, email: null, walletAddress: null, validation: 'valid', receivedAt: Date.now(), headers: {}, body: raw, deliveries }));
+    }
+    await Promise.all(batch);
+  }
+  await store.close();
+  return rows;
+}
+
 /** Ten rules on one sink: filters of several kinds (some match everything, some half, some nothing), one transform. */
 function deliveryRules(sinkUrl, concurrency) {
   const rules = [];
@@ -59,23 +83,7 @@ export async function hookrelayDrain({ sinkPort, rows: DELIVERIES, concurrency: 
   const rulesDir = join(dataDir, 'rules');
   mkdirSync(rulesDir);
   deliveryRules(`http://127.0.0.1:${sinkPort}`, CONCURRENCY).forEach((text, i) => writeFileSync(join(rulesDir, `r${i}.yaml`), text));
-  const loaded = await loadRuleSet(rulesDir, {});
-  if (!loaded.ok) throw new Error(JSON.stringify(loaded.errors));
-  // Fill the outbox exactly as ingest would (same planning, same transaction shape), without HTTP.
-  const store = new SqliteStore({ dataDir, durability: 'normal' });
-  let rows = 0;
-  while (rows < DELIVERIES) {
-    const batch = [];
-    for (let i = 0; i < 200 && rows < DELIVERIES; i++) {
-      const body = sampleTransferSucceeded({ paymentMethod: i % 2 ? 'BUY_WITH_CARD' : 'BUY_WITH_CRYPTO' });
-      const raw = Buffer.from(JSON.stringify(body));
-      const deliveries = (await planDeliveries(loaded.ruleSet, { source: 'checkout', event: body.event, body, raw })).slice(0, DELIVERIES - rows);
-      rows += deliveries.length;
-      batch.push(store.saveEvent({ source: 'checkout', event: body.event, transferId: body.result.id, checkoutId: null, email: null, walletAddress: null, validation: 'valid', receivedAt: Date.now(), headers: {}, body: raw, deliveries }));
-    }
-    await Promise.all(batch);
-  }
-  await store.close();
+  const rows = await fillOutbox(dataDir, rulesDir, DELIVERIES, (i) => sampleTransferSucceeded({ paymentMethod: i % 2 ? 'BUY_WITH_CARD' : 'BUY_WITH_CRYPTO' }));
   const config = join(dataDir, 'hookrelay.yaml');
   writeFileSync(config, `delivery:\n  allowNetworks: [127.0.0.1/32]\n  maxInFlight: ${CONCURRENCY}\n  batchSize: ${CONCURRENCY}\n`);
   await resetSink(sinkPort);
