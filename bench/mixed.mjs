@@ -19,7 +19,7 @@
 import { fixedRateLoad } from './lib/fixed-rate.mjs';
 import { rawRequests, startDelaySink, startForwarding } from './lib/fixed-rate-delivery.mjs';
 import { CONNECTIONS, forwardingCase, WARM_UP_FIRST_INDEX } from './lib/forwarding-case.mjs';
-import { formatRatio, median, printTable, startServer, stopServer } from './lib/run.mjs';
+import { formatRatio, median, printTable, startServer, stopServer, whenExited } from './lib/run.mjs';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -59,7 +59,7 @@ async function undiciSender(rate, seconds) {
     const child = await startServer(process.execPath, [script, `http://127.0.0.1:${sink.port}/undici`, String(rate), String(seconds), String(Buffer.byteLength(body))], {
       readPort: (line) => line.startsWith('{') && JSON.parse(line),
     });
-    await new Promise((resolve) => child.child.once('exit', resolve));
+    await whenExited(child.child);
     return child.port.cpuUsPerPost; // readPort returned the sender's report
   } finally {
     await stopServer(sink.child);

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
-import { cpuMs, cpuUsPer, gcByIsolate, serveCommand, startServer, stopServer } from './run.mjs';
+import { cpuMs, cpuUsPer, gcByIsolate, serveCommand, startServer, stopServer, whenExited } from './run.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const dist = (p) => join(root, 'dist', p);
@@ -73,7 +73,7 @@ export async function baselineLoop(sinkPort, total, bodyBytes, CONCURRENCY) {
     readPort: (line) => line.startsWith('{') && JSON.parse(line),
   });
   const { ms, cpuMs: loopCpuMs } = child.port; // readPort returned the loop's report
-  await new Promise((resolve) => child.child.once('exit', resolve));
+  await whenExited(child.child);
   return { name: `undici loop, ${total} POSTs, ${CONCURRENCY} in flight`, deliveriesPerSec: Math.round(total / (ms / 1000)), seconds: (ms / 1000).toFixed(1), cpuUs: Math.round((loopCpuMs * 1000) / total) };
 }
 

@@ -35,28 +35,40 @@ export function startServer(command, args, { env = {}, readPort }) {
   const logFd = openSync(logPath, 'w');
   const child = spawn(command, args, { env: { HOOKRELAY_ADMIN_TOKEN: BENCH_ADMIN_TOKEN, ...process.env, ...env }, stdio: ['ignore', logFd, 'inherit'] });
   closeSync(logFd);
-  child.once('exit', () => rmSync(logDir, { recursive: true, force: true }));
-  return new Promise((resolve, reject) => {
-    const poll = setInterval(() => {
-      for (const line of readFileSync(logPath, 'utf8').split('\n')) {
-        let port;
-        try {
-          port = readPort(line);
-        } catch {
-          continue; // a line still being written; it is read whole on the next poll
-        }
-        if (port) {
-          clearInterval(poll);
-          resolve({ child, port, logPath });
-          return;
-        }
+  const findPort = () => {
+    for (const line of readFileSync(logPath, 'utf8').split('\n')) {
+      try {
+        const port = readPort(line);
+        if (port) return port;
+      } catch {
+        // a line still being written; it is read whole on the next poll
       }
-    }, 20);
-    child.on('exit', (code) => {
+    }
+    return null;
+  };
+  return new Promise((resolve, reject) => {
+    let found = false;
+    const poll = setInterval(() => {
+      const port = findPort();
+      if (!port) return;
+      found = true;
       clearInterval(poll);
-      reject(new Error(`${args.join(' ')} exited with ${code} before listening`));
+      resolve({ child, port, logPath });
+    }, 20);
+    child.once('exit', (code) => {
+      clearInterval(poll);
+      // A short-lived child (the undici loop) may print its line and exit between two polls.
+      const port = found ? null : findPort();
+      rmSync(logDir, { recursive: true, force: true });
+      if (port) resolve({ child, port, logPath });
+      else if (!found) reject(new Error(`${args.join(' ')} exited with ${code} before listening`));
     });
   });
+}
+
+/** Resolves once `child` has exited (at once if it already has). */
+export function whenExited(child) {
+  return child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((resolve) => child.once('exit', resolve));
 }
 
 /**
