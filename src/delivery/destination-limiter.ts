@@ -166,8 +166,7 @@ export function createDestinationLimiter(options: DestinationLimiterOptions = {}
     if (state.inFlight >= limit) {
       const latency = adaptive ? state.adaptive.usualLatencyMs : null;
       if (latency === null) return null;
-      // At least a round spread over the nearest wait: a fast destination's rows do not all come back at once.
-      spacing = Math.max(latency / limit / 2, MIN_TURN_WAIT_MS / limit);
+      spacing = latency / limit / 2;
     } else if (rate !== undefined) {
       spacing = 1000 / rate;
       earliest = Math.max(earliest, at + (1 - state.tokens) * spacing);

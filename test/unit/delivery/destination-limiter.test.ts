@@ -171,18 +171,6 @@ describe('destination limiter: turns of rows refused for the concurrency limit',
     expect([limiter.nextTurn(D, limits), limiter.nextTurn(D, limits)]).toEqual([400 + MIN_TURN_WAIT_MS, 400 + MIN_TURN_WAIT_MS + spacing]);
   });
 
-  it('spreads a fast destination\'s round over the nearest wait, so its rows do not all come back at once', () => {
-    const c = clock(0);
-    const limiter = createDestinationLimiter({ now: c.now });
-    const limits = { concurrency: 8 };
-    const slot = limiter.tryAcquire(D, limits)!;
-    slot({ outcome: 'ok', durationMs: 2 });
-    while (limiter.tryAcquire(D, limits));
-    const limit = limiter.destinations()[0]!.limit;
-    // 2 ms over the limit would put them all within a millisecond.
-    expect([limiter.nextTurn(D, limits), limiter.nextTurn(D, limits)]).toEqual([MIN_TURN_WAIT_MS, MIN_TURN_WAIT_MS + MIN_TURN_WAIT_MS / limit]);
-  });
-
   it('has no turn when the limit is not adaptive (no latency is followed), or for a destination it never saw', () => {
     const limiter = createDestinationLimiter({ adaptive: false });
     const slot = limiter.tryAcquire(D, { concurrency: 1 })!;
