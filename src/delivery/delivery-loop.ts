@@ -403,7 +403,7 @@ export class DeliveryLoop {
       let release = limiter.tryAcquire(destination, limits);
       // At its concurrency limit, a destination's next free slot goes to a row waiting here (a rate has no
       // release to wait for: its rows take turns below).
-      const waiting = release || limits.ratePerSecond !== undefined ? null : this.slotWaiters.wait(destination, limiter.inFlight(destination), () => limiter.tryAcquire(destination, limits), leased);
+      const waiting = release || limits.ratePerSecond !== undefined ? null : this.slotWaiters.wait(destination, limiter.rowsWorthHolding(destination, limits), () => limiter.tryAcquire(destination, limits), leased);
       if (waiting) release = await waiting;
       if (!release) {
         // Back at its turn in the destination's line, or soon when that is not known (a head that may block its key only so long, by then).

@@ -44,6 +44,12 @@ export interface DestinationLimiter {
    * latency is not followed (`adaptive: false`).
    */
   nextTurn(destination: string, limits?: DestinationLimits): number | null;
+  /**
+   * How many refused rows are worth holding for the destination's next free slots: what it takes within
+   * MIN_TURN_WAIT_MS, the nearest turn (at least its attempts in flight: one round), so a fast destination is
+   * not left idle until the rows given back come again.
+   */
+  rowsWorthHolding(destination: string, limits?: DestinationLimits): number;
   inFlight(destination: string): number;
   /** Every destination attempted recently, in first-seen order. */
   destinations(): DestinationView[];
@@ -178,9 +184,19 @@ export function createDestinationLimiter(options: DestinationLimiterOptions = {}
     return turn;
   }
 
+  function rowsWorthHolding(destination: string, limits: DestinationLimits = {}): number {
+    const state = states.get(destination);
+    if (!state) return 0;
+    const latency = adaptive ? state.adaptive.usualLatencyMs : null;
+    const limit = limitOf(state, limits.concurrency ?? DEFAULT_DESTINATION_CONCURRENCY);
+    const inTurnWait = latency === null ? 0 : Math.floor((limit * MIN_TURN_WAIT_MS) / Math.max(1, latency));
+    return Math.max(state.inFlight, inTurnWait);
+  }
+
   return {
     tryAcquire,
     nextTurn,
+    rowsWorthHolding,
     inFlight: (destination) => states.get(destination)?.inFlight ?? 0,
     destinations: () => [...states].map(([destination, state]) => ({ destination, limit: limitOf(state), ceiling: state.ceiling, inFlight: state.inFlight })),
   };

@@ -11,7 +11,7 @@ interface Waiter {
  * Claimed rows waiting in memory for a slot at their destination, first come first served: each takes the
  * slot an attempt there gives back, the moment it does. Rows given back to the outbox instead come back
  * at a guess, too soon (a claim and a give-back wasted) or too late (the destination idle). Bounded: at
- * most `maxWaiting` rows in all, and per destination as many as it has attempts in flight (one round).
+ * most `maxWaiting` rows in all, and per destination what the caller says it is worth holding.
  */
 export class SlotWaiters {
   private readonly queues = new Map<string, Waiter[]>();

@@ -171,6 +171,20 @@ describe('destination limiter: turns of rows refused for the concurrency limit',
     expect([limiter.nextTurn(D, limits), limiter.nextTurn(D, limits)]).toEqual([400 + MIN_TURN_WAIT_MS, 400 + MIN_TURN_WAIT_MS + spacing]);
   });
 
+  it('holds for the next free slots what the destination takes before the nearest turn, at least one round', () => {
+    const c = clock(0);
+    const limiter = createDestinationLimiter({ now: c.now });
+    const limits = { concurrency: 8 };
+    const first = limiter.tryAcquire(D, limits)!;
+    // No answer yet: one round, its attempts in flight.
+    expect(limiter.rowsWorthHolding(D, limits)).toBe(1);
+    first({ outcome: 'ok', durationMs: 50 });
+    while (limiter.tryAcquire(D, limits));
+    const limit = limiter.destinations()[0]!.limit;
+    expect(limiter.rowsWorthHolding(D, limits)).toBe(Math.floor((limit * MIN_TURN_WAIT_MS) / 50));
+    expect(limiter.rowsWorthHolding('https://never.example', limits)).toBe(0);
+  });
+
   it('has no turn when the limit is not adaptive (no latency is followed), or for a destination it never saw', () => {
     const limiter = createDestinationLimiter({ adaptive: false });
     const slot = limiter.tryAcquire(D, { concurrency: 1 })!;
