@@ -161,6 +161,11 @@ export function createDestinationLimiter(options: DestinationLimiterOptions = {}
     };
   }
 
+  /** The destination's usual answer time, or null before its first answer or when no latency is followed. */
+  function latencyOf(state: DestinationState): number | null {
+    return adaptive ? state.adaptive.usualLatencyMs : null;
+  }
+
   function nextTurn(destination: string, limits: DestinationLimits = {}): number | null {
     const state = states.get(destination);
     if (!state) return null;
@@ -170,7 +175,7 @@ export function createDestinationLimiter(options: DestinationLimiterOptions = {}
     let earliest = at + MIN_TURN_WAIT_MS;
     let spacing: number;
     if (state.inFlight >= limit) {
-      const latency = adaptive ? state.adaptive.usualLatencyMs : null;
+      const latency = latencyOf(state);
       if (latency === null) return null;
       spacing = latency / limit / 2;
     } else if (rate !== undefined) {
@@ -187,7 +192,7 @@ export function createDestinationLimiter(options: DestinationLimiterOptions = {}
   function rowsWorthHolding(destination: string, limits: DestinationLimits = {}): number {
     const state = states.get(destination);
     if (!state) return 0;
-    const latency = adaptive ? state.adaptive.usualLatencyMs : null;
+    const latency = latencyOf(state);
     const limit = limitOf(state, limits.concurrency ?? DEFAULT_DESTINATION_CONCURRENCY);
     const inTurnWait = latency === null ? 0 : Math.floor((limit * MIN_TURN_WAIT_MS) / Math.max(1, latency));
     return Math.max(state.inFlight, inTurnWait);

@@ -3,7 +3,6 @@ import type { AttemptAbort } from './http-sender.js';
 
 interface Waiter {
   take: () => ReleaseSlot | null;
-  abort: AttemptAbort;
   settle: (slot: ReleaseSlot | null) => void;
 }
 
@@ -36,7 +35,6 @@ export class SlotWaiters {
     return new Promise<ReleaseSlot | null>((resolve) => {
       const waiter: Waiter = {
         take,
-        abort,
         settle: (slot) => {
           this.waiting -= 1;
           abort.forget();

@@ -52,7 +52,7 @@ export interface ClaimedDelivery {
   orderKey: string | null;
   /** When a retryable failure first left it pending (how long it has blocked its key, if ordered); null before. */
   blockedSince: number | null;
-  /** `code: message` of the last attempt if it failed without an answer; null before the first attempt or after an answer. */
+  /** `code: message` of the last attempt's error (a lost connection, a timeout, ...); null before the first attempt or when it had none. */
   lastError: string | null;
   /** What to send: the delivery's own body (a rendered transform), or the event's raw bytes. */
   payload: Buffer;
