@@ -6,6 +6,7 @@ import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import { HookrelayError } from './errors.js';
 import { TRANSFORM_DEFAULTS } from './transform-defaults.js';
+import { DEFAULT_SQLITE_CACHE_BYTES } from './store/sqlite/cache-size.js';
 import { isStandardWebhooksSecret, STANDARD_WEBHOOKS_SECRET_FORM } from './signing/standard-webhooks-secret.js';
 import { SERVICE_SIGNATURE_HEADER, SIGNATURE_SCHEMES } from './signing/scheme.js';
 
@@ -335,6 +336,13 @@ export const ConfigSchema = z
         startupTimeoutMs: z.coerce.number().int().nonnegative().default(60_000),
         /** LISTEN/NOTIFY to wake idle workers at once; turn off behind a pooler in transaction mode. */
         notifications: z.boolean().default(true),
+        /**
+         * SQLite (no url): the most each connection's page cache holds (the receiver's, the delivery thread's).
+         * Pages beyond it are read back from the operating system's file cache.
+         */
+        sqliteCacheSize: byteSize
+          .refine((n) => n >= 64 * 1024 && n <= 1024 * 1024 * 1024, 'expected a size from 64kb to 1gb')
+          .default(DEFAULT_SQLITE_CACHE_BYTES),
       })
       .strict()
       .prefault({}),

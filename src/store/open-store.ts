@@ -11,8 +11,8 @@ const POSTGRES_COMMIT_INTERVAL_MS = 2;
  * `attached`: a second store of this process on the same database (the delivery thread's), see SqliteStore.
  */
 export async function openStore(config: Readonly<Config>, logger: Logger, options: { attached?: boolean } = {}): Promise<Store> {
-  const { url, password, ...settings } = config.database;
-  if (url === undefined) return new SqliteStore({ dataDir: config.dataDir, durability: config.durability, commitIntervalMs: config.commitIntervalMs ?? 0, attached: options.attached });
+  const { url, password, sqliteCacheSize, ...settings } = config.database;
+  if (url === undefined) return new SqliteStore({ dataDir: config.dataDir, durability: config.durability, commitIntervalMs: config.commitIntervalMs ?? 0, attached: options.attached, cacheBytes: sqliteCacheSize });
   // Loaded only here: a SQLite receiver never pays for the PostgreSQL client.
   const [{ PostgresStore }, { redactUrl }] = await Promise.all([import('./postgres/postgres-store.js'), import('./postgres/connection.js')]);
   const commitIntervalMs = config.commitIntervalMs ?? POSTGRES_COMMIT_INTERVAL_MS;

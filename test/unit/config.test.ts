@@ -87,7 +87,7 @@ describe('loadConfig', () => {
   });
 
   it('uses SQLite unless a PostgreSQL URL is given; the password comes from the URL or PGPASSWORD', () => {
-    expect(loadConfig({}).database).toEqual({ poolSize: 10, statementTimeoutMs: 30_000, lockTimeoutMs: 5_000, connectTimeoutMs: 5_000, commitTimeoutMs: 5_000, startupTimeoutMs: 60_000, notifications: true });
+    expect(loadConfig({}).database).toEqual({ poolSize: 10, statementTimeoutMs: 30_000, lockTimeoutMs: 5_000, connectTimeoutMs: 5_000, commitTimeoutMs: 5_000, startupTimeoutMs: 60_000, notifications: true, sqliteCacheSize: 2 * 1024 * 1024 });
     expect(loadConfig({ PGPASSWORD: 'unused' }).database.password).toBeUndefined();
     const fromEnv = loadConfig({ HOOKRELAY_DATABASE_URL: 'postgres://hookrelay@db:5432/hookrelay?sslmode=verify-full', PGPASSWORD: 'pw' });
     expect(fromEnv.database).toMatchObject({ url: 'postgres://hookrelay@db:5432/hookrelay?sslmode=verify-full', password: 'pw' });

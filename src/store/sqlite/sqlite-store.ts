@@ -12,6 +12,7 @@ import { startBackgroundCheckpointer, type BackgroundCheckpointer } from './back
 import { EventLoopLoad } from './event-loop-load.js';
 import { SqliteGroupCommit } from './group-commit.js';
 import { WalFsync, type FsyncFn } from './wal-fsync.js';
+import { DEFAULT_SQLITE_CACHE_BYTES } from './cache-size.js';
 import { keyText, withExactKeys } from './key-text.js';
 import { migrate } from './migrate.js';
 import { toBlockedKey } from '../stored-rows.js';
@@ -92,6 +93,8 @@ export interface SqliteStoreOptions {
    * migrations, no checkpoint thread, no WAL fsync of its own; the first store does those for both.
    */
   attached?: boolean;
+  /** Most memory the connection's page cache holds (default DEFAULT_SQLITE_CACHE_BYTES). */
+  cacheBytes?: number;
 }
 
 /** SQLITE_BUSY and its extended codes: another connection holds the lock; nothing was written. */
@@ -132,6 +135,8 @@ export function openDatabase(options: SqliteStoreOptions): BetterSqlite3.Databas
   // NORMAL for both: WAL stays consistent (fsync at checkpoints); `full` adds WalFsync after each commit.
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
+  // A negative size is in KiB rather than pages.
+  db.pragma(`cache_size = -${Math.max(1, Math.round((options.cacheBytes ?? DEFAULT_SQLITE_CACHE_BYTES) / 1024))}`);
   return db;
 }
 
