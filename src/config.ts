@@ -6,7 +6,7 @@ import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import { HookrelayError } from './errors.js';
 import { TRANSFORM_DEFAULTS } from './transform-defaults.js';
-import { DEFAULT_SQLITE_CACHE_BYTES } from './store/sqlite/cache-size.js';
+import { DEFAULT_SQLITE_CACHE_BYTES } from './sqlite-cache-size.js';
 import { isStandardWebhooksSecret, STANDARD_WEBHOOKS_SECRET_FORM } from './signing/standard-webhooks-secret.js';
 import { SERVICE_SIGNATURE_HEADER, SIGNATURE_SCHEMES } from './signing/scheme.js';
 

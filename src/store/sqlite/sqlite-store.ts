@@ -12,7 +12,7 @@ import { startBackgroundCheckpointer, type BackgroundCheckpointer } from './back
 import { EventLoopLoad } from './event-loop-load.js';
 import { SqliteGroupCommit } from './group-commit.js';
 import { WalFsync, type FsyncFn } from './wal-fsync.js';
-import { DEFAULT_SQLITE_CACHE_BYTES } from './cache-size.js';
+import { DEFAULT_SQLITE_CACHE_BYTES } from '../../sqlite-cache-size.js';
 import { keyText, withExactKeys } from './key-text.js';
 import { migrate } from './migrate.js';
 import { toBlockedKey } from '../stored-rows.js';
