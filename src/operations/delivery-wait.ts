@@ -114,11 +114,13 @@ function waitOf(d: Delivery, at: Lookups): DeliveryWaitView {
   }
   // A limited destination's rows are offered again a fraction of a second later: within that, still due.
   const due = d.nextAttemptAt === null || d.nextAttemptAt <= at.now + DUE_SLACK_MS;
-  // A later time on a row that has not failed is no schedule step: the row waits in a worker for a slot
-  // (its lease's end), or its turn at a busy destination; unless the schedule delays the first attempt.
+  // A later time on a row that has failed, or that no worker has claimed since it was written (every claim
+  // sets updated_at), is a schedule step: the first one may delay the first attempt. On any other row it
+  // is its lease's end while it waits in a worker for a slot, or its turn at a busy destination.
   const failed = d.lastStatus !== null || d.lastError !== null;
+  const neverClaimed = d.attempts === 0 && d.updatedAt === d.createdAt;
   const busy = here !== undefined && here.inFlight >= here.limit;
-  if (!due && (failed || (!busy && rule.rateLimitPerSecond === undefined))) {
+  if (!due && (failed || neverClaimed || (!busy && rule.rateLimitPerSecond === undefined))) {
     const step = attempt.of === null
       ? `attempt ${attempt.next}, past the retry schedule (${scheduleText(schedule)}): a key kept blocked repeats its last step`
       : `attempt ${attempt.next} of ${attempt.of} on the retry schedule (${scheduleText(schedule)})`;

@@ -114,4 +114,23 @@ describeEachBackend('why a pending delivery waits (wait)', (backend) => {
     expect(delivery.wait).toMatchObject({ attempt: { next: 1, of: 8 }, node: fixture.app.node.id, message: expect.stringContaining('1 attempts in flight on this node, its limit now (ceiling 1)') });
     expect(sink.received).toHaveLength(1);
   });
+
+  it('before its first attempt, which the schedule delays: a schedule step, even at a busy destination', async () => {
+    const sink = await startSink(() => 'hang');
+    const fixture = await startAdminFixture({
+      rules: {
+        'one.yaml': ruleYaml('one', sink.url, 'concurrency: 1\ntimeout: 2m\n'),
+        'later.yaml': ruleYaml('later', sink.url, 'retry:\n  schedule: [1h]\n'),
+      },
+      delivery: { failureThreshold: 1_000 },
+    });
+    const eventId = await fixture.ingest();
+    await sink.waitFor(1);
+    // The first rule's attempt holds the destination's only slot until the test ends.
+    const later = (await fixture.api(`/deliveries?eventId=${eventId}`)).json.items.find((d: any) => d.ruleId === 'later');
+    const detail = (await fixture.api(`/deliveries/${later.id}`)).json;
+    expect((await fixture.api('/destinations')).json.destinations[0]).toMatchObject({ inFlight: 1, limit: 1 });
+    expect(detail.wait).toMatchObject({ reason: 'retry_schedule', until: detail.nextAttemptAt, attempt: { next: 1, of: 1 }, message: 'attempt 1 of 1 on the retry schedule (1h)' });
+    expect(sink.received).toHaveLength(1);
+  });
 });
