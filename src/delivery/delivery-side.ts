@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
+import { stopPretenuring } from './pretenuring.js';
 import type { Env } from '../rules/env-references.js';
 import type { RuleSet } from '../rules/types.js';
 import type { Outage, OutageStore } from '../store/outage-store.js';
@@ -105,6 +106,7 @@ export function createDeliverySide(options: DeliverySideOptions): DeliverySide {
       }),
     }),
     async start() {
+      stopPretenuring();
       await outages.start();
       loop.start();
     },
