@@ -10,6 +10,9 @@
 //    The forwarding side's baseline: a plain undici sender (lib/undici-rate.mjs, its own process) posting
 //    bodies of the same size to the same sink at each case's rate; `delivery vs undici` is what forwarding
 //    adds per event (1 rule minus no rules, CPU per event) over what that sender spends per POST.
+//    A fourth case per rate, no rules with that sender running beside the server at the delivery thread's
+//    priority (nice 10) and posting as many bodies to the sink: what sending alone, without any store work,
+//    costs the ack tail on the same cores; its `ack p99 vs 0 rules` is the machine's share of the 1-rule case's.
 // 3) The highest rate (1 rule, BENCH_MIXED_SEARCH_SECONDS runs) whose backlog at the end stays under one
 //    second of traffic, by bisection between 25 % and 100 % of the maximum.
 // Each case (lib/forwarding-case.mjs) starts with a warm-up at its own rate, delivered and then forgotten by the sink:
@@ -17,12 +20,10 @@
 // BENCH_QUICK=1 shortens everything (a smoke run, about 2 minutes). BENCH_MIXED_DELIVERY: more YAML lines
 // under `delivery:` of every case (e.g. "  thread: false"), to compare settings in alternating runs.
 import { fixedRateLoad } from './lib/fixed-rate.mjs';
-import { rawRequests, startDelaySink, startForwarding } from './lib/fixed-rate-delivery.mjs';
+import { plainSenderArgs, rawRequests, startDelaySink, startForwarding } from './lib/fixed-rate-delivery.mjs';
 import { CONNECTIONS, forwardingCase, WARM_UP_FIRST_INDEX } from './lib/forwarding-case.mjs';
 import { formatRatio, median, printTable, startServer, stopServer, whenExited } from './lib/run.mjs';
 import { rmSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
@@ -54,9 +55,7 @@ async function maxRate() {
 async function undiciSender(rate, seconds) {
   const sink = await startDelaySink(0);
   try {
-    const body = rawRequests(1)[0].toString().split('\r\n\r\n')[1];
-    const script = join(fileURLToPath(new URL('.', import.meta.url)), 'lib/undici-rate.mjs');
-    const child = await startServer(process.execPath, [script, `http://127.0.0.1:${sink.port}/undici`, String(rate), String(seconds), String(Buffer.byteLength(body))], {
+    const child = await startServer(process.execPath, plainSenderArgs(`http://127.0.0.1:${sink.port}/undici`, rate, seconds), {
       readPort: (line) => line.startsWith('{') && JSON.parse(line),
     });
     await whenExited(child.child);
@@ -70,23 +69,27 @@ const max = await maxRate();
 console.log(`maximum rate with no rules (open-loop client, ${CONNECTIONS} connections): ${max} events/s\n`);
 
 // Every case once per round, alternating, so that a neighbour's burst falls on all of them alike.
-const cases = SHARES.flatMap((share) => RULE_COUNTS.map((rules) => ({ share, rules, rate: Math.round(max * share) })));
+// Beside them, no rules with a plain sender posting as many bodies to the sink: what sending costs the ack tail here.
+const cases = SHARES.flatMap((share) => [
+  ...RULE_COUNTS.map((rules) => ({ share, rules, sender: false, rate: Math.round(max * share) })),
+  { share, rules: 0, sender: true, rate: Math.round(max * share) },
+]);
 const results = cases.map(() => []);
 const senders = new Map(SHARES.map((share) => [share, []]));
 for (let round = 0; round < ROUNDS; round++) {
-  for (const [i, c] of cases.entries()) results[i].push(await forwardingCase({ rules: c.rules, rate: c.rate, seconds: SECONDS, delivery: DELIVERY }));
+  for (const [i, c] of cases.entries()) results[i].push(await forwardingCase({ rules: c.rules, rate: c.rate, seconds: SECONDS, delivery: DELIVERY, sender: c.sender }));
   for (const share of SHARES) senders.get(share).push(await undiciSender(Math.round(max * share), SECONDS));
 }
 
 const med = (rounds, key) => (rounds[0][key] === null ? '–' : Math.round(median(rounds.map((r) => r[key])) * 10) / 10);
 const rows = cases.map((c, i) => {
   const rounds = results[i];
-  const base = results[cases.findIndex((b) => b.share === c.share && b.rules === 0)];
+  const base = results[cases.findIndex((b) => b.share === c.share && b.rules === 0 && !b.sender)];
   // Ratios within each round (the cases of one round ran back to back), then their median.
   const ackRatio = median(rounds.map((r, k) => r.ackP99 / base[k].ackP99));
   const cpuRatio = median(rounds.map((r, k) => r.cpuUs / base[k].cpuUs));
   return {
-    case: `${Math.round(c.share * 100)} % (${c.rate}/s), ${c.rules} rules`,
+    case: `${Math.round(c.share * 100)} % (${c.rate}/s), ${c.sender ? '0 rules + plain sender' : `${c.rules} rules`}`,
     'ack p50': med(rounds, 'ackP50'),
     'ack p99': med(rounds, 'ackP99'),
     'ack p99 range': `${Math.min(...rounds.map((r) => r.ackP99))}–${Math.max(...rounds.map((r) => r.ackP99))}`,
@@ -105,7 +108,7 @@ printTable(rows, Object.keys(rows[0]));
 
 // What forwarding adds per event against what sending alone costs at that rate, within each round.
 const senderRows = SHARES.map((share) => {
-  const at = (rules) => results[cases.findIndex((c) => c.share === share && c.rules === rules)];
+  const at = (rules) => results[cases.findIndex((c) => c.share === share && c.rules === rules && !c.sender)];
   const [none, one] = [at(0), at(1)];
   const added = one.map((r, k) => r.cpuUs - none[k].cpuUs);
   const sender = senders.get(share);

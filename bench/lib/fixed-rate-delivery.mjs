@@ -49,6 +49,14 @@ export function rawRequests(count, firstIndex = 0) {
   });
 }
 
+/**
+ * Arguments of lib/undici-rate.mjs: a plain undici sender posting `rate` bodies of an event's size a second to
+ * `url` for `seconds` (an indexed transfer id is as long as the sample's), then printing its CPU per POST.
+ */
+export const plainSenderArgs = (url, rate, seconds) => [
+  join(root, 'bench/lib/undici-rate.mjs'), url, String(rate), String(seconds), String(Buffer.byteLength(JSON.stringify(sampleTransferSucceeded()))),
+];
+
 export const percentile = (sorted, q) => Math.round(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] * 10) / 10;
 
 /** How many deliveries the delay sink on `port` has received. */
