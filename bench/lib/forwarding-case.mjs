@@ -67,9 +67,11 @@ export async function forwardingCase({ rules, rate, seconds, delivery = '', cli,
 
 /** The plain sender posting to the sink for `seconds` at nice SENDER_NICE; resolves when it exits. */
 function plainSender(sinkPort, rate, seconds) {
-  const child = spawn('nice', ['-n', String(SENDER_NICE), process.execPath, ...plainSenderArgs(`http://127.0.0.1:${sinkPort}/sender`, rate, seconds)], { stdio: 'ignore' });
+  const child = spawn('nice', ['-n', String(SENDER_NICE), process.execPath, ...plainSenderArgs(`http://127.0.0.1:${sinkPort}/sender`, rate, seconds)], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (chunk) => (stderr += chunk));
   return new Promise((resolve, reject) => {
     child.once('error', reject);
-    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`the plain sender exited with ${code}`))));
+    child.once('close', (code) => (code === 0 ? resolve() : reject(new Error(`the plain sender exited with ${code}: ${stderr.trim()}`))));
   });
 }

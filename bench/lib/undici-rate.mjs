@@ -16,7 +16,9 @@ const headers = {
   'x-hookrelay-timestamp': '1700000000',
   'x-hookrelay-signature': `sha256=${'0'.repeat(64)}`,
 };
-const dispatcher = new Agent();
+// At most as many connections as a destination gets from hookrelay by default (`delivery.concurrency`): a sink
+// that falls behind would otherwise get a new connection per waiting POST, until the file descriptors run out.
+const dispatcher = new Agent({ connections: 256 });
 const total = Math.round(rate * seconds);
 let sent = 0;
 let done = 0;
